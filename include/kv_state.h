@@ -1,0 +1,91 @@
+/* Per-tenant object state of one stream, keyed by (backend_id, tenant_id).
+ *
+ * Every figure is kept incrementally, O(1) per event; nothing here scans the
+ * objects.  Objects are stored as 64-bit key hashes (see docs/design.md for
+ * the collision odds).  The state is single-threaded: its owner serialises
+ * access (the daemon's ingest thread, a test). */
+#ifndef KV_STATE_H
+#define KV_STATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "kv_common.h"
+#include "kv_decode.h"
+#include "kv_objtable.h"
+
+/* Limits shared by every stream of a process: one memory bound however
+ * many masters are watched.  The counts are atomic because each stream is
+ * fed by its own thread; a race can overshoot by one entry per thread. */
+typedef struct kv_budget {
+	size_t max_tenants;
+	size_t max_objects;
+	atomic_size_t tenants;
+	atomic_size_t objects;
+} kv_budget;
+
+void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
+
+/* Why a tenant's figures may be incomplete (bits of kv_tenant.stale). */
+enum kv_stale_reason {
+	KV_STALE_STARTUP = 1,    /* seen only since we joined: no snapshot exists */
+	KV_STALE_GAP = 2,        /* messages were lost */
+	KV_STALE_RESET = 4,      /* the publisher restarted */
+	KV_STALE_RECONNECT = 8,  /* the connection dropped */
+	KV_STALE_OVERFLOW = 16,  /* the object limit refused one of its objects */
+};
+
+typedef struct kv_tenant {
+	char *backend_id;         /* owned copies, NUL-terminated; may hold NULs: use the lengths */
+	char *tenant_id;
+	uint32_t backend_len;
+	uint32_t tenant_len;
+	uint64_t hash;
+	kv_objtable objects;
+	uint64_t placement[KV_PLACE__COUNT];  /* live objects by placement */
+	uint64_t events[KV_EV__COUNT];        /* applied events by type */
+	uint64_t stored_duplicates;           /* stored for a medium it was already on */
+	uint64_t removed_unknown;             /* removed for a medium it was not on */
+	uint64_t objects_overflow;            /* stored refused by the object limit */
+	unsigned stale;                       /* kv_stale_reason bits; 0 = exact */
+} kv_tenant;
+
+static inline uint64_t kv_tenant_objects(const kv_tenant *t)
+{
+	return t->placement[KV_PLACE_CPU_ONLY] + t->placement[KV_PLACE_DISK_ONLY] +
+	       t->placement[KV_PLACE_CPU_AND_DISK];
+}
+
+static inline uint64_t kv_tenant_on_medium(const kv_tenant *t, enum kv_medium m)
+{
+	return t->placement[KV_PLACE_CPU_AND_DISK] +
+	       t->placement[m == KV_MEDIUM_CPU ? KV_PLACE_CPU_ONLY : KV_PLACE_DISK_ONLY];
+}
+
+typedef struct kv_state kv_state;
+
+/* The budget must outlive the state.  The seed keys the object hash; pick
+ * it at random in production so that nobody can aim keys at one slot. */
+kv_state *kv_state_new(kv_budget *budget, uint64_t seed);
+void kv_state_free(kv_state *s);
+
+/* Applies one decoded, accepted, keyed event (keyless and rejected events
+ * never reach the state).  Returns 0, or KV_ELIMIT when a limit refused it
+ * (counted here), or KV_ENOMEM (nothing changed). */
+int kv_state_apply(kv_state *s, const kv_event *ev);
+
+/* Marks every tenant stale for a reason. */
+void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
+
+size_t kv_state_tenant_count(const kv_state *s);
+/* Tenants in the order they were first seen; stable pointers. */
+const kv_tenant *kv_state_tenant_at(const kv_state *s, size_t i);
+const kv_tenant *kv_state_find_tenant(const kv_state *s, kv_str backend, kv_str tenant);
+unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, kv_str key);
+
+uint64_t kv_state_tenants_overflow(const kv_state *s);
+uint64_t kv_state_objects_overflow(const kv_state *s);
+/* Bytes held by object tables (not tenant bookkeeping). */
+size_t kv_state_table_bytes(const kv_state *s);
+
+#endif
