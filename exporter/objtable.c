@@ -98,6 +98,7 @@ static void drain(kv_objtable *t, size_t steps)
 		uint64_t s = t->old[t->old_cursor];
 		if (live(s)) {
 			insert_live(t, s);
+			t->old[t->old_cursor] = TOMBSTONE;
 			t->old_count--;
 		}
 		if (++t->old_cursor > t->old_mask || t->old_count == 0) {

@@ -1,0 +1,37 @@
+/* Shorthands for feeding hand-built events through a stream in tests. */
+#ifndef FEED_H
+#define FEED_H
+
+#include "kv_stream.h"
+#include "msgbuild.h"
+
+#define B "mooncake-master-1"
+
+static inline kv_str S(const char *s)
+{
+	return (kv_str){s, (uint32_t)strlen(s)};
+}
+
+/* One message with n events at sequence seq; returns kv_stream_ingest's code. */
+static inline int feed(kv_stream *st, uint64_t seq, const ev_spec *e, size_t n)
+{
+	msg m;
+	msg_init(&m);
+	msg_build(&m, seq, 1795982104612, e, n);
+	int rc = kv_stream_ingest(st, m.frames, 3, 1795982104612);
+	msg_destroy(&m);
+	return rc;
+}
+
+static inline const kv_tenant *tenant(const kv_stream *st, const char *t)
+{
+	return kv_state_find_tenant(st->state, S(B), S(t));
+}
+
+static inline unsigned media_of(const kv_stream *st, const char *t, const char *key)
+{
+	const kv_tenant *tn = tenant(st, t);
+	return tn ? kv_state_object_media(st->state, tn, S(key)) : 0;
+}
+
+#endif
