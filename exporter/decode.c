@@ -9,6 +9,7 @@
 #include <msgpack.h>
 
 #include "kv_decode.h"
+#include "kv_mpcheck.h"
 
 /* Enough for one 64-event upstream batch without growing the zone. */
 #define ZONE_CHUNK (64 * 1024)
@@ -285,12 +286,18 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	out->seq = read_be64(frames[1].data);
 	out->has_seq = true;
 
+	/* Also keeps an empty frame, whose data may be NULL, from msgpack-c. */
+	if (!kv_msgpack_well_formed(frames[2].data, frames[2].len)) {
+		out->reject = KV_R_MSGPACK_PARSE;
+		return KV_OK;
+	}
 	msgpack_zone_clear(&d->zone);
 	msgpack_object root;
 	size_t off = 0;
 	msgpack_unpack_return ur =
 	    msgpack_unpack(frames[2].data, frames[2].len, &off, &d->zone, &root);
-	/* One frame holds exactly one object: trailing bytes are corruption. */
+	/* One frame holds exactly one object: trailing bytes are corruption.
+	 * Past the scan, only nesting deeper than msgpack-c's stack fails here. */
 	if (ur != MSGPACK_UNPACK_SUCCESS) {
 		out->reject = KV_R_MSGPACK_PARSE;
 		return KV_OK;

@@ -136,6 +136,7 @@ void msg_build(msg *m, uint64_t seq, int64_t ts, const ev_spec *events, size_t n
 void msg_set_raw_payload(msg *m, uint64_t seq, const void *bytes, size_t len)
 {
 	msgpack_sbuffer_clear(&m->payload);
-	msgpack_sbuffer_write(&m->payload, bytes, len);
+	if (len)
+		msgpack_sbuffer_write(&m->payload, bytes, len);
 	set_frames(m, seq);
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build, the tests and the demo need, when
+# any is missing. Safe to run again: it does nothing when all are there.
+set -euo pipefail
+
+packages=(
+  gcc meson ninja-build pkg-config
+  libzmq3-dev libmsgpack-dev libmicrohttpd-dev libcurl4-openssl-dev
+  libjansson-dev libxxhash-dev zlib1g-dev libcmocka-dev
+  valgrind curl prometheus
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# prometheus pulls in a service; we only use its binaries, never the unit.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
