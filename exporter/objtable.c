@@ -1,4 +1,6 @@
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "kv_common.h"
 #include "kv_objtable.h"
@@ -13,6 +15,9 @@
  * load, and the next one at 3/4 of twice the size: at least 2 slots per
  * insertion must move for the old array to be gone before then. */
 #define DRAIN_STEP 8
+/* Drained slots handed back to the OS at a time (256 KiB).  Freeing a 128 MiB
+ * array at once costs ~20 ms of page-table work in one operation. */
+#define RELEASE_SLOTS (32 * 1024)
 
 static inline size_t home(uint64_t h, size_t mask)
 {
@@ -53,17 +58,40 @@ static size_t find_live(const kv_objtable *t, uint64_t tag)
 	}
 }
 
+/* Everything before the cursor is drained (and its pages may read as zero
+ * after release), so a probe starts at the cursor at the earliest and wraps
+ * to it: from there to the entry every slot is still occupied. */
 static size_t find_old(const kv_objtable *t, uint64_t tag)
 {
 	if (!t->old)
 		return SIZE_MAX;
-	for (size_t i = home(tag, t->old_mask);; i = (i + 1) & t->old_mask) {
+	size_t first = t->old_cursor, i = home(tag, t->old_mask);
+	if (i < first)
+		i = first;
+	for (size_t n = t->old_mask + 1 - first; n; n--) {
 		uint64_t s = t->old[i];
 		if (s == 0)
 			return SIZE_MAX;
 		if (live(s) && TAG(s) == tag)
 			return i;
+		i = i == t->old_mask ? first : i + 1;
 	}
+	return SIZE_MAX;
+}
+
+/* Returns the whole pages of old[old_released, old_cursor) to the OS. */
+static void release_drained(kv_objtable *t)
+{
+	static size_t page;
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)(t->old + t->old_released);
+	uintptr_t to = (uintptr_t)(t->old + t->old_cursor);
+	from = (from + page - 1) & ~(uintptr_t)(page - 1);
+	to &= ~(uintptr_t)(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	t->old_released = t->old_cursor;
 }
 
 /* The caller guarantees the tag is not present and there is room. */
@@ -104,7 +132,9 @@ static void drain(kv_objtable *t, size_t steps)
 		if (++t->old_cursor > t->old_mask || t->old_count == 0) {
 			free(t->old);
 			t->old = NULL;
-			t->old_mask = t->old_count = t->old_cursor = 0;
+			t->old_mask = t->old_count = t->old_cursor = t->old_released = 0;
+		} else if (t->old_cursor - t->old_released >= RELEASE_SLOTS) {
+			release_drained(t);
 		}
 	}
 }
@@ -124,7 +154,7 @@ static int reserve_one(kv_objtable *t)
 	t->old = t->slots;
 	t->old_mask = t->mask;
 	t->old_count = t->count;
-	t->old_cursor = 0;
+	t->old_cursor = t->old_released = 0;
 	t->slots = n;
 	t->mask = ncap - 1;
 	t->count = 0;

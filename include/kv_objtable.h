@@ -4,8 +4,9 @@
  * media mask (bit 0 cpu, bit 1 disk).  A live object always has a medium,
  * so a zero slot is empty.  Open addressing, linear probing, backward-shift
  * deletion (no tombstones in the live table), and incremental growth: when
- * the table doubles, the old array is drained a few slots per operation, so
- * no single event pays for moving millions of entries. */
+ * the table doubles, the old array is drained a few slots per operation and
+ * its drained pages are returned as it goes, so no single event pays for
+ * moving (or unmapping) millions of entries. */
 #ifndef KV_OBJTABLE_H
 #define KV_OBJTABLE_H
 
@@ -20,7 +21,8 @@ typedef struct kv_objtable {
 	uint64_t *old;        /* being drained after a resize, or NULL */
 	size_t old_mask;
 	size_t old_count;
-	size_t old_cursor;
+	size_t old_cursor;    /* every live entry of old is at or after this */
+	size_t old_released;  /* pages of old before this slot went back to the OS */
 } kv_objtable;
 
 #define KV_OBJTABLE_INIT {0}

@@ -156,6 +156,45 @@ static void test_incremental_growth(void **state)
 	kv_objtable_clear(&t);
 }
 
+/* Large enough for the old array to hand drained pages back while it is
+ * still being probed: lookups, updates and deletions that land in the old
+ * array, before and after released pages, against the model. */
+static void test_growth_releases_pages(void **state)
+{
+	(void)state;
+	enum { N = 200000 };
+	uint64_t *h = malloc(N * sizeof(*h));
+	unsigned char *model = calloc(N, 1);
+	uint64_t x = 77;
+	for (size_t i = 0; i < N; i++)
+		h[i] = splitmix(&x);
+	kv_objtable t = KV_OBJTABLE_INIT;
+	size_t released_checks = 0;
+	for (size_t i = 0; i < N; i++) {
+		kv_objtable_update(&t, h[i], KV_MEDIUM_CPU, 0, true, NULL);
+		model[i] = KV_MEDIUM_CPU;
+		if (!t.old || t.old_released == 0)
+			continue;
+		/* the old array has released pages: touch a few random earlier keys */
+		released_checks++;
+		for (int k = 0; k < 4; k++) {
+			size_t j = splitmix(&x) % (i + 1);
+			assert_int_equal(kv_objtable_get(&t, h[j]), model[j]);
+			unsigned bit = 1u + (unsigned)(splitmix(&x) & 1);
+			bool add = splitmix(&x) & 1;
+			unsigned before;
+			kv_objtable_update(&t, h[j], add ? bit : 0, add ? 0 : bit, true, &before);
+			assert_int_equal(before, model[j]);
+			model[j] = add ? (unsigned char)(model[j] | bit) : (unsigned char)(model[j] & ~bit);
+		}
+	}
+	assert_true(released_checks > 1000);
+	check_all(&t, h, model, N);
+	kv_objtable_clear(&t);
+	free(model);
+	free(h);
+}
+
 static void count_cb(uint64_t hash, unsigned media, void *arg)
 {
 	(void)hash;
@@ -182,7 +221,7 @@ int main(void)
 	    cmocka_unit_test(test_random_churn),      cmocka_unit_test(test_clustered_hashes),
 	    cmocka_unit_test(test_low_bits_ignored),  cmocka_unit_test(test_media_transitions),
 	    cmocka_unit_test(test_insert_refused),    cmocka_unit_test(test_incremental_growth),
-	    cmocka_unit_test(test_each),
+	    cmocka_unit_test(test_each),              cmocka_unit_test(test_growth_releases_pages),
 	};
 	return cmocka_run_group_tests_name("objtable", tests, NULL, NULL);
 }
