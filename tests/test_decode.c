@@ -372,6 +372,27 @@ static void test_bad_event_in_batch(void **state)
 	kv_decoder_free(d);
 }
 
+/* An event that is not a map is an event_shape rejection; the batch lives. */
+static void test_event_not_a_map(void **state)
+{
+	(void)state;
+	kv_decoder *d = kv_decoder_new();
+	msg m;
+	msg_init(&m);
+	/* [1, [5, "x", {}, nil], 0] */
+	msg_set_raw_payload(&m, 1, "\x93\x01\x94\x05\xa1\x78\x80\xc0\x00", 9);
+	kv_batch b;
+	kv_decode(d, m.frames, 3, &b);
+	assert_int_equal(b.reject, KV_R_OK);
+	assert_int_equal(b.n_events, 4);
+	assert_int_equal(b.events[0].reject, KV_R_EVENT_SHAPE);
+	assert_int_equal(b.events[1].reject, KV_R_EVENT_SHAPE);
+	assert_int_equal(b.events[2].reject, KV_R_MISSING_FIELD);
+	assert_int_equal(b.events[3].reject, KV_R_EVENT_SHAPE);
+	msg_destroy(&m);
+	kv_decoder_free(d);
+}
+
 /* Up to 64 events is the spec; more must be accepted, not failed. */
 static void test_large_batches(void **state)
 {
@@ -468,6 +489,7 @@ int main(void)
 	    cmocka_unit_test(test_payload_table),
 	    cmocka_unit_test(test_deep_nesting),
 	    cmocka_unit_test(test_bad_event_in_batch),
+	    cmocka_unit_test(test_event_not_a_map),
 	    cmocka_unit_test(test_large_batches),
 	    cmocka_unit_test(test_integer_widths),
 	    cmocka_unit_test(test_names),
