@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include "kv_state.h"
+#include "kv_utf8.h"
 
 struct kv_state {
 	kv_budget *budget;
@@ -15,6 +16,7 @@ struct kv_state {
 	kv_tenant *last;        /* consecutive events are mostly for one tenant */
 	uint64_t tenants_overflow;
 	uint64_t objects_overflow;
+	uint64_t unclean_labels;
 };
 
 void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects)
@@ -149,6 +151,9 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	t->tenant_len = tenant.len;
 	t->hash = h;
 	t->stale = KV_STALE_STARTUP;
+	t->labels_unclean = !kv_label_value_clean(backend.ptr, backend.len) ||
+	                    !kv_label_value_clean(tenant.ptr, tenant.len);
+	s->unclean_labels += t->labels_unclean;
 	s->tenants[s->n_tenants++] = t;
 	index_put(s->index, s->index_mask, h, (uint32_t)s->n_tenants);
 	*out = t;
@@ -271,6 +276,11 @@ uint64_t kv_state_tenants_overflow(const kv_state *s)
 uint64_t kv_state_objects_overflow(const kv_state *s)
 {
 	return s->objects_overflow;
+}
+
+uint64_t kv_state_unclean_labels(const kv_state *s)
+{
+	return s->unclean_labels;
 }
 
 size_t kv_state_table_bytes(const kv_state *s)

@@ -48,6 +48,7 @@ typedef struct kv_tenant {
 	uint64_t removed_unknown;             /* removed for a medium it was not on */
 	uint64_t objects_overflow;            /* stored refused by the object limit */
 	unsigned stale;                       /* kv_stale_reason bits; 0 = exact */
+	bool labels_unclean;                  /* an id is not valid UTF-8 (or has NUL) */
 } kv_tenant;
 
 static inline uint64_t kv_tenant_objects(const kv_tenant *t)
@@ -85,6 +86,8 @@ unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, kv_str key
 
 uint64_t kv_state_tenants_overflow(const kv_state *s);
 uint64_t kv_state_objects_overflow(const kv_state *s);
+/* Tenants whose ids had to be sanitised to be label values. */
+uint64_t kv_state_unclean_labels(const kv_state *s);
 /* Bytes held by object tables (not tenant bookkeeping). */
 size_t kv_state_table_bytes(const kv_state *s);
 

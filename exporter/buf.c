@@ -1,0 +1,105 @@
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_buf.h"
+
+void kv_buf_init(kv_buf *b)
+{
+	*b = (kv_buf){0};
+}
+
+void kv_buf_free(kv_buf *b)
+{
+	free(b->data);
+	*b = (kv_buf){0};
+}
+
+char *kv_buf_steal(kv_buf *b, size_t *len)
+{
+	char *p = b->data;
+	*len = b->len;
+	*b = (kv_buf){0};
+	return p;
+}
+
+void kv_buf_reset(kv_buf *b)
+{
+	b->len = 0;
+	b->failed = false;
+}
+
+static bool reserve(kv_buf *b, size_t extra)
+{
+	if (b->failed)
+		return false;
+	if (b->len + extra + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	char *p = realloc(b->data, cap);
+	if (!p) {
+		b->failed = true;
+		return false;
+	}
+	b->data = p;
+	b->cap = cap;
+	return true;
+}
+
+void kv_buf_add(kv_buf *b, const void *p, size_t n)
+{
+	if (!reserve(b, n))
+		return;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void kv_buf_adds(kv_buf *b, const char *s)
+{
+	kv_buf_add(b, s, strlen(s));
+}
+
+void kv_buf_addc(kv_buf *b, char c)
+{
+	kv_buf_add(b, &c, 1);
+}
+
+void kv_buf_printf(kv_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void kv_buf_add_u64(kv_buf *b, unsigned long long v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	kv_buf_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+void kv_buf_add_double(kv_buf *b, double v)
+{
+	if (isnan(v))
+		kv_buf_adds(b, "NaN");
+	else if (isinf(v))
+		kv_buf_adds(b, v > 0 ? "+Inf" : "-Inf");
+	else if (v == (double)(long long)v && fabs(v) < 9e15)
+		kv_buf_printf(b, "%lld", (long long)v);
+	else
+		kv_buf_printf(b, "%.17g", v);
+}

@@ -1,0 +1,468 @@
+/* Rendered metric-major: each family once, with its HELP and TYPE, then
+ * its samples for every source and tenant, as the text format requires. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kv_render.h"
+#include "kv_utf8.h"
+
+typedef struct kv_buf B;
+
+void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t run = 0;  /* start of the bytes not yet copied */
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		const char *esc = c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : NULL;
+		size_t l = 1;
+		if (!esc && sanitize && (l = kv_utf8_seq_len(p + i, n - i)) == 0)
+			esc = "\xef\xbf\xbd", l = 1;
+		if (esc) {
+			kv_buf_add(b, s + run, i - run);
+			kv_buf_adds(b, esc);
+			run = i + l;
+		}
+		i += l;
+	}
+	kv_buf_add(b, s + run, n - run);
+}
+
+static void header(B *b, const char *name, const char *type, const char *help)
+{
+	kv_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void source_label(B *b, const kv_source_snap *s)
+{
+	kv_buf_adds(b, "source=\"");
+	kv_render_label_value(b, s->name, strlen(s->name), true);
+	kv_buf_addc(b, '"');
+}
+
+static void tenant_labels(B *b, const kv_source_snap *s, const kv_tenant_snap *t)
+{
+	source_label(b, s);
+	kv_buf_adds(b, ",backend_id=\"");
+	kv_render_label_value(b, t->backend_id, t->backend_len, t->labels_unclean);
+	kv_buf_adds(b, "\",tenant_id=\"");
+	kv_render_label_value(b, t->tenant_id, t->tenant_len, t->labels_unclean);
+	kv_buf_addc(b, '"');
+}
+
+/* name{<labels>[,extra="value"]} */
+static void open_sample(B *b, const char *name)
+{
+	kv_buf_adds(b, name);
+	kv_buf_addc(b, '{');
+}
+
+static void close_u64(B *b, const char *extra_name, const char *extra_value, uint64_t v)
+{
+	if (extra_name)
+		kv_buf_printf(b, ",%s=\"%s\"", extra_name, extra_value);
+	kv_buf_adds(b, "} ");
+	kv_buf_add_u64(b, v);
+	kv_buf_addc(b, '\n');
+}
+
+static void close_double(B *b, double v)
+{
+	kv_buf_adds(b, "} ");
+	kv_buf_add_double(b, v);
+	kv_buf_addc(b, '\n');
+}
+
+/* --- per source --- */
+
+struct src_u64 {
+	const char *name, *type, *help;
+	size_t off;
+};
+#define SRC(f) offsetof(kv_source_snap, f)
+
+static const struct src_u64 source_u64[] = {
+	{"mooncake_kv_messages_received_total", "counter",
+	 "Multipart messages received from the publisher, valid or not.", SRC(stats.messages)},
+	{"mooncake_kv_sequence_gaps_total", "counter",
+	 "Forward jumps of the transport sequence number: messages or events were lost.", SRC(seq.gaps)},
+	{"mooncake_kv_sequence_missing_total", "counter",
+	 "Sequence numbers skipped by those jumps (one per event the publisher's queue dropped, one per message lost after it).",
+	 SRC(seq.missing)},
+	{"mooncake_kv_sequence_duplicates_total", "counter",
+	 "Messages whose sequence number repeated the previous one; their events are not applied again.", SRC(seq.duplicates)},
+	{"mooncake_kv_publisher_resets_total", "counter",
+	 "Publisher restarts seen as the sequence number or the event id moving backwards.", SRC(seq.resets)},
+	{"mooncake_kv_last_sequence", "gauge", "Transport sequence number of the last message.", SRC(seq.last_seq)},
+	{"mooncake_kv_event_id_gaps_total", "counter",
+	 "Forward jumps of the event id. The publisher numbers events only when it sends them, so these are losses after it.",
+	 SRC(seq.event_id_gaps)},
+	{"mooncake_kv_transport_lost_events_total", "counter",
+	 "Events missing from the event id sequence: lost in transport or by this subscriber, never by the publisher's queue.",
+	 SRC(seq.event_ids_missing)},
+	{"mooncake_kv_keyless_events_total", "counter",
+	 "stored/removed events without object_key (kv_events_emit_object_key=false), counted and skipped.",
+	 SRC(stats.keyless_events)},
+	{"mooncake_kv_limit_dropped_events_total", "counter",
+	 "Events not applied because the tenant or object limit refused them.", SRC(stats.limit_dropped_events)},
+	{"mooncake_kv_duplicate_message_events_total", "counter",
+	 "Events inside messages whose sequence number repeated, not applied.", SRC(stats.duplicate_message_events)},
+	{"mooncake_kv_subscriber_reconnects_total", "counter",
+	 "Times the connection to the publisher came back after a disconnect.", SRC(stats.reconnects)},
+	{"mooncake_kv_label_values_sanitized_total", "counter",
+	 "Tenants whose backend_id or tenant_id was not valid UTF-8 (or held NUL) and is shown with U+FFFD.",
+	 SRC(unclean_labels)},
+	{"mooncake_kv_object_table_bytes", "gauge", "Bytes held by this source's object tables.", SRC(table_bytes)},
+};
+
+static uint64_t field_u64(const void *base, size_t off)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)base + off, sizeof(v));
+	return v;
+}
+
+static void render_hist(B *b, const char *name, const char *help, const kv_exporter_snap *x,
+                        size_t hist_off)
+{
+	char n_bucket[128], n_sum[128], n_count[128];
+	snprintf(n_bucket, sizeof(n_bucket), "%s_bucket", name);
+	snprintf(n_sum, sizeof(n_sum), "%s_sum", name);
+	snprintf(n_count, sizeof(n_count), "%s_count", name);
+	header(b, name, "histogram", help);
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		const kv_hist *h = (const kv_hist *)((const char *)s + hist_off);
+		uint64_t cum = 0;
+		for (size_t k = 0; k <= h->n_bounds; k++) {
+			char le[32];
+			cum += h->counts[k];
+			if (k < h->n_bounds)
+				snprintf(le, sizeof(le), "%g", h->bounds[k]);
+			else
+				strcpy(le, "+Inf");
+			open_sample(b, n_bucket);
+			source_label(b, s);
+			close_u64(b, "le", le, cum);
+		}
+		open_sample(b, n_sum);
+		source_label(b, s);
+		close_double(b, h->sum);
+		open_sample(b, n_count);
+		source_label(b, s);
+		close_u64(b, NULL, NULL, h->count);
+	}
+}
+
+static void render_sources(B *b, const kv_exporter_snap *x)
+{
+	for (size_t f = 0; f < sizeof(source_u64) / sizeof(source_u64[0]); f++) {
+		const struct src_u64 *m = &source_u64[f];
+		header(b, m->name, m->type, m->help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			open_sample(b, m->name);
+			source_label(b, &x->sources[i]);
+			close_u64(b, NULL, NULL, field_u64(&x->sources[i], m->off));
+		}
+	}
+
+	header(b, "mooncake_kv_decode_errors_total", "counter",
+	       "Messages (frame_count, sequence_length, msgpack_parse, payload_shape) and events (the rest) rejected, by reason.");
+	for (size_t i = 0; i < x->n_sources; i++)
+		for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) {
+			open_sample(b, "mooncake_kv_decode_errors_total");
+			source_label(b, &x->sources[i]);
+			close_u64(b, "reason", kv_reason_name(r), x->sources[i].stats.decode_errors[r]);
+		}
+
+	header(b, "mooncake_kv_subscriber_connected", "gauge",
+	       "1 while the ZMQ subscriber has a connection to the publisher.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		open_sample(b, "mooncake_kv_subscriber_connected");
+		source_label(b, &x->sources[i]);
+		close_u64(b, NULL, NULL, x->sources[i].connected);
+	}
+
+	header(b, "mooncake_kv_last_event_timestamp_seconds", "gauge",
+	       "Publisher timestamp of the last decoded message, in unix seconds.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		if (!s->stats.has_timestamp)
+			continue;
+		open_sample(b, "mooncake_kv_last_event_timestamp_seconds");
+		source_label(b, s);
+		close_double(b, (double)s->stats.last_timestamp_ms / 1000.0);
+	}
+
+	render_hist(b, "mooncake_kv_event_lag_seconds",
+	            "Receive time minus the message timestamp (clock skew clamps at 0).", x,
+	            SRC(stats.lag_seconds));
+	render_hist(b, "mooncake_kv_batch_events", "Events per message (the publisher sends up to 64).", x,
+	            SRC(stats.batch_events));
+}
+
+/* --- per tenant --- */
+
+#define TEN(f) offsetof(kv_tenant_snap, f)
+
+static const struct src_u64 tenant_u64[] = {
+	{"mooncake_kv_tenant_clears_total", "counter",
+	 "cleared events applied: every object of the tenant was dropped.", TEN(events[KV_EV_CLEARED])},
+	{"mooncake_kv_stored_duplicates_total", "counter",
+	 "stored events for a medium the object was already on (idempotent).", TEN(stored_duplicates)},
+	{"mooncake_kv_removed_unknown_total", "counter",
+	 "removed events for a medium the object was not on (idempotent, never below zero).", TEN(removed_unknown)},
+	{"mooncake_kv_tenant_objects_overflow_total", "counter",
+	 "stored events of this tenant refused by --limits.max-objects.", TEN(objects_overflow)},
+};
+
+/* Calls emit(b, s, t, arg) for every tenant of every source. */
+#define FOR_TENANTS(x, s, t)                                                      \
+	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                             \
+		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL)           \
+			for (size_t ti_ = 0; ti_ < s->n_tenants; ti_++)                       \
+				for (const kv_tenant_snap *t = &s->tenants[ti_]; t; t = NULL)
+
+static void tenant_sample(B *b, const char *name, const kv_source_snap *s, const kv_tenant_snap *t,
+                          const char *extra_name, const char *extra_value, uint64_t v)
+{
+	open_sample(b, name);
+	tenant_labels(b, s, t);
+	close_u64(b, extra_name, extra_value, v);
+}
+
+static void render_tenants(B *b, const kv_exporter_snap *x)
+{
+	header(b, "mooncake_kv_events_received_total", "counter",
+	       "Events accepted and applied to the tenant's state, by type.");
+	FOR_TENANTS(x, s, t)
+	for (int e = 0; e < KV_EV__COUNT; e++)
+		tenant_sample(b, "mooncake_kv_events_received_total", s, t, "event_type",
+		              kv_event_type_name(e), t->events[e]);
+
+	header(b, "mooncake_kv_objects", "gauge", "Live objects of the tenant (on at least one medium).");
+	FOR_TENANTS(x, s, t)
+	tenant_sample(b, "mooncake_kv_objects", s, t, NULL, NULL,
+	              t->placement[0] + t->placement[1] + t->placement[2]);
+
+	header(b, "mooncake_kv_objects_by_medium", "gauge",
+	       "Live objects readable on a medium; an object on both media counts under both.");
+	FOR_TENANTS(x, s, t) {
+		uint64_t both = t->placement[KV_PLACE_CPU_AND_DISK];
+		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "cpu",
+		              t->placement[KV_PLACE_CPU_ONLY] + both);
+		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "disk",
+		              t->placement[KV_PLACE_DISK_ONLY] + both);
+	}
+
+	header(b, "mooncake_kv_objects_by_placement", "gauge",
+	       "Live objects by the set of media they are on (these add up to mooncake_kv_objects).");
+	FOR_TENANTS(x, s, t)
+	for (int p = 0; p < KV_PLACE__COUNT; p++)
+		tenant_sample(b, "mooncake_kv_objects_by_placement", s, t, "placement", kv_placement_name(p),
+		              t->placement[p]);
+
+	header(b, "mooncake_kv_state_stale", "gauge",
+	       "1 when the tenant's figures may be incomplete (joined late, gap, reset, reconnect, overflow) "
+	       "since its last cleared event.");
+	FOR_TENANTS(x, s, t)
+	tenant_sample(b, "mooncake_kv_state_stale", s, t, NULL, NULL, t->stale != 0);
+
+	for (size_t f = 0; f < sizeof(tenant_u64) / sizeof(tenant_u64[0]); f++) {
+		const struct src_u64 *m = &tenant_u64[f];
+		header(b, m->name, m->type, m->help);
+		FOR_TENANTS(x, s, t)
+		tenant_sample(b, m->name, s, t, NULL, NULL, field_u64(t, m->off));
+	}
+}
+
+/* --- master --- */
+
+static bool any_master(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].has_master)
+			return true;
+	return false;
+}
+
+#define MST(f) offsetof(kv_master, f)
+
+/* Mirrors of the master's own counters, present once a valid body came. */
+static const struct src_u64 master_status_u64[] = {
+	{"mooncake_kv_master_published_batches_total", "counter",
+	 "published_batches reported by the master: ZMQ messages sent.", MST(status.published_batches)},
+	{"mooncake_kv_master_published_events_total", "counter",
+	 "published_events reported by the master: events inside those messages.", MST(status.published_events)},
+	{"mooncake_kv_master_dropped_events_total", "counter",
+	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).",
+	 MST(status.dropped_events)},
+	{"mooncake_kv_master_skipped_keyless_events_total", "counter",
+	 "skipped_keyless_events (upstream: skipped_unparsed_keys) reported by the master.",
+	 MST(status.skipped_keyless_events)},
+};
+
+static const struct src_u64 master_u64[] = {
+	{"mooncake_kv_master_restarts_total", "counter",
+	 "Master restarts seen as its status counters moving backwards.", MST(restarts)},
+	{"mooncake_kv_transport_lost_messages_total", "counter",
+	 "Missing sequence numbers not explained by the master's dropped_events over the same time: "
+	 "messages lost in transport (PUB high-water mark, slow subscriber), each up to 64 events.",
+	 MST(transport_lost)},
+};
+
+static void master_sample_double(B *b, const char *name, const kv_source_snap *s, double v)
+{
+	open_sample(b, name);
+	source_label(b, s);
+	close_double(b, v);
+}
+
+static void render_master(B *b, const kv_exporter_snap *x)
+{
+	if (!any_master(x))
+		return;
+	static const struct {
+		const char *name, *help;
+		int what;
+	} flags[] = {
+		{"mooncake_kv_master_up", "1 when the last status poll got an answer (a valid body, or 503 from a standby).", 0},
+		{"mooncake_kv_master_standby", "1 when the master answered 503: a standby whose service plane is not active.", 1},
+		{"mooncake_kv_master_publisher_enabled", "The master's `enabled`: 1 while a KV event publisher is live.", 2},
+	};
+	for (size_t f = 0; f < 3; f++) {
+		header(b, flags[f].name, "gauge", flags[f].help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_source_snap *s = &x->sources[i];
+			if (!s->has_master)
+				continue;
+			const kv_master *m = &s->master;
+			bool v = flags[f].what == 0 ? m->up : flags[f].what == 1 ? m->standby
+			                                                           : m->have_status && m->status.enabled;
+			open_sample(b, flags[f].name);
+			source_label(b, s);
+			close_u64(b, NULL, NULL, v);
+		}
+	}
+	for (size_t f = 0; f < sizeof(master_status_u64) / sizeof(master_status_u64[0]); f++) {
+		const struct src_u64 *m = &master_status_u64[f];
+		header(b, m->name, m->type, m->help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_source_snap *s = &x->sources[i];
+			if (!s->has_master || !s->master.have_status)
+				continue;
+			open_sample(b, m->name);
+			source_label(b, s);
+			close_u64(b, NULL, NULL, field_u64(&s->master, m->off));
+		}
+	}
+	for (size_t f = 0; f < sizeof(master_u64) / sizeof(master_u64[0]); f++) {
+		const struct src_u64 *m = &master_u64[f];
+		header(b, m->name, m->type, m->help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_source_snap *s = &x->sources[i];
+			if (!s->has_master)
+				continue;
+			open_sample(b, m->name);
+			source_label(b, s);
+			close_u64(b, NULL, NULL, field_u64(&s->master, m->off));
+		}
+	}
+	header(b, "mooncake_kv_master_poll_errors_total", "counter", "Failed status polls, by reason.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		if (!s->has_master)
+			continue;
+		for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++) {
+			open_sample(b, "mooncake_kv_master_poll_errors_total");
+			source_label(b, s);
+			close_u64(b, "reason", kv_poll_error_name(r), s->master.poll_errors[r]);
+		}
+	}
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} gauges[] = {
+		{"mooncake_kv_master_poll_duration_seconds", "Duration of the last status poll.", MST(last_poll_duration)},
+		{"mooncake_kv_master_last_poll_timestamp_seconds", "When the last status poll finished, in unix seconds.",
+		 MST(last_poll_time)},
+		{"mooncake_kv_master_drop_ratio", "dropped / (published + dropped) events over the last 60 s of polls.",
+		 MST(drop_ratio)},
+	};
+	for (size_t f = 0; f < 3; f++) {
+		header(b, gauges[f].name, "gauge", gauges[f].help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_source_snap *s = &x->sources[i];
+			if (!s->has_master || !s->master.polled)
+				continue;
+			double v;
+			memcpy(&v, (const char *)&s->master + gauges[f].off, sizeof(v));
+			master_sample_double(b, gauges[f].name, s, v);
+		}
+	}
+}
+
+/* --- the exporter itself --- */
+
+static void plain(B *b, const char *name, const char *type, const char *help, double v)
+{
+	header(b, name, type, help);
+	kv_buf_adds(b, name);
+	kv_buf_addc(b, ' ');
+	kv_buf_add_double(b, v);
+	kv_buf_addc(b, '\n');
+}
+
+static void render_exporter(B *b, const kv_exporter_snap *x)
+{
+	header(b, "mooncake_kv_exporter_build_info", "gauge", "Version and git revision of the exporter; always 1.");
+	kv_buf_adds(b, "mooncake_kv_exporter_build_info{version=\"");
+	kv_render_label_value(b, x->version, strlen(x->version), true);
+	kv_buf_adds(b, "\",revision=\"");
+	kv_render_label_value(b, x->revision, strlen(x->revision), true);
+	kv_buf_adds(b, "\"} 1\n");
+
+	uint64_t tov = 0, oov = 0;
+	for (size_t i = 0; i < x->n_sources; i++) {
+		tov += x->sources[i].tenants_overflow;
+		oov += x->sources[i].objects_overflow;
+	}
+	plain(b, "mooncake_kv_tracked_objects", "gauge", "Objects held in memory, all sources.",
+	      (double)x->tracked_objects);
+	plain(b, "mooncake_kv_tracked_tenants", "gauge", "Tenants held in memory, all sources.",
+	      (double)x->tracked_tenants);
+	plain(b, "mooncake_kv_limit_max_objects", "gauge", "--limits.max-objects.", (double)x->max_objects);
+	plain(b, "mooncake_kv_limit_max_tenants", "gauge", "--limits.max-tenants.", (double)x->max_tenants);
+	plain(b, "mooncake_kv_tenants_overflow_total", "counter",
+	      "Events for a new tenant refused by --limits.max-tenants.", (double)tov);
+	plain(b, "mooncake_kv_objects_overflow_total", "counter",
+	      "stored events for a new object refused by --limits.max-objects.", (double)oov);
+	plain(b, "mooncake_kv_exporter_scrapes_total", "counter", "Scrapes of the metrics path served before this one.",
+	      (double)x->scrapes);
+	plain(b, "mooncake_kv_exporter_last_scrape_duration_seconds", "gauge",
+	      "Snapshot, render and compression time of the previous scrape.", x->last_scrape_seconds);
+	plain(b, "mooncake_kv_exporter_last_scrape_bytes", "gauge", "Body size of the previous scrape, before compression.",
+	      (double)x->last_scrape_bytes);
+
+	const kv_process_snap *p = &x->process;
+	if (!p->ok)
+		return;
+	plain(b, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+	      p->cpu_seconds);
+	plain(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", p->resident_bytes);
+	plain(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", p->virtual_bytes);
+	plain(b, "process_open_fds", "gauge", "Number of open file descriptors.", p->open_fds);
+	plain(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.", p->max_fds);
+	plain(b, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
+	      p->start_time);
+}
+
+int kv_render(B *out, const kv_exporter_snap *x)
+{
+	render_sources(out, x);
+	render_tenants(out, x);
+	render_master(out, x);
+	render_exporter(out, x);
+	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
+}

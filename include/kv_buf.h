@@ -1,0 +1,32 @@
+/* A growable byte buffer.  Owned by whoever called kv_buf_init; release with
+ * kv_buf_free, or take the bytes with kv_buf_steal (then free() them).
+ * Appending never fails visibly: on allocation failure the buffer is marked
+ * failed and further appends are ignored; check kv_buf_ok once at the end. */
+#ifndef KV_BUF_H
+#define KV_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct kv_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool failed;
+} kv_buf;
+
+void kv_buf_init(kv_buf *b);
+void kv_buf_free(kv_buf *b);
+char *kv_buf_steal(kv_buf *b, size_t *len);
+void kv_buf_reset(kv_buf *b);
+static inline bool kv_buf_ok(const kv_buf *b) { return !b->failed; }
+
+void kv_buf_add(kv_buf *b, const void *p, size_t n);
+void kv_buf_adds(kv_buf *b, const char *s);
+void kv_buf_addc(kv_buf *b, char c);
+void kv_buf_printf(kv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kv_buf_add_u64(kv_buf *b, unsigned long long v);
+/* A sample value: integers exactly, others with enough digits to round-trip. */
+void kv_buf_add_double(kv_buf *b, double v);
+
+#endif

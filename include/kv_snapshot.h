@@ -1,0 +1,71 @@
+/* What one scrape renders: plain copies of the counters, taken under the
+ * owners' locks and rendered after they are released.  Tenant ids are
+ * borrowed from the state (tenants are never freed while the exporter
+ * serves), everything else is copied. */
+#ifndef KV_SNAPSHOT_H
+#define KV_SNAPSHOT_H
+
+#include "kv_master.h"
+#include "kv_stream.h"
+
+typedef struct kv_tenant_snap {
+	const char *backend_id;
+	const char *tenant_id;
+	uint32_t backend_len;
+	uint32_t tenant_len;
+	bool labels_unclean;
+	unsigned stale;
+	uint64_t placement[KV_PLACE__COUNT];
+	uint64_t events[KV_EV__COUNT];
+	uint64_t stored_duplicates;
+	uint64_t removed_unknown;
+	uint64_t objects_overflow;
+} kv_tenant_snap;
+
+typedef struct kv_source_snap {
+	const char *name;
+	bool connected;
+	kv_stream_stats stats;
+	kv_seqtrack seq;
+	uint64_t tenants_overflow;
+	uint64_t objects_overflow;
+	uint64_t unclean_labels;
+	uint64_t table_bytes;
+	bool has_master;
+	kv_master master;
+	kv_tenant_snap *tenants;   /* owned by the snapshot */
+	size_t n_tenants;
+	size_t cap_tenants;
+} kv_source_snap;
+
+typedef struct kv_process_snap {
+	bool ok;
+	double cpu_seconds;
+	double start_time;
+	double resident_bytes;
+	double virtual_bytes;
+	double open_fds;
+	double max_fds;
+} kv_process_snap;
+
+typedef struct kv_exporter_snap {
+	const char *version;
+	const char *revision;
+	const kv_source_snap *sources;
+	size_t n_sources;
+	uint64_t tracked_objects;
+	uint64_t tracked_tenants;
+	uint64_t max_objects;
+	uint64_t max_tenants;
+	uint64_t scrapes;                 /* before this one */
+	double last_scrape_seconds;       /* snapshot + render + compress of the previous scrape */
+	uint64_t last_scrape_bytes;
+	kv_process_snap process;
+} kv_exporter_snap;
+
+/* Copies a stream's figures into snap (reusing its tenant array).
+ * Returns 0 or KV_ENOMEM (snap then holds no tenants). */
+int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
+void kv_source_snap_release(kv_source_snap *snap);
+
+#endif

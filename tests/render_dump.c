@@ -1,0 +1,59 @@
+/* Prints the exposition for a replayed capture, so that tests can hand
+ * real output to promtool:  render_dump CAPTURE [CAPTURE...]  (one source
+ * per capture, the first with a master that reported some drops). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kv_render.h"
+#include "support/zmqcap.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s CAPTURE...\n", argv[0]);
+		return 2;
+	}
+	size_t n = (size_t)argc - 1;
+	kv_budget budget;
+	kv_budget_init(&budget, 1000, 1000000);
+	kv_stream *st = calloc(n, sizeof(*st));
+	kv_source_snap *src = calloc(n, sizeof(*src));
+	char (*names)[16] = calloc(n, sizeof(*names));
+	for (size_t i = 0; i < n; i++) {
+		zmqcap *c = zmqcap_open(argv[i + 1]);
+		if (!c || kv_stream_init(&st[i], &budget, 1) != KV_OK) {
+			fprintf(stderr, "cannot read %s\n", argv[i + 1]);
+			return 1;
+		}
+		kv_frame f[ZMQCAP_MAX_FRAMES];
+		size_t nf;
+		while (zmqcap_next(c, f, &nf) == 1)
+			kv_stream_ingest(&st[i], f, nf, 1795982104700);
+		zmqcap_close(c);
+		snprintf(names[i], sizeof(names[i]), "m%zu", i);
+		src[i].name = names[i];
+		src[i].connected = true;
+		kv_snapshot_stream(&src[i], &st[i]);
+	}
+	kv_master_status ms = {true, 18, 32, 3083, 0};
+	src[0].has_master = true;
+	kv_master_record(&src[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, 0);
+	kv_exporter_snap x = {.version = "test", .revision = "none", .sources = src, .n_sources = n,
+	                      .tracked_objects = atomic_load(&budget.objects), .max_objects = 1000000,
+	                      .max_tenants = 1000,
+	                      .process = {.ok = true, .cpu_seconds = 0.5, .start_time = 1795982000,
+	                                  .resident_bytes = 1e7, .virtual_bytes = 1e8, .open_fds = 9, .max_fds = 1024}};
+	kv_buf out;
+	kv_buf_init(&out);
+	int rc = kv_render(&out, &x);
+	fwrite(out.data, 1, out.len, stdout);
+	kv_buf_free(&out);
+	for (size_t i = 0; i < n; i++) {
+		kv_source_snap_release(&src[i]);
+		kv_stream_destroy(&st[i]);
+	}
+	free(st);
+	free(src);
+	free(names);
+	return rc == KV_OK ? 0 : 1;
+}

@@ -1,0 +1,181 @@
+/* The exposition: one HELP/TYPE per family, samples contiguous, values
+ * equal to the state, label values escaped and made valid UTF-8. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "kv_render.h"
+#include "kv_utf8.h"
+#include "support/feed.h"
+#include "support/msgbuild.h"
+
+#include <cmocka.h>
+
+struct fx {
+	kv_budget budget;
+	kv_stream st;
+	kv_source_snap src[2];
+	kv_exporter_snap x;
+	kv_buf out;
+};
+
+static void stored(kv_stream *st, uint64_t seq, const char *tenant_id, size_t tlen, const char *medium,
+                   const char *key)
+{
+	ev_spec e;
+	ev_init(&e, EV_UPSTREAM, "stored", seq, B, "x", medium, key);
+	ev_set(&e, STRN("tenant_id", tenant_id, tlen));
+	assert_int_equal(feed(st, seq, &e, 1), KV_OK);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	kv_budget_init(&f->budget, 100, 1000);
+	kv_stream_init(&f->st, &f->budget, 7);
+	stored(&f->st, 1, "plain", 5, "cpu", "k1");
+	stored(&f->st, 2, "plain", 5, "disk", "k1");
+	stored(&f->st, 3, "plain", 5, "disk", "k2");
+	stored(&f->st, 4, "a\"b\\c\nd", 7, "cpu", "k");
+	stored(&f->st, 5, "bad\xff\xfeutf8", 9, "cpu", "k");
+	stored(&f->st, 6, "nul\0in", 6, "cpu", "k");
+	stored(&f->st, 7, "\xce\xba\xce\xbb", 4, "cpu", "k");
+	f->src[0].name = "m0";
+	assert_int_equal(kv_snapshot_stream(&f->src[0], &f->st), KV_OK);
+	f->src[0].connected = true;
+	/* a second source with a master and no tenants */
+	f->src[1].name = "m\"1";
+	f->src[1].has_master = true;
+	kv_hist_init(&f->src[1].stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
+	kv_hist_init(&f->src[1].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
+	kv_master_status ms = {true, 10, 600, 25, 3};
+	kv_master_record(&f->src[1].master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, 0);
+	f->x = (kv_exporter_snap){.version = "1.2.3", .revision = "abc", .sources = f->src,
+	                          .n_sources = 2, .tracked_objects = 7, .max_objects = 1000};
+	kv_buf_init(&f->out);
+	assert_int_equal(kv_render(&f->out, &f->x), KV_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	kv_buf_free(&f->out);
+	kv_source_snap_release(&f->src[0]);
+	kv_stream_destroy(&f->st);
+	free(f);
+	return 0;
+}
+
+static bool has_line(const kv_buf *b, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = b->data; (p = strstr(p, line)); p += n)
+		if ((p == b->data || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
+#define LINE(f, s) \
+	do { if (!has_line(&(f)->out, s)) fail_msg("missing line: %s", s); } while (0)
+
+static void test_values(void **state)
+{
+	struct fx *f = *state;
+	const char *T = "source=\"m0\",backend_id=\"" B "\",tenant_id=\"plain\"";
+	char l[512];
+#define L(fmt, ...) (snprintf(l, sizeof(l), fmt, __VA_ARGS__), l)
+	LINE(f, L("mooncake_kv_objects{%s} 2", T));
+	LINE(f, L("mooncake_kv_objects_by_medium{%s,medium=\"cpu\"} 1", T));
+	LINE(f, L("mooncake_kv_objects_by_medium{%s,medium=\"disk\"} 2", T));
+	LINE(f, L("mooncake_kv_objects_by_placement{%s,placement=\"cpu_only\"} 0", T));
+	LINE(f, L("mooncake_kv_objects_by_placement{%s,placement=\"disk_only\"} 1", T));
+	LINE(f, L("mooncake_kv_objects_by_placement{%s,placement=\"cpu_and_disk\"} 1", T));
+	LINE(f, L("mooncake_kv_events_received_total{%s,event_type=\"stored\"} 3", T));
+	LINE(f, L("mooncake_kv_events_received_total{%s,event_type=\"cleared\"} 0", T));
+	LINE(f, L("mooncake_kv_state_stale{%s} 1", T));
+	LINE(f, "mooncake_kv_messages_received_total{source=\"m0\"} 7");
+	LINE(f, "mooncake_kv_last_sequence{source=\"m0\"} 7");
+	LINE(f, "mooncake_kv_decode_errors_total{source=\"m0\",reason=\"unknown_medium\"} 0");
+	LINE(f, "mooncake_kv_subscriber_connected{source=\"m0\"} 1");
+	LINE(f, "mooncake_kv_batch_events_bucket{source=\"m0\",le=\"1\"} 7");
+	LINE(f, "mooncake_kv_batch_events_bucket{source=\"m0\",le=\"+Inf\"} 7");
+	LINE(f, "mooncake_kv_batch_events_count{source=\"m0\"} 7");
+	LINE(f, "mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"0.0005\"} 7");
+	LINE(f, "mooncake_kv_last_event_timestamp_seconds{source=\"m0\"} 1795982104.612");
+	LINE(f, "mooncake_kv_label_values_sanitized_total{source=\"m0\"} 2");
+	/* master figures only for the source that has a master */
+	LINE(f, "mooncake_kv_master_up{source=\"m\\\"1\"} 1");
+	LINE(f, "mooncake_kv_master_dropped_events_total{source=\"m\\\"1\"} 25");
+	LINE(f, "mooncake_kv_master_skipped_keyless_events_total{source=\"m\\\"1\"} 3");
+	LINE(f, "mooncake_kv_master_poll_errors_total{source=\"m\\\"1\",reason=\"timeout\"} 0");
+	LINE(f, "mooncake_kv_master_last_poll_timestamp_seconds{source=\"m\\\"1\"} 1700000000.5");
+	assert_null(strstr(f->out.data, "mooncake_kv_master_up{source=\"m0\"}"));
+	LINE(f, "mooncake_kv_exporter_build_info{version=\"1.2.3\",revision=\"abc\"} 1");
+	LINE(f, "mooncake_kv_tracked_objects 7");
+	LINE(f, "mooncake_kv_limit_max_objects 1000");
+}
+
+static void test_escaping(void **state)
+{
+	struct fx *f = *state;
+	assert_non_null(strstr(f->out.data, "tenant_id=\"a\\\"b\\\\c\\nd\""));
+	assert_non_null(strstr(f->out.data, "tenant_id=\"bad\xef\xbf\xbd\xef\xbf\xbdutf8\""));
+	assert_non_null(strstr(f->out.data, "tenant_id=\"nul\xef\xbf\xbdin\""));
+	assert_non_null(strstr(f->out.data, "tenant_id=\"\xce\xba\xce\xbb\""));
+	/* the whole page is valid UTF-8 without NUL */
+	assert_true(kv_label_value_clean(f->out.data, f->out.len));
+	assert_int_equal(f->out.data[f->out.len - 1], '\n');
+}
+
+/* HELP and TYPE once per family, before its samples, and every family's
+ * samples in one block. */
+static void test_structure(void **state)
+{
+	struct fx *f = *state;
+	char family[256] = "", seen[512][128];
+	size_t n_seen = 0, samples = 0;
+	char *text = test_malloc(f->out.len + 1), *save = NULL;
+	memcpy(text, f->out.data, f->out.len + 1);
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+		if (sscanf(line, "# HELP %255s", name) == 1) {
+			for (size_t i = 0; i < n_seen; i++)
+				if (strcmp(seen[i], name) == 0)
+					fail_msg("family %s twice", name);
+			strcpy(seen[n_seen++], name);
+			strcpy(family, name);
+			continue;
+		}
+		if (sscanf(line, "# TYPE %255s", name) == 1) {
+			assert_string_equal(name, family);
+			continue;
+		}
+		size_t len = strcspn(line, "{ ");
+		assert_true(len < sizeof(name));
+		memcpy(name, line, len);
+		name[len] = '\0';
+		size_t fl = strlen(family);
+		bool ok = strcmp(name, family) == 0 ||
+		          (strncmp(name, family, fl) == 0 &&
+		           (!strcmp(name + fl, "_bucket") || !strcmp(name + fl, "_sum") || !strcmp(name + fl, "_count")));
+		if (!ok)
+			fail_msg("sample %s outside its family (current %s)", name, family);
+		samples++;
+	}
+	test_free(text);
+	assert_true(n_seen > 40);
+	assert_true(samples > 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
+}
