@@ -100,6 +100,12 @@ void kv_buf_add_double(kv_buf *b, double v)
 		kv_buf_adds(b, v > 0 ? "+Inf" : "-Inf");
 	else if (v == (double)(long long)v && fabs(v) < 9e15)
 		kv_buf_printf(b, "%lld", (long long)v);
-	else
-		kv_buf_printf(b, "%.17g", v);
+	else {
+		/* the shortest of 15 or 17 digits that reads back as the same double */
+		char tmp[40];
+		snprintf(tmp, sizeof(tmp), "%.15g", v);
+		if (strtod(tmp, NULL) != v)
+			snprintf(tmp, sizeof(tmp), "%.17g", v);
+		kv_buf_adds(b, tmp);
+	}
 }

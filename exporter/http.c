@@ -1,0 +1,297 @@
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <microhttpd.h>
+#include <zlib.h>
+
+#include "kv_http.h"
+#include "kv_log.h"
+#include "kv_render.h"
+#include "version.h"
+
+#define THREADS 4
+#define CONNECTION_TIMEOUT_S 30
+
+struct kv_http {
+	const kv_exporter *x;
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	atomic_ullong scrapes;
+	_Atomic double last_seconds;
+	atomic_ullong last_bytes;
+};
+
+static const char landing[] =
+	"<!DOCTYPE html><html><head><title>Mooncake KV exporter</title></head><body>"
+	"<h1>Mooncake KV exporter</h1><p>Version " KV_VERSION " (" KV_REVISION ")</p>"
+	"<ul><li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
+	"<li><a href=\"/-/ready\">/-/ready</a></li></ul></body></html>\n";
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body,
+                             size_t len, bool gzip)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (gzip)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	char *body = strdup(text);
+	return body ? reply(c, status, "text/plain; charset=utf-8", body, strlen(text), false) : MHD_NO;
+}
+
+/* Accept-Encoding lists gzip with a non-zero q. */
+static bool accepts_gzip(struct MHD_Connection *c)
+{
+	const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	for (const char *p = ae; p && (p = strstr(p, "gzip")); p += 4) {
+		bool start = p == ae || p[-1] == ' ' || p[-1] == ',';
+		const char *q = p + 4;
+		while (*q == ' ')
+			q++;
+		if (!start || (*q != '\0' && *q != ',' && *q != ';'))
+			continue;
+		const char *qv = strstr(q, "q=");
+		const char *next = strchr(q, ',');
+		return !(qv && (!next || qv < next) && strtod(qv + 2, NULL) == 0.0);
+	}
+	return false;
+}
+
+static char *gzip_bytes(const char *in, size_t len, size_t *out_len)
+{
+	z_stream z = {0};
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	size_t cap = deflateBound(&z, len);
+	char *out = malloc(cap);
+	if (!out) {
+		deflateEnd(&z);
+		return NULL;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	int rc = deflate(&z, Z_FINISH);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
+{
+	const kv_exporter *x = h->x;
+	double t0 = mono();
+	kv_source_snap *snaps = calloc(x->n_sources, sizeof(*snaps));
+	kv_exporter_snap es = {
+		.version = KV_VERSION,
+		.revision = KV_REVISION,
+		.sources = snaps,
+		.n_sources = x->n_sources,
+		.tracked_objects = atomic_load(&x->budget->objects),
+		.tracked_tenants = atomic_load(&x->budget->tenants),
+		.max_objects = x->budget->max_objects,
+		.max_tenants = x->budget->max_tenants,
+		.scrapes = atomic_load(&h->scrapes),
+		.last_scrape_seconds = atomic_load(&h->last_seconds),
+		.last_scrape_bytes = atomic_load(&h->last_bytes),
+	};
+	kv_buf out;
+	kv_buf_init(&out);
+	int rc = snaps ? KV_OK : KV_ENOMEM;
+	for (size_t i = 0; rc == KV_OK && i < x->n_sources; i++)
+		rc = kv_source_snapshot(&x->sources[i], &snaps[i]);
+	kv_process_collect(&es.process, x->start_time);
+	if (rc == KV_OK)
+		rc = kv_render(&out, &es);
+	for (size_t i = 0; snaps && i < x->n_sources; i++)
+		kv_source_snap_release(&snaps[i]);
+	free(snaps);
+	if (rc != KV_OK) {
+		kv_buf_free(&out);
+		kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+
+	size_t len, plain_len = out.len;
+	char *body = kv_buf_steal(&out, &len);
+	bool gz = false;
+	if (accepts_gzip(c)) {
+		size_t zlen;
+		char *z = gzip_bytes(body, len, &zlen);
+		if (z) {
+			free(body);
+			body = z;
+			len = zlen;
+			gz = true;
+		}
+	}
+	atomic_fetch_add(&h->scrapes, 1);
+	atomic_store(&h->last_seconds, mono() - t0);
+	atomic_store(&h->last_bytes, plain_len);
+	return reply(c, MHD_HTTP_OK, KV_CONTENT_TYPE, body, len, gz);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	kv_http *h = cls;
+	(void)version;
+	(void)upload;
+	if (*ctx == NULL) {  /* first call: headers only; answer on the next */
+		*ctx = h;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;  /* no body is wanted: discard it */
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		MHD_destroy_response(r);
+		return rc;
+	}
+	const kv_config *cfg = h->x->config;
+	if (!strcmp(url, cfg->telemetry_path))
+		return scrape(h, c);
+	if (!strcmp(url, "/-/healthy"))
+		return reply_text(c, MHD_HTTP_OK, "Healthy\n");
+	if (!strcmp(url, "/-/ready")) {
+		for (size_t i = 0; i < h->x->n_sources; i++)
+			if (!kv_source_ready(&h->x->sources[i]))
+				return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
+		return reply_text(c, MHD_HTTP_OK, "Ready\n");
+	}
+	if (!strcmp(url, "/")) {
+		kv_buf b;
+		kv_buf_init(&b);
+		kv_buf_printf(&b, landing, cfg->telemetry_path, cfg->telemetry_path);
+		size_t len;
+		char *body = kv_buf_steal(&b, &len);
+		return body ? reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", body, len, false) : MHD_NO;
+	}
+	return reply_text(c, MHD_HTTP_NOT_FOUND, "Not found\n");
+}
+
+/* "[host]:port", ":port", "host:port", "[v6]:port" -> a socket address. */
+static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
+{
+	const char *colon = strrchr(addr, ':');
+	char host[256];
+	size_t hl = (size_t)(colon - addr);
+	if (hl >= sizeof(host))
+		return -1;
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
+		return -1;
+	*any = host[0] == '\0';
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE},
+	                *res;
+	if (*any) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+		memset(ss, 0, sizeof(*ss));
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_any;
+		a6->sin6_port = htons((uint16_t)port);
+		return 0;
+	}
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+	return 0;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	kv_log(KV_LOG_DEBUG, "http", "detail", msg, NULL);
+}
+
+kv_http *kv_http_start(const kv_exporter *x)
+{
+	const kv_config *cfg = x->config;
+	struct sockaddr_storage ss;
+	bool any;
+	if (resolve(cfg->listen_address, &ss, &any) != 0) {
+		kv_log(KV_LOG_ERROR, "cannot resolve --web.listen-address", "address", cfg->listen_address, NULL);
+		return NULL;
+	}
+	kv_http *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->x = x;
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	if (ss.ss_family == AF_INET6)
+		flags |= any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
+	                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
+	                             MHD_OPTION_CONNECTION_LIMIT, cfg->web_max_connections,
+	                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	                             MHD_OPTION_END);
+	if (!h->daemon) {
+		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, NULL);
+		free(h);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : 0;
+	return h;
+}
+
+unsigned kv_http_port(const kv_http *h)
+{
+	return h->port;
+}
+
+void kv_http_stop(kv_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}

@@ -1,0 +1,109 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kv_buf.h"
+#include "kv_log.h"
+
+/* Configuration frozen at start-up: the only globals of the program. */
+static enum kv_log_level min_level = KV_LOG_INFO;
+static enum kv_log_format format = KV_LOG_LOGFMT;
+
+static const char *const level_names[] = {"debug", "info", "warn", "error"};
+
+void kv_log_setup(enum kv_log_level level, enum kv_log_format fmt)
+{
+	min_level = level;
+	format = fmt;
+}
+
+bool kv_log_enabled(enum kv_log_level level)
+{
+	return level >= min_level;
+}
+
+static void add_value(kv_buf *b, const char *v)
+{
+	bool json = format == KV_LOG_JSON;
+	bool quote = json || v[0] == '\0' || strpbrk(v, " =\"\\\t\n") != NULL;
+	if (quote)
+		kv_buf_addc(b, '"');
+	for (const char *p = v; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\')
+			kv_buf_addc(b, '\\'), kv_buf_addc(b, (char)c);
+		else if (c == '\n')
+			kv_buf_adds(b, "\\n");
+		else if (c < 0x20)
+			kv_buf_printf(b, "\\u%04x", c);
+		else
+			kv_buf_addc(b, (char)c);
+	}
+	if (quote)
+		kv_buf_addc(b, '"');
+}
+
+static void add_pair(kv_buf *b, bool first, const char *k, const char *v)
+{
+	if (format == KV_LOG_JSON) {
+		kv_buf_adds(b, first ? "{\"" : ",\"");
+		kv_buf_adds(b, k);
+		kv_buf_adds(b, "\":");
+	} else {
+		if (!first)
+			kv_buf_addc(b, ' ');
+		kv_buf_adds(b, k);
+		kv_buf_addc(b, '=');
+	}
+	add_value(b, v);
+}
+
+void kv_log(enum kv_log_level level, const char *msg, ...)
+{
+	if (level < min_level)
+		return;
+	char ts[40];
+	struct timespec now;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
+
+	kv_buf b;
+	kv_buf_init(&b);
+	add_pair(&b, true, "ts", ts);
+	add_pair(&b, false, "level", level_names[level]);
+	add_pair(&b, false, "msg", msg);
+	va_list ap;
+	va_start(ap, msg);
+	for (const char *k; (k = va_arg(ap, const char *));) {
+		const char *v = va_arg(ap, const char *);
+		add_pair(&b, false, k, v ? v : "");
+	}
+	va_end(ap);
+	kv_buf_adds(&b, format == KV_LOG_JSON ? "}\n" : "\n");
+	if (kv_buf_ok(&b) && write(STDERR_FILENO, b.data, b.len) < 0) {
+		/* nowhere left to report it */
+	}
+	kv_buf_free(&b);
+}
+
+bool kv_ratelimit_allow(kv_ratelimit *r, double now, unsigned *suppressed)
+{
+	*suppressed = 0;
+	if (now - r->window_start >= r->window) {
+		r->window_start = now;
+		r->used = 0;
+	}
+	if (r->used >= r->burst) {
+		r->suppressed++;
+		return false;
+	}
+	r->used++;
+	*suppressed = r->suppressed;
+	r->suppressed = 0;
+	return true;
+}

@@ -1,0 +1,109 @@
+/* mooncake-kv-exporter: parse flags, start one ingest thread (and one status
+ * poller) per source and the HTTP server, wait for SIGTERM/SIGINT, stop. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <zmq.h>
+
+#include "kv_config.h"
+#include "kv_http.h"
+#include "kv_log.h"
+#include "kv_source.h"
+#include "version.h"
+
+static uint64_t random_seed(void)
+{
+	uint64_t seed = 0;
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)kv_now() ^ (uint64_t)getpid() << 32;
+	return seed;
+}
+
+int main(int argc, char **argv)
+{
+	kv_config cfg;
+	char err[512];
+	int rc = kv_config_parse(&cfg, argc, argv, stdout, err, sizeof(err));
+	if (rc == KV_CONFIG_EXIT) {
+		kv_config_free(&cfg);
+		return 0;
+	}
+	if (rc != KV_CONFIG_RUN) {
+		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
+		kv_config_free(&cfg);
+		return 2;
+	}
+	kv_log_setup(cfg.log_level, cfg.log_format);
+
+	/* Before any thread: signals are taken by sigwait here, SIGPIPE never
+	 * kills us (curl with NOSIGNAL does not mask it), and the libraries'
+	 * global state is set up once. */
+	sigset_t stop_signals;
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	json_object_seed(0);
+
+	atomic_bool stop;
+	atomic_init(&stop, false);
+	kv_budget budget;
+	kv_budget_init(&budget, cfg.max_tenants, cfg.max_objects);
+	void *zctx = zmq_ctx_new();
+	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
+	kv_exporter x = {.config = &cfg, .sources = sources, .n_sources = cfg.n_sources,
+	                 .budget = &budget, .start_time = kv_now()};
+	size_t started = 0;
+	kv_http *http = NULL;
+	int exit_code = 1;
+	uint64_t seed = random_seed();
+
+	if (!zctx || !sources) {
+		kv_log(KV_LOG_ERROR, "out of memory at start-up", NULL);
+		goto out;
+	}
+	for (; started < cfg.n_sources; started++) {
+		kv_source *s = &sources[started];
+		if (kv_source_init(s, &cfg, &cfg.sources[started], zctx, &budget, seed, &stop) != KV_OK) {
+			kv_log(KV_LOG_ERROR, "cannot set up source", "source", cfg.sources[started].name, NULL);
+			goto out;
+		}
+		if (kv_source_start(s) != KV_OK) {
+			started++;
+			goto out;
+		}
+		kv_log(KV_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->zmq, "status",
+		       s->cfg->status ? s->cfg->status : "", NULL);
+	}
+	http = kv_http_start(&x);
+	if (!http) {
+		exit_code = 2;
+		goto out;
+	}
+	char port[16];
+	snprintf(port, sizeof(port), "%u", kv_http_port(http));
+	kv_log(KV_LOG_INFO, "listening", "address", cfg.listen_address, "port", port, "path",
+	       cfg.telemetry_path, "version", KV_VERSION, "revision", KV_REVISION, NULL);
+
+	int sig = 0;
+	sigwait(&stop_signals, &sig);
+	kv_log(KV_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	exit_code = 0;
+out:
+	atomic_store(&stop, true);
+	kv_http_stop(http);
+	for (size_t i = 0; i < started; i++)
+		kv_source_destroy(&sources[i]);
+	free(sources);
+	if (zctx)
+		zmq_ctx_term(zctx);
+	curl_global_cleanup();
+	kv_config_free(&cfg);
+	return exit_code;
+}

@@ -1,0 +1,44 @@
+/* Command-line configuration, parsed once and frozen before threads start. */
+#ifndef KV_CONFIG_H
+#define KV_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "kv_log.h"
+
+typedef struct kv_source_cfg {
+	char *name;
+	char *zmq;      /* ZMQ endpoint of the master's PUB socket */
+	char *status;   /* master admin base URL, or NULL */
+} kv_source_cfg;
+
+typedef struct kv_config {
+	kv_source_cfg *sources;
+	size_t n_sources;
+	char *listen_address;        /* "[host]:port" */
+	char *telemetry_path;
+	double poll_interval;        /* seconds */
+	double poll_timeout;
+	size_t max_status_bytes;
+	size_t max_tenants;
+	size_t max_objects;
+	int zmq_rcvhwm;
+	long long zmq_max_message_size;
+	unsigned web_max_connections;
+	enum kv_log_level log_level;
+	enum kv_log_format log_format;
+} kv_config;
+
+enum kv_config_result { KV_CONFIG_RUN = 0, KV_CONFIG_EXIT = 1 };
+
+/* Parses argv into c.  Returns KV_CONFIG_RUN, KV_CONFIG_EXIT after printing
+ * --help or --version to out, or KV_EINVAL with a one-line reason in
+ * err[0..errlen). */
+int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen);
+void kv_config_free(kv_config *c);
+
+/* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or KV_EINVAL. */
+int kv_parse_duration(const char *s, double *seconds);
+
+#endif

@@ -1,0 +1,31 @@
+/* The HTTP shell: /metrics (gzip when asked), /, /-/healthy, /-/ready. */
+#ifndef KV_HTTP_H
+#define KV_HTTP_H
+
+#include <stdatomic.h>
+
+#include "kv_config.h"
+#include "kv_snapshot.h"
+#include "kv_source.h"
+
+typedef struct kv_http kv_http;
+
+typedef struct kv_exporter {
+	const kv_config *config;
+	kv_source *sources;
+	size_t n_sources;
+	kv_budget *budget;
+	double start_time;
+} kv_exporter;
+
+/* Starts serving.  Returns NULL with a reason logged when the address cannot
+ * be bound. */
+kv_http *kv_http_start(const kv_exporter *x);
+/* The port actually bound (useful with port 0). */
+unsigned kv_http_port(const kv_http *h);
+void kv_http_stop(kv_http *h);
+
+/* Reads /proc for the process_* metrics. */
+void kv_process_collect(kv_process_snap *p, double start_time);
+
+#endif

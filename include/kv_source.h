@@ -1,0 +1,54 @@
+/* One watched master: its ZMQ subscriber thread, its status poller thread,
+ * and the stream and master state they feed.  The lock guards `stream` and
+ * `master`; a scrape holds it only to copy figures out. */
+#ifndef KV_SOURCE_H
+#define KV_SOURCE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "kv_config.h"
+#include "kv_master.h"
+#include "kv_snapshot.h"
+#include "kv_stream.h"
+
+typedef struct kv_source {
+	const kv_source_cfg *cfg;      /* borrowed from the frozen configuration */
+	const kv_config *config;
+	const atomic_bool *stop;       /* set once, at shutdown */
+	void *zctx;
+
+	pthread_mutex_t lock;
+	kv_stream stream;
+	kv_master master;
+
+	atomic_bool connected;
+	atomic_bool ever_connected;    /* for /-/ready */
+	bool ingest_started, poll_started;
+	pthread_t ingest_thread;
+	pthread_t poll_thread;
+} kv_source;
+
+/* Sets up the stream (no thread yet).  Returns 0 or a KV_E* code. */
+int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx,
+                   kv_budget *budget, uint64_t seed, const atomic_bool *stop);
+/* Creates the socket and starts the ingest thread, then the poller when the
+ * source has a status URL.  Returns 0, or KV_EINVAL with a reason logged. */
+int kv_source_start(kv_source *s);
+/* Joins the threads (the stop flag must be set) and frees everything. */
+void kv_source_destroy(kv_source *s);
+
+/* Copies the source's figures for a scrape.  Returns 0 or KV_ENOMEM. */
+int kv_source_snapshot(kv_source *s, kv_source_snap *out);
+
+/* True once the subscriber connected and, with a status URL, the first
+ * poll finished. */
+bool kv_source_ready(kv_source *s);
+
+/* Thread body of the status poller (status_poll.c). */
+void *kv_status_poll_main(void *arg);
+
+double kv_now(void);  /* unix seconds */
+
+#endif
