@@ -266,12 +266,12 @@ kv_http *kv_http_start(const kv_exporter *x)
 	if (ss.ss_family == AF_INET6)
 		flags |= any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
+	                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
 	                             MHD_OPTION_CONNECTION_LIMIT, cfg->web_max_connections,
 	                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-	                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	                             MHD_OPTION_END);
 	if (!h->daemon) {
 		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, NULL);

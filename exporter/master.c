@@ -112,25 +112,31 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 		return;
 	}
 	m->up = true;
-	uint64_t dropped_delta = st->dropped_events;
-	if (m->have_status) {
-		if (went_backwards(&m->status, st)) {
-			m->restarts++;
-			window_reset(m);
-		} else {
-			dropped_delta = st->dropped_events - m->status.dropped_events;
-		}
+	uint64_t dropped_delta = 0;
+	bool restarted = m->have_status && went_backwards(&m->status, st);
+	if (restarted) {
+		m->restarts++;
+		window_reset(m);
+	} else if (m->have_status) {
+		dropped_delta = st->dropped_events - m->status.dropped_events;
 	}
 	window_add(m, now, st);
 
-	if (!m->loss_base_set) {
+	/* A restart takes with it the drops counted since the last poll: the
+	 * gaps seen meanwhile cannot be told apart, so the comparison starts
+	 * again (transport loss in that window goes unseen, rather than queue
+	 * drops being blamed on transport). */
+	if (!m->loss_base_set || restarted) {
 		m->loss_base_set = true;
 		m->missing_base = stream_missing;
+		m->dropped_since_base = 0;
+		m->lost_at_base = m->transport_lost;
 	} else {
 		m->dropped_since_base += dropped_delta;
 		uint64_t seen = stream_missing - m->missing_base;
-		if (seen > m->dropped_since_base && seen - m->dropped_since_base > m->transport_lost)
-			m->transport_lost = seen - m->dropped_since_base;
+		uint64_t unexplained = seen > m->dropped_since_base ? seen - m->dropped_since_base : 0;
+		if (m->lost_at_base + unexplained > m->transport_lost)
+			m->transport_lost = m->lost_at_base + unexplained;
 	}
 	m->status = *st;
 	m->have_status = true;

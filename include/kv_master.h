@@ -60,6 +60,7 @@ typedef struct kv_master {
 	bool loss_base_set;
 	uint64_t missing_base;      /* stream missing count at the first good poll */
 	uint64_t dropped_since_base;
+	uint64_t lost_at_base;      /* transport_lost when the comparison restarted */
 	uint64_t transport_lost;    /* monotonic */
 } kv_master;
 

@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	kv_budget_init(&budget, 1000, 1000000);
 	kv_stream *st = calloc(n, sizeof(*st));
 	kv_source_snap *src = calloc(n, sizeof(*src));
-	char (*names)[16] = calloc(n, sizeof(*names));
+	char (*names)[24] = calloc(n, sizeof(*names));
 	for (size_t i = 0; i < n; i++) {
 		zmqcap *c = zmqcap_open(argv[i + 1]);
 		if (!c || kv_stream_init(&st[i], &budget, 1) != KV_OK) {

@@ -132,11 +132,16 @@ static void test_transport_loss(void **state)
 	assert_int_equal(m.transport_lost, 3);
 	kv_master_record(&m, 20, 0, KV_POLL_OK, 200, &s, 143);
 	assert_int_equal(m.transport_lost, 3);                  /* monotonic */
-	/* a master restart: its dropped counter starts again from 0 */
+	/* a master restart: its dropped counter starts again from 0, and the
+	 * drops it counted before restarting were never seen by a poll */
 	s = S(0, 0, 5);
-	kv_master_record(&m, 25, 0, KV_POLL_OK, 200, &s, 148);
+	kv_master_record(&m, 25, 0, KV_POLL_OK, 200, &s, 1148);
 	assert_int_equal(m.restarts, 1);
 	assert_int_equal(m.transport_lost, 3);
+	/* after the restart, the comparison continues from there */
+	s.dropped_events = 10;
+	kv_master_record(&m, 30, 0, KV_POLL_OK, 200, &s, 1155);
+	assert_int_equal(m.transport_lost, 3 + 2);
 }
 
 int main(void)

@@ -1,11 +1,46 @@
 #!/usr/bin/env bash
-# The demo: the exporter against the bundled simulator. The daemon and the
-# simulator are the subject of the daemon issue; until they land this says so.
+# The demo: builds, starts the bundled simulator (a Mooncake master's event
+# publisher and status endpoint) and the exporter on loopback, shows a few
+# live metric lines, and keeps both running until Ctrl-C.
+#   tools/demo.sh            (DEMO_SECONDS=N stops by itself after N seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
 tools/deps.sh
-if [ ! -f exporter/main.c ]; then
-  echo "demo: the exporter daemon and simulator are coming in the daemon issue;"
-  echo "      the core library and its tests are here: tools/test.sh"
-  exit 1
-fi
+[ -d build ] || meson setup build >/dev/null
+ninja -C build >/dev/null
+
+PUB=tcp://127.0.0.1:55557 STATUS=127.0.0.1:59003 WEB=127.0.0.1:19557
+logdir=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo; echo "demo stopped (logs were in $logdir)"
+}
+trap cleanup EXIT INT TERM
+
+build/mooncake-kv-exporter --zmq.endpoint "$PUB" --master.url "http://$STATUS" \
+  --master.poll-interval 1s --web.listen-address "$WEB" > "$logdir/exporter.log" 2>&1 &
+pids+=($!)
+# Four tenants, random stored/removed/upserts/clears at 2,000 events/s, with a
+# publisher restart and a queue-overflow burst along the way.
+build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --seed 42 --queue 2000 \
+  --phase steady:rate=2000,seconds=20 --phase burst:events=5000 --phase restart \
+  --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
+pids+=($!)
+
+for _ in $(seq 50); do curl -sf "http://$WEB/-/ready" >/dev/null && break; sleep 0.2; done
+sleep 2
+cat <<MSG
+
+  exporter   http://$WEB/metrics     (landing page: http://$WEB/)
+  simulator  events on $PUB, status on http://$STATUS/kv_events/status
+  logs       $logdir
+
+A few live lines:
+MSG
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(objects|messages_received_total|sequence_gaps_total|master_published_events_total|subscriber_connected)[{ ]' | head -12
+echo
+echo "Ctrl-C stops both."
+if [ -n "${DEMO_SECONDS:-}" ]; then sleep "$DEMO_SECONDS"; else wait; fi

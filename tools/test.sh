@@ -28,11 +28,12 @@ meson test -C build --print-errorlogs
 
 [ $quick -eq 1 ] && exit 0
 
-echo "== unit tests under ASan + UBSan"
+echo "== all tests under ASan + UBSan (the daemon and simulator too)"
 configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-asan --suite unit --print-errorlogs
+KVX_NO_VALGRIND=1 \
+  meson test -C build-asan --print-errorlogs --timeout-multiplier 3
 
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
 meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \

@@ -1,0 +1,176 @@
+"""Processes, ports and /metrics parsing for the integration tests.
+
+Every process started here is on loopback, bounded in time, and killed in
+teardown whatever happens."""
+import gzip
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_metrics(text):
+    """{(name, frozenset(labels.items())): value}, checking HELP/TYPE order."""
+    out, families = {}, set()
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name = line.split()[2]
+            assert name not in families, "family twice: " + name
+            families.add(name)
+            continue
+        if line.startswith("#") or not line:
+            continue
+        m = SAMPLE.match(line)
+        assert m, "bad sample line: " + line
+        labels = {k: v for k, v in LABEL.findall(m.group(3) or "")}
+        out[(m.group(1), frozenset(labels.items()))] = float(m.group(4))
+    return out
+
+
+class Metrics:
+    def __init__(self, text):
+        self.text = text
+        self.samples = parse_metrics(text)
+
+    def get(self, name, **labels):
+        key = (name, frozenset(labels.items()))
+        if key not in self.samples:
+            raise KeyError("%s%s not exported" % (name, labels))
+        return self.samples[key]
+
+    def find(self, name, **labels):
+        """Every sample of a name whose labels include these."""
+        want = set(labels.items())
+        return {k[1]: v for k, v in self.samples.items() if k[0] == name and want <= set(k[1])}
+
+
+def http_get(url, headers=None, timeout=5):
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+class Procs:
+    """Starts processes and guarantees they are gone at the end."""
+
+    def __init__(self):
+        self.procs = []
+        self.dir = tempfile.mkdtemp(prefix="kvx-it-")
+
+    def start(self, name, argv, **kw):
+        log = open(os.path.join(self.dir, name + ".log"), "wb")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **kw)
+        p.log_path = log.name
+        p.name = name
+        self.procs.append(p)
+        return p
+
+    def log(self, p):
+        with open(p.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=10):
+        if p.poll() is None:
+            p.send_signal(sig)
+        try:
+            return p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise AssertionError("%s did not stop within %ss" % (p.name, timeout))
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+class Exporter:
+    def __init__(self, procs, exe, sources, extra=(), wrapper=()):
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        argv = list(wrapper) + [exe, "--web.listen-address", "127.0.0.1:%d" % self.port,
+                                "--master.poll-interval", "200ms", "--log.level", "debug"]
+        for s in sources:
+            argv += ["--source", s]
+        argv += list(extra)
+        self.proc = procs.start("exporter-%d" % self.port, argv)
+        self.procs = procs
+        wait_for(lambda: self.healthy(), 20 if wrapper else 5, "exporter answers /-/healthy")
+
+    def healthy(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("exporter exited: " + self.procs.log(self.proc))
+        try:
+            return http_get(self.url + "/-/healthy", timeout=1)[0] == 200
+        except OSError:
+            return False
+
+    def metrics(self, gz=False):
+        status, headers, body = http_get(self.url + "/metrics",
+                                         {"Accept-Encoding": "gzip"} if gz else None)
+        assert status == 200, status
+        assert headers.get("Content-Type") == "text/plain; version=0.0.4; charset=utf-8", headers
+        if gz:
+            assert headers.get("Content-Encoding") == "gzip"
+            body = gzip.decompress(body)
+        return Metrics(body.decode("utf-8"))
+
+
+class Sim:
+    def __init__(self, procs, exe, phases, seed=1, extra=(), status=True, truth=True):
+        self.pub_port = free_port()
+        self.status_port = free_port() if status else None
+        self.zmq = "tcp://127.0.0.1:%d" % self.pub_port
+        self.status_url = "http://127.0.0.1:%d" % self.status_port if status else None
+        self.truth_path = os.path.join(procs.dir, "truth-%d.json" % self.pub_port) if truth else None
+        self.argv = [exe, "--pub", self.zmq, "--seed", str(seed)] + list(extra)
+        if status:
+            self.argv += ["--status", "127.0.0.1:%d" % self.status_port]
+        if truth:
+            self.argv += ["--truth", self.truth_path]
+        for ph in phases:
+            self.argv += ["--phase", ph]
+        self.procs = procs
+
+    def source(self, name):
+        s = "name=%s,zmq=%s" % (name, self.zmq)
+        return s + (",status=" + self.status_url if self.status_url else "")
+
+    def start(self):
+        self.proc = self.procs.start("sim-%d" % self.pub_port, self.argv)
+        return self
+
+    def wait(self, timeout=60):
+        rc = self.proc.wait(timeout)
+        assert rc == 0, "sim failed: " + self.procs.log(self.proc)
+        with open(self.truth_path) as f:
+            return json.load(f)
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting until " + what)

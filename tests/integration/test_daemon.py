@@ -1,0 +1,348 @@
+"""Integration tests: the real simulator and exporter on loopback.
+
+usage: test_daemon.py EXPORTER SIM [PROMTOOL] [-k NAME]
+Prints one line per test and closes with 'N passed, N failed'."""
+import gzip
+import http.server
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, wait_for
+
+EXPORTER, SIM = sys.argv[1], sys.argv[2]
+PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-k" else None
+ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
+
+REASONS = ["frame_count", "sequence_length", "msgpack_parse", "payload_shape", "event_shape",
+           "missing_field", "field_type", "unknown_event_type", "unknown_medium"]
+
+
+def settle(exp, truth, source):
+    """Waits until the exporter has every message and a poll after the end."""
+    def done():
+        m = exp.metrics()
+        if m.get("mooncake_kv_messages_received_total", source=source) < truth["messages"]:
+            return False
+        if "status" in truth and m.find("mooncake_kv_master_published_events_total", source=source):
+            st = truth["status"]
+            return (m.get("mooncake_kv_master_published_events_total", source=source) == st["published_events"]
+                    and m.get("mooncake_kv_master_published_batches_total", source=source) == st["published_batches"])
+        return True
+    wait_for(done, 10, "the exporter caught up with source " + source)
+    return exp.metrics()
+
+
+def check_truth(m, truth, source, with_master=True):
+    """Every tenant figure and every stream counter equals the ground truth."""
+    def eq(name, want, **labels):
+        got = m.get(name, **labels)
+        assert got == want, "%s%s = %s, want %s" % (name, labels, got, want)
+
+    for t in truth["tenants"]:
+        L = dict(source=source, backend_id=t["backend_id"], tenant_id=t["tenant_id"])
+        eq("mooncake_kv_objects", t["objects"], **L)
+        eq("mooncake_kv_objects_by_medium", t["cpu"], medium="cpu", **L)
+        eq("mooncake_kv_objects_by_medium", t["disk"], medium="disk", **L)
+        for p in ("cpu_only", "disk_only", "cpu_and_disk"):
+            eq("mooncake_kv_objects_by_placement", t[p], placement=p, **L)
+        for e in ("stored", "removed", "cleared"):
+            eq("mooncake_kv_events_received_total", t[e], event_type=e, **L)
+        eq("mooncake_kv_tenant_clears_total", t["cleared"], **L)
+        eq("mooncake_kv_stored_duplicates_total", t["stored_duplicates"], **L)
+        eq("mooncake_kv_removed_unknown_total", t["removed_unknown"], **L)
+        eq("mooncake_kv_state_stale", 1 if t["stale"] else 0, **L)
+    assert len(m.find("mooncake_kv_objects", source=source)) == len(truth["tenants"])
+
+    eq("mooncake_kv_messages_received_total", truth["messages"], source=source)
+    eq("mooncake_kv_sequence_gaps_total", truth["gaps"], source=source)
+    eq("mooncake_kv_sequence_missing_total", truth["missing"], source=source)
+    eq("mooncake_kv_publisher_resets_total", truth["restarts"], source=source)
+    eq("mooncake_kv_sequence_duplicates_total", 0, source=source)
+    eq("mooncake_kv_last_sequence", truth["last_seq"], source=source)
+    eq("mooncake_kv_transport_lost_events_total", 0, source=source)
+    for r in REASONS:
+        eq("mooncake_kv_decode_errors_total", truth["decode_errors"].get(r, 0), source=source, reason=r)
+    eq("mooncake_kv_batch_events_count", truth["messages"] - sum(truth["decode_errors"].values()), source=source)
+    if with_master:
+        st = truth["status"]
+        # (up, standby and connected are checked while the simulator runs:
+        # here it has exited)
+        eq("mooncake_kv_master_publisher_enabled", 1, source=source)
+        eq("mooncake_kv_master_published_batches_total", st["published_batches"], source=source)
+        eq("mooncake_kv_master_published_events_total", st["published_events"], source=source)
+        eq("mooncake_kv_master_dropped_events_total", st["dropped_events"], source=source)
+        eq("mooncake_kv_master_skipped_keyless_events_total", st["skipped_keyless_events"], source=source)
+        eq("mooncake_kv_master_restarts_total", truth["restarts"], source=source)
+        eq("mooncake_kv_transport_lost_messages_total", 0, source=source)
+
+
+def promtool_check(text):
+    if not PROMTOOL:
+        return
+    r = subprocess.run([PROMTOOL, "check", "metrics"], input=text.encode(), capture_output=True, timeout=30)
+    assert r.returncode == 0, "promtool: " + (r.stdout + r.stderr).decode()
+
+
+# A story with everything a master's stream can do: clears, queue drops
+# that leave a gap, a restart, malformed messages.  Sleeps let the exporter
+# poll the master between the phases whose counters it must see.
+STORY = ["sleep:seconds=0.5", "ops:count=3000", "clear:all", "ops:count=2000", "sleep:seconds=0.5",
+         "burst:events=2500", "sleep:seconds=0.6", "ops:count=1000", "sleep:seconds=0.6", "restart",
+         "sleep:seconds=0.6", "ops:count=1500", "garbage:count=12", "sleep:seconds=0.6"]
+
+
+def test_story_matches_ground_truth(procs):
+    sim = Sim(procs, SIM, STORY, seed=11, extra=["--queue", "1000", "--tenants", "5", "--keys", "700"])
+    exp = Exporter(procs, EXPORTER, [sim.source("m0")])
+    truth = sim.start().wait()
+    assert truth["gaps"] == 1 and truth["missing"] == 1500 and truth["restarts"] == 1
+    m = settle(exp, truth, "m0")
+    check_truth(m, truth, "m0")
+    promtool_check(m.text)
+    # the same figures compressed
+    mz = exp.metrics(gz=True)
+    # what moves between two scrapes on its own: the exporter's own figures
+    # and the polls of a master that has gone away with the simulator
+    volatile = ("mooncake_kv_exporter_", "process_", "mooncake_kv_master_last_poll",
+                "mooncake_kv_master_poll_duration", "mooncake_kv_master_poll_errors", "mooncake_kv_master_up")
+    strip = lambda s: {k: v for k, v in s.items() if not k[0].startswith(volatile)}
+    assert strip(mz.samples) == strip(m.samples)
+
+
+def test_three_sources(procs):
+    sims = [Sim(procs, SIM, ["sleep:seconds=0.4", "ops:count=%d" % (2000 + 500 * i), "clear:all",
+                             "ops:count=800", "sleep:seconds=0.5"], seed=100 + i,
+                extra=["--tenants", str(2 + i), "--backend", "master-%d" % i]) for i in range(3)]
+    exp = Exporter(procs, EXPORTER, [s.source("m%d" % i) for i, s in enumerate(sims)])
+    for s in sims:
+        s.start()
+    for i, s in enumerate(sims):
+        truth = s.wait()
+        check_truth(settle(exp, truth, "m%d" % i), truth, "m%d" % i)
+    m = exp.metrics()
+    assert m.get("mooncake_kv_tracked_tenants") == 2 + 3 + 4
+    promtool_check(m.text)
+
+
+def test_spec_switches_legacy_and_object_key_off(procs):
+    """legacy off decodes the same; object keys off leaves only cleared on the wire."""
+    a = Sim(procs, SIM, ["sleep:seconds=0.4", "ops:count=1500", "sleep:seconds=0.5"], seed=5,
+            extra=["--legacy", "off"])
+    b = Sim(procs, SIM, ["sleep:seconds=0.4", "ops:count=1500", "clear:all", "sleep:seconds=0.5"], seed=6,
+            extra=["--object-key", "off", "--status-names", "upstream"])
+    exp = Exporter(procs, EXPORTER, [a.source("a"), b.source("b")])
+    a.start(), b.start()
+    ta, tb = a.wait(), b.wait()
+    check_truth(settle(exp, ta, "a"), ta, "a")
+    assert tb["keyless_total"] > 1000 and tb["status"]["skipped_keyless_events"] == tb["keyless_total"]
+    m = settle(exp, tb, "b")
+    check_truth(m, tb, "b")
+    for t in tb["tenants"]:
+        assert t["stored"] == 0 and t["removed"] == 0 and t["cleared"] >= 1, t
+        assert t["objects"] == 0 and not t["stale"], t
+
+
+class Replies(http.server.BaseHTTPRequestHandler):
+    """A lying master: the reply depends on the path prefix the test picked."""
+    def do_GET(self):
+        kind = self.path.strip("/").split("/")[0]
+        bodies = {
+            "err500": (500, b"internal error"),
+            "garbage": (200, b"<html>not json"),
+            "wrongtypes": (200, b'{"enabled":"yes","published_batches":1,"published_events":1,'
+                                b'"dropped_events":0,"skipped_keyless_events":0}'),
+            "huge": (200, b"{" + b" " * (2 << 20) + b"}"),
+            "ok": (200, b'{"enabled":true,"published_batches":3,"published_events":9,'
+                        b'"dropped_events":0,"skipped_unparsed_keys":1}'),
+        }
+        code, body = bodies.get(kind, (404, b"no"))
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except OSError:
+            pass
+
+    def log_message(self, *a):
+        pass
+
+
+def test_master_down_slow_lying(procs):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Replies)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(16)  # accepts (in the kernel) and never answers
+    base = "http://127.0.0.1:%d" % srv.server_address[1]
+    dead = free_port()
+    cases = {
+        "down": ("http://127.0.0.1:%d" % dead, "connect"),
+        "slow": ("http://127.0.0.1:%d" % hang.getsockname()[1], "timeout"),
+        "e500": (base + "/err500", "http_status"),
+        "junk": (base + "/garbage", "parse"),
+        "types": (base + "/wrongtypes", "field"),
+        "huge": (base + "/huge", "body_too_large"),
+        "ok": (base + "/ok", None),
+    }
+    srcs = ["name=%s,zmq=tcp://127.0.0.1:%d,status=%s" % (n, free_port(), u) for n, (u, _) in cases.items()]
+    try:
+        exp = Exporter(procs, EXPORTER, srcs, extra=["--master.timeout", "150ms"])
+
+        def all_polled():
+            m = exp.metrics()
+            return all(sum(m.find("mooncake_kv_master_poll_errors_total", source=n).values()) >= 2
+                       for n, (_, r) in cases.items() if r)
+        wait_for(all_polled, 10, "every bad master was polled twice")
+        m = exp.metrics()
+        for n, (_, reason) in cases.items():
+            errs = m.find("mooncake_kv_master_poll_errors_total", source=n)
+            if reason is None:
+                assert m.get("mooncake_kv_master_up", source=n) == 1
+                assert m.get("mooncake_kv_master_skipped_keyless_events_total", source=n) == 1
+                assert sum(errs.values()) == 0
+                continue
+            assert m.get("mooncake_kv_master_up", source=n) == 0, n
+            for labels, v in errs.items():
+                r = dict(labels)["reason"]
+                assert (v >= 2) if r == reason else (v == 0), (n, r, v)
+        promtool_check(m.text)
+        # one warning per master going down, not one per failed poll
+        log = procs.log(exp.proc)
+        assert log.count('msg="master status poll failed"') == len(cases) - 1, log
+    finally:
+        srv.shutdown()
+        hang.close()
+
+
+def test_standby_master(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=300", "standby:seconds=1.5", "sleep:seconds=0.5"], seed=3)
+    exp = Exporter(procs, EXPORTER, [sim.source("s")])
+    sim.start()
+    wait_for(lambda: exp.metrics().get("mooncake_kv_master_standby", source="s") == 1, 5, "standby shows")
+    m = exp.metrics()
+    assert m.get("mooncake_kv_master_up", source="s") == 1
+    errors = m.find("mooncake_kv_master_poll_errors_total", source="s")
+    wait_for(lambda: exp.metrics().get("mooncake_kv_master_standby", source="s") == 0, 5, "standby ends")
+    # a standby is not an error: nothing was counted while it lasted
+    assert exp.metrics().find("mooncake_kv_master_poll_errors_total", source="s") == errors
+    assert m.get("mooncake_kv_master_poll_errors_total", source="s", reason="http_status") == 0
+    truth = sim.wait()
+    check_truth(settle(exp, truth, "s"), truth, "s")
+
+
+def test_malformed_storm(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "ops:count=500", "garbage:count=30000", "ops:count=500",
+                           "sleep:seconds=0.5"], seed=9, extra=["--tenants", "2"])
+    exp = Exporter(procs, EXPORTER, [sim.source("g")])
+    truth = sim.start().wait()
+    m = settle(exp, truth, "g")
+    check_truth(m, truth, "g")
+    assert m.get("mooncake_kv_decode_errors_total", source="g", reason="msgpack_parse") == 20000
+    log = procs.log(exp.proc)
+    assert log.count('msg="rejected input"') <= 10, "decode errors are logged rate-limited"
+
+
+def test_scrape_while_ingesting(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "steady:rate=40000,seconds=3", "sleep:seconds=0.5"], seed=21,
+              extra=["--tenants", "50", "--keys", "5000"])
+    exp = Exporter(procs, EXPORTER, [sim.source("w")])
+    sim.start()
+    results, stop = [], time.time() + 3.5
+
+    def scraper():
+        while time.time() < stop and len(results) < 2000:
+            code, _, body = http_get(exp.url + "/metrics", {"Accept-Encoding": "gzip"})
+            Metrics(gzip.decompress(body).decode())  # parses
+            results.append(code)
+    threads = [threading.Thread(target=scraper) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    truth = sim.wait()
+    assert len(results) > 20 and set(results) == {200}, (len(results), set(results))
+    check_truth(settle(exp, truth, "w"), truth, "w")
+
+
+def test_ready_follows_sources(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=100", "sleep:seconds=0.3"], seed=2)
+    exp = Exporter(procs, EXPORTER, [sim.source("r")])
+    assert http_get(exp.url + "/-/ready")[0] == 503
+    sim.start()
+    wait_for(lambda: http_get(exp.url + "/-/ready")[0] == 200, 5, "ready")
+    assert http_get(exp.url + "/")[0] == 200
+    assert http_get(exp.url + "/nope")[0] == 404
+    sim.wait()
+
+
+def test_flags(procs):
+    def run(*args):
+        return subprocess.run([EXPORTER] + list(args), capture_output=True, timeout=10, text=True)
+    for bad in (["--nope"], ["--zmq.endpoint"], [], ["--zmq.endpoint", "x"], ["--source", "zmq=tcp://a:1"],
+                ["--zmq.endpoint", "tcp://a:1", "--limits.max-objects", "-3"],
+                ["--zmq.endpoint", "tcp://a:1", "--log.level", "loud"],
+                ["--zmq.endpoint", "tcp://a:1", "--master.poll-interval", "5 s"],
+                ["--source", "name=a,zmq=tcp://a:1", "--source", "name=a,zmq=tcp://b:1"]):
+        r = run(*bad)
+        assert r.returncode == 2, (bad, r.returncode, r.stderr)
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("mooncake-kv-exporter: "), (bad, r.stderr)
+    r = run("--help")
+    assert r.returncode == 0 and "--web.listen-address" in r.stdout
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("mooncake-kv-exporter ")
+    # a port already taken exits non-zero with a reason, instead of running deaf
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        r = run("--zmq.endpoint", "tcp://127.0.0.1:1", "--web.listen-address", "127.0.0.1:%d" % s.getsockname()[1])
+        assert r.returncode == 2 and "cannot listen" in r.stderr, r.stderr
+
+
+def test_sigterm_clean_under_valgrind(procs):
+    if not os.path.exists("/usr/bin/valgrind") or os.environ.get("KVX_NO_VALGRIND"):
+        print("  (valgrind not wanted here, e.g. an ASan build: skipped)")
+        return
+    sim = Sim(procs, SIM, ["sleep:seconds=1.5", "ops:count=2000", "clear:all", "garbage:count=5", "sleep:seconds=0.5"],
+              seed=4)
+    exp = Exporter(procs, EXPORTER, [sim.source("v")], wrapper=[
+        "valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect"])
+    truth = sim.start().wait()
+    check_truth(settle(exp, truth, "v"), truth, "v")
+    exp.metrics(gz=True)
+    rc = procs.stop(exp.proc, signal.SIGTERM, timeout=30)
+    assert rc == 0, "exit %s: %s" % (rc, procs.log(exp.proc)[-3000:])
+
+
+def main():
+    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
+    if ONLY:
+        tests = [(n, f) for n, f in tests if ONLY in n]
+    passed = failed = 0
+    for name, fn in tests:
+        procs = Procs()
+        t0 = time.time()
+        try:
+            fn(procs)
+            passed += 1
+            print("ok   %-45s %.1fs" % (name, time.time() - t0), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %-45s %.1fs" % (name, time.time() - t0), flush=True)
+            traceback.print_exc()
+            for p in procs.procs:
+                print("--- log of %s (last 2000 bytes):\n%s" % (p.name, procs.log(p)[-2000:]))
+        finally:
+            procs.close()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,685 @@
+/* mooncake-kv-sim: a Mooncake master's KV event publisher, as the subscriber
+ * guide describes it, for demos and tests.
+ *
+ *   mooncake-kv-sim --pub tcp://127.0.0.1:5557 --status 127.0.0.1:9003 \
+ *       --phase steady:rate=2000                      (the demo: until Ctrl-C)
+ *   mooncake-kv-sim ... --phase ops:count=5000 --phase burst:events=3000 \
+ *       --phase restart --phase ops:count=100 --truth truth.json
+ *
+ * Phases run in order:
+ *   steady:rate=N[,seconds=S]  random operations at N events/s (S=0: forever)
+ *   ops:count=N                N random operations, sent as fast as allowed
+ *   burst:events=N             N stored events enqueued before the sender runs:
+ *                              whatever exceeds --queue is dropped oldest-first,
+ *                              each drop reserving one sequence number
+ *   clear:all                  RemoveAll on every tenant (cleared where it held objects)
+ *   restart                    new publisher process: sequence, event ids and
+ *                              counters back to their start, socket re-bound
+ *   standby:seconds=S          the status endpoint answers 503 for S seconds
+ *   garbage:count=N            N messages with a valid sequence and a bad payload
+ *   sleep:seconds=S
+ *   wait                       until SIGINT/SIGTERM
+ *
+ * The ground truth (--truth FILE, written at exit) holds what a subscriber
+ * that received every message must show, per tenant and per stream, and
+ * what the master holds (including what the queue dropped). */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <msgpack.h>
+#include <zmq.h>
+
+#define MAX_BATCH 64
+
+enum kind { STORED, REMOVED, CLEARED };
+
+struct event {
+	enum kind kind;
+	unsigned tenant;
+	unsigned key;
+	unsigned medium;  /* 1 cpu, 2 disk; 0 for cleared */
+};
+
+struct tenant_truth {
+	uint64_t events[3];
+	uint64_t dup, unknown;
+	bool exact;        /* a cleared was sent since the last break in the stream */
+	bool seen;         /* at least one event reached the wire */
+};
+
+struct opts {
+	const char *pub, *status_addr, *truth, *backend;
+	unsigned tenants, keys, queue_cap;
+	uint64_t seed;
+	bool legacy, object_key, upstream_status_names;
+	char **phases;
+	size_t n_phases;
+};
+
+static volatile sig_atomic_t stopping;
+
+static struct {
+	struct opts o;
+	void *zctx, *pub;
+	uint64_t rng;
+	/* publisher process state (reset by restart) */
+	uint64_t next_seq, next_event_id;
+	atomic_ullong published_batches, published_events, dropped_events, skipped_keyless;
+	atomic_bool standby;
+	/* the queue */
+	struct event *queue;
+	size_t q_head, q_len;
+	uint64_t reserved;  /* sequence numbers reserved by drops since the last send */
+	/* models: the master's (authoritative) and the wire's (what was sent) */
+	unsigned char *master, *wire;
+	struct tenant_truth *truth;
+	/* stream facts */
+	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
+	uint64_t garbage[2];  /* by garbage_reasons */
+	uint64_t dropped_total, keyless_total;
+} S;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("mooncake-kv-sim: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	if (s <= 0)
+		return;
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stopping)
+		;
+}
+
+static void tenant_name(unsigned t, char *buf, size_t n)
+{
+	if (t == 0)
+		snprintf(buf, n, "default");
+	else
+		snprintf(buf, n, "tenant-%u", t);
+}
+
+static int key_name(unsigned k, char *buf, size_t n)
+{
+	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
+	return snprintf(buf, n, "model-%c/layer%02u/%016llx", 'a' + (int)(k % 3), k % 80,
+	                (unsigned long long)h);
+}
+
+static unsigned char *cell(unsigned char *model, unsigned t, unsigned k)
+{
+	return &model[(size_t)t * S.o.keys + k];
+}
+
+/* --- the wire --- */
+
+static void pack_str(msgpack_packer *pk, const char *s)
+{
+	size_t n = strlen(s);
+	msgpack_pack_str(pk, n);
+	msgpack_pack_str_body(pk, s, n);
+}
+
+static void pack_event(msgpack_packer *pk, const struct event *e, uint64_t id, int64_t ts)
+{
+	static const char *const types[] = {"stored", "removed", "cleared"};
+	static const char *const legacy[] = {"BlockStored", "BlockRemoved", "AllBlocksCleared"};
+	char tenant[32], key[128];
+	tenant_name(e->tenant, tenant, sizeof(tenant));
+	bool per_object = e->kind != CLEARED;
+	size_t n = 11 + S.o.legacy;  /* the envelope */
+	if (per_object)
+		n += 1 + S.o.object_key + 2 + S.o.legacy + (e->kind == STORED ? 2 + S.o.legacy : 0);
+	msgpack_pack_map(pk, n);
+	pack_str(pk, "event_id"), msgpack_pack_uint64(pk, id);
+	pack_str(pk, "timestamp"), msgpack_pack_int64(pk, ts);
+	pack_str(pk, "event_type"), pack_str(pk, types[e->kind]);
+	if (S.o.legacy)
+		pack_str(pk, "type"), pack_str(pk, legacy[e->kind]);
+	pack_str(pk, "model_name"), msgpack_pack_nil(pk);
+	pack_str(pk, "block_size"), msgpack_pack_nil(pk);
+	pack_str(pk, "additional_salt"), msgpack_pack_nil(pk);
+	pack_str(pk, "lora_name"), msgpack_pack_nil(pk);
+	pack_str(pk, "tenant_id"), pack_str(pk, tenant);
+	pack_str(pk, "backend_id"), pack_str(pk, S.o.backend);
+	if (per_object)
+		pack_str(pk, "group_id"), msgpack_pack_nil(pk);
+	pack_str(pk, "medium");
+	if (per_object)
+		pack_str(pk, e->medium == 1 ? "cpu" : "disk");
+	else
+		msgpack_pack_nil(pk);
+	pack_str(pk, "dp_rank"), msgpack_pack_uint32(pk, 0);
+	if (!per_object)
+		return;
+	if (S.o.object_key) {
+		key_name(e->key, key, sizeof(key));
+		pack_str(pk, "object_key"), pack_str(pk, key);
+	}
+	pack_str(pk, "seq_hashes"), msgpack_pack_array(pk, 0);
+	if (S.o.legacy)
+		pack_str(pk, "block_hashes"), msgpack_pack_array(pk, 0);
+	pack_str(pk, "base_block_idx"), msgpack_pack_nil(pk);
+	if (e->kind == STORED) {
+		pack_str(pk, "parent_hash"), msgpack_pack_nil(pk);
+		pack_str(pk, "token_ids"), msgpack_pack_nil(pk);
+		if (S.o.legacy)
+			pack_str(pk, "parent_block_hash"), msgpack_pack_nil(pk);
+	}
+}
+
+static void send_frames(uint64_t seq, const void *payload, size_t len)
+{
+	unsigned char be[8];
+	for (int i = 7; i >= 0; i--, seq >>= 8)
+		be[i] = (unsigned char)seq;
+	zmq_send(S.pub, "", 0, ZMQ_SNDMORE);
+	zmq_send(S.pub, be, 8, ZMQ_SNDMORE);
+	zmq_send(S.pub, payload, len, 0);
+}
+
+/* What a subscriber that got this event makes of it. */
+static void wire_apply(const struct event *e)
+{
+	struct tenant_truth *t = &S.truth[e->tenant];
+	t->seen = true;
+	t->events[e->kind]++;
+	if (e->kind == CLEARED) {
+		memset(cell(S.wire, e->tenant, 0), 0, S.o.keys);
+		t->exact = true;
+		return;
+	}
+	unsigned char *c = cell(S.wire, e->tenant, e->key);
+	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~e->medium);
+	if (after == *c)
+		*(e->kind == STORED ? &t->dup : &t->unknown) += 1;
+	*c = (unsigned char)after;
+}
+
+/* Every tenant loses its exactness when the stream breaks. */
+static void stream_break(void)
+{
+	for (unsigned t = 0; t < S.o.tenants; t++)
+		S.truth[t].exact = false;
+}
+
+static void send_batch(void)
+{
+	size_t n = S.q_len < MAX_BATCH ? S.q_len : MAX_BATCH;
+	if (!n)
+		return;
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer pk;
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	int64_t ts = (int64_t)(now_s() * 1000);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_int64(&pk, ts);
+	msgpack_pack_array(&pk, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct event *e = &S.queue[(S.q_head + i) % S.o.queue_cap];
+		pack_event(&pk, e, S.next_event_id++, ts);
+		wire_apply(e);
+	}
+	msgpack_pack_uint32(&pk, 0);
+	if (S.reserved) {  /* the gap comes right before the surviving tail */
+		S.gaps++;
+		S.missing += S.reserved;
+		stream_break();
+		S.reserved = 0;
+	}
+	uint64_t seq = S.next_seq++;
+	send_frames(seq, sb.data, sb.size);
+	S.last_seq = seq;
+	S.messages++;
+	S.events_sent += n;
+	S.q_head = (S.q_head + n) % S.o.queue_cap;
+	S.q_len -= n;
+	atomic_fetch_add(&S.published_batches, 1);
+	atomic_fetch_add(&S.published_events, n);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void flush(void)
+{
+	while (S.q_len)
+		send_batch();
+}
+
+/* Enqueue, dropping the oldest event when the queue is full. */
+static void enqueue(const struct event *e)
+{
+	if (S.q_len == S.o.queue_cap) {
+		S.q_head = (S.q_head + 1) % S.o.queue_cap;
+		S.q_len--;
+		S.next_seq++;  /* reserved: the gap stays visible */
+		S.reserved++;
+		S.dropped_total++;
+		atomic_fetch_add(&S.dropped_events, 1);
+	}
+	S.queue[(S.q_head + S.q_len++) % S.o.queue_cap] = *e;
+}
+
+/* --- the master's operations --- */
+
+static void publish(enum kind k, unsigned t, unsigned key, unsigned medium)
+{
+	if (k != CLEARED && !S.o.object_key) {
+		/* the spec: without object keys no per-object event is published */
+		S.keyless_total++;
+		atomic_fetch_add(&S.skipped_keyless, 1);
+		return;
+	}
+	struct event e = {k, t, key, medium};
+	enqueue(&e);
+}
+
+static void op_stored(unsigned t, unsigned k, unsigned m)
+{
+	*cell(S.master, t, k) |= (unsigned char)m;
+	publish(STORED, t, k, m);
+}
+
+static void op_removed(unsigned t, unsigned k, unsigned m)
+{
+	*cell(S.master, t, k) &= (unsigned char)~m;
+	publish(REMOVED, t, k, m);
+}
+
+static void op_remove_all(unsigned t)
+{
+	bool had = false;
+	for (unsigned k = 0; k < S.o.keys; k++)
+		had |= *cell(S.master, t, k) != 0;
+	if (!had)
+		return;  /* not emitted for a tenant that held no objects */
+	memset(cell(S.master, t, 0), 0, S.o.keys);
+	publish(CLEARED, t, 0, 0);
+}
+
+/* One random operation; returns the events it generated at most (1 or 2). */
+static void random_op(void)
+{
+	unsigned t = (unsigned)(rnd() % S.o.tenants), k = (unsigned)(rnd() % S.o.keys);
+	unsigned m = 1 + (unsigned)(rnd() & 1);
+	unsigned r = (unsigned)(rnd() % 1000);
+	if (r < 560)
+		op_stored(t, k, m);
+	else if (r < 890)
+		op_removed(t, k, m);
+	else if (r < 998) {  /* upsert: removed for the old value, then stored */
+		op_removed(t, k, m);
+		op_stored(t, k, m);
+	} else
+		op_remove_all(t);
+}
+
+/* --- status endpoint --- */
+
+static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                      const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	(void)cls, (void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
+	char body[512];
+	unsigned code = MHD_HTTP_OK;
+	if (strcmp(url, "/kv_events/status") != 0) {
+		code = MHD_HTTP_NOT_FOUND;
+		snprintf(body, sizeof(body), "not found\n");
+	} else if (atomic_load(&S.standby)) {
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		snprintf(body, sizeof(body), "{\"error\":\"service plane not active\"}");
+	} else {
+		snprintf(body, sizeof(body),
+		         "{\"enabled\":true,\"published_batches\":%llu,\"published_events\":%llu,"
+		         "\"dropped_events\":%llu,\"%s\":%llu}",
+		         (unsigned long long)atomic_load(&S.published_batches),
+		         (unsigned long long)atomic_load(&S.published_events),
+		         (unsigned long long)atomic_load(&S.dropped_events),
+		         S.o.upstream_status_names ? "skipped_unparsed_keys" : "skipped_keyless_events",
+		         (unsigned long long)atomic_load(&S.skipped_keyless));
+	}
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	enum MHD_Result rc = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static struct MHD_Daemon *status_start(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	if (!colon)
+		die("--status must be HOST:PORT");
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	char host[64];
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
+		die("--status host must be an IPv4 address");
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, status_handler, NULL,
+	                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+	if (!d)
+		die("cannot listen on %s", addr);
+	return d;
+}
+
+/* --- the publisher socket --- */
+
+/* Binds and waits (up to 10 s) for a subscription, so that no message goes
+ * to a subscriber that has not joined yet ("slow joiner"). */
+static void pub_open(void)
+{
+	S.pub = zmq_socket(S.zctx, ZMQ_XPUB);
+	int zero = 0, hwm = 10000;
+	zmq_setsockopt(S.pub, ZMQ_LINGER, &zero, sizeof(zero));
+	zmq_setsockopt(S.pub, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	if (zmq_bind(S.pub, S.o.pub) != 0)
+		die("cannot bind %s: %s", S.o.pub, zmq_strerror(zmq_errno()));
+	zmq_pollitem_t it = {S.pub, 0, ZMQ_POLLIN, 0};
+	double until = now_s() + 10;
+	while (!stopping && now_s() < until) {
+		if (zmq_poll(&it, 1, 100) > 0) {
+			char sub[256];
+			if (zmq_recv(S.pub, sub, sizeof(sub), ZMQ_DONTWAIT) > 0 && sub[0] == 1)
+				return;
+		}
+	}
+	fprintf(stderr, "mooncake-kv-sim: no subscriber after 10 s, publishing anyway\n");
+}
+
+static void pub_close(void)
+{
+	zmq_close(S.pub);
+	S.pub = NULL;
+}
+
+/* --- phases --- */
+
+static double param(const char *spec, const char *name, double dflt)
+{
+	const char *p = strstr(spec, name);
+	size_t n = strlen(name);
+	while (p && !((p == spec || p[-1] == ':' || p[-1] == ',') && p[n] == '='))
+		p = strstr(p + 1, name);
+	return p ? strtod(p + n + 1, NULL) : dflt;
+}
+
+static void phase_steady(double rate, double seconds)
+{
+	double start = now_s(), tick = 0.01;
+	uint64_t done = 0;
+	while (!stopping && (seconds <= 0 || now_s() - start < seconds)) {
+		uint64_t due = (uint64_t)((now_s() - start) * rate);
+		while (done < due && !stopping) {
+			random_op();
+			done++;
+			if (S.q_len >= MAX_BATCH)
+				send_batch();
+		}
+		flush();
+		sleep_s(tick);
+	}
+}
+
+/* Payloads a subscriber must reject, with the reason it must give. */
+static const struct {
+	const char *bytes;
+	size_t len;
+	int reason;  /* index into garbage_reasons */
+} garbage[] = {
+	{"\xc1", 1, 0},
+	{"\x93\x01", 2, 0},
+	{"", 0, 0},
+	{"\x93\x01\xdd\xff\xff\xff\xff", 7, 0},
+	{"\x81\xa1x\x01", 4, 1},
+	{"\x93\x01\x80\x00", 4, 1},
+};
+static const char *const garbage_reasons[] = {"msgpack_parse", "payload_shape"};
+
+static void phase_garbage(uint64_t n)
+{
+	size_t kinds = sizeof(garbage) / sizeof(garbage[0]);
+	for (uint64_t i = 0; i < n && !stopping; i++) {
+		uint64_t seq = S.next_seq++;
+		send_frames(seq, garbage[i % kinds].bytes, garbage[i % kinds].len);
+		S.garbage[garbage[i % kinds].reason]++;
+		S.last_seq = seq;
+		S.messages++;
+		if (i % 1000 == 999)  /* stay under the send high-water mark */
+			sleep_s(0.005);
+	}
+}
+
+static void run_phase(const char *spec)
+{
+	if (!strncmp(spec, "steady", 6))
+		phase_steady(param(spec, "rate", 1000), param(spec, "seconds", 0));
+	else if (!strncmp(spec, "ops", 3)) {
+		uint64_t n = (uint64_t)param(spec, "count", 1000);
+		for (uint64_t i = 0; i < n && !stopping; i++) {
+			random_op();
+			if (S.q_len >= MAX_BATCH)
+				send_batch();
+		}
+		flush();
+	} else if (!strncmp(spec, "burst", 5)) {
+		uint64_t n = (uint64_t)param(spec, "events", 1000);
+		for (uint64_t i = 0; i < n; i++)
+			op_stored((unsigned)(rnd() % S.o.tenants), (unsigned)(rnd() % S.o.keys), 1 + (unsigned)(rnd() & 1));
+		flush();
+	} else if (!strncmp(spec, "clear", 5)) {
+		for (unsigned t = 0; t < S.o.tenants; t++)
+			op_remove_all(t);
+		flush();
+	} else if (!strcmp(spec, "restart")) {
+		flush();
+		/* as the upstream captures did: let the queue leave before the
+		 * socket goes, since LINGER=0 discards what is still queued */
+		sleep_s(0.3);
+		pub_close();
+		S.next_seq = S.next_event_id = 1;
+		atomic_store(&S.published_batches, 0);
+		atomic_store(&S.published_events, 0);
+		atomic_store(&S.dropped_events, 0);
+		atomic_store(&S.skipped_keyless, 0);
+		S.restarts++;
+		stream_break();
+		sleep_s(0.3);
+		pub_open();
+	} else if (!strncmp(spec, "standby", 7)) {
+		atomic_store(&S.standby, true);
+		sleep_s(param(spec, "seconds", 1));
+		atomic_store(&S.standby, false);
+	} else if (!strncmp(spec, "garbage", 7)) {
+		phase_garbage((uint64_t)param(spec, "count", 100));
+	} else if (!strncmp(spec, "sleep", 5)) {
+		sleep_s(param(spec, "seconds", 1));
+	} else if (!strcmp(spec, "wait")) {
+		while (!stopping)
+			sleep_s(0.1);
+	} else {
+		die("unknown phase \"%s\"", spec);
+	}
+}
+
+/* --- ground truth --- */
+
+static json_t *tenant_json(unsigned t, const unsigned char *model, const struct tenant_truth *tt)
+{
+	uint64_t place[3] = {0};
+	for (unsigned k = 0; k < S.o.keys; k++) {
+		unsigned m = model[(size_t)t * S.o.keys + k];
+		if (m)
+			place[m == 1 ? 0 : m == 2 ? 1 : 2]++;
+	}
+	char name[32];
+	tenant_name(t, name, sizeof(name));
+	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "backend_id", S.o.backend, "tenant_id", name,
+	                      "objects", (json_int_t)(place[0] + place[1] + place[2]), "cpu",
+	                      (json_int_t)(place[0] + place[2]), "disk", (json_int_t)(place[1] + place[2]),
+	                      "cpu_only", (json_int_t)place[0], "disk_only", (json_int_t)place[1], "cpu_and_disk",
+	                      (json_int_t)place[2]);
+	if (tt) {
+		json_object_set_new(j, "stored", json_integer((json_int_t)tt->events[STORED]));
+		json_object_set_new(j, "removed", json_integer((json_int_t)tt->events[REMOVED]));
+		json_object_set_new(j, "cleared", json_integer((json_int_t)tt->events[CLEARED]));
+		json_object_set_new(j, "stored_duplicates", json_integer((json_int_t)tt->dup));
+		json_object_set_new(j, "removed_unknown", json_integer((json_int_t)tt->unknown));
+		json_object_set_new(j, "stale", json_boolean(!tt->exact));
+	}
+	return j;
+}
+
+static void write_truth(const char *path)
+{
+	json_t *wire = json_array(), *master = json_array();
+	for (unsigned t = 0; t < S.o.tenants; t++) {
+		if (S.truth[t].seen)
+			json_array_append_new(wire, tenant_json(t, S.wire, &S.truth[t]));
+		json_array_append_new(master, tenant_json(t, S.master, NULL));
+	}
+	json_t *root = json_pack(
+	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}", "messages",
+	    (json_int_t)S.messages, "events_sent", (json_int_t)S.events_sent, "last_seq", (json_int_t)S.last_seq, "gaps",
+	    (json_int_t)S.gaps, "missing", (json_int_t)S.missing, "restarts", (json_int_t)S.restarts,
+	    "garbage_messages", (json_int_t)(S.garbage[0] + S.garbage[1]), "dropped_total", (json_int_t)S.dropped_total,
+	    "keyless_total", (json_int_t)S.keyless_total, "seed", (json_int_t)S.o.seed, "status", "enabled", 1,
+	    "published_batches", (json_int_t)atomic_load(&S.published_batches), "published_events",
+	    (json_int_t)atomic_load(&S.published_events), "dropped_events", (json_int_t)atomic_load(&S.dropped_events),
+	    "skipped_keyless_events", (json_int_t)atomic_load(&S.skipped_keyless), "tenants", wire, "master_tenants",
+	    master);
+	json_t *dec = json_object();
+	for (int r = 0; r < 2; r++)
+		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)S.garbage[r]));
+	json_object_set_new(root, "decode_errors", dec);
+	if (json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS) != 0)
+		fprintf(stderr, "mooncake-kv-sim: cannot write %s\n", path);
+	json_decref(root);
+}
+
+/* --- main --- */
+
+static const char usage[] =
+	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
+	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID\n"
+	"  --legacy on|off (on)  --object-key on|off (on)  --status-names spec|upstream (spec)\n"
+	"  --truth FILE   write the ground truth at exit\n"
+	"phases: steady:rate=N[,seconds=S] ops:count=N burst:events=N clear:all restart\n"
+	"        standby:seconds=S garbage:count=N sleep:seconds=S wait\n";
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static bool onoff(const char *v, const char *flag)
+{
+	if (!strcmp(v, "on"))
+		return true;
+	if (!strcmp(v, "off"))
+		return false;
+	die("%s takes on or off", flag);
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts *o = &S.o;
+	*o = (struct opts){.backend = "mooncake-master-1", .tenants = 4, .keys = 2000, .queue_cap = 65536,
+	                   .seed = 1, .legacy = true, .object_key = true};
+	o->phases = calloc((size_t)argc, sizeof(char *));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (i + 1 >= argc)
+			die("%s needs a value\n%s", a, usage);
+		const char *v = argv[++i];
+		if (!strcmp(a, "--pub")) o->pub = v;
+		else if (!strcmp(a, "--status")) o->status_addr = v;
+		else if (!strcmp(a, "--truth")) o->truth = v;
+		else if (!strcmp(a, "--backend")) o->backend = v;
+		else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--tenants")) o->tenants = (unsigned)atoi(v);
+		else if (!strcmp(a, "--keys")) o->keys = (unsigned)atoi(v);
+		else if (!strcmp(a, "--queue")) o->queue_cap = (unsigned)atoi(v);
+		else if (!strcmp(a, "--legacy")) o->legacy = onoff(v, a);
+		else if (!strcmp(a, "--object-key")) o->object_key = onoff(v, a);
+		else if (!strcmp(a, "--status-names")) o->upstream_status_names = !strcmp(v, "upstream");
+		else if (!strcmp(a, "--phase")) o->phases[o->n_phases++] = (char *)v;
+		else die("unknown flag %s\n%s", a, usage);
+	}
+	if (!o->pub)
+		die("--pub is required\n%s", usage);
+	if (o->tenants < 1 || o->tenants > 100000 || o->keys < 1 || o->keys > 10000000 || o->queue_cap < 1)
+		die("--tenants 1..100000, --keys 1..10000000, --queue >= 1");
+	if (!o->n_phases)
+		o->phases[o->n_phases++] = "wait";
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	S.rng = o->seed;
+	S.next_seq = S.next_event_id = 1;
+	S.queue = calloc(o->queue_cap, sizeof(*S.queue));
+	S.master = calloc((size_t)o->tenants * o->keys, 1);
+	S.wire = calloc((size_t)o->tenants * o->keys, 1);
+	S.truth = calloc(o->tenants, sizeof(*S.truth));
+	if (!S.queue || !S.master || !S.wire || !S.truth)
+		die("out of memory");
+	S.zctx = zmq_ctx_new();
+	struct MHD_Daemon *status = o->status_addr ? status_start(o->status_addr) : NULL;
+	pub_open();
+	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, status ? ", status on " : "",
+	        status ? o->status_addr : "");
+	for (size_t i = 0; i < o->n_phases && !stopping; i++)
+		run_phase(o->phases[i]);
+	flush();
+	/* let the last messages leave before the socket goes (LINGER is 0) */
+	sleep_s(0.2);
+	if (o->truth)
+		write_truth(o->truth);
+	pub_close();
+	if (status)
+		MHD_stop_daemon(status);
+	zmq_ctx_term(S.zctx);
+	free(S.queue);
+	free(S.master);
+	free(S.wire);
+	free(S.truth);
+	free(o->phases);
+	return 0;
+}
