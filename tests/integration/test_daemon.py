@@ -305,6 +305,22 @@ def test_flags(procs):
         assert r.returncode == 2 and "cannot listen" in r.stderr, r.stderr
 
 
+def test_json_logs(procs):
+    import json
+    p = procs.start("json", [EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:%d" % free_port(),
+                             "--master.url", "http://127.0.0.1:%d" % free_port(),
+                             "--web.listen-address", "127.0.0.1:0", "--log.format", "json"])
+    wait_for(lambda: '"msg":"listening"' in procs.log(p), 5, "it logs that it listens")
+    time.sleep(0.3)
+    assert procs.stop(p) == 0
+    lines = procs.log(p).splitlines()
+    assert len(lines) >= 4, lines
+    for line in lines:
+        rec = json.loads(line)
+        assert {"ts", "level", "msg"} <= rec.keys(), rec
+    assert any(json.loads(l).get("reason") == "connect" for l in lines)
+
+
 def test_sigterm_clean_under_valgrind(procs):
     if not os.path.exists("/usr/bin/valgrind") or os.environ.get("KVX_NO_VALGRIND"):
         print("  (valgrind not wanted here, e.g. an ASan build: skipped)")

@@ -67,7 +67,7 @@ struct opts {
 
 static volatile sig_atomic_t stopping;
 
-static struct {
+struct sim {
 	struct opts o;
 	void *zctx, *pub;
 	uint64_t rng;
@@ -86,7 +86,7 @@ static struct {
 	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
 	uint64_t garbage[2];  /* by garbage_reasons */
 	uint64_t dropped_total, keyless_total;
-} S;
+};
 
 static void die(const char *fmt, ...)
 {
@@ -99,9 +99,9 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static uint64_t rnd(void)
+static uint64_t rnd(struct sim *s)
 {
-	uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
@@ -138,9 +138,9 @@ static int key_name(unsigned k, char *buf, size_t n)
 	                (unsigned long long)h);
 }
 
-static unsigned char *cell(unsigned char *model, unsigned t, unsigned k)
+static unsigned char *cell(struct sim *s, unsigned char *model, unsigned t, unsigned k)
 {
-	return &model[(size_t)t * S.o.keys + k];
+	return &model[(size_t)t * s->o.keys + k];
 }
 
 /* --- the wire --- */
@@ -152,28 +152,28 @@ static void pack_str(msgpack_packer *pk, const char *s)
 	msgpack_pack_str_body(pk, s, n);
 }
 
-static void pack_event(msgpack_packer *pk, const struct event *e, uint64_t id, int64_t ts)
+static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e, uint64_t id, int64_t ts)
 {
 	static const char *const types[] = {"stored", "removed", "cleared"};
 	static const char *const legacy[] = {"BlockStored", "BlockRemoved", "AllBlocksCleared"};
 	char tenant[32], key[128];
 	tenant_name(e->tenant, tenant, sizeof(tenant));
 	bool per_object = e->kind != CLEARED;
-	size_t n = 11 + S.o.legacy;  /* the envelope */
+	size_t n = 11 + s->o.legacy;  /* the envelope */
 	if (per_object)
-		n += 1 + S.o.object_key + 2 + S.o.legacy + (e->kind == STORED ? 2 + S.o.legacy : 0);
+		n += 1 + s->o.object_key + 2 + s->o.legacy + (e->kind == STORED ? 2 + s->o.legacy : 0);
 	msgpack_pack_map(pk, n);
 	pack_str(pk, "event_id"), msgpack_pack_uint64(pk, id);
 	pack_str(pk, "timestamp"), msgpack_pack_int64(pk, ts);
 	pack_str(pk, "event_type"), pack_str(pk, types[e->kind]);
-	if (S.o.legacy)
+	if (s->o.legacy)
 		pack_str(pk, "type"), pack_str(pk, legacy[e->kind]);
 	pack_str(pk, "model_name"), msgpack_pack_nil(pk);
 	pack_str(pk, "block_size"), msgpack_pack_nil(pk);
 	pack_str(pk, "additional_salt"), msgpack_pack_nil(pk);
 	pack_str(pk, "lora_name"), msgpack_pack_nil(pk);
 	pack_str(pk, "tenant_id"), pack_str(pk, tenant);
-	pack_str(pk, "backend_id"), pack_str(pk, S.o.backend);
+	pack_str(pk, "backend_id"), pack_str(pk, s->o.backend);
 	if (per_object)
 		pack_str(pk, "group_id"), msgpack_pack_nil(pk);
 	pack_str(pk, "medium");
@@ -184,44 +184,44 @@ static void pack_event(msgpack_packer *pk, const struct event *e, uint64_t id, i
 	pack_str(pk, "dp_rank"), msgpack_pack_uint32(pk, 0);
 	if (!per_object)
 		return;
-	if (S.o.object_key) {
+	if (s->o.object_key) {
 		key_name(e->key, key, sizeof(key));
 		pack_str(pk, "object_key"), pack_str(pk, key);
 	}
 	pack_str(pk, "seq_hashes"), msgpack_pack_array(pk, 0);
-	if (S.o.legacy)
+	if (s->o.legacy)
 		pack_str(pk, "block_hashes"), msgpack_pack_array(pk, 0);
 	pack_str(pk, "base_block_idx"), msgpack_pack_nil(pk);
 	if (e->kind == STORED) {
 		pack_str(pk, "parent_hash"), msgpack_pack_nil(pk);
 		pack_str(pk, "token_ids"), msgpack_pack_nil(pk);
-		if (S.o.legacy)
+		if (s->o.legacy)
 			pack_str(pk, "parent_block_hash"), msgpack_pack_nil(pk);
 	}
 }
 
-static void send_frames(uint64_t seq, const void *payload, size_t len)
+static void send_frames(struct sim *s, uint64_t seq, const void *payload, size_t len)
 {
 	unsigned char be[8];
 	for (int i = 7; i >= 0; i--, seq >>= 8)
 		be[i] = (unsigned char)seq;
-	zmq_send(S.pub, "", 0, ZMQ_SNDMORE);
-	zmq_send(S.pub, be, 8, ZMQ_SNDMORE);
-	zmq_send(S.pub, payload, len, 0);
+	zmq_send(s->pub, "", 0, ZMQ_SNDMORE);
+	zmq_send(s->pub, be, 8, ZMQ_SNDMORE);
+	zmq_send(s->pub, payload, len, 0);
 }
 
 /* What a subscriber that got this event makes of it. */
-static void wire_apply(const struct event *e)
+static void wire_apply(struct sim *s, const struct event *e)
 {
-	struct tenant_truth *t = &S.truth[e->tenant];
+	struct tenant_truth *t = &s->truth[e->tenant];
 	t->seen = true;
 	t->events[e->kind]++;
 	if (e->kind == CLEARED) {
-		memset(cell(S.wire, e->tenant, 0), 0, S.o.keys);
+		memset(cell(s, s->wire, e->tenant, 0), 0, s->o.keys);
 		t->exact = true;
 		return;
 	}
-	unsigned char *c = cell(S.wire, e->tenant, e->key);
+	unsigned char *c = cell(s, s->wire, e->tenant, e->key);
 	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~e->medium);
 	if (after == *c)
 		*(e->kind == STORED ? &t->dup : &t->unknown) += 1;
@@ -229,15 +229,15 @@ static void wire_apply(const struct event *e)
 }
 
 /* Every tenant loses its exactness when the stream breaks. */
-static void stream_break(void)
+static void stream_break(struct sim *s)
 {
-	for (unsigned t = 0; t < S.o.tenants; t++)
-		S.truth[t].exact = false;
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		s->truth[t].exact = false;
 }
 
-static void send_batch(void)
+static void send_batch(struct sim *s)
 {
-	size_t n = S.q_len < MAX_BATCH ? S.q_len : MAX_BATCH;
+	size_t n = s->q_len < MAX_BATCH ? s->q_len : MAX_BATCH;
 	if (!n)
 		return;
 	msgpack_sbuffer sb;
@@ -249,101 +249,101 @@ static void send_batch(void)
 	msgpack_pack_int64(&pk, ts);
 	msgpack_pack_array(&pk, n);
 	for (size_t i = 0; i < n; i++) {
-		const struct event *e = &S.queue[(S.q_head + i) % S.o.queue_cap];
-		pack_event(&pk, e, S.next_event_id++, ts);
-		wire_apply(e);
+		const struct event *e = &s->queue[(s->q_head + i) % s->o.queue_cap];
+		pack_event(s, &pk, e, s->next_event_id++, ts);
+		wire_apply(s, e);
 	}
 	msgpack_pack_uint32(&pk, 0);
-	if (S.reserved) {  /* the gap comes right before the surviving tail */
-		S.gaps++;
-		S.missing += S.reserved;
-		stream_break();
-		S.reserved = 0;
+	if (s->reserved) {  /* the gap comes right before the surviving tail */
+		s->gaps++;
+		s->missing += s->reserved;
+		stream_break(s);
+		s->reserved = 0;
 	}
-	uint64_t seq = S.next_seq++;
-	send_frames(seq, sb.data, sb.size);
-	S.last_seq = seq;
-	S.messages++;
-	S.events_sent += n;
-	S.q_head = (S.q_head + n) % S.o.queue_cap;
-	S.q_len -= n;
-	atomic_fetch_add(&S.published_batches, 1);
-	atomic_fetch_add(&S.published_events, n);
+	uint64_t seq = s->next_seq++;
+	send_frames(s, seq, sb.data, sb.size);
+	s->last_seq = seq;
+	s->messages++;
+	s->events_sent += n;
+	s->q_head = (s->q_head + n) % s->o.queue_cap;
+	s->q_len -= n;
+	atomic_fetch_add(&s->published_batches, 1);
+	atomic_fetch_add(&s->published_events, n);
 	msgpack_sbuffer_destroy(&sb);
 }
 
-static void flush(void)
+static void flush(struct sim *s)
 {
-	while (S.q_len)
-		send_batch();
+	while (s->q_len)
+		send_batch(s);
 }
 
 /* Enqueue, dropping the oldest event when the queue is full. */
-static void enqueue(const struct event *e)
+static void enqueue(struct sim *s, const struct event *e)
 {
-	if (S.q_len == S.o.queue_cap) {
-		S.q_head = (S.q_head + 1) % S.o.queue_cap;
-		S.q_len--;
-		S.next_seq++;  /* reserved: the gap stays visible */
-		S.reserved++;
-		S.dropped_total++;
-		atomic_fetch_add(&S.dropped_events, 1);
+	if (s->q_len == s->o.queue_cap) {
+		s->q_head = (s->q_head + 1) % s->o.queue_cap;
+		s->q_len--;
+		s->next_seq++;  /* reserved: the gap stays visible */
+		s->reserved++;
+		s->dropped_total++;
+		atomic_fetch_add(&s->dropped_events, 1);
 	}
-	S.queue[(S.q_head + S.q_len++) % S.o.queue_cap] = *e;
+	s->queue[(s->q_head + s->q_len++) % s->o.queue_cap] = *e;
 }
 
 /* --- the master's operations --- */
 
-static void publish(enum kind k, unsigned t, unsigned key, unsigned medium)
+static void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsigned medium)
 {
-	if (k != CLEARED && !S.o.object_key) {
+	if (k != CLEARED && !s->o.object_key) {
 		/* the spec: without object keys no per-object event is published */
-		S.keyless_total++;
-		atomic_fetch_add(&S.skipped_keyless, 1);
+		s->keyless_total++;
+		atomic_fetch_add(&s->skipped_keyless, 1);
 		return;
 	}
 	struct event e = {k, t, key, medium};
-	enqueue(&e);
+	enqueue(s, &e);
 }
 
-static void op_stored(unsigned t, unsigned k, unsigned m)
+static void op_stored(struct sim *s, unsigned t, unsigned k, unsigned m)
 {
-	*cell(S.master, t, k) |= (unsigned char)m;
-	publish(STORED, t, k, m);
+	*cell(s, s->master, t, k) |= (unsigned char)m;
+	publish(s, STORED, t, k, m);
 }
 
-static void op_removed(unsigned t, unsigned k, unsigned m)
+static void op_removed(struct sim *s, unsigned t, unsigned k, unsigned m)
 {
-	*cell(S.master, t, k) &= (unsigned char)~m;
-	publish(REMOVED, t, k, m);
+	*cell(s, s->master, t, k) &= (unsigned char)~m;
+	publish(s, REMOVED, t, k, m);
 }
 
-static void op_remove_all(unsigned t)
+static void op_remove_all(struct sim *s, unsigned t)
 {
 	bool had = false;
-	for (unsigned k = 0; k < S.o.keys; k++)
-		had |= *cell(S.master, t, k) != 0;
+	for (unsigned k = 0; k < s->o.keys; k++)
+		had |= *cell(s, s->master, t, k) != 0;
 	if (!had)
 		return;  /* not emitted for a tenant that held no objects */
-	memset(cell(S.master, t, 0), 0, S.o.keys);
-	publish(CLEARED, t, 0, 0);
+	memset(cell(s, s->master, t, 0), 0, s->o.keys);
+	publish(s, CLEARED, t, 0, 0);
 }
 
 /* One random operation; returns the events it generated at most (1 or 2). */
-static void random_op(void)
+static void random_op(struct sim *s)
 {
-	unsigned t = (unsigned)(rnd() % S.o.tenants), k = (unsigned)(rnd() % S.o.keys);
-	unsigned m = 1 + (unsigned)(rnd() & 1);
-	unsigned r = (unsigned)(rnd() % 1000);
+	unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+	unsigned m = 1 + (unsigned)(rnd(s) & 1);
+	unsigned r = (unsigned)(rnd(s) % 1000);
 	if (r < 560)
-		op_stored(t, k, m);
+		op_stored(s, t, k, m);
 	else if (r < 890)
-		op_removed(t, k, m);
+		op_removed(s, t, k, m);
 	else if (r < 998) {  /* upsert: removed for the old value, then stored */
-		op_removed(t, k, m);
-		op_stored(t, k, m);
+		op_removed(s, t, k, m);
+		op_stored(s, t, k, m);
 	} else
-		op_remove_all(t);
+		op_remove_all(s, t);
 }
 
 /* --- status endpoint --- */
@@ -351,24 +351,25 @@ static void random_op(void)
 static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                       const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
-	(void)cls, (void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
+	(void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
+	struct sim *s = cls;
 	char body[512];
 	unsigned code = MHD_HTTP_OK;
 	if (strcmp(url, "/kv_events/status") != 0) {
 		code = MHD_HTTP_NOT_FOUND;
 		snprintf(body, sizeof(body), "not found\n");
-	} else if (atomic_load(&S.standby)) {
+	} else if (atomic_load(&s->standby)) {
 		code = MHD_HTTP_SERVICE_UNAVAILABLE;
 		snprintf(body, sizeof(body), "{\"error\":\"service plane not active\"}");
 	} else {
 		snprintf(body, sizeof(body),
 		         "{\"enabled\":true,\"published_batches\":%llu,\"published_events\":%llu,"
 		         "\"dropped_events\":%llu,\"%s\":%llu}",
-		         (unsigned long long)atomic_load(&S.published_batches),
-		         (unsigned long long)atomic_load(&S.published_events),
-		         (unsigned long long)atomic_load(&S.dropped_events),
-		         S.o.upstream_status_names ? "skipped_unparsed_keys" : "skipped_keyless_events",
-		         (unsigned long long)atomic_load(&S.skipped_keyless));
+		         (unsigned long long)atomic_load(&s->published_batches),
+		         (unsigned long long)atomic_load(&s->published_events),
+		         (unsigned long long)atomic_load(&s->dropped_events),
+		         s->o.upstream_status_names ? "skipped_unparsed_keys" : "skipped_keyless_events",
+		         (unsigned long long)atomic_load(&s->skipped_keyless));
 	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(r, "Content-Type", "application/json");
@@ -377,7 +378,7 @@ static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const
 	return rc;
 }
 
-static struct MHD_Daemon *status_start(const char *addr)
+static struct MHD_Daemon *status_start(struct sim *s, const char *addr)
 {
 	const char *colon = strrchr(addr, ':');
 	if (!colon)
@@ -387,7 +388,7 @@ static struct MHD_Daemon *status_start(const char *addr)
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
 	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
 		die("--status host must be an IPv4 address");
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, status_handler, NULL,
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, status_handler, s,
 	                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
 	if (!d)
 		die("cannot listen on %s", addr);
@@ -398,30 +399,30 @@ static struct MHD_Daemon *status_start(const char *addr)
 
 /* Binds and waits (up to 10 s) for a subscription, so that no message goes
  * to a subscriber that has not joined yet ("slow joiner"). */
-static void pub_open(void)
+static void pub_open(struct sim *s)
 {
-	S.pub = zmq_socket(S.zctx, ZMQ_XPUB);
+	s->pub = zmq_socket(s->zctx, ZMQ_XPUB);
 	int zero = 0, hwm = 10000;
-	zmq_setsockopt(S.pub, ZMQ_LINGER, &zero, sizeof(zero));
-	zmq_setsockopt(S.pub, ZMQ_SNDHWM, &hwm, sizeof(hwm));
-	if (zmq_bind(S.pub, S.o.pub) != 0)
-		die("cannot bind %s: %s", S.o.pub, zmq_strerror(zmq_errno()));
-	zmq_pollitem_t it = {S.pub, 0, ZMQ_POLLIN, 0};
+	zmq_setsockopt(s->pub, ZMQ_LINGER, &zero, sizeof(zero));
+	zmq_setsockopt(s->pub, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	if (zmq_bind(s->pub, s->o.pub) != 0)
+		die("cannot bind %s: %s", s->o.pub, zmq_strerror(zmq_errno()));
+	zmq_pollitem_t it = {s->pub, 0, ZMQ_POLLIN, 0};
 	double until = now_s() + 10;
 	while (!stopping && now_s() < until) {
 		if (zmq_poll(&it, 1, 100) > 0) {
 			char sub[256];
-			if (zmq_recv(S.pub, sub, sizeof(sub), ZMQ_DONTWAIT) > 0 && sub[0] == 1)
+			if (zmq_recv(s->pub, sub, sizeof(sub), ZMQ_DONTWAIT) > 0 && sub[0] == 1)
 				return;
 		}
 	}
 	fprintf(stderr, "mooncake-kv-sim: no subscriber after 10 s, publishing anyway\n");
 }
 
-static void pub_close(void)
+static void pub_close(struct sim *s)
 {
-	zmq_close(S.pub);
-	S.pub = NULL;
+	zmq_close(s->pub);
+	s->pub = NULL;
 }
 
 /* --- phases --- */
@@ -435,19 +436,19 @@ static double param(const char *spec, const char *name, double dflt)
 	return p ? strtod(p + n + 1, NULL) : dflt;
 }
 
-static void phase_steady(double rate, double seconds)
+static void phase_steady(struct sim *s, double rate, double seconds)
 {
 	double start = now_s(), tick = 0.01;
 	uint64_t done = 0;
 	while (!stopping && (seconds <= 0 || now_s() - start < seconds)) {
 		uint64_t due = (uint64_t)((now_s() - start) * rate);
 		while (done < due && !stopping) {
-			random_op();
+			random_op(s);
 			done++;
-			if (S.q_len >= MAX_BATCH)
-				send_batch();
+			if (s->q_len >= MAX_BATCH)
+				send_batch(s);
 		}
-		flush();
+		flush(s);
 		sleep_s(tick);
 	}
 }
@@ -467,62 +468,62 @@ static const struct {
 };
 static const char *const garbage_reasons[] = {"msgpack_parse", "payload_shape"};
 
-static void phase_garbage(uint64_t n)
+static void phase_garbage(struct sim *s, uint64_t n)
 {
 	size_t kinds = sizeof(garbage) / sizeof(garbage[0]);
 	for (uint64_t i = 0; i < n && !stopping; i++) {
-		uint64_t seq = S.next_seq++;
-		send_frames(seq, garbage[i % kinds].bytes, garbage[i % kinds].len);
-		S.garbage[garbage[i % kinds].reason]++;
-		S.last_seq = seq;
-		S.messages++;
+		uint64_t seq = s->next_seq++;
+		send_frames(s, seq, garbage[i % kinds].bytes, garbage[i % kinds].len);
+		s->garbage[garbage[i % kinds].reason]++;
+		s->last_seq = seq;
+		s->messages++;
 		if (i % 1000 == 999)  /* stay under the send high-water mark */
 			sleep_s(0.005);
 	}
 }
 
-static void run_phase(const char *spec)
+static void run_phase(struct sim *s, const char *spec)
 {
 	if (!strncmp(spec, "steady", 6))
-		phase_steady(param(spec, "rate", 1000), param(spec, "seconds", 0));
+		phase_steady(s, param(spec, "rate", 1000), param(spec, "seconds", 0));
 	else if (!strncmp(spec, "ops", 3)) {
 		uint64_t n = (uint64_t)param(spec, "count", 1000);
 		for (uint64_t i = 0; i < n && !stopping; i++) {
-			random_op();
-			if (S.q_len >= MAX_BATCH)
-				send_batch();
+			random_op(s);
+			if (s->q_len >= MAX_BATCH)
+				send_batch(s);
 		}
-		flush();
+		flush(s);
 	} else if (!strncmp(spec, "burst", 5)) {
 		uint64_t n = (uint64_t)param(spec, "events", 1000);
 		for (uint64_t i = 0; i < n; i++)
-			op_stored((unsigned)(rnd() % S.o.tenants), (unsigned)(rnd() % S.o.keys), 1 + (unsigned)(rnd() & 1));
-		flush();
+			op_stored(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys), 1 + (unsigned)(rnd(s) & 1));
+		flush(s);
 	} else if (!strncmp(spec, "clear", 5)) {
-		for (unsigned t = 0; t < S.o.tenants; t++)
-			op_remove_all(t);
-		flush();
+		for (unsigned t = 0; t < s->o.tenants; t++)
+			op_remove_all(s, t);
+		flush(s);
 	} else if (!strcmp(spec, "restart")) {
-		flush();
+		flush(s);
 		/* as the upstream captures did: let the queue leave before the
 		 * socket goes, since LINGER=0 discards what is still queued */
 		sleep_s(0.3);
-		pub_close();
-		S.next_seq = S.next_event_id = 1;
-		atomic_store(&S.published_batches, 0);
-		atomic_store(&S.published_events, 0);
-		atomic_store(&S.dropped_events, 0);
-		atomic_store(&S.skipped_keyless, 0);
-		S.restarts++;
-		stream_break();
+		pub_close(s);
+		s->next_seq = s->next_event_id = 1;
+		atomic_store(&s->published_batches, 0);
+		atomic_store(&s->published_events, 0);
+		atomic_store(&s->dropped_events, 0);
+		atomic_store(&s->skipped_keyless, 0);
+		s->restarts++;
+		stream_break(s);
 		sleep_s(0.3);
-		pub_open();
+		pub_open(s);
 	} else if (!strncmp(spec, "standby", 7)) {
-		atomic_store(&S.standby, true);
+		atomic_store(&s->standby, true);
 		sleep_s(param(spec, "seconds", 1));
-		atomic_store(&S.standby, false);
+		atomic_store(&s->standby, false);
 	} else if (!strncmp(spec, "garbage", 7)) {
-		phase_garbage((uint64_t)param(spec, "count", 100));
+		phase_garbage(s, (uint64_t)param(spec, "count", 100));
 	} else if (!strncmp(spec, "sleep", 5)) {
 		sleep_s(param(spec, "seconds", 1));
 	} else if (!strcmp(spec, "wait")) {
@@ -535,17 +536,17 @@ static void run_phase(const char *spec)
 
 /* --- ground truth --- */
 
-static json_t *tenant_json(unsigned t, const unsigned char *model, const struct tenant_truth *tt)
+static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model, const struct tenant_truth *tt)
 {
 	uint64_t place[3] = {0};
-	for (unsigned k = 0; k < S.o.keys; k++) {
-		unsigned m = model[(size_t)t * S.o.keys + k];
+	for (unsigned k = 0; k < s->o.keys; k++) {
+		unsigned m = model[(size_t)t * s->o.keys + k];
 		if (m)
 			place[m == 1 ? 0 : m == 2 ? 1 : 2]++;
 	}
 	char name[32];
 	tenant_name(t, name, sizeof(name));
-	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "backend_id", S.o.backend, "tenant_id", name,
+	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "backend_id", s->o.backend, "tenant_id", name,
 	                      "objects", (json_int_t)(place[0] + place[1] + place[2]), "cpu",
 	                      (json_int_t)(place[0] + place[2]), "disk", (json_int_t)(place[1] + place[2]),
 	                      "cpu_only", (json_int_t)place[0], "disk_only", (json_int_t)place[1], "cpu_and_disk",
@@ -561,27 +562,27 @@ static json_t *tenant_json(unsigned t, const unsigned char *model, const struct 
 	return j;
 }
 
-static void write_truth(const char *path)
+static void write_truth(struct sim *s, const char *path)
 {
 	json_t *wire = json_array(), *master = json_array();
-	for (unsigned t = 0; t < S.o.tenants; t++) {
-		if (S.truth[t].seen)
-			json_array_append_new(wire, tenant_json(t, S.wire, &S.truth[t]));
-		json_array_append_new(master, tenant_json(t, S.master, NULL));
+	for (unsigned t = 0; t < s->o.tenants; t++) {
+		if (s->truth[t].seen)
+			json_array_append_new(wire, tenant_json(s, t, s->wire, &s->truth[t]));
+		json_array_append_new(master, tenant_json(s, t, s->master, NULL));
 	}
 	json_t *root = json_pack(
 	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}", "messages",
-	    (json_int_t)S.messages, "events_sent", (json_int_t)S.events_sent, "last_seq", (json_int_t)S.last_seq, "gaps",
-	    (json_int_t)S.gaps, "missing", (json_int_t)S.missing, "restarts", (json_int_t)S.restarts,
-	    "garbage_messages", (json_int_t)(S.garbage[0] + S.garbage[1]), "dropped_total", (json_int_t)S.dropped_total,
-	    "keyless_total", (json_int_t)S.keyless_total, "seed", (json_int_t)S.o.seed, "status", "enabled", 1,
-	    "published_batches", (json_int_t)atomic_load(&S.published_batches), "published_events",
-	    (json_int_t)atomic_load(&S.published_events), "dropped_events", (json_int_t)atomic_load(&S.dropped_events),
-	    "skipped_keyless_events", (json_int_t)atomic_load(&S.skipped_keyless), "tenants", wire, "master_tenants",
+	    (json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent, "last_seq", (json_int_t)s->last_seq, "gaps",
+	    (json_int_t)s->gaps, "missing", (json_int_t)s->missing, "restarts", (json_int_t)s->restarts,
+	    "garbage_messages", (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total", (json_int_t)s->dropped_total,
+	    "keyless_total", (json_int_t)s->keyless_total, "seed", (json_int_t)s->o.seed, "status", "enabled", 1,
+	    "published_batches", (json_int_t)atomic_load(&s->published_batches), "published_events",
+	    (json_int_t)atomic_load(&s->published_events), "dropped_events", (json_int_t)atomic_load(&s->dropped_events),
+	    "skipped_keyless_events", (json_int_t)atomic_load(&s->skipped_keyless), "tenants", wire, "master_tenants",
 	    master);
 	json_t *dec = json_object();
 	for (int r = 0; r < 2; r++)
-		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)S.garbage[r]));
+		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)s->garbage[r]));
 	json_object_set_new(root, "decode_errors", dec);
 	if (json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS) != 0)
 		fprintf(stderr, "mooncake-kv-sim: cannot write %s\n", path);
@@ -616,7 +617,9 @@ static bool onoff(const char *v, const char *flag)
 
 int main(int argc, char **argv)
 {
-	struct opts *o = &S.o;
+	struct sim sim = {0};
+	struct sim *s = &sim;
+	struct opts *o = &s->o;
 	*o = (struct opts){.backend = "mooncake-master-1", .tenants = 4, .keys = 2000, .queue_cap = 65536,
 	                   .seed = 1, .legacy = true, .object_key = true};
 	o->phases = calloc((size_t)argc, sizeof(char *));
@@ -652,34 +655,34 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	S.rng = o->seed;
-	S.next_seq = S.next_event_id = 1;
-	S.queue = calloc(o->queue_cap, sizeof(*S.queue));
-	S.master = calloc((size_t)o->tenants * o->keys, 1);
-	S.wire = calloc((size_t)o->tenants * o->keys, 1);
-	S.truth = calloc(o->tenants, sizeof(*S.truth));
-	if (!S.queue || !S.master || !S.wire || !S.truth)
+	s->rng = o->seed;
+	s->next_seq = s->next_event_id = 1;
+	s->queue = calloc(o->queue_cap, sizeof(*s->queue));
+	s->master = calloc((size_t)o->tenants * o->keys, 1);
+	s->wire = calloc((size_t)o->tenants * o->keys, 1);
+	s->truth = calloc(o->tenants, sizeof(*s->truth));
+	if (!s->queue || !s->master || !s->wire || !s->truth)
 		die("out of memory");
-	S.zctx = zmq_ctx_new();
-	struct MHD_Daemon *status = o->status_addr ? status_start(o->status_addr) : NULL;
-	pub_open();
+	s->zctx = zmq_ctx_new();
+	struct MHD_Daemon *status = o->status_addr ? status_start(s, o->status_addr) : NULL;
+	pub_open(s);
 	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, status ? ", status on " : "",
 	        status ? o->status_addr : "");
 	for (size_t i = 0; i < o->n_phases && !stopping; i++)
-		run_phase(o->phases[i]);
-	flush();
+		run_phase(s, o->phases[i]);
+	flush(s);
 	/* let the last messages leave before the socket goes (LINGER is 0) */
 	sleep_s(0.2);
 	if (o->truth)
-		write_truth(o->truth);
-	pub_close();
+		write_truth(s, o->truth);
+	pub_close(s);
 	if (status)
 		MHD_stop_daemon(status);
-	zmq_ctx_term(S.zctx);
-	free(S.queue);
-	free(S.master);
-	free(S.wire);
-	free(S.truth);
+	zmq_ctx_term(s->zctx);
+	free(s->queue);
+	free(s->master);
+	free(s->wire);
+	free(s->truth);
 	free(o->phases);
 	return 0;
 }
