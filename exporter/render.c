@@ -279,94 +279,89 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 
 /* --- master --- */
 
-static bool any_master(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].has_master)
-			return true;
-	return false;
-}
-
 #define MST(f) offsetof(kv_master, f)
 
-/* Mirrors of the master's own counters, present once a valid body came. */
-static const struct src_u64 master_status_u64[] = {
+enum value_kind { V_U64, V_DOUBLE, V_BOOL };
+enum present { ALWAYS, ONCE_POLLED, ONCE_VALID };  /* for sources with a status URL */
+
+static const struct master_metric {
+	const char *name, *type, *help;
+	size_t off;
+	enum value_kind kind;
+	enum present when;
+} master_metrics[] = {
+	{"mooncake_kv_master_up", "gauge",
+	 "1 when the last status poll got an answer (a valid body, or 503 from a standby).", MST(up), V_BOOL, ALWAYS},
+	{"mooncake_kv_master_standby", "gauge",
+	 "1 when the master answered 503: a standby whose service plane is not active.", MST(standby), V_BOOL, ALWAYS},
+	{"mooncake_kv_master_publisher_enabled", "gauge",
+	 "The master's `enabled` in its last valid answer: 1 while a KV event publisher is live.",
+	 MST(status.enabled), V_BOOL, ALWAYS},
 	{"mooncake_kv_master_published_batches_total", "counter",
-	 "published_batches reported by the master: ZMQ messages sent.", MST(status.published_batches)},
+	 "published_batches reported by the master: ZMQ messages sent.", MST(status.published_batches), V_U64,
+	 ONCE_VALID},
 	{"mooncake_kv_master_published_events_total", "counter",
-	 "published_events reported by the master: events inside those messages.", MST(status.published_events)},
+	 "published_events reported by the master: events inside those messages.", MST(status.published_events),
+	 V_U64, ONCE_VALID},
 	{"mooncake_kv_master_dropped_events_total", "counter",
 	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).",
-	 MST(status.dropped_events)},
+	 MST(status.dropped_events), V_U64, ONCE_VALID},
 	{"mooncake_kv_master_skipped_keyless_events_total", "counter",
 	 "skipped_keyless_events (upstream: skipped_unparsed_keys) reported by the master.",
-	 MST(status.skipped_keyless_events)},
-};
-
-static const struct src_u64 master_u64[] = {
-	{"mooncake_kv_master_restarts_total", "counter",
-	 "Master restarts seen as its status counters moving backwards.", MST(restarts)},
+	 MST(status.skipped_keyless_events), V_U64, ONCE_VALID},
+	{"mooncake_kv_master_restarts_total", "counter", "Master restarts seen as its status counters moving backwards.",
+	 MST(restarts), V_U64, ALWAYS},
 	{"mooncake_kv_transport_lost_messages_total", "counter",
 	 "Missing sequence numbers not explained by the master's dropped_events over the same time: "
 	 "messages lost in transport (PUB high-water mark, slow subscriber), each up to 64 events.",
-	 MST(transport_lost)},
+	 MST(transport_lost), V_U64, ALWAYS},
+	{"mooncake_kv_master_poll_duration_seconds", "gauge", "Duration of the last status poll.",
+	 MST(last_poll_duration), V_DOUBLE, ONCE_POLLED},
+	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge", "When the last status poll finished, in unix seconds.",
+	 MST(last_poll_time), V_DOUBLE, ONCE_POLLED},
+	{"mooncake_kv_master_drop_ratio", "gauge", "dropped / (published + dropped) events over the last 60 s of polls.",
+	 MST(drop_ratio), V_DOUBLE, ONCE_POLLED},
 };
 
-static void master_sample_double(B *b, const char *name, const kv_source_snap *s, double v)
+static void master_value(B *b, const kv_master *m, const struct master_metric *mm)
 {
-	open_sample(b, name);
-	source_label(b, s);
-	close_double(b, v);
+	const char *p = (const char *)m + mm->off;
+	double d;
+	bool v;
+	switch (mm->kind) {
+	case V_U64:
+		close_u64(b, NULL, NULL, field_u64(m, mm->off));
+		break;
+	case V_DOUBLE:
+		memcpy(&d, p, sizeof(d));
+		close_double(b, d);
+		break;
+	case V_BOOL:
+		memcpy(&v, p, sizeof(v));
+		close_u64(b, NULL, NULL, v);
+		break;
+	}
 }
 
 static void render_master(B *b, const kv_exporter_snap *x)
 {
-	if (!any_master(x))
+	bool any = false;
+	for (size_t i = 0; i < x->n_sources; i++)
+		any |= x->sources[i].has_master;
+	if (!any)
 		return;
-	static const struct {
-		const char *name, *help;
-		int what;
-	} flags[] = {
-		{"mooncake_kv_master_up", "1 when the last status poll got an answer (a valid body, or 503 from a standby).", 0},
-		{"mooncake_kv_master_standby", "1 when the master answered 503: a standby whose service plane is not active.", 1},
-		{"mooncake_kv_master_publisher_enabled", "The master's `enabled`: 1 while a KV event publisher is live.", 2},
-	};
-	for (size_t f = 0; f < 3; f++) {
-		header(b, flags[f].name, "gauge", flags[f].help);
+	for (size_t f = 0; f < sizeof(master_metrics) / sizeof(master_metrics[0]); f++) {
+		const struct master_metric *mm = &master_metrics[f];
+		header(b, mm->name, mm->type, mm->help);
 		for (size_t i = 0; i < x->n_sources; i++) {
 			const kv_source_snap *s = &x->sources[i];
-			if (!s->has_master)
-				continue;
 			const kv_master *m = &s->master;
-			bool v = flags[f].what == 0 ? m->up : flags[f].what == 1 ? m->standby
-			                                                           : m->have_status && m->status.enabled;
-			open_sample(b, flags[f].name);
-			source_label(b, s);
-			close_u64(b, NULL, NULL, v);
-		}
-	}
-	for (size_t f = 0; f < sizeof(master_status_u64) / sizeof(master_status_u64[0]); f++) {
-		const struct src_u64 *m = &master_status_u64[f];
-		header(b, m->name, m->type, m->help);
-		for (size_t i = 0; i < x->n_sources; i++) {
-			const kv_source_snap *s = &x->sources[i];
-			if (!s->has_master || !s->master.have_status)
+			if (!s->has_master || (mm->when == ONCE_POLLED && !m->polled) ||
+			    (mm->when == ONCE_VALID && !m->have_status))
 				continue;
-			open_sample(b, m->name);
+			open_sample(b, mm->name);
 			source_label(b, s);
-			close_u64(b, NULL, NULL, field_u64(&s->master, m->off));
-		}
-	}
-	for (size_t f = 0; f < sizeof(master_u64) / sizeof(master_u64[0]); f++) {
-		const struct src_u64 *m = &master_u64[f];
-		header(b, m->name, m->type, m->help);
-		for (size_t i = 0; i < x->n_sources; i++) {
-			const kv_source_snap *s = &x->sources[i];
-			if (!s->has_master)
-				continue;
-			open_sample(b, m->name);
-			source_label(b, s);
-			close_u64(b, NULL, NULL, field_u64(&s->master, m->off));
+			master_value(b, m, mm);
 		}
 	}
 	header(b, "mooncake_kv_master_poll_errors_total", "counter", "Failed status polls, by reason.");
@@ -378,27 +373,6 @@ static void render_master(B *b, const kv_exporter_snap *x)
 			open_sample(b, "mooncake_kv_master_poll_errors_total");
 			source_label(b, s);
 			close_u64(b, "reason", kv_poll_error_name(r), s->master.poll_errors[r]);
-		}
-	}
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} gauges[] = {
-		{"mooncake_kv_master_poll_duration_seconds", "Duration of the last status poll.", MST(last_poll_duration)},
-		{"mooncake_kv_master_last_poll_timestamp_seconds", "When the last status poll finished, in unix seconds.",
-		 MST(last_poll_time)},
-		{"mooncake_kv_master_drop_ratio", "dropped / (published + dropped) events over the last 60 s of polls.",
-		 MST(drop_ratio)},
-	};
-	for (size_t f = 0; f < 3; f++) {
-		header(b, gauges[f].name, "gauge", gauges[f].help);
-		for (size_t i = 0; i < x->n_sources; i++) {
-			const kv_source_snap *s = &x->sources[i];
-			if (!s->has_master || !s->master.polled)
-				continue;
-			double v;
-			memcpy(&v, (const char *)&s->master + gauges[f].off, sizeof(v));
-			master_sample_double(b, gauges[f].name, s, v);
 		}
 	}
 }
