@@ -176,6 +176,30 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 			close_u64(b, "reason", kv_reason_name(r), x->sources[i].stats.decode_errors[r]);
 		}
 
+	/* Why tenants are stale, counted per source: every tenant is stale from
+	 * start-up (there is no snapshot), so it is the other reasons that
+	 * call for action. */
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} stale_reasons[] = {
+		{KV_STALE_STARTUP, "startup"}, {KV_STALE_GAP, "gap"}, {KV_STALE_RESET, "reset"},
+		{KV_STALE_RECONNECT, "reconnect"}, {KV_STALE_OVERFLOW, "overflow"},
+	};
+	header(b, "mooncake_kv_stale_tenants", "gauge",
+	       "Tenants whose figures may be incomplete, by reason (a tenant can have several) since its last cleared event.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		for (size_t r = 0; r < sizeof(stale_reasons) / sizeof(stale_reasons[0]); r++) {
+			uint64_t n = 0;
+			for (size_t t = 0; t < s->n_tenants; t++)
+				n += (s->tenants[t].stale & stale_reasons[r].bit) != 0;
+			open_sample(b, "mooncake_kv_stale_tenants");
+			source_label(b, s);
+			close_u64(b, "reason", stale_reasons[r].name, n);
+		}
+	}
+
 	header(b, "mooncake_kv_subscriber_connected", "gauge",
 	       "1 while the ZMQ subscriber has a connection to the publisher.");
 	for (size_t i = 0; i < x->n_sources; i++) {

@@ -106,6 +106,8 @@ static void test_values(void **state)
 	LINE(f, "mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"0.0005\"} 7");
 	LINE(f, "mooncake_kv_last_event_timestamp_seconds{source=\"m0\"} 1795982104.612");
 	LINE(f, "mooncake_kv_label_values_sanitized_total{source=\"m0\"} 2");
+	LINE(f, "mooncake_kv_stale_tenants{source=\"m0\",reason=\"startup\"} 5");
+	LINE(f, "mooncake_kv_stale_tenants{source=\"m0\",reason=\"gap\"} 0");
 	/* master figures only for the source that has a master */
 	LINE(f, "mooncake_kv_master_up{source=\"m\\\"1\"} 1");
 	LINE(f, "mooncake_kv_master_dropped_events_total{source=\"m\\\"1\"} 25");
