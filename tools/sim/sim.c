@@ -16,6 +16,7 @@
  *   restart                    new publisher process: sequence, event ids and
  *                              counters back to their start, socket re-bound
  *   standby:seconds=S          the status endpoint answers 503 for S seconds
+ *   outage:seconds=S           the status endpoint is gone (connection refused) for S seconds
  *   garbage:count=N            N messages with a valid sequence and a bad payload
  *   sleep:seconds=S
  *   wait                       until SIGINT/SIGTERM
@@ -86,6 +87,7 @@ struct sim {
 	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
 	uint64_t garbage[2];  /* by garbage_reasons */
 	uint64_t dropped_total, keyless_total;
+	struct MHD_Daemon *status;
 };
 
 static void die(const char *fmt, ...)
@@ -522,6 +524,12 @@ static void run_phase(struct sim *s, const char *spec)
 		atomic_store(&s->standby, true);
 		sleep_s(param(spec, "seconds", 1));
 		atomic_store(&s->standby, false);
+	} else if (!strncmp(spec, "outage", 6)) {
+		if (s->status) {
+			MHD_stop_daemon(s->status);
+			sleep_s(param(spec, "seconds", 1));
+			s->status = status_start(s, s->o.status_addr);
+		}
 	} else if (!strncmp(spec, "garbage", 7)) {
 		phase_garbage(s, (uint64_t)param(spec, "count", 100));
 	} else if (!strncmp(spec, "sleep", 5)) {
@@ -597,7 +605,7 @@ static const char usage[] =
 	"  --legacy on|off (on)  --object-key on|off (on)  --status-names spec|upstream (spec)\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S] ops:count=N burst:events=N clear:all restart\n"
-	"        standby:seconds=S garbage:count=N sleep:seconds=S wait\n";
+	"        standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S wait\n";
 
 static void on_signal(int sig)
 {
@@ -664,10 +672,10 @@ int main(int argc, char **argv)
 	if (!s->queue || !s->master || !s->wire || !s->truth)
 		die("out of memory");
 	s->zctx = zmq_ctx_new();
-	struct MHD_Daemon *status = o->status_addr ? status_start(s, o->status_addr) : NULL;
+	s->status = o->status_addr ? status_start(s, o->status_addr) : NULL;
 	pub_open(s);
-	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, status ? ", status on " : "",
-	        status ? o->status_addr : "");
+	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, s->status ? ", status on " : "",
+	        s->status ? o->status_addr : "");
 	for (size_t i = 0; i < o->n_phases && !stopping; i++)
 		run_phase(s, o->phases[i]);
 	flush(s);
@@ -676,8 +684,8 @@ int main(int argc, char **argv)
 	if (o->truth)
 		write_truth(s, o->truth);
 	pub_close(s);
-	if (status)
-		MHD_stop_daemon(status);
+	if (s->status)
+		MHD_stop_daemon(s->status);
 	zmq_ctx_term(s->zctx);
 	free(s->queue);
 	free(s->master);
