@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Writes the Grafana dashboards of dashboards/ from the panel lists below.
+
+Edit here, then run `tools/gen_dashboards.py`: tests check that the JSON in
+dashboards/ is what this script writes, and that every query uses metrics
+the exporter exports."""
+import json
+import os
+import sys
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+SRC = 'source=~"$source"'
+TEN = 'source=~"$source",tenant_id=~"$tenant_id"'
+RI = "$__rate_interval"
+
+
+def var_datasource():
+    return {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
+            "current": {}, "hide": 0, "refresh": 1}
+
+
+def var_query(name, label, query, multi=True):
+    return {"name": name, "label": label, "type": "query", "datasource": DS,
+            "query": {"query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
+            "definition": query, "refresh": 2, "multi": multi, "includeAll": multi,
+            "allValue": ".*" if multi else None, "current": {}, "sort": 1, "hide": 0}
+
+
+def panel(kind, title, targets, unit="short", w=12, h=8, stack=False, desc="", mappings=None, **opts):
+    p = {"type": kind, "title": title, "description": desc, "datasource": DS,
+         "gridPos": {"w": w, "h": h},
+         "targets": [{"datasource": DS, "expr": e, "legendFormat": lf, "refId": chr(65 + i),
+                      "instant": kind in ("table", "bargauge")}
+                     for i, (e, lf) in enumerate(targets)],
+         "fieldConfig": {"defaults": {"unit": unit, "mappings": mappings or []}, "overrides": []},
+         "options": {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                     "tooltip": {"mode": "multi", "sort": "desc"}}}
+    if kind == "timeseries":
+        p["fieldConfig"]["defaults"]["custom"] = {
+            "drawStyle": "line", "lineWidth": 1, "fillOpacity": 30 if stack else 0,
+            "stacking": {"mode": "normal" if stack else "none", "group": "A"}, "showPoints": "never"}
+    if kind == "stat":
+        p["options"] = {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                        "colorMode": "background", "graphMode": "none", "textMode": "value_and_name"}
+    if kind == "table":
+        p["options"] = {"showHeader": True}
+        p["transformations"] = [{"id": "labelsToFields", "options": {}}]
+    p["options"].update(opts)
+    return p
+
+
+def layout(panels):
+    x = y = row_h = 0
+    for i, p in enumerate(panels, 1):
+        w, h = p["gridPos"]["w"], p["gridPos"]["h"]
+        if x + w > 24:
+            x, y, row_h = 0, y + row_h, 0
+        p["gridPos"].update(x=x, y=y)
+        p["id"] = i
+        x += w
+        row_h = max(row_h, h)
+    return panels
+
+
+def dashboard(uid, title, desc, variables, panels):
+    return {"uid": uid, "title": title, "description": desc, "tags": ["mooncake", "kv-cache"],
+            "schemaVersion": 39, "version": 1, "editable": True, "graphTooltip": 1,
+            "time": {"from": "now-6h", "to": "now"}, "refresh": "30s", "timezone": "",
+            "templating": {"list": variables}, "annotations": {"list": []},
+            "links": [{"title": "Mooncake KV", "type": "dashboards", "tags": ["mooncake"], "asDropdown": True}],
+            "panels": layout(panels)}
+
+
+SOURCE_VAR = var_query("source", "Source", "label_values(mooncake_kv_messages_received_total, source)")
+TENANT_VAR = var_query("tenant_id", "Tenant",
+                       'label_values(mooncake_kv_objects{source=~"$source"}, tenant_id)')
+INSTANCE_VAR = var_query("instance", "Exporter", "label_values(mooncake_kv_exporter_build_info, instance)")
+UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"},
+                                            "1": {"text": "up", "color": "green"}}}]
+
+
+def overview():
+    return dashboard("mooncake-kv-overview", "Mooncake KV / Overview",
+                     "Health of each source's KV event stream and master.", [var_datasource(), SOURCE_VAR], [
+        panel("stat", "Subscriber connected", [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}}")],
+              w=6, h=4, mappings=UP_MAPPING, desc="1 while the ZMQ subscriber is connected to the master's publisher."),
+        panel("stat", "Master status", [(f"mooncake_kv_master_up{{{SRC}}}", "{{source}}")], w=6, h=4,
+              mappings=UP_MAPPING, desc="Last GET /kv_events/status answered."),
+        panel("stat", "Publisher enabled", [(f"mooncake_kv_master_publisher_enabled{{{SRC}}}", "{{source}}")],
+              w=6, h=4, mappings=UP_MAPPING),
+        panel("stat", "Tracked objects", [(f"sum(mooncake_kv_objects{{{SRC}}})", "objects")], w=6, h=4),
+        panel("timeseries", "Events applied by type",
+              [(f"sum by (source, event_type) (rate(mooncake_kv_events_received_total{{{SRC}}}[{RI}]))",
+                "{{source}} {{event_type}}")], unit="ops"),
+        panel("timeseries", "Messages received",
+              [(f"sum by (source) (rate(mooncake_kv_messages_received_total{{{SRC}}}[{RI}]))", "{{source}}"),
+               (f"sum by (source) (rate(mooncake_kv_master_published_batches_total{{{SRC}}}[{RI}]))",
+                "{{source}} published by the master")], unit="ops"),
+        panel("timeseries", "Sequence gaps and publisher resets",
+              [(f"sum by (source) (increase(mooncake_kv_sequence_gaps_total{{{SRC}}}[{RI}]))", "{{source}} gaps"),
+               (f"sum by (source) (increase(mooncake_kv_publisher_resets_total{{{SRC}}}[{RI}]))", "{{source}} resets"),
+               (f"sum by (source) (increase(mooncake_kv_subscriber_reconnects_total{{{SRC}}}[{RI}]))",
+                "{{source}} reconnects")]),
+        panel("timeseries", "Missing sequence numbers",
+              [(f"sum by (source) (rate(mooncake_kv_sequence_missing_total{{{SRC}}}[{RI}]))", "{{source}}")],
+              unit="ops", desc="One per event the publisher's queue dropped, one per message lost after it."),
+        panel("timeseries", "Publisher drops vs transport loss",
+              [(f"sum by (source) (rate(mooncake_kv_master_dropped_events_total{{{SRC}}}[{RI}]))",
+                "{{source}} dropped by the publisher (events)"),
+               (f"sum by (source) (rate(mooncake_kv_transport_lost_events_total{{{SRC}}}[{RI}]))",
+                "{{source}} lost in transport (events)"),
+               (f"sum by (source) (rate(mooncake_kv_transport_lost_messages_total{{{SRC}}}[{RI}]))",
+                "{{source}} lost in transport (messages)")], unit="ops"),
+        panel("timeseries", "Publisher drop ratio (60 s)",
+              [(f"mooncake_kv_master_drop_ratio{{{SRC}}}", "{{source}}")], unit="percentunit"),
+        panel("timeseries", "Event lag (receive time - publish time)",
+              [(f"histogram_quantile(0.5, sum by (source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+                "{{source}} p50"),
+               (f"histogram_quantile(0.99, sum by (source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+                "{{source}} p99")], unit="s"),
+        panel("timeseries", "Connection state",
+              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}} subscriber"),
+               (f"mooncake_kv_master_up{{{SRC}}}", "{{source}} master"),
+               (f"mooncake_kv_master_standby{{{SRC}}}", "{{source}} standby")]),
+    ])
+
+
+def tenants():
+    return dashboard("mooncake-kv-tenants", "Mooncake KV / Tenants",
+                     "Objects per tenant, their medium mix and placement, and which tenants can be trusted.",
+                     [var_datasource(), SOURCE_VAR, TENANT_VAR], [
+        panel("timeseries", "Objects per tenant", [(f"mooncake_kv_objects{{{TEN}}}", "{{source}} {{tenant_id}}")],
+              stack=True, w=24),
+        panel("timeseries", "Medium mix", [(f"sum by (medium) (mooncake_kv_objects_by_medium{{{TEN}}})", "{{medium}}")],
+              stack=True, desc="An object on both media counts under both."),
+        panel("timeseries", "Placement",
+              [(f"sum by (placement) (mooncake_kv_objects_by_placement{{{TEN}}})", "{{placement}}")], stack=True),
+        panel("bargauge", "Top 10 tenants by objects",
+              [(f"topk(10, mooncake_kv_objects{{{TEN}}})", "{{source}} {{tenant_id}}")],
+              displayMode="gradient", orientation="horizontal"),
+        panel("table", "Stale tenants", [(f"mooncake_kv_state_stale{{{TEN}}} == 1", "")],
+              desc="Tenants whose figures may be incomplete since their last cleared event."),
+        panel("timeseries", "Stale tenants by reason",
+              [(f"mooncake_kv_stale_tenants{{{SRC}}}", "{{source}} {{reason}}")]),
+        panel("timeseries", "Events per tenant",
+              [(f"sum by (tenant_id, event_type) (rate(mooncake_kv_events_received_total{{{TEN}}}[{RI}]))",
+                "{{tenant_id}} {{event_type}}")], unit="ops"),
+        panel("timeseries", "Duplicate stores and unknown removals",
+              [(f"sum by (tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
+                "{{tenant_id}} duplicate stored"),
+               (f"sum by (tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))",
+                "{{tenant_id}} unknown removed"),
+               (f"sum by (tenant_id) (increase(mooncake_kv_tenant_clears_total{{{TEN}}}[{RI}]))",
+                "{{tenant_id}} cleared")], unit="ops"),
+    ])
+
+
+def exporter():
+    inst = 'instance=~"$instance"'
+    return dashboard("mooncake-kv-exporter", "Mooncake KV / Exporter",
+                     "The exporter's own health: scrape cost, decode errors, memory, limits.",
+                     [var_datasource(), INSTANCE_VAR, SOURCE_VAR], [
+        panel("table", "Build", [(f"mooncake_kv_exporter_build_info{{{inst}}}", "")], w=24, h=4),
+        panel("timeseries", "Scrape duration", [(f"mooncake_kv_exporter_last_scrape_duration_seconds{{{inst}}}",
+                                                 "{{instance}}")], unit="s"),
+        panel("timeseries", "Scrape size", [(f"mooncake_kv_exporter_last_scrape_bytes{{{inst}}}", "{{instance}}")],
+              unit="bytes"),
+        panel("timeseries", "Decode errors by reason",
+              [(f"sum by (source, reason) (rate(mooncake_kv_decode_errors_total{{{SRC}}}[{RI}]))",
+                "{{source}} {{reason}}")], unit="ops"),
+        panel("timeseries", "Memory",
+              [(f"process_resident_memory_bytes{{{inst}}}", "{{instance}} resident"),
+               (f"sum by (instance) (mooncake_kv_object_table_bytes{{{inst}}})", "{{instance}} object tables")],
+              unit="bytes"),
+        panel("timeseries", "Tracked objects and limit",
+              [(f"mooncake_kv_tracked_objects{{{inst}}}", "{{instance}} objects"),
+               (f"mooncake_kv_limit_max_objects{{{inst}}}", "{{instance}} limit")]),
+        panel("timeseries", "Tracked tenants and limit",
+              [(f"mooncake_kv_tracked_tenants{{{inst}}}", "{{instance}} tenants"),
+               (f"mooncake_kv_limit_max_tenants{{{inst}}}", "{{instance}} limit")]),
+        panel("timeseries", "Limit overflow",
+              [(f"rate(mooncake_kv_tenants_overflow_total{{{inst}}}[{RI}])", "{{instance}} tenants refused"),
+               (f"rate(mooncake_kv_objects_overflow_total{{{inst}}}[{RI}])", "{{instance}} objects refused")],
+              unit="ops"),
+        panel("timeseries", "CPU", [(f"rate(process_cpu_seconds_total{{{inst}}}[{RI}])", "{{instance}}")],
+              unit="percentunit"),
+        panel("timeseries", "Master poll errors by reason",
+              [(f"sum by (source, reason) (rate(mooncake_kv_master_poll_errors_total{{{SRC}}}[{RI}]))",
+                "{{source}} {{reason}}")], unit="ops"),
+        panel("timeseries", "Master poll duration",
+              [(f"mooncake_kv_master_poll_duration_seconds{{{SRC}}}", "{{source}}")], unit="s"),
+        panel("timeseries", "Events per message (median)",
+              [(f"histogram_quantile(0.5, sum by (source, le) (rate(mooncake_kv_batch_events_bucket{{{SRC}}}[{RI}])))",
+                "{{source}}")]),
+    ])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "dashboards")
+    for name, d in (("overview", overview()), ("tenants", tenants()), ("exporter", exporter())):
+        with open(os.path.join(out, "mooncake-kv-%s.json" % name), "w") as f:
+            json.dump(d, f, indent=2, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
