@@ -215,6 +215,10 @@ int kv_source_start(kv_source *s)
 	if (pthread_create(&s->ingest_thread, NULL, ingest_main, s) != 0)
 		return KV_ENOMEM;
 	s->ingest_started = true;
+	/* named so that top, perf and the benchmark can find it */
+	char name[16];
+	snprintf(name, sizeof(name), "kvx-in:%s", s->cfg->name);
+	pthread_setname_np(s->ingest_thread, name);
 	if (s->cfg->status) {
 		if (pthread_create(&s->poll_thread, NULL, kv_status_poll_main, s) != 0)
 			return KV_ENOMEM;

@@ -165,16 +165,25 @@ fail:
 	return rc;
 }
 
-static int tenant_for(kv_state *s, const kv_event *ev, kv_tenant **out)
+static kv_tenant *lookup(kv_state *s, const kv_event *ev, uint64_t *h)
 {
 	kv_tenant *t = s->last;
-	if (t && tenant_is(t, ev->backend_id, ev->tenant_id)) {
-		*out = t;
-		return KV_OK;
-	}
-	uint64_t h = tenant_hash(s, ev->backend_id, ev->tenant_id);
-	t = find(s, h, ev->backend_id, ev->tenant_id);
+	if (t && tenant_is(t, ev->backend_id, ev->tenant_id))
+		return t;
+	*h = tenant_hash(s, ev->backend_id, ev->tenant_id);
+	t = find(s, *h, ev->backend_id, ev->tenant_id);
+	if (t)
+		s->last = t;
+	return t;
+}
+
+static int tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tenant **out)
+{
+	uint64_t h = 0;
+	kv_tenant *t = known ? known : lookup(s, ev, &h);
 	if (!t) {
+		if (!h)
+			h = tenant_hash(s, ev->backend_id, ev->tenant_id);
 		int rc = add_tenant(s, h, ev->backend_id, ev->tenant_id, &t);
 		if (rc != KV_OK)
 			return rc;
@@ -192,10 +201,9 @@ static void clear_tenant(kv_state *s, kv_tenant *t)
 	t->stale = 0;  /* the only way back to exact: we know it is empty */
 }
 
-static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev)
+static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t h)
 {
 	bool stored = ev->type == KV_EV_STORED;
-	uint64_t h = XXH3_64bits_withSeed(ev->object_key.ptr, ev->object_key.len, s->seed);
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) <
 	            s->budget->max_objects;
 	unsigned before;
@@ -228,18 +236,37 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev)
 	return KV_OK;
 }
 
-int kv_state_apply(kv_state *s, const kv_event *ev)
+void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p)
+{
+	uint64_t h;
+	p->tenant = lookup(s, ev, &h);
+	p->key_hash = 0;
+	if (ev->type == KV_EV_CLEARED)
+		return;
+	p->key_hash = XXH3_64bits_withSeed(ev->object_key.ptr, ev->object_key.len, s->seed);
+	if (p->tenant)
+		kv_objtable_prefetch(&p->tenant->objects, p->key_hash);
+}
+
+int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p)
 {
 	kv_tenant *t;
-	int rc = tenant_for(s, ev, &t);
+	int rc = tenant_for(s, ev, p->tenant, &t);
 	if (rc != KV_OK)
 		return rc;
 	if (ev->type == KV_EV_CLEARED)
 		clear_tenant(s, t);
-	else if ((rc = update_object(s, t, ev)) != KV_OK)
+	else if ((rc = update_object(s, t, ev, p->key_hash)) != KV_OK)
 		return rc;
 	t->events[ev->type]++;
 	return KV_OK;
+}
+
+int kv_state_apply(kv_state *s, const kv_event *ev)
+{
+	kv_prepared p;
+	kv_state_prepare(s, ev, &p);
+	return kv_state_apply_prepared(s, ev, &p);
 }
 
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)

@@ -35,10 +35,23 @@ void kv_stream_reconnected(kv_stream *st)
 	kv_state_mark_stale(st->state, KV_STALE_RECONNECT);
 }
 
-static void apply_events(kv_stream *st, const kv_batch *b, bool was_reset, int *rc)
+static bool applicable(const kv_event *ev)
+{
+	return ev->reject == KV_R_OK && (ev->type == KV_EV_CLEARED || ev->has_key);
+}
+
+/* Applies events [from, to): first a look at all of them, so that their
+ * objects' memory is on its way while the earlier ones are applied. */
+#define LOOKAHEAD 64
+
+static void apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset, int *rc)
 {
 	kv_stream_stats *ss = &st->stats;
-	for (size_t i = 0; i < b->n_events; i++) {
+	kv_prepared prep[LOOKAHEAD];
+	for (size_t i = from; i < to; i++)
+		if (applicable(&b->events[i]))
+			kv_state_prepare(st->state, &b->events[i], &prep[i - from]);
+	for (size_t i = from; i < to; i++) {
 		const kv_event *ev = &b->events[i];
 		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset))
 			kv_state_mark_stale(st->state, KV_STALE_RESET);
@@ -46,11 +59,11 @@ static void apply_events(kv_stream *st, const kv_batch *b, bool was_reset, int *
 			ss->decode_errors[ev->reject]++;
 			continue;
 		}
-		if (ev->type != KV_EV_CLEARED && !ev->has_key) {
+		if (!applicable(ev)) {
 			ss->keyless_events++;
 			continue;
 		}
-		int r = kv_state_apply(st->state, ev);
+		int r = kv_state_apply_prepared(st->state, ev, &prep[i - from]);
 		if (r == KV_ELIMIT)
 			ss->limit_dropped_events++;
 		else if (r != KV_OK)
@@ -86,6 +99,7 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	double lag = (double)(now_ms - b.timestamp_ms) / 1000.0;
 	kv_hist_observe(&ss->lag_seconds, lag > 0 ? lag : 0);
 	kv_hist_observe(&ss->batch_events, (double)b.n_events);
-	apply_events(st, &b, v == KV_SEQ_RESET, &rc);
+	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD)
+		apply_events(st, &b, i, i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events, v == KV_SEQ_RESET, &rc);
 	return rc;
 }

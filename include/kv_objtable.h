@@ -45,6 +45,15 @@ static inline size_t kv_objtable_count(const kv_objtable *t)
 	return t->count + t->old_count;
 }
 
+/* Starts loading the slot a lookup of hash will probe first. */
+static inline void kv_objtable_prefetch(const kv_objtable *t, uint64_t hash)
+{
+	if (t->slots)
+		__builtin_prefetch(&t->slots[(size_t)(hash >> 2) & t->mask], 1);
+	if (t->old)
+		__builtin_prefetch(&t->old[(size_t)(hash >> 2) & t->old_mask], 0);
+}
+
 /* Bytes held by the arrays. */
 size_t kv_objtable_bytes(const kv_objtable *t);
 

@@ -75,6 +75,18 @@ void kv_state_free(kv_state *s);
  * (counted here), or KV_ENOMEM (nothing changed). */
 int kv_state_apply(kv_state *s, const kv_event *ev);
 
+/* The same in two steps, so that a batch can be looked at before it is
+ * applied: kv_state_prepare hashes the key, finds the tenant (creating
+ * nothing) and starts loading the object's slot into cache; applying the
+ * batch afterwards finds the memory there instead of waiting for it. */
+typedef struct kv_prepared {
+	uint64_t key_hash;
+	kv_tenant *tenant;  /* NULL: not known yet (applying creates it) */
+} kv_prepared;
+
+void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p);
+int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
+
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
 

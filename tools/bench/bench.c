@@ -1,0 +1,189 @@
+/* mooncake-kv-bench: the in-process measurements of docs/performance.md.
+ *
+ *   mooncake-kv-bench decode            decode alone, and decode + state, over memory
+ *   mooncake-kv-bench recv EP N         ZMQ receive + decode, no state, until N events
+ *   mooncake-kv-bench render            snapshot + render at 10, 1,000, 10,000 tenants
+ *
+ * Prints one JSON object per measurement.  Numbers are printed, never asserted. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "kv_render.h"
+#include "kv_stream.h"
+#include "workload.h"
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static int bench_decode(void)
+{
+	wl_params wp = {.keys = 1000000, .tenants = 16, .key_bytes = 100, .stored_pct = 60, .seed = 7};
+	enum { N = 2048 };
+	wl_msg *m = wl_encode_mix(&wp, N);
+	unsigned char seq[8] = {0};
+	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	kv_decoder *d = kv_decoder_new();
+	kv_batch b;
+	uint64_t events = 0;
+	double t0 = mono();
+	while (mono() - t0 < 2.0) {
+		for (size_t i = 0; i < N; i++) {
+			f[2] = (kv_frame){m[i].payload, m[i].len};
+			kv_decode(d, f, 3, &b);
+			events += b.n_events;
+		}
+	}
+	double dt = mono() - t0;
+	printf("{\"what\":\"decode alone, in memory\",\"events_per_s\":%.0f,\"message_bytes\":%zu}\n",
+	       (double)events / dt, m[0].len);
+
+	/* decode + state: the exporter's whole per-message work, without ZMQ,
+	 * on a live set of 1M keys loaded first */
+	kv_budget budget;
+	kv_budget_init(&budget, 1000, 20000000);
+	kv_stream st;
+	kv_stream_init(&st, &budget, 1);
+	size_t n_load;
+	wl_msg *load = wl_encode_load(&wp, &n_load);
+	uint64_t s = 0, eid = 0;
+	for (size_t i = 0; i < n_load; i++) {
+		be64(seq, ++s);
+		wl_stamp(&load[i], eid + 1, 0);
+		eid += WL_BATCH;
+		f[2] = (kv_frame){load[i].payload, load[i].len};
+		kv_stream_ingest(&st, f, 3, 0);
+	}
+	wl_free(load, n_load);
+	events = 0;
+	t0 = mono();
+	while (mono() - t0 < 2.0) {
+		for (size_t i = 0; i < N; i++) {
+			be64(seq, ++s);
+			wl_stamp(&m[i], eid + 1, 0);
+			eid += WL_BATCH;
+			f[2] = (kv_frame){m[i].payload, m[i].len};
+			kv_stream_ingest(&st, f, 3, 0);
+			events += WL_BATCH;
+		}
+	}
+	dt = mono() - t0;
+	printf("{\"what\":\"decode + state, in memory, 1M keys\",\"events_per_s\":%.0f,\"live_objects\":%zu}\n",
+	       (double)events / dt, atomic_load(&budget.objects));
+	kv_stream_destroy(&st);
+	kv_decoder_free(d);
+	wl_free(m, N);
+	return 0;
+}
+
+static int bench_recv(const char *ep, uint64_t want)
+{
+	void *ctx = zmq_ctx_new(), *sub = zmq_socket(ctx, ZMQ_SUB);
+	int hwm = 0, timeout = 2000;
+	zmq_setsockopt(sub, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(sub, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+	zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0);
+	zmq_connect(sub, ep);
+	kv_decoder *d = kv_decoder_new();
+	zmq_msg_t parts[3];
+	uint64_t events = 0, messages = 0;
+	double t0 = 0, t1 = 0;
+	while (events < want) {
+		size_t n = 0;
+		int more = 1;
+		while (more && n < 3) {
+			zmq_msg_init(&parts[n]);
+			if (zmq_msg_recv(&parts[n], sub, 0) < 0)
+				goto done;
+			more = zmq_msg_more(&parts[n]);
+			n++;
+		}
+		if (!t0)
+			t0 = mono();
+		kv_frame f[3];
+		for (size_t i = 0; i < n; i++)
+			f[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
+		kv_batch b;
+		kv_decode(d, f, n, &b);
+		events += b.n_events;
+		messages++;
+		for (size_t i = 0; i < n; i++)
+			zmq_msg_close(&parts[i]);
+		t1 = mono();
+	}
+done:
+	printf("{\"what\":\"ZMQ receive + decode, no state\",\"events_per_s\":%.0f,\"events\":%llu,\"messages\":%llu}\n",
+	       t1 > t0 ? (double)events / (t1 - t0) : 0.0, (unsigned long long)events, (unsigned long long)messages);
+	kv_decoder_free(d);
+	zmq_close(sub);
+	zmq_ctx_term(ctx);
+	return 0;
+}
+
+static int bench_render(void)
+{
+	static const unsigned counts[] = {10, 1000, 10000};
+	for (size_t c = 0; c < 3; c++) {
+		kv_budget budget;
+		kv_budget_init(&budget, 100000, 100000000);
+		kv_stream st;
+		kv_stream_init(&st, &budget, 1);
+		kv_event ev = {.type = KV_EV_STORED, .has_key = true, .medium = KV_MEDIUM_CPU};
+		ev.backend_id = (kv_str){"mooncake-master-1", 17};
+		char t[32], k[32];
+		for (unsigned i = 0; i < counts[c]; i++)
+			for (unsigned j = 0; j < 20; j++) {
+				ev.tenant_id = (kv_str){t, (uint32_t)snprintf(t, sizeof(t), "tenant-%05u", i)};
+				ev.object_key = (kv_str){k, (uint32_t)snprintf(k, sizeof(k), "key-%u", j)};
+				ev.medium = j % 3 ? KV_MEDIUM_CPU : KV_MEDIUM_DISK;
+				kv_state_apply(st.state, &ev);
+			}
+		kv_source_snap src = {.name = "m0", .connected = true};
+		kv_exporter_snap x = {.version = "bench", .revision = "bench", .sources = &src, .n_sources = 1};
+		kv_buf out;
+		kv_buf_init(&out);
+		int runs = counts[c] >= 10000 ? 20 : 200;
+		double best = 1e9, total = 0;
+		for (int r = 0; r < runs; r++) {
+			double a = mono();
+			kv_snapshot_stream(&src, &st);
+			kv_buf_reset(&out);
+			kv_render(&out, &x);
+			double d = mono() - a;
+			total += d;
+			if (d < best)
+				best = d;
+		}
+		printf("{\"what\":\"snapshot + render\",\"tenants\":%u,\"mean_ms\":%.3f,\"best_ms\":%.3f,\"bytes\":%zu,"
+		       "\"samples\":%zu}\n", counts[c], total / runs * 1e3, best * 1e3, out.len,
+		       (size_t)(counts[c] * 24 + 200));
+		kv_buf_free(&out);
+		kv_source_snap_release(&src);
+		kv_stream_destroy(&st);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "decode"))
+		return bench_decode();
+	if (argc >= 4 && !strcmp(argv[1], "recv"))
+		return bench_recv(argv[2], strtoull(argv[3], NULL, 10));
+	if (argc >= 2 && !strcmp(argv[1], "render"))
+		return bench_render();
+	fprintf(stderr, "usage: %s decode | recv ENDPOINT EVENTS | render\n", argv[0]);
+	return 2;
+}

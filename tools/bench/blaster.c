@@ -1,0 +1,131 @@
+/* mooncake-kv-blaster: publishes pre-encoded 64-event batches as fast as
+ * possible or at a fixed rate, with the upstream publisher's socket settings
+ * (SNDHWM 10,000, LINGER 0 after a grace period), and reports what it sent
+ * as one JSON line on stdout.
+ *
+ *   mooncake-kv-blaster --pub tcp://127.0.0.1:5557 --keys 1000000 --load \
+ *       --events 20000000 --rate 1000000
+ *   mooncake-kv-blaster --pub ... --probe     one message per line read on stdin;
+ *                                             prints the sequence and send time */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "workload.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct pub {
+	void *sock;
+	uint64_t seq, eid, messages, events;
+};
+
+static void send_msg(struct pub *p, wl_msg *m)
+{
+	unsigned char be[8];
+	uint64_t s = ++p->seq;
+	for (int i = 7; i >= 0; i--, s >>= 8)
+		be[i] = (unsigned char)s;
+	wl_stamp(m, p->eid + 1, (int64_t)(now_s() * 1000));
+	p->eid += WL_BATCH;
+	zmq_send(p->sock, "", 0, ZMQ_SNDMORE);
+	zmq_send(p->sock, be, 8, ZMQ_SNDMORE);
+	zmq_send(p->sock, m->payload, m->len, 0);
+	p->messages++;
+	p->events += WL_BATCH;
+}
+
+/* Sends count messages cycling through msgs[], paced at rate events/s (0: flat out). */
+static void run(struct pub *p, wl_msg *msgs, size_t n_msgs, uint64_t count, double rate)
+{
+	double start = now_s();
+	for (uint64_t i = 0; i < count; i++) {
+		if (rate > 0) {
+			double due = start + (double)(i * WL_BATCH) / rate;
+			while (now_s() < due)
+				;
+		}
+		send_msg(p, &msgs[i % n_msgs]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *ep = NULL;
+	wl_params wp = {.keys = 1000000, .tenants = 16, .key_bytes = 100, .stored_pct = 60, .seed = 7};
+	uint64_t events = 6400000;
+	double rate = 0;
+	int load = 0, probe = 0, hwm = 10000, mix = 2048;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--load")) { load = 1; continue; }
+		if (!strcmp(a, "--probe")) { probe = 1; continue; }
+		if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
+		i++;
+		if (!strcmp(a, "--pub")) ep = v;
+		else if (!strcmp(a, "--events")) events = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--rate")) rate = strtod(v, NULL);
+		else if (!strcmp(a, "--keys")) wp.keys = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--tenants")) wp.tenants = (unsigned)atoi(v);
+		else if (!strcmp(a, "--key-bytes")) wp.key_bytes = (unsigned)atoi(v);
+		else if (!strcmp(a, "--sndhwm")) hwm = atoi(v);
+		else if (!strcmp(a, "--mix-messages")) mix = atoi(v);
+		else { fprintf(stderr, "unknown flag %s\n", a); return 2; }
+	}
+	if (!ep || wp.keys == 0 || wp.tenants == 0 || mix < 1) {
+		fprintf(stderr, "usage: %s --pub EP [--events N] [--rate EV/S] [--keys N] [--tenants N] "
+		                "[--key-bytes N] [--load] [--probe] [--sndhwm N] [--mix-messages N]\n", argv[0]);
+		return 2;
+	}
+	wl_msg *msgs = wl_encode_mix(&wp, (size_t)mix);
+	size_t n_load = 0;
+	wl_msg *loads = load ? wl_encode_load(&wp, &n_load) : NULL;
+
+	void *ctx = zmq_ctx_new();
+	struct pub p = {.sock = zmq_socket(ctx, ZMQ_XPUB)};
+	int linger = 2000;
+	zmq_setsockopt(p.sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+	zmq_setsockopt(p.sock, ZMQ_LINGER, &linger, sizeof(linger));
+	if (zmq_bind(p.sock, ep)) {
+		fprintf(stderr, "cannot bind %s: %s\n", ep, zmq_strerror(zmq_errno()));
+		return 1;
+	}
+	char sub[64];
+	if (zmq_recv(p.sock, sub, sizeof(sub), 0) < 0)  /* a subscriber joined */
+		return 1;
+
+	double t0 = now_s();
+	if (probe) {
+		char line[64];
+		while (fgets(line, sizeof(line), stdin)) {
+			double t = now_s();
+			send_msg(&p, &msgs[p.messages % (uint64_t)mix]);
+			printf("%llu %.6f\n", (unsigned long long)p.seq, t);
+			fflush(stdout);
+		}
+	} else {
+		if (load)
+			run(&p, loads, n_load, n_load, rate);
+		double t1 = now_s();
+		run(&p, msgs, (size_t)mix, events / WL_BATCH, rate);
+		double t2 = now_s();
+		uint64_t mixed = events / WL_BATCH * WL_BATCH;
+		printf("{\"messages\":%llu,\"events\":%llu,\"last_seq\":%llu,\"load_seconds\":%.3f,"
+		       "\"seconds\":%.3f,\"rate\":%.0f,\"message_bytes\":%zu}\n",
+		       (unsigned long long)p.messages, (unsigned long long)p.events, (unsigned long long)p.seq,
+		       t1 - t0, t2 - t1, mixed && t2 > t1 ? (double)mixed / (t2 - t1) : 0.0, msgs[0].len);
+		fflush(stdout);
+	}
+	zmq_close(p.sock);
+	zmq_ctx_term(ctx);
+	wl_free(msgs, (size_t)mix);
+	wl_free(loads, n_load);
+	return 0;
+}

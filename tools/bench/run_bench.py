@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The performance benchmark of docs/performance.md (issue: performance).
+
+    ninja -C build && python3 tools/bench/run_bench.py [--quick]
+
+Runs on loopback only, every phase bounded in events and time, and prints
+the machine, then each measurement.  Numbers are printed, never asserted."""
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+B = os.path.join(ROOT, "build")
+EXPORTER = os.path.join(B, "mooncake-kv-exporter")
+BLASTER = os.path.join(B, "tools", "mooncake-kv-blaster")
+BENCH = os.path.join(B, "tools", "mooncake-kv-bench")
+BENCH_MEM = os.path.join(B, "tools", "bench-memory")
+QUICK = "--quick" in sys.argv
+KEYS = 1000000
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def machine():
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    return "%s, %d cores, %s" % (model, os.cpu_count(), os.uname().release)
+
+
+def out(what, **kv):
+    print(json.dumps(dict(what=what, **kv)), flush=True)
+
+
+class Exporter:
+    def __init__(self, extra=()):
+        self.zmq_port, self.port = free_port(), free_port()
+        self.endpoint = "tcp://127.0.0.1:%d" % self.zmq_port
+        self.proc = subprocess.Popen([EXPORTER, "--zmq.endpoint", self.endpoint, "--web.listen-address",
+                                      "127.0.0.1:%d" % self.port, "--limits.max-objects", "20000000",
+                                      "--log.level", "error"] + list(extra), stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                self.scrape()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit("exporter did not start")
+
+    def scrape(self, timeout=5):
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port, timeout=timeout) as r:
+            return r.read().decode()
+
+    def figures(self):
+        text = self.scrape()
+        f = {"applied": 0.0}
+        for line in text.splitlines():
+            if line.startswith("mooncake_kv_events_received_total{"):
+                f["applied"] += float(line.rsplit(" ", 1)[1])
+            for name in ("messages_received_total", "sequence_missing_total", "last_sequence",
+                         "transport_lost_events_total", "tracked_objects"):
+                if line.startswith("mooncake_kv_" + name):
+                    f[name] = float(line.rsplit(" ", 1)[1])
+        return f
+
+    def ingest_cpu(self):
+        """utime + stime of the ingest thread, in seconds."""
+        for tid in os.listdir("/proc/%d/task" % self.proc.pid):
+            base = "/proc/%d/task/%s/" % (self.proc.pid, tid)
+            if open(base + "comm").read().strip().startswith("kvx-in:"):
+                fields = open(base + "stat").read().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0.0
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def blast(exp, events, rate=0, load=False, scrape_every=None):
+    """Runs the blaster against the exporter and waits until the exporter has
+    applied all it received.  Nothing samples the exporter meanwhile, except
+    the optional scraper (a plain GET, as Prometheus does)."""
+    argv = [BLASTER, "--pub", exp.endpoint, "--keys", str(KEYS), "--events", str(events), "--rate", str(rate)]
+    if load:
+        argv.append("--load")
+    before, cpu0 = exp.figures(), exp.ingest_cpu()
+    t0 = time.time()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    scrapes = []
+    while p.poll() is None:
+        if scrape_every:
+            t = time.time()
+            body = exp.scrape()
+            scrapes.append((time.time() - t, len(body)))
+            time.sleep(max(0.0, scrape_every - (time.time() - t)))
+        else:
+            time.sleep(0.05)
+    report = json.loads(p.stdout.read())
+    # drained: the last sequence arrived, or nothing changed for 0.5 s
+    last, t_last = None, time.time()
+    while time.time() - t_last < 0.5:
+        f = exp.figures()
+        if f.get("last_sequence") == report["last_seq"]:
+            t_last = time.time()
+            break
+        if f["applied"] != last:
+            last, t_last = f["applied"], time.time()
+        time.sleep(0.02)
+    after = exp.figures()
+    applied = after["applied"] - before["applied"]
+    return dict(report=report, applied=applied, wall=t_last - t0, cpu=exp.ingest_cpu() - cpu0,
+                missing=after["sequence_missing_total"] - before.get("sequence_missing_total", 0),
+                received=after["messages_received_total"] - before.get("messages_received_total", 0),
+                lost_events=after.get("transport_lost_events_total", 0) - before.get("transport_lost_events_total", 0),
+                objects=after.get("tracked_objects"), scrapes=scrapes)
+
+
+def ns_per_event(r):
+    return round(r["cpu"] * 1e9 / max(r["applied"], 1))
+
+
+def main():
+    print("machine: " + machine(), flush=True)
+    for line in subprocess.run([BENCH, "decode"], capture_output=True, text=True, check=True).stdout.splitlines():
+        print(line, flush=True)
+
+    # floor: ZMQ receive + decode from the blaster, no state
+    port = free_port()
+    n = 3200000 if QUICK else 12800000
+    recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(n)], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    subprocess.run([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(n), "--sndhwm", "0"],
+                   stdout=subprocess.DEVNULL, check=True, timeout=120)
+    floor = json.loads(recv.communicate(timeout=60)[0])
+    print(json.dumps(floor), flush=True)
+
+    # ingest flat out, 1M live keys, with the upstream publisher's SNDHWM and the exporter's defaults
+    exp = Exporter()
+    blast(exp, 0, load=True)
+    r = blast(exp, 3200000 if QUICK else 12800000)
+    rate = r["applied"] / r["wall"]
+    out("ingest flat out over ZMQ, exporter defaults, 1M live keys", events_per_s=round(rate),
+        percent_of_recv_floor=round(100 * rate / floor["events_per_s"], 1), blaster_rate=r["report"]["rate"],
+        live_objects=r["objects"], missing_sequence_numbers=r["missing"], ingest_cpu_ns_per_event=ns_per_event(r),
+        ingest_thread_capacity_events_per_s=round(1e9 / max(ns_per_event(r), 1)))
+
+    # the highest paced rate with no gap: a ladder, ~4 s a step
+    best = 0
+    for target in ([500000, 1000000] if QUICK else [250000, 500000, 750000, 1000000, 1250000, 1500000]):
+        r = blast(exp, int(target * 4) // 64 * 64, rate=target)
+        out("paced", target_events_per_s=target, achieved=r["report"]["rate"],
+            missing_sequence_numbers=r["missing"], messages_sent=r["report"]["messages"],
+            messages_received=r["received"], ingest_cpu_ns_per_event=ns_per_event(r))
+        if r["missing"] == 0 and r["received"] == r["report"]["messages"] and r["report"]["rate"] > 0.97 * target:
+            best = target
+    out("highest paced rate without a gap", events_per_s=best)
+
+    # scraping once a second while ingesting: paced at 1M events/s, then flat out
+    n = 3200000 if QUICK else 8000000
+    for target in (1000000, 0):
+        quiet = blast(exp, n, rate=target)
+        scraped = blast(exp, n, rate=target, scrape_every=1.0)
+        lat = sorted(s[0] for s in scraped["scrapes"])
+        r0, r1 = quiet["applied"] / quiet["wall"], scraped["applied"] / scraped["wall"]
+        out("scrape every second while ingesting", target_events_per_s=target or "flat out",
+            ingest_events_per_s_quiet=round(r0), ingest_events_per_s_scraped=round(r1),
+            rate_change_percent=round(100 * (r1 - r0) / r0, 1),
+            ingest_ns_per_event_quiet=ns_per_event(quiet), ingest_ns_per_event_scraped=ns_per_event(scraped),
+            missing_quiet=quiet["missing"], missing_scraped=scraped["missing"],
+            scrape_ms_median=round(1e3 * statistics.median(lat), 2) if lat else None,
+            scrape_ms_max=round(1e3 * lat[-1], 2) if lat else None, scrapes=len(lat))
+
+    # event-to-metrics latency, idle exporter
+    p = subprocess.Popen([BLASTER, "--pub", exp.endpoint, "--keys", str(KEYS), "--probe"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lats = []
+    for _ in range(20 if QUICK else 100):
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        seq, t_send = p.stdout.readline().split()
+        while exp.figures().get("last_sequence") != float(seq):
+            pass
+        lats.append(time.time() - float(t_send))
+        time.sleep(0.02)
+    p.stdin.close()
+    p.wait(10)
+    lats.sort()
+    out("event to /metrics latency, idle", median_ms=round(1e3 * statistics.median(lats), 2),
+        p90_ms=round(1e3 * lats[int(0.9 * len(lats))], 2), samples=len(lats),
+        note="includes one scrape of /metrics per poll")
+    exp.stop()
+
+    for line in subprocess.run([BENCH, "render"], capture_output=True, text=True, check=True).stdout.splitlines():
+        print(line, flush=True)
+    for n in ([1000000] if QUICK else [1000000, 10000000]):
+        r = subprocess.run([BENCH_MEM, str(n), "16", "100"], capture_output=True, text=True, check=True).stdout
+        out("memory", objects=n, report=" | ".join(l.strip() for l in r.splitlines()))
+
+
+if __name__ == "__main__":
+    main()
