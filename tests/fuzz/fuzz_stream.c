@@ -1,0 +1,64 @@
+/* libFuzzer target: bytes -> multipart messages -> kv_stream_ingest.
+ *
+ * Input: records of [u8 frame count][per frame: u16 little-endian length,
+ * bytes]; a truncated record ends the input.  Several messages per input,
+ * so that sequence tracking, tenant state and the object tables see
+ * histories, not single messages.  After every input the state's own
+ * figures must agree with its tables: a violation aborts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_stream.h"
+
+#define MAX_FRAMES 5
+
+static void check(const kv_stream *st, const kv_budget *b)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < kv_state_tenant_count(st->state); i++) {
+		const kv_tenant *t = kv_state_tenant_at(st->state, i);
+		if (kv_tenant_objects(t) != kv_objtable_count(&t->objects))
+			abort();
+		total += kv_objtable_count(&t->objects);
+	}
+	if (total != atomic_load(&b->objects) || kv_state_tenant_count(st->state) != atomic_load(&b->tenants))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	kv_budget budget;
+	kv_budget_init(&budget, 64, 4096);  /* small: limits get hit too */
+	kv_stream st;
+	if (kv_stream_init(&st, &budget, 42) != KV_OK)
+		return 0;
+	size_t off = 0;
+	while (off < size) {
+		size_t n = data[off++] % (MAX_FRAMES + 1);
+		kv_frame f[MAX_FRAMES];
+		size_t k = 0;
+		for (; k < n; k++) {
+			if (size - off < 2)
+				break;
+			size_t len = (size_t)data[off] | (size_t)data[off + 1] << 8;
+			off += 2;
+			if (len > size - off)
+				len = size - off;
+			/* a private copy: nothing may read past the frame */
+			f[k].data = len ? memcpy(malloc(len), data + off, len) : NULL;
+			f[k].len = len;
+			off += len;
+		}
+		if (k == n)
+			kv_stream_ingest(&st, f, n, 1795982104612);
+		for (size_t i = 0; i < k; i++)
+			free((void *)f[i].data);
+		if (k < n)
+			break;
+	}
+	check(&st, &budget);
+	kv_stream_destroy(&st);
+	if (atomic_load(&budget.objects) || atomic_load(&budget.tenants))
+		abort();
+	return 0;
+}
