@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds warning-free, runs
-# every test, then the unit tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer and under valgrind's leak checker.
+# every test, then every test again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, the unit tests under valgrind's leak checker,
+# and each libFuzzer target for 30 s on its corpus.
 #   tools/test.sh            everything
 #   tools/test.sh --quick    one plain pass only
 set -euo pipefail
@@ -32,9 +33,19 @@ echo "== all tests under ASan + UBSan (the daemon and simulator too)"
 configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-KVX_NO_VALGRIND=1 \
+KVX_SANITIZED=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3
 
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
 meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \
   --wrap='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect'
+
+echo "== fuzzing: each libFuzzer target for 30 s on its corpus (clang, ASan + UBSan)"
+CC=clang configure build-fuzz -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false
+for t in stream status; do
+  work=$(mktemp -d)
+  cp tests/fuzz/corpus/$t/* "$work/"
+  (cd "$work" && UBSAN_OPTIONS=halt_on_error=1 "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" \
+      -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>&1 | tail -n 4)
+  rm -rf "$work"
+done

@@ -19,6 +19,10 @@ EXPORTER, SIM = sys.argv[1], sys.argv[2]
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-k" else None
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
 
+# Set by tools/test.sh for the ASan/UBSan build: no valgrind on top of it, and
+# no RSS bounds (the sanitizer's quarantine keeps freed memory resident).
+SANITIZED = bool(os.environ.get("KVX_SANITIZED"))
+
 REASONS = ["frame_count", "sequence_length", "msgpack_parse", "payload_shape", "event_shape",
            "missing_field", "field_type", "unknown_event_type", "unknown_medium"]
 
@@ -253,6 +257,79 @@ def test_malformed_storm(procs):
     assert log.count('msg="rejected input"') <= 10, "decode errors are logged rate-limited"
 
 
+def rss(m):
+    return m.get("process_resident_memory_bytes")
+
+
+def test_publisher_killed_for_good(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "ops:count=2000", "wait"], seed=31, truth=False)
+    exp = Exporter(procs, EXPORTER, [sim.source("k")])
+    sim.start()
+    wait_for(lambda: exp.metrics().get("mooncake_kv_messages_received_total", source="k") > 0, 5, "events arrive")
+    sim.proc.kill()
+    sim.proc.wait()
+    wait_for(lambda: exp.metrics().get("mooncake_kv_subscriber_connected", source="k") == 0, 5, "disconnect shows")
+    wait_for(lambda: exp.metrics().get("mooncake_kv_master_up", source="k") == 0, 5, "master down shows")
+    m = exp.metrics()
+    assert m.get("mooncake_kv_objects", source="k", backend_id="mooncake-master-1", tenant_id="default") >= 0
+    assert exp.proc.poll() is None and http_get(exp.url + "/-/healthy")[0] == 200
+
+
+def test_malformed_storm_100k_rss_stable(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "garbage:count=50000", "sleep:seconds=1", "garbage:count=50000",
+                           "sleep:seconds=1"], seed=8)
+    exp = Exporter(procs, EXPORTER, [sim.source("s")])
+    sim.start()
+    wait_for(lambda: exp.metrics().get("mooncake_kv_messages_received_total", source="s") >= 50000, 20, "half")
+    first = rss(exp.metrics())
+    truth = sim.wait()
+    m = settle(exp, truth, "s")
+    check_truth(m, truth, "s")
+    assert truth["messages"] == 100000
+    growth = rss(m) - first
+    assert SANITIZED or growth < 4 << 20, "RSS grew by %d bytes over the second 50,000 bad messages" % growth
+
+
+def test_limits_hold_against_many_tenants_and_keys(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "ops:count=60000", "sleep:seconds=0.5"], seed=12,
+              extra=["--tenants", "300", "--keys", "20000"])
+    exp = Exporter(procs, EXPORTER, [sim.source("l")],
+                   extra=["--limits.max-tenants", "50", "--limits.max-objects", "3000"])
+    truth = sim.start().wait()
+    m = settle(exp, truth, "l")
+    assert m.get("mooncake_kv_tracked_tenants") == 50
+    assert m.get("mooncake_kv_tracked_objects") <= 3000
+    assert m.get("mooncake_kv_tenants_overflow_total") > 0
+    assert m.get("mooncake_kv_objects_overflow_total") > 0
+    assert m.get("mooncake_kv_limit_dropped_events_total", source="l") > 0
+    assert len(m.find("mooncake_kv_objects", source="l")) == 50
+    assert m.get("mooncake_kv_stale_tenants", source="l", reason="overflow") > 0
+    assert SANITIZED or rss(m) < 64 << 20, rss(m)
+    promtool_check(m.text)
+
+
+def test_fifty_concurrent_scrapers(procs):
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "steady:rate=20000,seconds=3", "sleep:seconds=0.5"], seed=22,
+              extra=["--tenants", "20"])
+    exp = Exporter(procs, EXPORTER, [sim.source("c")])
+    sim.start()
+    codes, lock = [], threading.Lock()
+
+    def scraper():
+        for _ in range(10):
+            code = http_get(exp.url + "/metrics", {"Accept-Encoding": "gzip"}, timeout=10)[0]
+            with lock:
+                codes.append(code)
+    threads = [threading.Thread(target=scraper) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    truth = sim.wait()
+    assert len(codes) == 500 and set(codes) == {200}, (len(codes), set(codes))
+    check_truth(settle(exp, truth, "c"), truth, "c")
+
+
 def test_scrape_while_ingesting(procs):
     sim = Sim(procs, SIM, ["sleep:seconds=0.3", "steady:rate=40000,seconds=3", "sleep:seconds=0.5"], seed=21,
               extra=["--tenants", "50", "--keys", "5000"])
@@ -326,7 +403,7 @@ def test_json_logs(procs):
 
 
 def test_sigterm_clean_under_valgrind(procs):
-    if not os.path.exists("/usr/bin/valgrind") or os.environ.get("KVX_NO_VALGRIND"):
+    if not os.path.exists("/usr/bin/valgrind") or SANITIZED:
         print("  (valgrind not wanted here, e.g. an ASan build: skipped)")
         return
     sim = Sim(procs, SIM, ["sleep:seconds=1.5", "ops:count=2000", "clear:all", "garbage:count=5", "sleep:seconds=0.5"],
