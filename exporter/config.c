@@ -29,6 +29,8 @@ static const char usage[] =
 	"  --web.listen-address=[HOST]:PORT   default " DEFAULT_LISTEN " (port 0 picks a free one)\n"
 	"  --web.telemetry-path=PATH    default /metrics\n"
 	"  --web.max-connections=N      default 64\n"
+	"  --web.config.file=PATH       TLS and basic auth, exporter-toolkit format (see README)\n"
+	"  --run-as-user=USER           started as root: switch to USER once the port is bound\n"
 	"\n"
 	"Limits (memory is bounded by these; overflow is counted, never silent):\n"
 	"  --limits.max-tenants=N       default 10000 (all sources together)\n"
@@ -207,7 +209,7 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 	static const char *const known[] = {
 		"--source", "--zmq.endpoint", "--master.url", "--master.poll-interval", "--master.timeout",
 		"--master.max-body-bytes", "--web.listen-address", "--web.telemetry-path",
-		"--web.max-connections", "--limits.max-tenants", "--limits.max-objects", "--zmq.rcvhwm",
+		"--web.max-connections", "--web.config.file", "--run-as-user", "--limits.max-tenants", "--limits.max-objects", "--zmq.rcvhwm",
 		"--zmq.max-message-size", "--log.level", "--log.format",
 	};
 
@@ -289,6 +291,10 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 				goto done;
 			}
 			set_str(&c->telemetry_path, val);
+		} else if (!strcmp(flag, "--web.config.file")) {
+			set_str(&c->web_config_file, val);
+		} else if (!strcmp(flag, "--run-as-user")) {
+			set_str(&c->run_as_user, val);
 		} else if (!strcmp(flag, "--web.max-connections")) {
 			if (parse_size(val, 1, 10000, &n) != KV_OK) {
 				set_err(err, errlen, "%s \"%s\" must be 1..10000", flag, val);
@@ -371,5 +377,7 @@ void kv_config_free(kv_config *c)
 	free(c->sources);
 	free(c->listen_address);
 	free(c->telemetry_path);
+	free(c->web_config_file);
+	free(c->run_as_user);
 	memset(c, 0, sizeof(*c));
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <zlib.h>
 
@@ -156,6 +157,48 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	return reply(c, MHD_HTTP_OK, KV_CONTENT_TYPE, body, len, gz);
 }
 
+/* TLS client certificate, as client_auth_type asks.  NULL: allowed. */
+static const char *client_cert_problem(const kv_webconfig *w, struct MHD_Connection *c)
+{
+	if (!w->tls || w->client_auth == KV_CLIENT_NONE)
+		return NULL;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session = ci ? (gnutls_session_t)ci->tls_session : NULL;
+	unsigned n = 0;
+	if (!session || !gnutls_certificate_get_peers(session, &n) || n == 0)
+		return w->client_auth == KV_CLIENT_REQUIRE_AND_VERIFY ? "a client certificate is required\n" : NULL;
+	unsigned status = 0;
+	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS || status != 0)
+		return "the client certificate does not verify\n";
+	return NULL;
+}
+
+/* Basic auth against the bcrypt users, when there are any. */
+static bool authorized(const kv_webconfig *w, struct MHD_Connection *c)
+{
+	if (w->n_users == 0)
+		return true;
+	char *pass = NULL;
+	char *user = MHD_basic_auth_get_username_password(c, &pass);
+	bool ok = user && pass && kv_webconfig_check_user(w, user, pass);
+	if (user)
+		MHD_free(user);
+	if (pass)
+		MHD_free(pass);
+	return ok;
+}
+
+static enum MHD_Result deny(struct MHD_Connection *c)
+{
+	static const char body[] = "Unauthorized\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	enum MHD_Result rc = MHD_queue_basic_auth_fail_response(c, "mooncake-kv-exporter", r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
@@ -176,6 +219,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
 		MHD_destroy_response(r);
 		return rc;
+	}
+	const kv_webconfig *web = h->x->web;
+	if (web) {
+		const char *problem = client_cert_problem(web, c);
+		if (problem)
+			return reply_text(c, MHD_HTTP_FORBIDDEN, problem);
+		if (!authorized(web, c))
+			return deny(c);
 	}
 	const kv_config *cfg = h->x->config;
 	if (!strcmp(url, cfg->telemetry_path))
@@ -265,6 +316,17 @@ kv_http *kv_http_start(const kv_exporter *x)
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	const kv_webconfig *web = x->web;
+	struct MHD_OptionItem tls[4] = {{MHD_OPTION_END, 0, NULL}};
+	size_t nt = 0;
+	if (web && web->tls) {
+		flags |= MHD_USE_TLS;
+		tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem};
+		tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, web->cert_pem};
+		if (web->client_ca_pem)  /* MHD then asks clients for a certificate */
+			tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, web->client_ca_pem};
+		tls[nt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	}
 	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
 	                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -272,6 +334,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 	                             MHD_OPTION_CONNECTION_LIMIT, cfg->web_max_connections,
 	                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	                             MHD_OPTION_ARRAY, tls,
 	                             MHD_OPTION_END);
 	if (!h->daemon) {
 		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, NULL);

@@ -1,5 +1,7 @@
 /* mooncake-kv-exporter: parse flags, start one ingest thread (and one status
  * poller) per source and the HTTP server, wait for SIGTERM/SIGINT, stop. */
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,27 @@ static uint64_t random_seed(void)
 	return seed;
 }
 
+/* Root is only ever needed to bind a low port: after that, become `user`
+ * (every thread: glibc applies set*id to the whole process). */
+static int drop_privileges(const char *user)
+{
+	struct passwd *pw = getpwnam(user);
+	if (!pw) {
+		kv_log(KV_LOG_ERROR, "--run-as-user: no such user", "user", user, NULL);
+		return KV_EINVAL;
+	}
+	if (geteuid() != 0) {
+		kv_log(KV_LOG_ERROR, "--run-as-user needs to be started as root", "user", user, NULL);
+		return KV_EINVAL;
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
+	    setuid(0) == 0) {
+		kv_log(KV_LOG_ERROR, "--run-as-user: cannot switch user", "user", user, NULL);
+		return KV_EINVAL;
+	}
+	return KV_OK;
+}
+
 int main(int argc, char **argv)
 {
 	kv_config cfg;
@@ -38,6 +61,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kv_log_setup(cfg.log_level, cfg.log_format);
+	kv_webconfig web = {0};
+	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != KV_OK) {
+		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
+		kv_config_free(&cfg);
+		return 2;
+	}
 
 	/* Before any thread: signals are taken by sigwait here, SIGPIPE never
 	 * kills us (curl with NOSIGNAL does not mask it), and the libraries'
@@ -58,7 +87,7 @@ int main(int argc, char **argv)
 	void *zctx = zmq_ctx_new();
 	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
 	kv_exporter x = {.config = &cfg, .sources = sources, .n_sources = cfg.n_sources,
-	                 .budget = &budget, .start_time = kv_now()};
+	                 .budget = &budget, .web = cfg.web_config_file ? &web : NULL, .start_time = kv_now()};
 	size_t started = 0;
 	kv_http *http = NULL;
 	int exit_code = 1;
@@ -86,10 +115,16 @@ int main(int argc, char **argv)
 		exit_code = 2;
 		goto out;
 	}
+	if (cfg.run_as_user && drop_privileges(cfg.run_as_user) != KV_OK) {
+		exit_code = 2;
+		goto out;
+	}
 	char port[16];
 	snprintf(port, sizeof(port), "%u", kv_http_port(http));
 	kv_log(KV_LOG_INFO, "listening", "address", cfg.listen_address, "port", port, "path",
-	       cfg.telemetry_path, "version", KV_VERSION, "revision", KV_REVISION, NULL);
+	       cfg.telemetry_path, "tls", web.tls ? "true" : "false", "basic_auth", web.n_users ? "true" : "false",
+	       "user", getpwuid(geteuid()) ? getpwuid(geteuid())->pw_name : "?",
+	       "version", KV_VERSION, "revision", KV_REVISION, NULL);
 
 	int sig = 0;
 	sigwait(&stop_signals, &sig);
@@ -104,6 +139,7 @@ out:
 	if (zctx)
 		zmq_ctx_term(zctx);
 	curl_global_cleanup();
+	kv_webconfig_free(&web);
 	kv_config_free(&cfg);
 	return exit_code;
 }

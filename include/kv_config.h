@@ -18,6 +18,8 @@ typedef struct kv_config {
 	size_t n_sources;
 	char *listen_address;        /* "[host]:port" */
 	char *telemetry_path;
+	char *web_config_file;       /* NULL: plain HTTP, no auth */
+	char *run_as_user;           /* NULL: keep the starting user */
 	double poll_interval;        /* seconds */
 	double poll_timeout;
 	size_t max_status_bytes;

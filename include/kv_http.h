@@ -7,6 +7,7 @@
 #include "kv_config.h"
 #include "kv_snapshot.h"
 #include "kv_source.h"
+#include "kv_webconfig.h"
 
 typedef struct kv_http kv_http;
 
@@ -15,6 +16,7 @@ typedef struct kv_exporter {
 	kv_source *sources;
 	size_t n_sources;
 	kv_budget *budget;
+	const kv_webconfig *web;
 	double start_time;
 } kv_exporter;
 

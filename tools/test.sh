@@ -36,6 +36,12 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 KVX_SANITIZED=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3
 
+echo "== the concurrency tests under ThreadSanitizer"
+configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dtests=false
+(cd tests/integration && KVX_SANITIZED=1 \
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
+  python3 test_daemon.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k scrape)
+
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
 meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \
   --wrap='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect'

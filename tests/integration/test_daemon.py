@@ -386,6 +386,101 @@ def test_flags(procs):
         assert r.returncode == 2 and "cannot listen" in r.stderr, r.stderr
 
 
+def make_pki(d):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate."""
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True, timeout=30)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kvx-test-ca")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    for who in ("server", "client"):
+        ossl("req", *ec, "-keyout", who + ".key", "-out", who + ".csr", "-subj", "/CN=kvx-test-" + who)
+        ossl("x509", "-req", "-in", who + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", who + ".crt", "-days", "2", "-extfile", "san.ext")
+
+
+def bcrypt(password):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import crypt
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 5))
+
+
+def curl(url, *args):
+    """(exit code, http code, headers) of one request."""
+    r = subprocess.run(["curl", "-s", "-o", "/dev/null", "-D", "-", "-w", "\n%{http_code}", "--max-time", "5", url]
+                       + list(args), capture_output=True, text=True, timeout=20)
+    lines = r.stdout.strip().splitlines()
+    return r.returncode, int(lines[-1]) if lines and lines[-1].isdigit() else 0, r.stdout
+
+
+def test_web_config_tls_and_basic_auth(procs):
+    d = procs.dir
+    make_pki(d)
+    with open(os.path.join(d, "web.yml"), "w") as f:
+        f.write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
+                "basic_auth_users:\n  alice: %s\n  bob: %s\n" % (bcrypt("s3cret"), bcrypt("other")))
+    port = free_port()
+    p = procs.start("tls", [EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:%d" % free_port(),
+                            "--web.listen-address", "127.0.0.1:%d" % port, "--web.config.file",
+                            os.path.join(d, "web.yml")])
+    url = "https://127.0.0.1:%d/metrics" % port
+    tls = ["--cacert", os.path.join(d, "ca.crt"), "--cert", os.path.join(d, "client.crt"),
+           "--key", os.path.join(d, "client.key")]
+    wait_for(lambda: p.poll() is None and curl(url, *tls, "-u", "alice:s3cret")[1] == 200, 5, "TLS answers")
+
+    rc, code, headers = curl(url, *tls, "-u", "alice:wrong")
+    assert code == 401 and 'WWW-Authenticate: Basic realm="mooncake-kv-exporter"' in headers, headers
+    assert curl(url, *tls, "-u", "mallory:s3cret")[1] == 401
+    assert curl(url, *tls)[1] == 401
+    assert curl("https://127.0.0.1:%d/-/healthy" % port, *tls)[1] == 401   # every path is protected
+    assert curl(url, *tls, "-u", "bob:other")[1] == 200
+    # no client certificate: refused, in the handshake or with 403
+    rc, code, _ = curl(url, "--cacert", os.path.join(d, "ca.crt"), "-u", "alice:s3cret")
+    assert rc != 0 or code == 403, (rc, code)
+    # plain HTTP to the TLS port fails cleanly, and the exporter serves on
+    rc, code, _ = curl("http://127.0.0.1:%d/metrics" % port)
+    assert code != 200, code
+    assert p.poll() is None and curl(url, *tls, "-u", "alice:s3cret")[1] == 200
+    assert procs.stop(p) == 0
+
+
+def test_web_config_rejected(procs):
+    d = procs.dir
+    cases = {"unknown key": "http_server_config:\n  http2: true\n",
+             "plain password": "basic_auth_users:\n  alice: s3cret\n",
+             "missing key file": "tls_server_config:\n  cert_file: nope.crt\n",
+             "bad yaml": "basic_auth_users: [\n",
+             "cert file absent": "tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n"}
+    for name, text in cases.items():
+        path = os.path.join(d, name.replace(" ", "_") + ".yml")
+        with open(path, "w") as f:
+            f.write(text)
+        r = subprocess.run([EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:1", "--web.listen-address",
+                            "127.0.0.1:0", "--web.config.file", path], capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "web config" in r.stderr, (name, r.stderr)
+
+
+def test_run_as_user(procs):
+    if os.geteuid() != 0:
+        print("  (not root: skipped)")
+        return
+    port = free_port()
+    p = procs.start("user", [EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:%d" % free_port(),
+                             "--web.listen-address", "127.0.0.1:%d" % port, "--run-as-user", "nobody"])
+    wait_for(lambda: "msg=listening" in procs.log(p), 5, "it listens")
+    uids = [l for l in open("/proc/%d/status" % p.pid) if l.startswith("Uid:")][0].split()[1:]
+    assert set(uids) == {"65534"}, uids  # real, effective, saved, filesystem: all nobody
+    assert http_get("http://127.0.0.1:%d/-/healthy" % port)[0] == 200
+    assert procs.stop(p) == 0
+    r = subprocess.run([EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:1", "--web.listen-address", "127.0.0.1:0",
+                        "--run-as-user", "no-such-user-kvx"], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and "no such user" in r.stderr, r.stderr
+
+
 def test_json_logs(procs):
     import json
     p = procs.start("json", [EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:%d" % free_port(),
