@@ -481,6 +481,43 @@ def test_run_as_user(procs):
     assert r.returncode == 2 and "no such user" in r.stderr, r.stderr
 
 
+def test_http_hygiene(procs):
+    import urllib.request
+    exp = Exporter(procs, EXPORTER, ["name=h,zmq=tcp://127.0.0.1:%d" % free_port()])
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        req = urllib.request.Request(exp.url + "/metrics", data=b"x" * 10, method=method)
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            raise AssertionError(method + " was served")
+        except urllib.error.HTTPError as e:
+            assert e.code == 405 and e.headers.get("Allow") == "GET, HEAD", (method, e.code)
+    status, headers, body = http_get(exp.url + "/metrics")
+    req = urllib.request.Request(exp.url + "/metrics", method="HEAD")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 200 and r.read() == b""
+    # an oversized request head is refused; the exporter carries on
+    with socket.create_connection(("127.0.0.1", exp.port), timeout=5) as c:
+        c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n")
+        try:
+            reply = c.recv(64)
+        except OSError:
+            reply = b""
+        assert not reply.startswith(b"HTTP/1.1 200"), reply
+    # slowloris: 40 connections that never finish their headers (bounded: closed below)
+    slow = []
+    try:
+        for _ in range(40):
+            c = socket.create_connection(("127.0.0.1", exp.port), timeout=5)
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            slow.append(c)
+        for _ in range(5):
+            assert http_get(exp.url + "/metrics", timeout=5)[0] == 200
+    finally:
+        for c in slow:
+            c.close()
+    assert exp.proc.poll() is None and http_get(exp.url + "/-/healthy")[0] == 200
+
+
 def test_json_logs(procs):
     import json
     p = procs.start("json", [EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:%d" % free_port(),
