@@ -3,6 +3,7 @@
 usage: test_daemon.py EXPORTER SIM [PROMTOOL] [-k NAME]
 Prints one line per test and closes with 'N passed, N failed'."""
 import gzip
+import json
 import http.server
 import os
 import signal
@@ -16,6 +17,7 @@ import traceback
 from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, wait_for
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
+BLASTER = os.path.join(os.path.dirname(SIM), "mooncake-kv-blaster")
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-k" else None
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
 
@@ -156,6 +158,9 @@ def test_spec_switches_legacy_and_object_key_off(procs):
         assert t["objects"] == 0 and not t["stale"], t
 
 
+HUGE_BODY = b"{" + b" " * (100 << 20) + b"}"  # 100 MB, built once
+
+
 class Replies(http.server.BaseHTTPRequestHandler):
     """A lying master: the reply depends on the path prefix the test picked."""
     def do_GET(self):
@@ -165,7 +170,7 @@ class Replies(http.server.BaseHTTPRequestHandler):
             "garbage": (200, b"<html>not json"),
             "wrongtypes": (200, b'{"enabled":"yes","published_batches":1,"published_events":1,'
                                 b'"dropped_events":0,"skipped_keyless_events":0}'),
-            "huge": (200, b"{" + b" " * (2 << 20) + b"}"),
+            "huge": (200, HUGE_BODY),
             "ok": (200, b'{"enabled":true,"published_batches":3,"published_events":9,'
                         b'"dropped_events":0,"skipped_unparsed_keys":1}'),
         }
@@ -306,6 +311,28 @@ def test_limits_hold_against_many_tenants_and_keys(procs):
     assert m.get("mooncake_kv_stale_tenants", source="l", reason="overflow") > 0
     assert SANITIZED or rss(m) < 64 << 20, rss(m)
     promtool_check(m.text)
+
+
+def test_memory_bounded_against_millions_of_keys(procs):
+    """2 million distinct keys over 3,000 tenants and 1,000 backend_ids, paced so
+    nothing is lost in transport: the limits hold and memory stays bounded."""
+    exp = Exporter(procs, EXPORTER, ["name=x,zmq=tcp://127.0.0.1:%d" % free_port()],
+                   extra=["--limits.max-tenants", "2000", "--limits.max-objects", "500000"])
+    zmq = [a for a in exp.proc.args if a.startswith("name=x")][0].split("zmq=")[1]
+    r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "2000000", "--tenants", "3000", "--backends", "1000",
+                        "--load", "--events", "640000", "--rate", "400000", "--mix-messages", "256"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout)
+    wait_for(lambda: exp.metrics().get("mooncake_kv_last_sequence", source="x") == sent["last_seq"], 30,
+             "the exporter took every message")
+    m = exp.metrics()
+    assert m.get("mooncake_kv_messages_received_total", source="x") == sent["messages"]
+    assert m.get("mooncake_kv_tracked_tenants") == 2000
+    assert m.get("mooncake_kv_tracked_objects") <= 500000
+    assert m.get("mooncake_kv_tenants_overflow_total") > 0 and m.get("mooncake_kv_objects_overflow_total") > 0
+    # 500,000 objects at ~14 bytes, 2,000 tenants: far below 100 MiB whatever came in
+    assert SANITIZED or rss(m) < 100 << 20, rss(m)
 
 
 def test_fifty_concurrent_scrapers(procs):

@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--rate")) rate = strtod(v, NULL);
 		else if (!strcmp(a, "--keys")) wp.keys = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--tenants")) wp.tenants = (unsigned)atoi(v);
+		else if (!strcmp(a, "--backends")) wp.backends = (unsigned)atoi(v);
 		else if (!strcmp(a, "--key-bytes")) wp.key_bytes = (unsigned)atoi(v);
 		else if (!strcmp(a, "--sndhwm")) hwm = atoi(v);
 		else if (!strcmp(a, "--mix-messages")) mix = atoi(v);
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
 	}
 	if (!ep || wp.keys == 0 || wp.tenants == 0 || mix < 1) {
 		fprintf(stderr, "usage: %s --pub EP [--events N] [--rate EV/S] [--keys N] [--tenants N] "
-		                "[--key-bytes N] [--load] [--probe] [--sndhwm N] [--mix-messages N]\n", argv[0]);
+		                "[--key-bytes N] [--backends N] [--load] [--probe] [--sndhwm N] [--mix-messages N]\n", argv[0]);
 		return 2;
 	}
 	wl_msg *msgs = wl_encode_mix(&wp, (size_t)mix);

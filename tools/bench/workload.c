@@ -55,7 +55,7 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 	msgpack_pack_array(&pk, 3);
 	out->ts_off[0] = u64_fixed(&sb, 0);
 	msgpack_pack_array(&pk, WL_BATCH);
-	char key[4096], tenant[32];
+	char key[4096], tenant[32], backend[40];
 	for (int i = 0; i < WL_BATCH; i++) {
 		/* a realistic key: model / layer / content hash, padded to key_bytes */
 		int n = snprintf(key, sizeof(key), "model-llama-70b/tp8/layer%02u/%016llx",
@@ -63,6 +63,9 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 		for (; (unsigned)n < p->key_bytes && n < (int)sizeof(key) - 1; n++)
 			key[n] = (char)('a' + (keys[i] + (uint64_t)n) % 26);
 		int tl = snprintf(tenant, sizeof(tenant), "tenant-%u", tenants[i]);
+		int bl = p->backends > 1 ? snprintf(backend, sizeof(backend), "mooncake-master-%u",
+		                                    (unsigned)(keys[i] % p->backends))
+		                         : snprintf(backend, sizeof(backend), "mooncake-master-1");
 		bool st = stored[i];
 		msgpack_pack_map(&pk, st ? 20 : 17);
 		LIT(&pk, "event_id");
@@ -78,7 +81,7 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 		LIT(&pk, "additional_salt"), msgpack_pack_nil(&pk);
 		LIT(&pk, "lora_name"), msgpack_pack_nil(&pk);
 		LIT(&pk, "tenant_id"), str(&pk, tenant, (size_t)tl);
-		LIT(&pk, "backend_id"), LIT(&pk, "mooncake-master-1");
+		LIT(&pk, "backend_id"), str(&pk, backend, (size_t)bl);
 		LIT(&pk, "group_id"), msgpack_pack_nil(&pk);
 		LIT(&pk, "medium");
 		if (medium[i]) LIT(&pk, "disk"); else LIT(&pk, "cpu");

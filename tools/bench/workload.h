@@ -20,6 +20,7 @@ typedef struct wl_msg {
 typedef struct wl_params {
 	uint64_t keys;
 	unsigned tenants;
+	unsigned backends;    /* backend_id = mooncake-master-<key % backends> (0 or 1: one) */
 	unsigned key_bytes;
 	unsigned stored_pct;  /* the rest is removed */
 	uint64_t seed;
