@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -182,6 +184,48 @@ out:
 	return rc;
 }
 
+/* Flags that take a whole number within bounds, stored into kv_config. */
+static const struct num_flag {
+	const char *name;
+	unsigned long long min, max;
+	size_t off, size;
+} num_flags[] = {
+#define NUM(n, lo, hi, field) {n, lo, hi, offsetof(kv_config, field), sizeof(((kv_config *)0)->field)}
+	NUM("--master.max-body-bytes", 1024, 1ull << 30, max_status_bytes),
+	NUM("--web.max-connections", 1, 10000, web_max_connections),
+	NUM("--limits.max-tenants", 1, 10000000, max_tenants),
+	NUM("--limits.max-objects", 1, 1ull << 34, max_objects),
+	NUM("--zmq.rcvhwm", 0, 100000000, zmq_rcvhwm),
+	NUM("--zmq.max-message-size", 1024, 1ull << 31, zmq_max_message_size),
+#undef NUM
+};
+
+static int set_num(kv_config *c, const struct num_flag *f, const char *val, char *err, size_t errlen)
+{
+	unsigned long long n;
+	if (parse_size(val, f->min, f->max, &n) != KV_OK) {
+		set_err(err, errlen, "%s \"%s\" must be a whole number from %llu to %llu", f->name, val, f->min, f->max);
+		return KV_EINVAL;
+	}
+	char *field = (char *)c + f->off;
+	if (f->size == sizeof(uint32_t)) {  /* int or unsigned: the bounds keep it in range */
+		uint32_t v = (uint32_t)n;
+		memcpy(field, &v, sizeof(v));
+	} else {
+		uint64_t v = n;
+		memcpy(field, &v, sizeof(v));
+	}
+	return KV_OK;
+}
+
+static const struct num_flag *find_num(const char *flag)
+{
+	for (size_t i = 0; i < sizeof(num_flags) / sizeof(num_flags[0]); i++)
+		if (!strcmp(flag, num_flags[i].name))
+			return &num_flags[i];
+	return NULL;
+}
+
 static void set_str(char **dst, const char *v)
 {
 	free(*dst);
@@ -206,11 +250,10 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 	char *zmq_endpoint = NULL, *master_url = NULL;
 	bool timeout_given = false;
 	int rc = KV_EINVAL;
-	static const char *const known[] = {
+	static const char *const known[] = {  /* besides num_flags */
 		"--source", "--zmq.endpoint", "--master.url", "--master.poll-interval", "--master.timeout",
-		"--master.max-body-bytes", "--web.listen-address", "--web.telemetry-path",
-		"--web.max-connections", "--web.config.file", "--run-as-user", "--limits.max-tenants", "--limits.max-objects", "--zmq.rcvhwm",
-		"--zmq.max-message-size", "--log.level", "--log.format",
+		"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--run-as-user",
+		"--log.level", "--log.format",
 	};
 
 	for (int i = 1; i < argc; i++) {
@@ -236,7 +279,7 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 		size_t k = 0;
 		while (k < sizeof(known) / sizeof(known[0]) && strcmp(flag, known[k]))
 			k++;
-		if (k == sizeof(known) / sizeof(known[0])) {
+		if (k == sizeof(known) / sizeof(known[0]) && !find_num(flag)) {
 			set_err(err, errlen, "unknown flag %s (see --help)", flag);
 			goto done;
 		}
@@ -249,8 +292,11 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 			}
 			val = argv[++i];
 		}
-		unsigned long long n;
-		if (!strcmp(flag, "--source")) {
+		const struct num_flag *nf = find_num(flag);
+		if (nf) {
+			if (set_num(c, nf, val, err, errlen) != KV_OK)
+				goto done;
+		} else if (!strcmp(flag, "--source")) {
 			if (parse_source(c, val, err, errlen) != KV_OK)
 				goto done;
 		} else if (!strcmp(flag, "--zmq.endpoint")) {
@@ -273,12 +319,6 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 				c->poll_timeout = d;
 				timeout_given = true;
 			}
-		} else if (!strcmp(flag, "--master.max-body-bytes")) {
-			if (parse_size(val, 1024, 1ull << 30, &n) != KV_OK) {
-				set_err(err, errlen, "%s \"%s\" must be a number of bytes from 1024 to 1073741824", flag, val);
-				goto done;
-			}
-			c->max_status_bytes = (size_t)n;
 		} else if (!strcmp(flag, "--web.listen-address")) {
 			if (!strrchr(val, ':')) {
 				set_err(err, errlen, "--web.listen-address \"%s\" must be [HOST]:PORT", val);
@@ -295,36 +335,6 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 			set_str(&c->web_config_file, val);
 		} else if (!strcmp(flag, "--run-as-user")) {
 			set_str(&c->run_as_user, val);
-		} else if (!strcmp(flag, "--web.max-connections")) {
-			if (parse_size(val, 1, 10000, &n) != KV_OK) {
-				set_err(err, errlen, "%s \"%s\" must be 1..10000", flag, val);
-				goto done;
-			}
-			c->web_max_connections = (unsigned)n;
-		} else if (!strcmp(flag, "--limits.max-tenants")) {
-			if (parse_size(val, 1, 10000000, &n) != KV_OK) {
-				set_err(err, errlen, "%s \"%s\" must be 1..10000000", flag, val);
-				goto done;
-			}
-			c->max_tenants = (size_t)n;
-		} else if (!strcmp(flag, "--limits.max-objects")) {
-			if (parse_size(val, 1, 1ull << 34, &n) != KV_OK) {
-				set_err(err, errlen, "%s \"%s\" must be 1..17179869184", flag, val);
-				goto done;
-			}
-			c->max_objects = (size_t)n;
-		} else if (!strcmp(flag, "--zmq.rcvhwm")) {
-			if (parse_size(val, 0, 100000000, &n) != KV_OK) {
-				set_err(err, errlen, "%s \"%s\" must be 0..100000000 (0: no limit)", flag, val);
-				goto done;
-			}
-			c->zmq_rcvhwm = (int)n;
-		} else if (!strcmp(flag, "--zmq.max-message-size")) {
-			if (parse_size(val, 1024, 1ull << 31, &n) != KV_OK) {
-				set_err(err, errlen, "%s \"%s\" must be 1024..2147483648 bytes", flag, val);
-				goto done;
-			}
-			c->zmq_max_message_size = (long long)n;
 		} else if (!strcmp(flag, "--log.level")) {
 			static const char *const lv[] = {"debug", "info", "warn", "error"};
 			int k = 0;
