@@ -55,3 +55,17 @@ for t in stream status; do
       -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>&1 | tail -n 4)
   rm -rf "$work"
 done
+
+# One closing line for whoever reads the end of the log: every meson test
+# of every pass (failures stop the script before this line).
+python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build/meson-logs/testlog-valgrind.json <<'PY'
+import json, sys
+ok = bad = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line).get("result")
+        ok += r == "OK"
+        bad += r not in ("OK", "SKIP", None)
+print("test.sh: %d passed, %d failed" % (ok, bad))
+PY
