@@ -82,9 +82,7 @@ static size_t find_old(const kv_objtable *t, uint64_t tag)
 /* Returns the whole pages of old[old_released, old_cursor) to the OS. */
 static void release_drained(kv_objtable *t)
 {
-	static size_t page;
-	if (!page)
-		page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);  /* once per 256 KiB drained: no need to cache */
 	uintptr_t from = (uintptr_t)(t->old + t->old_released);
 	uintptr_t to = (uintptr_t)(t->old + t->old_cursor);
 	from = (from + page - 1) & ~(uintptr_t)(page - 1);
