@@ -300,6 +300,20 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	kv_log(KV_LOG_DEBUG, "http", "detail", msg, NULL);
 }
 
+static struct MHD_Daemon *start(kv_http *h, unsigned flags, struct sockaddr_storage *ss, const kv_config *cfg,
+                                 struct MHD_OptionItem *tls)
+{
+	return MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
+	                        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+	                        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
+	                        MHD_OPTION_CONNECTION_LIMIT, cfg->web_max_connections,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+	                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	                        MHD_OPTION_ARRAY, tls,
+	                        MHD_OPTION_END);
+}
+
 kv_http *kv_http_start(const kv_exporter *x)
 {
 	const kv_config *cfg = x->config;
@@ -327,15 +341,19 @@ kv_http *kv_http_start(const kv_exporter *x)
 			tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, web->client_ca_pem};
 		tls[nt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	}
-	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
-	                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
-	                             MHD_OPTION_CONNECTION_LIMIT, cfg->web_max_connections,
-	                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-	                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-	                             MHD_OPTION_ARRAY, tls,
-	                             MHD_OPTION_END);
+	h->daemon = start(h, flags, &ss, cfg, tls);
+	if (!h->daemon && any) {
+		/* no IPv6 on this host: all IPv4 addresses, then */
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		uint16_t port = ((struct sockaddr_in6 *)&ss)->sin6_port;
+		memset(&ss, 0, sizeof(ss));
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = htonl(INADDR_ANY);
+		a4->sin_port = port;
+		h->daemon = start(h, flags & ~(unsigned)MHD_USE_DUAL_STACK, &ss, cfg, tls);
+		if (h->daemon)
+			kv_log(KV_LOG_INFO, "no IPv6: listening on IPv4 only", "address", cfg->listen_address, NULL);
+	}
 	if (!h->daemon) {
 		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, NULL);
 		free(h);
