@@ -120,22 +120,26 @@ static void on_monitor_event(kv_source *s, void *mon)
 	}
 }
 
-static void log_decode_errors(kv_source *s, const uint64_t *before, kv_ratelimit *rl)
+/* The first reason whose count moved, or KV_R_OK. */
+static enum kv_reason new_rejection(const uint64_t *before, const uint64_t *now)
 {
-	const uint64_t *now = s->stream.stats.decode_errors;
-	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) {
-		if (now[r] == before[r])
-			continue;
-		unsigned held;
-		if (kv_ratelimit_allow(rl, kv_now(), &held)) {
-			char seq[24], sup[16];
-			snprintf(seq, sizeof(seq), "%llu", (unsigned long long)s->stream.seq.last_seq);
-			snprintf(sup, sizeof(sup), "%u", held);
-			kv_log(KV_LOG_WARN, "rejected input", "source", s->cfg->name, "reason", kv_reason_name(r),
-			       "last_seq", seq, "suppressed", sup, NULL);
-		}
-		return;  /* one line per message at most */
-	}
+	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++)
+		if (now[r] != before[r])
+			return (enum kv_reason)r;
+	return KV_R_OK;
+}
+
+/* Called without the lock: a slow stderr must not hold up scrapes. */
+static void log_rejection(const kv_source *s, enum kv_reason r, uint64_t last_seq, kv_ratelimit *rl)
+{
+	unsigned held;
+	if (!kv_ratelimit_allow(rl, kv_now(), &held))
+		return;
+	char seq[24], sup[16];
+	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)last_seq);
+	snprintf(sup, sizeof(sup), "%u", held);
+	kv_log(KV_LOG_WARN, "rejected input", "source", s->cfg->name, "reason", kv_reason_name(r), "last_seq", seq,
+	       "suppressed", sup, NULL);
 }
 
 /* Receives one whole multipart message (non-blocking) and ingests it.
@@ -173,8 +177,11 @@ static bool ingest_one(kv_source *s, void *sub, kv_ratelimit *rl)
 	pthread_mutex_lock(&s->lock);
 	memcpy(before, s->stream.stats.decode_errors, sizeof(before));
 	int rc = kv_stream_ingest(&s->stream, frames, n, now_ms);
-	log_decode_errors(s, before, rl);
+	enum kv_reason rejected = new_rejection(before, s->stream.stats.decode_errors);
+	uint64_t last_seq = s->stream.seq.last_seq;
 	pthread_mutex_unlock(&s->lock);
+	if (rejected != KV_R_OK)
+		log_rejection(s, rejected, last_seq, rl);
 	if (rc != KV_OK)
 		kv_log(KV_LOG_ERROR, "out of memory applying an event", "source", s->cfg->name, NULL);
 	for (size_t i = 0; i < n; i++)
