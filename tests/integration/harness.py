@@ -167,6 +167,16 @@ class Sim:
             return json.load(f)
 
 
+def in_threads(n, fn, timeout=30):
+    """Runs fn in n threads at once and waits for all of them."""
+    import threading
+    threads = [threading.Thread(target=fn) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+
+
 def wait_for(pred, timeout, what):
     deadline = time.time() + timeout
     while time.time() < deadline:

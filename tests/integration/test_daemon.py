@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 
-from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, wait_for
+from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, in_threads, wait_for
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 BLASTER = os.path.join(os.path.dirname(SIM), "mooncake-kv-blaster")
@@ -347,11 +347,7 @@ def test_fifty_concurrent_scrapers(procs):
             code = http_get(exp.url + "/metrics", {"Accept-Encoding": "gzip"}, timeout=10)[0]
             with lock:
                 codes.append(code)
-    threads = [threading.Thread(target=scraper) for _ in range(50)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    in_threads(50, scraper)
     truth = sim.wait()
     assert len(codes) == 500 and set(codes) == {200}, (len(codes), set(codes))
     check_truth(settle(exp, truth, "c"), truth, "c")
@@ -369,11 +365,7 @@ def test_scrape_while_ingesting(procs):
             code, _, body = http_get(exp.url + "/metrics", {"Accept-Encoding": "gzip"})
             Metrics(gzip.decompress(body).decode())  # parses
             results.append(code)
-    threads = [threading.Thread(target=scraper) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(10)
+    in_threads(4, scraper, timeout=10)
     truth = sim.wait()
     assert len(results) > 20 and set(results) == {200}, (len(results), set(results))
     check_truth(settle(exp, truth, "w"), truth, "w")
