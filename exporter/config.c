@@ -1,8 +1,10 @@
+/* Command-line flags: one table names each flag once, with its value kind,
+ * its bounds, where it is stored and its line of --help. */
 #include <errno.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,46 +14,24 @@
 
 #define DEFAULT_LISTEN ":19557"
 
-static const char usage[] =
-	"usage: mooncake-kv-exporter [flags]\n"
-	"\n"
-	"Prometheus exporter for the Mooncake Store KV event stream.\n"
-	"\n"
-	"Sources (one exporter can watch several masters):\n"
-	"  --source=name=NAME,zmq=ENDPOINT[,status=URL]   repeatable; NAME is [A-Za-z0-9_.-]+\n"
-	"  --zmq.endpoint=ENDPOINT      one source named \"default\" (with --master.url)\n"
-	"  --master.url=URL             its master admin base URL (GET URL/kv_events/status)\n"
-	"\n"
-	"Master status polling:\n"
-	"  --master.poll-interval=DUR   default 5s\n"
-	"  --master.timeout=DUR         default 2s\n"
-	"  --master.max-body-bytes=N    default 1048576; a larger answer is refused and counted\n"
-	"\n"
-	"Web:\n"
-	"  --web.listen-address=[HOST]:PORT   default " DEFAULT_LISTEN " (port 0 picks a free one)\n"
-	"  --web.telemetry-path=PATH    default /metrics\n"
-	"  --web.max-connections=N      default 64\n"
-	"  --web.config.file=PATH       TLS and basic auth, exporter-toolkit format (see README)\n"
-	"  --run-as-user=USER           started as root: switch to USER once the port is bound\n"
-	"\n"
-	"Limits (memory is bounded by these; overflow is counted, never silent):\n"
-	"  --limits.max-tenants=N       default 10000 (all sources together)\n"
-	"  --limits.max-objects=N       default 10000000 (about 14 bytes each)\n"
-	"  --zmq.rcvhwm=N               receive high-water mark in messages, default 10000\n"
-	"  --zmq.max-message-size=N     bytes; a larger message disconnects its sender, default 4194304\n"
-	"\n"
-	"Logging:\n"
-	"  --log.level=debug|info|warn|error   default info\n"
-	"  --log.format=logfmt|json            default logfmt\n"
-	"\n"
-	"  --help, --version\n";
+/* What one parse carries between flags besides the configuration. */
+struct parse {
+	kv_config *c;
+	char *zmq_endpoint, *master_url;
+	bool timeout_given;
+	char *err;
+	size_t errlen;
+};
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+static int set_err(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int set_err(struct parse *p, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	vsnprintf(p->err, p->errlen, fmt, ap);
 	va_end(ap);
+	return KV_EINVAL;
 }
 
 int kv_parse_duration(const char *s, double *seconds)
@@ -84,8 +64,7 @@ int kv_parse_duration(const char *s, double *seconds)
 	return KV_OK;
 }
 
-static int parse_size(const char *s, unsigned long long min, unsigned long long max,
-                      unsigned long long *out)
+static int parse_size(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out)
 {
 	char *end;
 	errno = 0;
@@ -103,8 +82,8 @@ static bool name_ok(const char *n)
 	if (!*n || strlen(n) > 64)
 		return false;
 	for (const char *p = n; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '_' || *p == '.' || *p == '-'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '.' || *p == '-'))
 			return false;
 	return true;
 }
@@ -114,101 +93,78 @@ static bool url_ok(const char *u)
 	return strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0;
 }
 
-static int add_source(kv_config *c, const char *name, const char *zmq, const char *status, char *err,
-                      size_t errlen)
+/* Replaces *dst with a copy of v.  Returns 0 or KV_ENOMEM (*dst unchanged). */
+static int dup_into(char **dst, const char *v)
 {
-	if (!name_ok(name)) {
-		set_err(err, errlen, "source name \"%s\" must be 1-64 of [A-Za-z0-9_.-]", name);
-		return KV_EINVAL;
-	}
-	for (size_t i = 0; i < c->n_sources; i++)
-		if (strcmp(c->sources[i].name, name) == 0) {
-			set_err(err, errlen, "source name \"%s\" given twice", name);
-			return KV_EINVAL;
-		}
-	if (!zmq || !*zmq) {
-		set_err(err, errlen, "source \"%s\" needs zmq=ENDPOINT", name);
-		return KV_EINVAL;
-	}
-	if (!strstr(zmq, "://")) {
-		set_err(err, errlen, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
-		return KV_EINVAL;
-	}
-	if (status && !url_ok(status)) {
-		set_err(err, errlen, "source \"%s\": status URL \"%s\" must start with http:// or https://", name,
-		        status);
-		return KV_EINVAL;
-	}
-	kv_source_cfg *n = realloc(c->sources, (c->n_sources + 1) * sizeof(*n));
+	char *n = strdup(v);
 	if (!n)
 		return KV_ENOMEM;
-	c->sources = n;
-	kv_source_cfg *s = &c->sources[c->n_sources++];
-	s->name = strdup(name);
-	s->zmq = strdup(zmq);
-	s->status = status ? strdup(status) : NULL;
-	/* a trailing slash on the base URL would double up before the path */
-	if (s->status && s->status[0] && s->status[strlen(s->status) - 1] == '/')
-		s->status[strlen(s->status) - 1] = '\0';
+	free(*dst);
+	*dst = n;
 	return KV_OK;
 }
 
-/* name=m0,zmq=tcp://host:5557,status=http://host:9003 */
-static int parse_source(kv_config *c, const char *spec, char *err, size_t errlen)
+static void source_cfg_free(kv_source_cfg *s)
 {
-	char *copy = strdup(spec), *save = NULL;
-	const char *name = NULL, *zmq = NULL, *status = NULL;
-	int rc = KV_EINVAL;
-	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (!eq) {
-			set_err(err, errlen, "--source: \"%s\" is not key=value", kv);
-			goto out;
-		}
-		*eq = '\0';
-		const char **slot = !strcmp(kv, "name") ? &name : !strcmp(kv, "zmq") ? &zmq
-		                                        : !strcmp(kv, "status") ? &status : NULL;
-		if (!slot) {
-			set_err(err, errlen, "--source: unknown key \"%s\" (name, zmq, status)", kv);
-			goto out;
-		}
-		*slot = eq + 1;
-	}
-	if (!name) {
-		set_err(err, errlen, "--source needs name=NAME");
-		goto out;
-	}
-	rc = add_source(c, name, zmq, status, err, errlen);
-out:
-	free(copy);
-	return rc;
+	free(s->name);
+	free(s->zmq);
+	free(s->status);
 }
 
-/* Flags that take a whole number within bounds, stored into kv_config. */
-static const struct num_flag {
-	const char *name;
+static int add_source(struct parse *p, const char *name, const char *zmq, const char *status)
+{
+	kv_config *c = p->c;
+	if (!name_ok(name))
+		return set_err(p, "source name \"%s\" must be 1-64 of [A-Za-z0-9_.-]", name);
+	for (size_t i = 0; i < c->n_sources; i++)
+		if (strcmp(c->sources[i].name, name) == 0)
+			return set_err(p, "source name \"%s\" given twice", name);
+	if (!zmq || !*zmq)
+		return set_err(p, "source \"%s\" needs zmq=ENDPOINT", name);
+	if (!strstr(zmq, "://"))
+		return set_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
+	if (status && !url_ok(status))
+		return set_err(p, "source \"%s\": status URL \"%s\" must start with http:// or https://", name, status);
+	kv_source_cfg s = {0};
+	if (dup_into(&s.name, name) || dup_into(&s.zmq, zmq) || (status && dup_into(&s.status, status))) {
+		source_cfg_free(&s);
+		return set_err(p, "out of memory");
+	}
+	/* a trailing slash on the base URL would double up before the path */
+	size_t sl = s.status ? strlen(s.status) : 0;
+	if (sl && s.status[sl - 1] == '/')
+		s.status[sl - 1] = '\0';
+	kv_source_cfg *n = realloc(c->sources, (c->n_sources + 1) * sizeof(*n));
+	if (!n) {
+		source_cfg_free(&s);
+		return set_err(p, "out of memory");
+	}
+	c->sources = n;
+	c->sources[c->n_sources++] = s;
+	return KV_OK;
+}
+
+/* --- the flags --- */
+
+struct flag;
+typedef int (*flag_setter)(struct parse *p, const struct flag *f, const char *val);
+
+struct flag {
+	const char *name;       /* NULL: a heading line of --help */
+	flag_setter set;
+	size_t off, size;       /* where in kv_config, for the generic setters */
 	unsigned long long min, max;
-	size_t off, size;
-} num_flags[] = {
-#define NUM(n, lo, hi, field) {n, lo, hi, offsetof(kv_config, field), sizeof(((kv_config *)0)->field)}
-	NUM("--master.max-body-bytes", 1024, 1ull << 30, max_status_bytes),
-	NUM("--web.max-connections", 1, 10000, web_max_connections),
-	NUM("--limits.max-tenants", 1, 10000000, max_tenants),
-	NUM("--limits.max-objects", 1, 1ull << 34, max_objects),
-	NUM("--zmq.rcvhwm", 0, 100000000, zmq_rcvhwm),
-	NUM("--zmq.max-message-size", 1024, 1ull << 31, zmq_max_message_size),
-#undef NUM
+	const char *const *choices;  /* set_choice: value i stores i */
+	const char *help;       /* "VALUE  text" */
 };
 
-static int set_num(kv_config *c, const struct num_flag *f, const char *val, char *err, size_t errlen)
+static int set_num(struct parse *p, const struct flag *f, const char *val)
 {
 	unsigned long long n;
-	if (parse_size(val, f->min, f->max, &n) != KV_OK) {
-		set_err(err, errlen, "%s \"%s\" must be a whole number from %llu to %llu", f->name, val, f->min, f->max);
-		return KV_EINVAL;
-	}
-	char *field = (char *)c + f->off;
-	if (f->size == sizeof(uint32_t)) {  /* int or unsigned: the bounds keep it in range */
+	if (parse_size(val, f->min, f->max, &n) != KV_OK)
+		return set_err(p, "%s \"%s\" must be a whole number from %llu to %llu", f->name, val, f->min, f->max);
+	char *field = (char *)p->c + f->off;
+	if (f->size == sizeof(uint32_t)) { /* int or unsigned: the bounds keep it in range */
 		uint32_t v = (uint32_t)n;
 		memcpy(field, &v, sizeof(v));
 	} else {
@@ -218,25 +174,162 @@ static int set_num(kv_config *c, const struct num_flag *f, const char *val, char
 	return KV_OK;
 }
 
-static const struct num_flag *find_num(const char *flag)
+static int set_duration(struct parse *p, const struct flag *f, const char *val)
 {
-	for (size_t i = 0; i < sizeof(num_flags) / sizeof(num_flags[0]); i++)
-		if (!strcmp(flag, num_flags[i].name))
-			return &num_flags[i];
+	double d;
+	if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > 3600)
+		return set_err(p, "%s \"%s\" is not a duration between 10ms and 1h (like 5s, 500ms)", f->name, val);
+	memcpy((char *)p->c + f->off, &d, sizeof(d));
+	if (f->off == offsetof(kv_config, poll_timeout))
+		p->timeout_given = true;
+	return KV_OK;
+}
+
+static int set_string(struct parse *p, const struct flag *f, const char *val)
+{
+	if (!*val)
+		return set_err(p, "%s needs a non-empty value", f->name);
+	return dup_into((char **)((char *)p->c + f->off), val) ? set_err(p, "out of memory") : KV_OK;
+}
+
+static int set_choice(struct parse *p, const struct flag *f, const char *val)
+{
+	for (int i = 0; f->choices[i]; i++)
+		if (!strcmp(val, f->choices[i])) {
+			memcpy((char *)p->c + f->off, &i, sizeof(i));
+			return KV_OK;
+		}
+	return set_err(p, "%s \"%s\" is not one of those in --help", f->name, val);
+}
+
+static int set_listen(struct parse *p, const struct flag *f, const char *val)
+{
+	if (!strrchr(val, ':'))
+		return set_err(p, "%s \"%s\" must be [HOST]:PORT", f->name, val);
+	return set_string(p, f, val);
+}
+
+static int set_path(struct parse *p, const struct flag *f, const char *val)
+{
+	if (val[0] != '/' || strlen(val) < 2 || !strcmp(val, "/-/healthy") || !strcmp(val, "/-/ready"))
+		return set_err(p, "%s \"%s\" must start with / and not be / or /-/...", f->name, val);
+	return set_string(p, f, val);
+}
+
+static int set_zmq_endpoint(struct parse *p, const struct flag *f, const char *val)
+{
+	(void)f;
+	return dup_into(&p->zmq_endpoint, val) ? set_err(p, "out of memory") : KV_OK;
+}
+
+static int set_master_url(struct parse *p, const struct flag *f, const char *val)
+{
+	if (!url_ok(val))
+		return set_err(p, "%s \"%s\" must start with http:// or https://", f->name, val);
+	return dup_into(&p->master_url, val) ? set_err(p, "out of memory") : KV_OK;
+}
+
+/* name=m0,zmq=tcp://host:5557,status=http://host:9003 */
+static int set_source(struct parse *p, const struct flag *f, const char *val)
+{
+	(void)f;
+	char *copy = strdup(val), *save = NULL;
+	const char *name = NULL, *zmq = NULL, *status = NULL;
+	if (!copy)
+		return set_err(p, "out of memory");
+	int rc = KV_OK;
+	for (char *kv = strtok_r(copy, ",", &save); kv && rc == KV_OK; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq) {
+			rc = set_err(p, "--source: \"%s\" is not key=value", kv);
+			break;
+		}
+		*eq = '\0';
+		const char **slot = !strcmp(kv, "name")     ? &name
+		                    : !strcmp(kv, "zmq")    ? &zmq
+		                    : !strcmp(kv, "status") ? &status
+		                                            : NULL;
+		if (!slot)
+			rc = set_err(p, "--source: unknown key \"%s\" (name, zmq, status)", kv);
+		else
+			*slot = eq + 1;
+	}
+	if (rc == KV_OK)
+		rc = name ? add_source(p, name, zmq, status) : set_err(p, "--source needs name=NAME");
+	free(copy);
+	return rc;
+}
+
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const log_formats[] = {"logfmt", "json", NULL};
+
+#define CFG(field) offsetof(kv_config, field), sizeof(((kv_config *)0)->field)
+#define HEADING(text) {NULL, NULL, 0, 0, 0, 0, NULL, text}
+
+static const struct flag flags[] = {
+	HEADING("Sources (one exporter can watch several masters):"),
+	{"--source", set_source, 0, 0, 0, 0, NULL,
+	 "name=NAME,zmq=ENDPOINT[,status=URL]  repeatable; NAME is [A-Za-z0-9_.-]+"},
+	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL, "ENDPOINT  one source named \"default\" (with --master.url)"},
+	{"--master.url", set_master_url, 0, 0, 0, 0, NULL,
+	 "URL  its master admin base URL (GET URL/kv_events/status)"},
+	HEADING("Master status polling:"),
+	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL, "DUR  default 5s"},
+	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL, "DUR  default 2s"},
+	{"--master.max-body-bytes", set_num, CFG(max_status_bytes), 1024, 1ull << 30, NULL,
+	 "N  default 1048576; a larger answer is refused and counted"},
+	HEADING("Web:"),
+	{"--web.listen-address", set_listen, CFG(listen_address), 0, 0, NULL,
+	 "[HOST]:PORT  default " DEFAULT_LISTEN " (port 0 picks a free one)"},
+	{"--web.telemetry-path", set_path, CFG(telemetry_path), 0, 0, NULL, "PATH  default /metrics"},
+	{"--web.max-connections", set_num, CFG(web_max_connections), 1, 10000, NULL, "N  default 64"},
+	{"--web.config.file", set_string, CFG(web_config_file), 0, 0, NULL,
+	 "PATH  TLS and basic auth, exporter-toolkit format (see README)"},
+	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
+	 "USER  started as root: switch to USER once the port is bound"},
+	HEADING("Limits (memory is bounded by these; overflow is counted, never silent):"),
+	{"--limits.max-tenants", set_num, CFG(max_tenants), 1, 10000000, NULL, "N  default 10000 (all sources together)"},
+	{"--limits.max-objects", set_num, CFG(max_objects), 1, 1ull << 34, NULL, "N  default 10000000 (about 14 bytes each)"},
+	{"--zmq.rcvhwm", set_num, CFG(zmq_rcvhwm), 0, 100000000, NULL, "N  receive high-water mark in messages, default 10000"},
+	{"--zmq.max-message-size", set_num, CFG(zmq_max_message_size), 1024, 1ull << 31, NULL,
+	 "N  bytes; a larger message disconnects its sender, default 4194304"},
+	HEADING("Logging:"),
+	{"--log.level", set_choice, CFG(log_level), 0, 0, log_levels, "debug|info|warn|error  default info"},
+	{"--log.format", set_choice, CFG(log_format), 0, 0, log_formats, "logfmt|json  default logfmt"},
+};
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+
+static const struct flag *find_flag(const char *name)
+{
+	for (size_t i = 0; i < N_FLAGS; i++)
+		if (flags[i].name && !strcmp(name, flags[i].name))
+			return &flags[i];
 	return NULL;
 }
 
-static void set_str(char **dst, const char *v)
+static void print_usage(FILE *out)
 {
-	free(*dst);
-	*dst = strdup(v);
+	fputs("usage: mooncake-kv-exporter [flags]\n\n"
+	      "Prometheus exporter for the Mooncake Store KV event stream.\n",
+	      out);
+	for (size_t i = 0; i < N_FLAGS; i++) {
+		const struct flag *f = &flags[i];
+		if (!f->name) {
+			fprintf(out, "\n%s\n", f->help);
+			continue;
+		}
+		const char *gap = strstr(f->help, "  ");
+		int vlen = gap ? (int)(gap - f->help) : (int)strlen(f->help);
+		char head[96];
+		snprintf(head, sizeof(head), "%s=%.*s", f->name, vlen, f->help);
+		fprintf(out, "  %-36s %s\n", head, gap ? gap + 2 : "");
+	}
+	fputs("\n  --help, --version\n", out);
 }
 
-int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen)
+static int set_defaults(kv_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->listen_address = strdup(DEFAULT_LISTEN);
-	c->telemetry_path = strdup("/metrics");
 	c->poll_interval = 5;
 	c->poll_timeout = 2;
 	c->max_status_bytes = 1 << 20;
@@ -247,19 +340,41 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 	c->web_max_connections = 64;
 	c->log_level = KV_LOG_INFO;
 	c->log_format = KV_LOG_LOGFMT;
-	char *zmq_endpoint = NULL, *master_url = NULL;
-	bool timeout_given = false;
-	int rc = KV_EINVAL;
-	static const char *const known[] = {  /* besides num_flags */
-		"--source", "--zmq.endpoint", "--master.url", "--master.poll-interval", "--master.timeout",
-		"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--run-as-user",
-		"--log.level", "--log.format",
-	};
+	if (dup_into(&c->listen_address, DEFAULT_LISTEN) || dup_into(&c->telemetry_path, "/metrics"))
+		return KV_ENOMEM;
+	return KV_OK;
+}
 
+/* Checks what no single flag can: how the flags go together. */
+static int finish(struct parse *p)
+{
+	kv_config *c = p->c;
+	if (p->master_url && !p->zmq_endpoint)
+		return set_err(p, "--master.url needs --zmq.endpoint");
+	if (p->zmq_endpoint && add_source(p, "default", p->zmq_endpoint, p->master_url) != KV_OK)
+		return KV_EINVAL;
+	if (c->n_sources == 0)
+		return set_err(p, "no source: give --zmq.endpoint or --source (see --help)");
+	if (c->poll_timeout > c->poll_interval) {
+		if (p->timeout_given)
+			return set_err(p, "--master.timeout must not exceed --master.poll-interval");
+		c->poll_timeout = c->poll_interval; /* the default yields to a short interval */
+	}
+	return KV_OK;
+}
+
+int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen)
+{
+	struct parse p = {.c = c, .err = err, .errlen = errlen};
+	int rc = KV_EINVAL;
+	if (set_defaults(c) != KV_OK) {
+		set_err(&p, "out of memory");
+		goto done;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			fputs(usage, out);
+			print_usage(out);
 			rc = KV_CONFIG_EXIT;
 			goto done;
 		}
@@ -269,121 +384,37 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 			goto done;
 		}
 		if (strncmp(arg, "--", 2) != 0) {
-			set_err(err, errlen, "unexpected argument \"%s\" (see --help)", arg);
+			set_err(&p, "unexpected argument \"%s\" (see --help)", arg);
 			goto done;
 		}
-		char flag[64];
-		const char *val;
+		char name[64];
 		const char *eq = strchr(arg, '=');
-		snprintf(flag, sizeof(flag), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		size_t k = 0;
-		while (k < sizeof(known) / sizeof(known[0]) && strcmp(flag, known[k]))
-			k++;
-		if (k == sizeof(known) / sizeof(known[0]) && !find_num(flag)) {
-			set_err(err, errlen, "unknown flag %s (see --help)", flag);
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		const struct flag *f = find_flag(name);
+		if (!f) {
+			set_err(&p, "unknown flag %s (see --help)", name);
 			goto done;
 		}
-		if (eq) {
-			val = eq + 1;
-		} else {
-			if (i + 1 >= argc) {
-				set_err(err, errlen, "flag %s needs a value", flag);
-				goto done;
-			}
-			val = argv[++i];
-		}
-		const struct num_flag *nf = find_num(flag);
-		if (nf) {
-			if (set_num(c, nf, val, err, errlen) != KV_OK)
-				goto done;
-		} else if (!strcmp(flag, "--source")) {
-			if (parse_source(c, val, err, errlen) != KV_OK)
-				goto done;
-		} else if (!strcmp(flag, "--zmq.endpoint")) {
-			set_str(&zmq_endpoint, val);
-		} else if (!strcmp(flag, "--master.url")) {
-			if (!url_ok(val)) {
-				set_err(err, errlen, "--master.url \"%s\" must start with http:// or https://", val);
-				goto done;
-			}
-			set_str(&master_url, val);
-		} else if (!strcmp(flag, "--master.poll-interval") || !strcmp(flag, "--master.timeout")) {
-			double d;
-			if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > 3600) {
-				set_err(err, errlen, "%s \"%s\" is not a duration between 10ms and 1h (like 5s, 500ms)", flag, val);
-				goto done;
-			}
-			if (!strcmp(flag, "--master.poll-interval")) {
-				c->poll_interval = d;
-			} else {
-				c->poll_timeout = d;
-				timeout_given = true;
-			}
-		} else if (!strcmp(flag, "--web.listen-address")) {
-			if (!strrchr(val, ':')) {
-				set_err(err, errlen, "--web.listen-address \"%s\" must be [HOST]:PORT", val);
-				goto done;
-			}
-			set_str(&c->listen_address, val);
-		} else if (!strcmp(flag, "--web.telemetry-path")) {
-			if (val[0] != '/' || strlen(val) < 2 || !strcmp(val, "/-/healthy") || !strcmp(val, "/-/ready")) {
-				set_err(err, errlen, "--web.telemetry-path \"%s\" must start with / and not be / or /-/...", val);
-				goto done;
-			}
-			set_str(&c->telemetry_path, val);
-		} else if (!strcmp(flag, "--web.config.file")) {
-			set_str(&c->web_config_file, val);
-		} else if (!strcmp(flag, "--run-as-user")) {
-			set_str(&c->run_as_user, val);
-		} else if (!strcmp(flag, "--log.level")) {
-			static const char *const lv[] = {"debug", "info", "warn", "error"};
-			int k = 0;
-			while (k < 4 && strcmp(val, lv[k]))
-				k++;
-			if (k == 4) {
-				set_err(err, errlen, "--log.level \"%s\" must be debug, info, warn or error", val);
-				goto done;
-			}
-			c->log_level = (enum kv_log_level)k;
-		} else if (!strcmp(flag, "--log.format")) {
-			if (strcmp(val, "logfmt") && strcmp(val, "json")) {
-				set_err(err, errlen, "--log.format \"%s\" must be logfmt or json", val);
-				goto done;
-			}
-			c->log_format = strcmp(val, "json") ? KV_LOG_LOGFMT : KV_LOG_JSON;
-		}
-	}
-	if (master_url && !zmq_endpoint) {
-		set_err(err, errlen, "--master.url needs --zmq.endpoint");
-		goto done;
-	}
-	if (zmq_endpoint && add_source(c, "default", zmq_endpoint, master_url, err, errlen) != KV_OK)
-		goto done;
-	if (c->n_sources == 0) {
-		set_err(err, errlen, "no source: give --zmq.endpoint or --source (see --help)");
-		goto done;
-	}
-	if (c->poll_timeout > c->poll_interval) {
-		if (timeout_given) {
-			set_err(err, errlen, "--master.timeout must not exceed --master.poll-interval");
+		const char *val = eq ? eq + 1 : NULL;
+		if (!val && i + 1 >= argc) {
+			set_err(&p, "flag %s needs a value", name);
 			goto done;
 		}
-		c->poll_timeout = c->poll_interval;  /* the default yields to a short interval */
+		if (f->set(&p, f, val ? val : argv[++i]) != KV_OK)
+			goto done;
 	}
-	rc = KV_CONFIG_RUN;
+	if (finish(&p) == KV_OK)
+		rc = KV_CONFIG_RUN;
 done:
-	free(zmq_endpoint);
-	free(master_url);
+	free(p.zmq_endpoint);
+	free(p.master_url);
 	return rc;
 }
 
 void kv_config_free(kv_config *c)
 {
-	for (size_t i = 0; i < c->n_sources; i++) {
-		free(c->sources[i].name);
-		free(c->sources[i].zmq);
-		free(c->sources[i].status);
-	}
+	for (size_t i = 0; i < c->n_sources; i++)
+		source_cfg_free(&c->sources[i]);
 	free(c->sources);
 	free(c->listen_address);
 	free(c->telemetry_path);

@@ -300,7 +300,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	 * Past the scan, only nesting deeper than msgpack-c's stack fails here. */
 	if (ur != MSGPACK_UNPACK_SUCCESS) {
 		out->reject = KV_R_MSGPACK_PARSE;
-		return KV_OK;
+		return ur == MSGPACK_UNPACK_NOMEM_ERROR ? KV_ENOMEM : KV_OK;
 	}
 	if (root.type != MSGPACK_OBJECT_ARRAY || root.via.array.size < 3 ||
 	    !as_i64(&root.via.array.ptr[0], &out->timestamp_ms) ||

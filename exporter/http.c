@@ -9,6 +9,7 @@
 
 #include "kv_http.h"
 #include "kv_log.h"
+#include "kv_process.h"
 #include "kv_render.h"
 #include "version.h"
 
@@ -250,14 +251,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "Not found\n");
 }
 
-/* "[host]:port", ":port", "host:port", "[v6]:port" -> a socket address. */
+/* "[host]:port", ":port", "host:port", "[v6]:port" -> a socket address.
+ * Returns 0 or KV_EINVAL. */
 static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 {
 	const char *colon = strrchr(addr, ':');
 	char host[256];
 	size_t hl = (size_t)(colon - addr);
 	if (hl >= sizeof(host))
-		return -1;
+		return KV_EINVAL;
 	memcpy(host, addr, hl);
 	host[hl] = '\0';
 	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
@@ -267,7 +269,7 @@ static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 	char *end;
 	long port = strtol(colon + 1, &end, 10);
 	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
-		return -1;
+		return KV_EINVAL;
 	*any = host[0] == '\0';
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE},
 	                *res;
@@ -277,10 +279,10 @@ static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 		a6->sin6_family = AF_INET6;
 		a6->sin6_addr = in6addr_any;
 		a6->sin6_port = htons((uint16_t)port);
-		return 0;
+		return KV_OK;
 	}
 	if (getaddrinfo(host, NULL, &hints, &res) != 0)
-		return -1;
+		return KV_EINVAL;
 	memset(ss, 0, sizeof(*ss));
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
@@ -288,7 +290,7 @@ static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
 	else
 		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
-	return 0;
+	return KV_OK;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -319,7 +321,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 	const kv_config *cfg = x->config;
 	struct sockaddr_storage ss;
 	bool any;
-	if (resolve(cfg->listen_address, &ss, &any) != 0) {
+	if (resolve(cfg->listen_address, &ss, &any) != KV_OK) {
 		kv_log(KV_LOG_ERROR, "cannot resolve --web.listen-address", "address", cfg->listen_address, NULL);
 		return NULL;
 	}

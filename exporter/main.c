@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <zmq.h>
 
+#include "kv_clock.h"
 #include "kv_config.h"
 #include "kv_http.h"
 #include "kv_log.h"
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
 	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
 	kv_exporter x = {.config = &cfg, .sources = sources, .n_sources = cfg.n_sources,
 	                 .budget = &budget, .web = cfg.web_config_file ? &web : NULL, .start_time = kv_now()};
-	size_t started = 0;
+	size_t inited = 0;
 	kv_http *http = NULL;
 	int exit_code = 1;
 	uint64_t seed = random_seed();
@@ -97,14 +98,20 @@ int main(int argc, char **argv)
 		kv_log(KV_LOG_ERROR, "out of memory at start-up", NULL);
 		goto out;
 	}
-	for (; started < cfg.n_sources; started++) {
-		kv_source *s = &sources[started];
-		if (kv_source_init(s, &cfg, &cfg.sources[started], zctx, &budget, seed, &stop) != KV_OK) {
-			kv_log(KV_LOG_ERROR, "cannot set up source", "source", cfg.sources[started].name, NULL);
+	/* every source's sockets first: a bad endpoint is a bad flag value, and
+	 * exits 2 before anything runs */
+	for (; inited < cfg.n_sources; inited++) {
+		if (kv_source_init(&sources[inited], &cfg, &cfg.sources[inited], zctx, &budget, seed, &stop, err,
+		                   sizeof(err)) != KV_OK) {
+			fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
+			exit_code = 2;
 			goto out;
 		}
+	}
+	for (size_t i = 0; i < cfg.n_sources; i++) {
+		kv_source *s = &sources[i];
 		if (kv_source_start(s) != KV_OK) {
-			started++;
+			kv_log(KV_LOG_ERROR, "cannot start a thread", "source", s->cfg->name, NULL);
 			goto out;
 		}
 		kv_log(KV_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->zmq, "status",
@@ -133,7 +140,7 @@ int main(int argc, char **argv)
 out:
 	atomic_store(&stop, true);
 	kv_http_stop(http);
-	for (size_t i = 0; i < started; i++)
+	for (size_t i = 0; i < inited; i++)
 		kv_source_destroy(&sources[i]);
 	free(sources);
 	if (zctx)

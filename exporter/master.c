@@ -3,21 +3,6 @@
 
 #include "kv_master.h"
 
-static const char *const poll_error_names[KV_POLL__COUNT] = {
-	[KV_POLL_OK] = "ok",
-	[KV_POLL_CONNECT] = "connect",
-	[KV_POLL_TIMEOUT] = "timeout",
-	[KV_POLL_HTTP_STATUS] = "http_status",
-	[KV_POLL_BODY_TOO_LARGE] = "body_too_large",
-	[KV_POLL_PARSE] = "parse",
-	[KV_POLL_FIELD] = "field",
-};
-
-const char *kv_poll_error_name(enum kv_poll_error e)
-{
-	return (unsigned)e < KV_POLL__COUNT ? poll_error_names[e] : "invalid";
-}
-
 static bool get_u64(const json_t *o, const char *name, uint64_t *v)
 {
 	const json_t *j = json_object_get(o, name);

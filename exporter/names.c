@@ -1,6 +1,9 @@
-/* The label values the core hands to the renderer: one table each, so a
- * name can never drift between the decoder, the state and the metrics. */
+/* Every label value the exporter gives a fixed name: one table each, all
+ * here, so a name can never drift between the decoder, the state, the
+ * master tracking and the metrics. */
 #include "kv_common.h"
+#include "kv_master.h"
+#include "kv_state.h"
 
 static const char *const reason_names[KV_R__COUNT] = {
 	[KV_R_OK] = "ok",
@@ -40,4 +43,29 @@ const char *kv_event_type_name(enum kv_event_type t)
 const char *kv_placement_name(enum kv_placement p)
 {
 	return (unsigned)p < KV_PLACE__COUNT ? placement_names[p] : "invalid";
+}
+
+static const char *const poll_error_names[KV_POLL__COUNT] = {
+	[KV_POLL_OK] = "ok",
+	[KV_POLL_CONNECT] = "connect",
+	[KV_POLL_TIMEOUT] = "timeout",
+	[KV_POLL_HTTP_STATUS] = "http_status",
+	[KV_POLL_BODY_TOO_LARGE] = "body_too_large",
+	[KV_POLL_PARSE] = "parse",
+	[KV_POLL_FIELD] = "field",
+};
+
+const char *kv_poll_error_name(enum kv_poll_error e)
+{
+	return (unsigned)e < KV_POLL__COUNT ? poll_error_names[e] : "invalid";
+}
+
+/* By bit index: KV_STALE_STARTUP is bit 0. */
+static const char *const stale_reason_names[KV_STALE__BITS] = {
+	"startup", "gap", "reset", "reconnect", "overflow",
+};
+
+const char *kv_stale_reason_name(unsigned bit)
+{
+	return bit < KV_STALE__BITS ? stale_reason_names[bit] : "invalid";
 }

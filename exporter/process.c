@@ -5,7 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "kv_http.h"
+#include "kv_process.h"
 
 static double open_fds(void)
 {

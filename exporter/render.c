@@ -108,6 +108,8 @@ static const struct src_u64 source_u64[] = {
 	 "Events not applied because the tenant or object limit refused them.", SRC(stats.limit_dropped_events)},
 	{"mooncake_kv_duplicate_message_events_total", "counter",
 	 "Events inside messages whose sequence number repeated, not applied.", SRC(stats.duplicate_message_events)},
+	{"mooncake_kv_alloc_failures_total", "counter",
+	 "Messages or events lost because memory could not be allocated (each is logged).", SRC(stats.alloc_failures)},
 	{"mooncake_kv_subscriber_reconnects_total", "counter",
 	 "Times the connection to the publisher came back after a disconnect.", SRC(stats.reconnects)},
 	{"mooncake_kv_label_values_sanitized_total", "counter",
@@ -179,24 +181,17 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 	/* Why tenants are stale, counted per source: every tenant is stale from
 	 * start-up (there is no snapshot), so it is the other reasons that
 	 * call for action. */
-	static const struct {
-		unsigned bit;
-		const char *name;
-	} stale_reasons[] = {
-		{KV_STALE_STARTUP, "startup"}, {KV_STALE_GAP, "gap"}, {KV_STALE_RESET, "reset"},
-		{KV_STALE_RECONNECT, "reconnect"}, {KV_STALE_OVERFLOW, "overflow"},
-	};
 	header(b, "mooncake_kv_stale_tenants", "gauge",
 	       "Tenants whose figures may be incomplete, by reason (a tenant can have several) since its last cleared event.");
 	for (size_t i = 0; i < x->n_sources; i++) {
 		const kv_source_snap *s = &x->sources[i];
-		for (size_t r = 0; r < sizeof(stale_reasons) / sizeof(stale_reasons[0]); r++) {
+		for (unsigned r = 0; r < KV_STALE__BITS; r++) {
 			uint64_t n = 0;
 			for (size_t t = 0; t < s->n_tenants; t++)
-				n += (s->tenants[t].stale & stale_reasons[r].bit) != 0;
+				n += (s->tenants[t].stale >> r) & 1;
 			open_sample(b, "mooncake_kv_stale_tenants");
 			source_label(b, s);
-			close_u64(b, "reason", stale_reasons[r].name, n);
+			close_u64(b, "reason", kv_stale_reason_name(r), n);
 		}
 	}
 
@@ -228,7 +223,7 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 
 /* --- per tenant --- */
 
-#define TEN(f) offsetof(kv_tenant_snap, f)
+#define TEN(f) offsetof(kv_tenant_snap, counts.f)
 
 static const struct src_u64 tenant_u64[] = {
 	{"mooncake_kv_tenant_clears_total", "counter",
@@ -241,7 +236,7 @@ static const struct src_u64 tenant_u64[] = {
 	 "stored events of this tenant refused by --limits.max-objects.", TEN(objects_overflow)},
 };
 
-/* Calls emit(b, s, t, arg) for every tenant of every source. */
+/* Runs the statement that follows once for every tenant t of every source s. */
 #define FOR_TENANTS(x, s, t)                                                      \
 	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                             \
 		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL)           \
@@ -263,21 +258,19 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	FOR_TENANTS(x, s, t)
 	for (int e = 0; e < KV_EV__COUNT; e++)
 		tenant_sample(b, "mooncake_kv_events_received_total", s, t, "event_type",
-		              kv_event_type_name(e), t->events[e]);
+		              kv_event_type_name(e), t->counts.events[e]);
 
 	header(b, "mooncake_kv_objects", "gauge", "Live objects of the tenant (on at least one medium).");
 	FOR_TENANTS(x, s, t)
-	tenant_sample(b, "mooncake_kv_objects", s, t, NULL, NULL,
-	              t->placement[0] + t->placement[1] + t->placement[2]);
+	tenant_sample(b, "mooncake_kv_objects", s, t, NULL, NULL, kv_counts_objects(&t->counts));
 
 	header(b, "mooncake_kv_objects_by_medium", "gauge",
 	       "Live objects readable on a medium; an object on both media counts under both.");
 	FOR_TENANTS(x, s, t) {
-		uint64_t both = t->placement[KV_PLACE_CPU_AND_DISK];
 		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "cpu",
-		              t->placement[KV_PLACE_CPU_ONLY] + both);
+		              kv_counts_on_medium(&t->counts, KV_MEDIUM_CPU));
 		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "disk",
-		              t->placement[KV_PLACE_DISK_ONLY] + both);
+		              kv_counts_on_medium(&t->counts, KV_MEDIUM_DISK));
 	}
 
 	header(b, "mooncake_kv_objects_by_placement", "gauge",
@@ -285,7 +278,7 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	FOR_TENANTS(x, s, t)
 	for (int p = 0; p < KV_PLACE__COUNT; p++)
 		tenant_sample(b, "mooncake_kv_objects_by_placement", s, t, "placement", kv_placement_name(p),
-		              t->placement[p]);
+		              t->counts.placement[p]);
 
 	header(b, "mooncake_kv_state_stale", "gauge",
 	       "1 when the tenant's figures may be incomplete (joined late, gap, reset, reconnect, overflow) "

@@ -4,10 +4,14 @@
 
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 {
-	const kv_state *s = st->state;
+	snap->stats = *kv_stream_stats_of(st);
+	snap->seq = *kv_stream_seq(st);
+	return kv_snapshot_state(snap, kv_stream_state(st));
+}
+
+int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
+{
 	size_t n = kv_state_tenant_count(s);
-	snap->stats = st->stats;
-	snap->seq = st->seq;
 	snap->tenants_overflow = kv_state_tenants_overflow(s);
 	snap->objects_overflow = kv_state_objects_overflow(s);
 	snap->unclean_labels = kv_state_unclean_labels(s);
@@ -29,13 +33,7 @@ int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 		o->tenant_len = t->tenant_len;
 		o->labels_unclean = t->labels_unclean;
 		o->stale = t->stale;
-		for (int p = 0; p < KV_PLACE__COUNT; p++)
-			o->placement[p] = t->placement[p];
-		for (int e = 0; e < KV_EV__COUNT; e++)
-			o->events[e] = t->events[e];
-		o->stored_duplicates = t->stored_duplicates;
-		o->removed_unknown = t->removed_unknown;
-		o->objects_overflow = t->objects_overflow;
+		o->counts = t->counts;
 	}
 	snap->n_tenants = n;
 	return KV_OK;

@@ -1,103 +1,111 @@
 /* The ZMQ shell around kv_stream: one SUB socket and one monitor socket,
- * owned by the ingest thread, polled with a short timeout so that a stop is
- * noticed within 100 ms. */
+ * set up by kv_source_init (so that a bad endpoint fails at start-up) and
+ * then owned by the ingest thread, polled with a short timeout so that a
+ * stop is noticed within 100 ms. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <zmq.h>
 
+#include "kv_clock.h"
 #include "kv_log.h"
 #include "kv_source.h"
+#include "kv_status_poll.h"
 
 #define POLL_MS 100
-#define MAX_FRAMES 4        /* frames kept of a message; more are counted and dropped */
+#define MAX_FRAMES 4 /* frames kept of a message; more are counted and dropped */
 #define DRAIN_PER_WAKEUP 256
-
-double kv_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx,
-                   kv_budget *budget, uint64_t seed, const atomic_bool *stop)
-{
-	memset(s, 0, sizeof(*s));
-	s->cfg = src;
-	s->config = cfg;
-	s->stop = stop;
-	s->zctx = zctx;
-	atomic_init(&s->connected, false);
-	atomic_init(&s->ever_connected, false);
-	if (pthread_mutex_init(&s->lock, NULL) != 0)
-		return KV_ENOMEM;
-	int rc = kv_stream_init(&s->stream, budget, seed);
-	if (rc != KV_OK)
-		pthread_mutex_destroy(&s->lock);
-	return rc;
-}
-
-struct sockets {
-	void *sub;
-	void *mon;
-};
 
 static int setopt_int(void *sock, int opt, int v)
 {
 	return zmq_setsockopt(sock, opt, &v, sizeof(v));
 }
 
-static int open_sockets(kv_source *s, struct sockets *k)
+static void close_sockets(kv_source *s)
+{
+	if (s->sub)
+		zmq_socket_monitor(s->sub, NULL, 0);
+	if (s->mon)
+		zmq_close(s->mon);
+	if (s->sub)
+		zmq_close(s->sub);
+	s->sub = s->mon = NULL;
+}
+
+/* Returns 0, or KV_EINVAL with the failed step and ZMQ's reason in err. */
+static int open_sockets(kv_source *s, void *zctx, char *err, size_t errlen)
 {
 	const kv_config *c = s->config;
+	const char *step = "create a socket for";
 	char mon_ep[128];
 	int64_t maxmsg = c->zmq_max_message_size;
-	k->sub = zmq_socket(s->zctx, ZMQ_SUB);
-	k->mon = NULL;
-	if (!k->sub)
-		return KV_ENOMEM;
-	if (zmq_setsockopt(k->sub, ZMQ_SUBSCRIBE, "", 0) || setopt_int(k->sub, ZMQ_LINGER, 0) ||
-	    setopt_int(k->sub, ZMQ_RCVHWM, c->zmq_rcvhwm) ||
-	    zmq_setsockopt(k->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) ||
-	    setopt_int(k->sub, ZMQ_RECONNECT_IVL, 100) || setopt_int(k->sub, ZMQ_RECONNECT_IVL_MAX, 5000) ||
-	    setopt_int(k->sub, ZMQ_HEARTBEAT_IVL, 5000) || setopt_int(k->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
+	if (!(s->sub = zmq_socket(zctx, ZMQ_SUB)))
 		goto fail;
+	step = "set the socket options for";
+	if (zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) || setopt_int(s->sub, ZMQ_LINGER, 0) ||
+	    setopt_int(s->sub, ZMQ_RCVHWM, c->zmq_rcvhwm) ||
+	    zmq_setsockopt(s->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) ||
+	    setopt_int(s->sub, ZMQ_RECONNECT_IVL, 100) || setopt_int(s->sub, ZMQ_RECONNECT_IVL_MAX, 5000) ||
+	    setopt_int(s->sub, ZMQ_HEARTBEAT_IVL, 5000) || setopt_int(s->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
+		goto fail;
+	step = "monitor the connection to";
 	snprintf(mon_ep, sizeof(mon_ep), "inproc://monitor-%s", s->cfg->name);
-	if (zmq_socket_monitor(k->sub, mon_ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED))
+	if (zmq_socket_monitor(s->sub, mon_ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) ||
+	    !(s->mon = zmq_socket(zctx, ZMQ_PAIR)) || setopt_int(s->mon, ZMQ_LINGER, 0) ||
+	    zmq_connect(s->mon, mon_ep))
 		goto fail;
-	k->mon = zmq_socket(s->zctx, ZMQ_PAIR);
-	if (!k->mon || setopt_int(k->mon, ZMQ_LINGER, 0) || zmq_connect(k->mon, mon_ep))
+	step = "connect to";
+	if (zmq_connect(s->sub, s->cfg->zmq))
 		goto fail;
-	if (zmq_connect(k->sub, s->cfg->zmq)) {
-		kv_log(KV_LOG_ERROR, "cannot connect the subscriber", "source", s->cfg->name, "endpoint",
-		       s->cfg->zmq, "err", zmq_strerror(zmq_errno()), NULL);
-		goto fail;
-	}
 	return KV_OK;
 fail:
-	if (k->mon)
-		zmq_close(k->mon);
-	zmq_close(k->sub);
+	snprintf(err, errlen, "source \"%s\": cannot %s %s: %s", s->cfg->name, step, s->cfg->zmq,
+	         zmq_strerror(zmq_errno()));
+	close_sockets(s);
 	return KV_EINVAL;
 }
 
-static void on_monitor_event(kv_source *s, void *mon)
+int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx,
+                   kv_budget *budget, uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = src;
+	s->config = cfg;
+	s->stop = stop;
+	atomic_init(&s->connected, false);
+	atomic_init(&s->ever_connected, false);
+	if (pthread_mutex_init(&s->lock, NULL) != 0) {
+		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
+		return KV_ENOMEM;
+	}
+	int rc = KV_ENOMEM;
+	if (!(s->stream = kv_stream_new(budget, seed)))
+		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
+	else
+		rc = open_sockets(s, zctx, err, errlen);
+	if (rc != KV_OK) {
+		kv_stream_free(s->stream);
+		pthread_mutex_destroy(&s->lock);
+		memset(s, 0, sizeof(*s));
+	}
+	return rc;
+}
+
+static void on_monitor_event(kv_source *s)
 {
 	zmq_msg_t m;
 	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, mon, ZMQ_DONTWAIT) < 0) {
+	if (zmq_msg_recv(&m, s->mon, ZMQ_DONTWAIT) < 0) {
 		zmq_msg_close(&m);
 		return;
 	}
 	uint16_t event = 0;
 	if (zmq_msg_size(&m) >= 6)
 		memcpy(&event, zmq_msg_data(&m), sizeof(event));
-	while (zmq_msg_more(&m)) {  /* the endpoint frame */
+	while (zmq_msg_more(&m)) { /* the endpoint frame */
 		zmq_msg_close(&m);
 		zmq_msg_init(&m);
-		if (zmq_msg_recv(&m, mon, 0) < 0)
+		if (zmq_msg_recv(&m, s->mon, 0) < 0)
 			break;
 	}
 	zmq_msg_close(&m);
@@ -106,45 +114,35 @@ static void on_monitor_event(kv_source *s, void *mon)
 		bool again = atomic_exchange(&s->ever_connected, true);
 		atomic_store(&s->connected, true);
 		if (again) {
-			/* whatever was sent while we were away is gone without a trace */
 			pthread_mutex_lock(&s->lock);
-			kv_stream_reconnected(&s->stream);
+			kv_stream_reconnected(s->stream);
 			pthread_mutex_unlock(&s->lock);
 		}
 		kv_log(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", "source",
 		       s->cfg->name, "endpoint", s->cfg->zmq, NULL);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
 		atomic_store(&s->connected, false);
-		kv_log(KV_LOG_WARN, "disconnected from the publisher", "source", s->cfg->name, "endpoint",
-		       s->cfg->zmq, NULL);
+		kv_log(KV_LOG_WARN, "disconnected from the publisher", "source", s->cfg->name, "endpoint", s->cfg->zmq,
+		       NULL);
 	}
 }
 
-/* The first reason whose count moved, or KV_R_OK. */
-static enum kv_reason new_rejection(const uint64_t *before, const uint64_t *now)
-{
-	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++)
-		if (now[r] != before[r])
-			return (enum kv_reason)r;
-	return KV_R_OK;
-}
-
 /* Called without the lock: a slow stderr must not hold up scrapes. */
-static void log_rejection(const kv_source *s, enum kv_reason r, uint64_t last_seq, kv_ratelimit *rl)
+static void log_rejection(const kv_source *s, enum kv_reason r, uint64_t seq, kv_ratelimit *rl)
 {
 	unsigned held;
 	if (!kv_ratelimit_allow(rl, kv_now(), &held))
 		return;
-	char seq[24], sup[16];
-	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)last_seq);
+	char seqs[24], sup[16];
+	snprintf(seqs, sizeof(seqs), "%llu", (unsigned long long)seq);
 	snprintf(sup, sizeof(sup), "%u", held);
-	kv_log(KV_LOG_WARN, "rejected input", "source", s->cfg->name, "reason", kv_reason_name(r), "last_seq", seq,
+	kv_log(KV_LOG_WARN, "rejected input", "source", s->cfg->name, "reason", kv_reason_name(r), "seq", seqs,
 	       "suppressed", sup, NULL);
 }
 
 /* Receives one whole multipart message (non-blocking) and ingests it.
  * Returns false when nothing was waiting. */
-static bool ingest_one(kv_source *s, void *sub, kv_ratelimit *rl)
+static bool ingest_one(kv_source *s, kv_ratelimit *rl)
 {
 	zmq_msg_t parts[MAX_FRAMES], extra;
 	kv_frame frames[MAX_FRAMES];
@@ -156,7 +154,7 @@ static bool ingest_one(kv_source *s, void *sub, kv_ratelimit *rl)
 	while (more) {
 		zmq_msg_t *m = n < MAX_FRAMES ? &parts[n] : &extra;
 		zmq_msg_init(m);
-		if (zmq_msg_recv(m, sub, total == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+		if (zmq_msg_recv(m, s->sub, total == 0 ? ZMQ_DONTWAIT : 0) < 0) {
 			zmq_msg_close(m);
 			break;
 		}
@@ -173,17 +171,14 @@ static bool ingest_one(kv_source *s, void *sub, kv_ratelimit *rl)
 		frames[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
 	int64_t now_ms = (int64_t)(kv_now() * 1000);
 
-	uint64_t before[KV_R__COUNT];
+	kv_ingest_report rep;
 	pthread_mutex_lock(&s->lock);
-	memcpy(before, s->stream.stats.decode_errors, sizeof(before));
-	int rc = kv_stream_ingest(&s->stream, frames, n, now_ms);
-	enum kv_reason rejected = new_rejection(before, s->stream.stats.decode_errors);
-	uint64_t last_seq = s->stream.seq.last_seq;
+	int rc = kv_stream_ingest(s->stream, frames, n, now_ms, &rep);
 	pthread_mutex_unlock(&s->lock);
-	if (rejected != KV_R_OK)
-		log_rejection(s, rejected, last_seq, rl);
+	if (rep.reject != KV_R_OK)
+		log_rejection(s, rep.reject, rep.seq, rl);
 	if (rc != KV_OK)
-		kv_log(KV_LOG_ERROR, "out of memory applying an event", "source", s->cfg->name, NULL);
+		kv_log(KV_LOG_ERROR, "out of memory: a message or an event was lost", "source", s->cfg->name, NULL);
 	for (size_t i = 0; i < n; i++)
 		zmq_msg_close(&parts[i]);
 	return true;
@@ -192,33 +187,31 @@ static bool ingest_one(kv_source *s, void *sub, kv_ratelimit *rl)
 static void *ingest_main(void *arg)
 {
 	kv_source *s = arg;
-	struct sockets k;
-	if (open_sockets(s, &k) != KV_OK)
-		return NULL;
 	kv_ratelimit rl = KV_RATELIMIT(10.0, 5);
-	zmq_pollitem_t items[2] = {{k.sub, 0, ZMQ_POLLIN, 0}, {k.mon, 0, ZMQ_POLLIN, 0}};
+	zmq_pollitem_t items[2] = {{s->sub, 0, ZMQ_POLLIN, 0}, {s->mon, 0, ZMQ_POLLIN, 0}};
 	while (!atomic_load(s->stop)) {
 		int n = zmq_poll(items, 2, POLL_MS);
 		if (n < 0) {
 			if (zmq_errno() == EINTR)
 				continue;
-			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", s->cfg->name, "err", zmq_strerror(zmq_errno()), NULL);
+			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", s->cfg->name, "err", zmq_strerror(zmq_errno()),
+			       NULL);
 			break;
 		}
 		if (items[1].revents & ZMQ_POLLIN)
-			on_monitor_event(s, k.mon);
+			on_monitor_event(s);
 		if (items[0].revents & ZMQ_POLLIN)
-			for (int i = 0; i < DRAIN_PER_WAKEUP && ingest_one(s, k.sub, &rl); i++)
+			for (int i = 0; i < DRAIN_PER_WAKEUP && ingest_one(s, &rl); i++)
 				;
 	}
-	zmq_socket_monitor(k.sub, NULL, 0);
-	zmq_close(k.mon);
-	zmq_close(k.sub);
+	close_sockets(s);
 	return NULL;
 }
 
 int kv_source_start(kv_source *s)
 {
+	/* the sockets move to the ingest thread: pthread_create is the full
+	 * memory barrier ZMQ asks for when a socket changes threads */
 	if (pthread_create(&s->ingest_thread, NULL, ingest_main, s) != 0)
 		return KV_ENOMEM;
 	s->ingest_started = true;
@@ -238,9 +231,11 @@ void kv_source_destroy(kv_source *s)
 {
 	if (s->ingest_started)
 		pthread_join(s->ingest_thread, NULL);
+	else
+		close_sockets(s); /* never handed to a thread */
 	if (s->poll_started)
 		pthread_join(s->poll_thread, NULL);
-	kv_stream_destroy(&s->stream);
+	kv_stream_free(s->stream);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -250,7 +245,7 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 	out->connected = atomic_load(&s->connected);
 	out->has_master = s->cfg->status != NULL;
 	pthread_mutex_lock(&s->lock);
-	int rc = kv_snapshot_stream(out, &s->stream);
+	int rc = kv_snapshot_stream(out, s->stream);
 	out->master = s->master;
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -197,7 +197,7 @@ static void clear_tenant(kv_state *s, kv_tenant *t)
 {
 	atomic_fetch_sub(&s->budget->objects, kv_objtable_count(&t->objects));
 	kv_objtable_clear(&t->objects);
-	memset(t->placement, 0, sizeof(t->placement));
+	memset(t->counts.placement, 0, sizeof(t->counts.placement));
 	t->stale = 0;  /* the only way back to exact: we know it is empty */
 }
 
@@ -211,7 +211,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t
 	                            stored ? 0 : ev->medium, room, &before);
 	if (rc == KV_ELIMIT) {
 		s->objects_overflow++;
-		t->objects_overflow++;
+		t->counts.objects_overflow++;
 		t->stale |= KV_STALE_OVERFLOW;
 	}
 	if (rc != KV_OK)
@@ -220,17 +220,17 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t
 	unsigned after = stored ? before | ev->medium : before & ~(unsigned)ev->medium;
 	if (after == before) {
 		if (stored)
-			t->stored_duplicates++;
+			t->counts.stored_duplicates++;
 		else
-			t->removed_unknown++;
+			t->counts.removed_unknown++;
 		return KV_OK;
 	}
 	if (before)
-		t->placement[kv_placement_of(before)]--;
+		t->counts.placement[kv_placement_of(before)]--;
 	else
 		atomic_fetch_add_explicit(&s->budget->objects, 1, memory_order_relaxed);
 	if (after)
-		t->placement[kv_placement_of(after)]++;
+		t->counts.placement[kv_placement_of(after)]++;
 	else
 		atomic_fetch_sub_explicit(&s->budget->objects, 1, memory_order_relaxed);
 	return KV_OK;
@@ -258,7 +258,7 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 		clear_tenant(s, t);
 	else if ((rc = update_object(s, t, ev, p->key_hash)) != KV_OK)
 		return rc;
-	t->events[ev->type]++;
+	t->counts.events[ev->type]++;
 	return KV_OK;
 }
 

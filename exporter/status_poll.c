@@ -7,8 +7,10 @@
 #include <curl/curl.h>
 
 #include "kv_buf.h"
+#include "kv_clock.h"
 #include "kv_log.h"
 #include "kv_source.h"
+#include "kv_status_poll.h"
 
 struct body {
 	kv_buf buf;
@@ -109,7 +111,7 @@ void *kv_status_poll_main(void *arg)
 		b.too_large = false;
 
 		pthread_mutex_lock(&s->lock);
-		uint64_t missing = s->stream.seq.missing;
+		uint64_t missing = kv_stream_seq(s->stream)->missing;
 		pthread_mutex_unlock(&s->lock);
 
 		double t0 = kv_now();

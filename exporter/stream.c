@@ -1,6 +1,14 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv_stream.h"
+
+struct kv_stream {
+	kv_decoder *decoder;
+	kv_state *state;
+	kv_seqtrack seq;
+	kv_stream_stats stats;
+};
 
 const double kv_lag_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                 0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
@@ -8,25 +16,44 @@ const size_t kv_lag_bounds_n = sizeof(kv_lag_bounds) / sizeof(kv_lag_bounds[0]);
 const double kv_batch_bounds[] = {1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64};
 const size_t kv_batch_bounds_n = sizeof(kv_batch_bounds) / sizeof(kv_batch_bounds[0]);
 
-int kv_stream_init(kv_stream *st, kv_budget *budget, uint64_t seed)
+kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed)
 {
-	memset(st, 0, sizeof(*st));
+	kv_stream *st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
 	st->decoder = kv_decoder_new();
 	st->state = kv_state_new(budget, seed);
 	if (!st->decoder || !st->state) {
-		kv_stream_destroy(st);
-		return KV_ENOMEM;
+		kv_stream_free(st);
+		return NULL;
 	}
 	kv_hist_init(&st->stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
 	kv_hist_init(&st->stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
-	return KV_OK;
+	return st;
 }
 
-void kv_stream_destroy(kv_stream *st)
+void kv_stream_free(kv_stream *st)
 {
+	if (!st)
+		return;
 	kv_decoder_free(st->decoder);
 	kv_state_free(st->state);
-	memset(st, 0, sizeof(*st));
+	free(st);
+}
+
+const kv_stream_stats *kv_stream_stats_of(const kv_stream *st)
+{
+	return &st->stats;
+}
+
+const kv_seqtrack *kv_stream_seq(const kv_stream *st)
+{
+	return &st->seq;
+}
+
+const kv_state *kv_stream_state(const kv_stream *st)
+{
+	return st->state;
 }
 
 void kv_stream_reconnected(kv_stream *st)
@@ -40,14 +67,24 @@ static bool applicable(const kv_event *ev)
 	return ev->reject == KV_R_OK && (ev->type == KV_EV_CLEARED || ev->has_key);
 }
 
+static void count_reject(kv_stream *st, enum kv_reason r, kv_ingest_report *rep)
+{
+	st->stats.decode_errors[r]++;
+	if (rep->reject == KV_R_OK)
+		rep->reject = r;
+}
+
 /* Applies events [from, to): first a look at all of them, so that their
- * objects' memory is on its way while the earlier ones are applied. */
+ * objects' memory is on its way while the earlier ones are applied.
+ * Returns 0 or KV_ENOMEM (some event was lost). */
 #define LOOKAHEAD 64
 
-static void apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset, int *rc)
+static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset,
+                        kv_ingest_report *rep)
 {
 	kv_stream_stats *ss = &st->stats;
 	kv_prepared prep[LOOKAHEAD];
+	int rc = KV_OK;
 	for (size_t i = from; i < to; i++)
 		if (applicable(&b->events[i]))
 			kv_state_prepare(st->state, &b->events[i], &prep[i - from]);
@@ -56,7 +93,7 @@ static void apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t t
 		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset))
 			kv_state_mark_stale(st->state, KV_STALE_RESET);
 		if (ev->reject != KV_R_OK) {
-			ss->decode_errors[ev->reject]++;
+			count_reject(st, ev->reject, rep);
 			continue;
 		}
 		if (!applicable(ev)) {
@@ -64,15 +101,23 @@ static void apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t t
 			continue;
 		}
 		int r = kv_state_apply_prepared(st->state, ev, &prep[i - from]);
-		if (r == KV_ELIMIT)
+		if (r == KV_ELIMIT) {
 			ss->limit_dropped_events++;
-		else if (r != KV_OK)
-			*rc = r;
+		} else if (r != KV_OK) {
+			ss->alloc_failures++;
+			rc = r;
+		}
 	}
+	return rc;
 }
 
-int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms)
+int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms,
+                     kv_ingest_report *rep)
 {
+	kv_ingest_report dummy;
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof(*rep));
 	kv_stream_stats *ss = &st->stats;
 	kv_batch b;
 	int rc = kv_decode(st->decoder, frames, n_frames, &b);
@@ -80,26 +125,39 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	ss->messages++;
 	/* The sequence counts before the payload is judged: a message with a
 	 * bad payload still closes or opens a gap. */
+	uint64_t missing_before = st->seq.missing;
+	rep->prev_seq = st->seq.last_seq;
+	rep->seq = b.seq;
 	enum kv_seq_verdict v = b.has_seq ? kv_seq_observe(&st->seq, b.seq) : KV_SEQ_NEXT;
+	rep->verdict = v;
+	rep->missing = st->seq.missing - missing_before;
 	if (v == KV_SEQ_GAP)
 		kv_state_mark_stale(st->state, KV_STALE_GAP);
 	else if (v == KV_SEQ_RESET)
 		kv_state_mark_stale(st->state, KV_STALE_RESET);
 
-	if (b.reject != KV_R_OK) {
-		ss->decode_errors[b.reject]++;
+	if (rc == KV_ENOMEM) {  /* not the sender's fault: no decode error */
+		ss->alloc_failures++;
 		return rc;
+	}
+	if (b.reject != KV_R_OK) {
+		count_reject(st, b.reject, rep);
+		return KV_OK;
 	}
 	if (v == KV_SEQ_DUPLICATE) {
 		ss->duplicate_message_events += b.n_events;
-		return rc;
+		return KV_OK;
 	}
 	ss->has_timestamp = true;
 	ss->last_timestamp_ms = b.timestamp_ms;
 	double lag = (double)(now_ms - b.timestamp_ms) / 1000.0;
 	kv_hist_observe(&ss->lag_seconds, lag > 0 ? lag : 0);
 	kv_hist_observe(&ss->batch_events, (double)b.n_events);
-	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD)
-		apply_events(st, &b, i, i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events, v == KV_SEQ_RESET, &rc);
+	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD) {
+		size_t end = i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events;
+		int r = apply_events(st, &b, i, end, v == KV_SEQ_RESET, rep);
+		if (r != KV_OK)
+			rc = r;
+	}
 	return rc;
 }

@@ -114,9 +114,9 @@ static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, ch
 			return fail(err, errlen, "web config: basic_auth_users holds a non-scalar or empty user");
 		if (!is_bcrypt(h))
 			return fail(err, errlen, "web config: the password of %s is not a bcrypt hash ($2a$, $2b$, $2y$)", u);
-		w->users[w->n_users].name = strdup(u);
-		w->users[w->n_users].hash = strdup(h);
-		w->n_users++;
+		kv_web_user *wu = &w->users[w->n_users++];
+		if (!(wu->name = strdup(u)) || !(wu->hash = strdup(h)))
+			return fail(err, errlen, "web config: out of memory");
 	}
 	return KV_OK;
 }
@@ -128,6 +128,10 @@ int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errle
 	if (!f)
 		return fail(err, errlen, "web config: cannot read %s: %s", path, strerror(errno));
 	char *copy = strdup(path);
+	if (!copy) {
+		fclose(f);
+		return fail(err, errlen, "web config: out of memory");
+	}
 	const char *dir = dirname(copy);
 	yaml_parser_t parser;
 	yaml_document_t doc;

@@ -27,7 +27,4 @@ kv_http *kv_http_start(const kv_exporter *x);
 unsigned kv_http_port(const kv_http *h);
 void kv_http_stop(kv_http *h);
 
-/* Reads /proc for the process_* metrics. */
-void kv_process_collect(kv_process_snap *p, double start_time);
-
 #endif

@@ -15,11 +15,7 @@ typedef struct kv_tenant_snap {
 	uint32_t tenant_len;
 	bool labels_unclean;
 	unsigned stale;
-	uint64_t placement[KV_PLACE__COUNT];
-	uint64_t events[KV_EV__COUNT];
-	uint64_t stored_duplicates;
-	uint64_t removed_unknown;
-	uint64_t objects_overflow;
+	kv_tenant_counts counts;
 } kv_tenant_snap;
 
 typedef struct kv_source_snap {
@@ -66,6 +62,8 @@ typedef struct kv_exporter_snap {
 /* Copies a stream's figures into snap (reusing its tenant array).
  * Returns 0 or KV_ENOMEM (snap then holds no tenants). */
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
+/* Only the state's part: tenants and the limits' figures. */
+int kv_snapshot_state(kv_source_snap *snap, const kv_state *s);
 void kv_source_snap_release(kv_source_snap *snap);
 
 #endif

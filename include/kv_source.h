@@ -17,12 +17,12 @@ typedef struct kv_source {
 	const kv_source_cfg *cfg;      /* borrowed from the frozen configuration */
 	const kv_config *config;
 	const atomic_bool *stop;       /* set once, at shutdown */
-	void *zctx;
 
 	pthread_mutex_t lock;
-	kv_stream stream;
+	kv_stream *stream;
 	kv_master master;
 
+	void *sub, *mon;               /* owned by the ingest thread once it runs */
 	atomic_bool connected;
 	atomic_bool ever_connected;    /* for /-/ready */
 	bool ingest_started, poll_started;
@@ -30,11 +30,15 @@ typedef struct kv_source {
 	pthread_t poll_thread;
 } kv_source;
 
-/* Sets up the stream (no thread yet).  Returns 0 or a KV_E* code. */
+/* Sets up the stream and the subscriber's sockets and connects them, so
+ * that an endpoint ZMQ refuses fails here, before any thread runs (a host
+ * name that does not resolve yet is not refused: ZMQ keeps retrying it).
+ * Returns 0, or KV_EINVAL / KV_ENOMEM with a one-line reason in err; the
+ * source then holds nothing. */
 int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx,
-                   kv_budget *budget, uint64_t seed, const atomic_bool *stop);
-/* Creates the socket and starts the ingest thread, then the poller when the
- * source has a status URL.  Returns 0, or KV_EINVAL with a reason logged. */
+                   kv_budget *budget, uint64_t seed, const atomic_bool *stop, char *err, size_t errlen);
+/* Starts the ingest thread, then the poller when the source has a status
+ * URL.  Returns 0 or KV_ENOMEM (a thread could not be created). */
 int kv_source_start(kv_source *s);
 /* Joins the threads (the stop flag must be set) and frees everything. */
 void kv_source_destroy(kv_source *s);
@@ -45,10 +49,5 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out);
 /* True once the subscriber connected and, with a status URL, the first
  * poll finished. */
 bool kv_source_ready(kv_source *s);
-
-/* Thread body of the status poller (status_poll.c). */
-void *kv_status_poll_main(void *arg);
-
-double kv_now(void);  /* unix seconds */
 
 #endif

@@ -34,6 +34,32 @@ enum kv_stale_reason {
 	KV_STALE_RECONNECT = 8,  /* the connection dropped */
 	KV_STALE_OVERFLOW = 16,  /* the object limit refused one of its objects */
 };
+#define KV_STALE__BITS 5
+
+/* The `reason` label value of bit index i (KV_STALE_STARTUP is bit 0). */
+const char *kv_stale_reason_name(unsigned bit);
+
+/* The figures of one tenant: kept by the state, copied whole into a
+ * snapshot, read by the renderer through the helpers below. */
+typedef struct kv_tenant_counts {
+	uint64_t placement[KV_PLACE__COUNT];  /* live objects by placement */
+	uint64_t events[KV_EV__COUNT];        /* applied events by type */
+	uint64_t stored_duplicates;           /* stored for a medium it was already on */
+	uint64_t removed_unknown;             /* removed for a medium it was not on */
+	uint64_t objects_overflow;            /* stored refused by the object limit */
+} kv_tenant_counts;
+
+static inline uint64_t kv_counts_objects(const kv_tenant_counts *c)
+{
+	return c->placement[KV_PLACE_CPU_ONLY] + c->placement[KV_PLACE_DISK_ONLY] +
+	       c->placement[KV_PLACE_CPU_AND_DISK];
+}
+
+static inline uint64_t kv_counts_on_medium(const kv_tenant_counts *c, enum kv_medium m)
+{
+	return c->placement[KV_PLACE_CPU_AND_DISK] +
+	       c->placement[m == KV_MEDIUM_CPU ? KV_PLACE_CPU_ONLY : KV_PLACE_DISK_ONLY];
+}
 
 typedef struct kv_tenant {
 	char *backend_id;         /* owned copies, NUL-terminated; may hold NULs: use the lengths */
@@ -42,25 +68,19 @@ typedef struct kv_tenant {
 	uint32_t tenant_len;
 	uint64_t hash;
 	kv_objtable objects;
-	uint64_t placement[KV_PLACE__COUNT];  /* live objects by placement */
-	uint64_t events[KV_EV__COUNT];        /* applied events by type */
-	uint64_t stored_duplicates;           /* stored for a medium it was already on */
-	uint64_t removed_unknown;             /* removed for a medium it was not on */
-	uint64_t objects_overflow;            /* stored refused by the object limit */
+	kv_tenant_counts counts;
 	unsigned stale;                       /* kv_stale_reason bits; 0 = exact */
 	bool labels_unclean;                  /* an id is not valid UTF-8 (or has NUL) */
 } kv_tenant;
 
 static inline uint64_t kv_tenant_objects(const kv_tenant *t)
 {
-	return t->placement[KV_PLACE_CPU_ONLY] + t->placement[KV_PLACE_DISK_ONLY] +
-	       t->placement[KV_PLACE_CPU_AND_DISK];
+	return kv_counts_objects(&t->counts);
 }
 
 static inline uint64_t kv_tenant_on_medium(const kv_tenant *t, enum kv_medium m)
 {
-	return t->placement[KV_PLACE_CPU_AND_DISK] +
-	       t->placement[m == KV_MEDIUM_CPU ? KV_PLACE_CPU_ONLY : KV_PLACE_DISK_ONLY];
+	return kv_counts_on_medium(&t->counts, m);
 }
 
 typedef struct kv_state kv_state;

@@ -1,6 +1,7 @@
 /* One publisher stream: decode -> sequence tracking -> state, and the
  * counters about the stream itself.  Pure: the caller supplies the frames
- * and the clock, and serialises calls. */
+ * and the clock, and serialises calls.  Opaque: the shells learn what they
+ * need from the report of each message and the accessors below. */
 #ifndef KV_STREAM_H
 #define KV_STREAM_H
 
@@ -15,6 +16,7 @@ typedef struct kv_stream_stats {
 	uint64_t keyless_events;            /* stored/removed without object_key, skipped */
 	uint64_t limit_dropped_events;      /* refused by the tenant or object limit */
 	uint64_t duplicate_message_events;  /* inside messages whose sequence repeated */
+	uint64_t alloc_failures;            /* messages or events lost for want of memory */
 	uint64_t reconnects;
 	bool has_timestamp;
 	int64_t last_timestamp_ms;          /* of the last decoded batch */
@@ -22,29 +24,40 @@ typedef struct kv_stream_stats {
 	kv_hist batch_events;
 } kv_stream_stats;
 
-typedef struct kv_stream {
-	kv_decoder *decoder;
-	kv_state *state;
-	kv_seqtrack seq;
-	kv_stream_stats stats;
-} kv_stream;
+/* What one message did: enough for the shell to log it without looking
+ * inside the stream. */
+typedef struct kv_ingest_report {
+	enum kv_seq_verdict verdict;  /* KV_SEQ_NEXT when frame 1 was unusable */
+	uint64_t seq;                 /* this message's number (when frame 1 was usable) */
+	uint64_t prev_seq;            /* the number before it (GAP, RESET) */
+	uint64_t missing;             /* numbers this message showed to be missing */
+	enum kv_reason reject;        /* the message's rejection, else its first event's; KV_R_OK if none */
+} kv_ingest_report;
+
+typedef struct kv_stream kv_stream;
 
 extern const double kv_lag_bounds[];
 extern const size_t kv_lag_bounds_n;
 extern const double kv_batch_bounds[];
 extern const size_t kv_batch_bounds_n;
 
-/* Returns 0 or KV_ENOMEM; on failure the stream is left untouched. */
-int kv_stream_init(kv_stream *st, kv_budget *budget, uint64_t seed);
-void kv_stream_destroy(kv_stream *st);
+/* The budget must outlive the stream.  Returns NULL when out of memory. */
+kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed);
+void kv_stream_free(kv_stream *st);
 
-/* Ingests one multipart message received at now_ms (wall clock).
- * Returns 0, or KV_ENOMEM when the state could not grow: that event is lost
+/* Ingests one multipart message received at now_ms (wall clock) and fills
+ * *rep (which may be NULL).  Returns 0, or KV_ENOMEM when memory ran out:
+ * the message or some of its events were lost (counted in alloc_failures)
  * and the caller should log it. */
-int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms);
+int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms,
+                     kv_ingest_report *rep);
 
 /* The connection dropped and came back: whatever was sent meanwhile may be
  * lost without a visible gap (the publisher's LINGER=0), so trust is gone. */
 void kv_stream_reconnected(kv_stream *st);
+
+const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
+const kv_seqtrack *kv_stream_seq(const kv_stream *st);
+const kv_state *kv_stream_state(const kv_stream *st);
 
 #endif

@@ -16,24 +16,24 @@ int main(int argc, char **argv)
 	size_t n = (size_t)argc - 1;
 	kv_budget budget;
 	kv_budget_init(&budget, 1000, 1000000);
-	kv_stream *st = calloc(n, sizeof(*st));
+	kv_stream **st = calloc(n, sizeof(*st));
 	kv_source_snap *src = calloc(n, sizeof(*src));
 	char (*names)[24] = calloc(n, sizeof(*names));
 	for (size_t i = 0; i < n; i++) {
 		zmqcap *c = zmqcap_open(argv[i + 1]);
-		if (!c || kv_stream_init(&st[i], &budget, 1) != KV_OK) {
+		if (!c || !(st[i] = kv_stream_new(&budget, 1))) {
 			fprintf(stderr, "cannot read %s\n", argv[i + 1]);
 			return 1;
 		}
 		kv_frame f[ZMQCAP_MAX_FRAMES];
 		size_t nf;
 		while (zmqcap_next(c, f, &nf) == 1)
-			kv_stream_ingest(&st[i], f, nf, 1795982104700);
+			kv_stream_ingest(st[i], f, nf, 1795982104700, NULL);
 		zmqcap_close(c);
 		snprintf(names[i], sizeof(names[i]), "m%zu", i);
 		src[i].name = names[i];
 		src[i].connected = true;
-		kv_snapshot_stream(&src[i], &st[i]);
+		kv_snapshot_stream(&src[i], st[i]);
 	}
 	kv_master_status ms = {true, 18, 32, 3083, 0};
 	src[0].has_master = true;
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	kv_buf_free(&out);
 	for (size_t i = 0; i < n; i++) {
 		kv_source_snap_release(&src[i]);
-		kv_stream_destroy(&st[i]);
+		kv_stream_free(st[i]);
 	}
 	free(st);
 	free(src);

@@ -196,21 +196,23 @@ static void model_load(struct model *m, const char *scenario)
 
 /* --- replay --- */
 
-static void replay(kv_stream *st, kv_budget *budget, const char *file)
+static kv_stream *replay(kv_budget *budget, const char *file)
 {
 	char path[512];
 	snprintf(path, sizeof(path), DIR "%s", file);
 	kv_budget_init(budget, 1000, 10000000);
-	assert_int_equal(kv_stream_init(st, budget, 0x5eed), KV_OK);
+	kv_stream *st = kv_stream_new(budget, 0x5eed);
+	assert_non_null(st);
 	zmqcap *c = zmqcap_open(path);
 	assert_non_null(c);
 	kv_frame frames[ZMQCAP_MAX_FRAMES];
 	size_t n;
 	int rc;
 	while ((rc = zmqcap_next(c, frames, &n)) == 1)
-		assert_int_equal(kv_stream_ingest(st, frames, n, 1795982104612), KV_OK);
+		assert_int_equal(kv_stream_ingest(st, frames, n, 1795982104612, NULL), KV_OK);
 	assert_int_equal(rc, 0);
 	zmqcap_close(c);
+	return st;
 }
 
 /* Every key of a final_state-shaped object has exactly the expected media
@@ -225,7 +227,7 @@ static void expect_final_state(const kv_stream *st, const json_t *final)
 		json_object_foreach((json_t *)tenants, tname, keys) {
 			kv_str b = {backend, (uint32_t)strlen(backend)};
 			kv_str tn = {tname, (uint32_t)strlen(tname)};
-			const kv_tenant *t = kv_state_find_tenant(st->state, b, tn);
+			const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), b, tn);
 			size_t live = 0;
 			void *it = json_object_iter((json_t *)keys);
 			for (; it; it = json_object_iter_next((json_t *)keys, it)) {
@@ -238,7 +240,7 @@ static void expect_final_state(const kv_stream *st, const json_t *final)
 				const json_t *m;
 				json_array_foreach(media, i, m)
 					want |= medium_bit(m);
-				unsigned got = t ? kv_state_object_media(st->state, t, key) : 0;
+				unsigned got = t ? kv_state_object_media(kv_stream_state(st), t, key) : 0;
 				if (got != want)
 					fail_msg("%s/%s key '%.*s': media %u, want %u", backend, tname,
 					         (int)key.len, key.ptr, got, want);
@@ -254,12 +256,12 @@ static void expect_model(const kv_stream *st, const struct model *m)
 {
 	const char *id;
 	const json_t *mt;
-	assert_int_equal(kv_state_tenant_count(st->state), json_object_size(m->tenants));
+	assert_int_equal(kv_state_tenant_count(kv_stream_state(st)), json_object_size(m->tenants));
 	json_object_foreach(m->tenants, id, mt) {
 		const char *sep = strchr(id, '\x1f');
 		kv_str b = {id, (uint32_t)(sep - id)};
 		kv_str tn = {sep + 1, (uint32_t)strlen(sep + 1)};
-		const kv_tenant *t = kv_state_find_tenant(st->state, b, tn);
+		const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), b, tn);
 		assert_non_null(t);
 		const json_t *keys = json_object_get(mt, "keys");
 		uint64_t place[KV_PLACE__COUNT] = {0};
@@ -269,18 +271,18 @@ static void expect_model(const kv_stream *st, const struct model *m)
 			kv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
 			                           sizeof(kb));
 			unsigned want = (unsigned)json_integer_value(json_object_iter_value(it));
-			assert_int_equal(kv_state_object_media(st->state, t, key), want);
+			assert_int_equal(kv_state_object_media(kv_stream_state(st), t, key), want);
 			place[kv_placement_of(want)]++;
 		}
 		for (int p = 0; p < KV_PLACE__COUNT; p++)
-			assert_int_equal(t->placement[p], place[p]);
-		assert_int_equal(t->events[KV_EV_STORED], json_integer_value(json_object_get(mt, "stored")));
-		assert_int_equal(t->events[KV_EV_REMOVED], json_integer_value(json_object_get(mt, "removed")));
-		assert_int_equal(t->events[KV_EV_CLEARED], json_integer_value(json_object_get(mt, "cleared")));
-		assert_int_equal(t->stored_duplicates, json_integer_value(json_object_get(mt, "dup")));
-		assert_int_equal(t->removed_unknown, json_integer_value(json_object_get(mt, "unknown")));
+			assert_int_equal(t->counts.placement[p], place[p]);
+		assert_int_equal(t->counts.events[KV_EV_STORED], json_integer_value(json_object_get(mt, "stored")));
+		assert_int_equal(t->counts.events[KV_EV_REMOVED], json_integer_value(json_object_get(mt, "removed")));
+		assert_int_equal(t->counts.events[KV_EV_CLEARED], json_integer_value(json_object_get(mt, "cleared")));
+		assert_int_equal(t->counts.stored_duplicates, json_integer_value(json_object_get(mt, "dup")));
+		assert_int_equal(t->counts.removed_unknown, json_integer_value(json_object_get(mt, "unknown")));
 	}
-	const kv_stream_stats *ss = &st->stats;
+	const kv_stream_stats *ss = kv_stream_stats_of(st);
 	assert_int_equal(ss->decode_errors[KV_R_UNKNOWN_MEDIUM], m->rejected_medium_unknown);
 	assert_int_equal(ss->decode_errors[KV_R_MISSING_FIELD], m->rejected_medium_missing);
 	assert_int_equal(ss->keyless_events, m->keyless);
@@ -295,22 +297,22 @@ static void expect_capture(const kv_stream *st, const json_t *cap)
 	const json_t *g;
 	json_array_foreach(gaps, i, g)
 		missing += (uint64_t)json_number_value(json_object_get(g, "missing"));
-	assert_int_equal(st->stats.messages, (uint64_t)json_number_value(json_object_get(cap, "messages")));
-	assert_int_equal(st->seq.gaps, json_array_size(gaps));
-	assert_int_equal(st->seq.missing, missing);
-	assert_int_equal(st->seq.resets, json_array_size(json_object_get(cap, "seq_resets")));
-	assert_int_equal(st->seq.duplicates, 0);
-	assert_int_equal(st->seq.last_seq, (uint64_t)json_number_value(json_object_get(cap, "seq_last")));
-	assert_int_equal(st->seq.event_ids_missing, 0);  /* no transport loss in any capture */
+	assert_int_equal(kv_stream_stats_of(st)->messages, (uint64_t)json_number_value(json_object_get(cap, "messages")));
+	assert_int_equal(kv_stream_seq(st)->gaps, json_array_size(gaps));
+	assert_int_equal(kv_stream_seq(st)->missing, missing);
+	assert_int_equal(kv_stream_seq(st)->resets, json_array_size(json_object_get(cap, "seq_resets")));
+	assert_int_equal(kv_stream_seq(st)->duplicates, 0);
+	assert_int_equal(kv_stream_seq(st)->last_seq, (uint64_t)json_number_value(json_object_get(cap, "seq_last")));
+	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 0);  /* no transport loss in any capture */
 	for (int r = KV_R_FRAME_COUNT; r <= KV_R_PAYLOAD_SHAPE; r++)
-		assert_int_equal(st->stats.decode_errors[r], 0);
+		assert_int_equal(kv_stream_stats_of(st)->decode_errors[r], 0);
 }
 
 static void run_scenario(const char *name)
 {
 	char file[128];
 	kv_budget budget;
-	kv_stream st;
+	kv_stream *st;
 	struct model m;
 
 	snprintf(file, sizeof(file), "%s.truth.json", name);
@@ -324,29 +326,29 @@ static void run_scenario(const char *name)
 	bool lossless = json_array_size(json_object_get(json_object_get(truth, "capture"), "seq_gaps")) == 0;
 
 	snprintf(file, sizeof(file), "%s.zmqcap", name);
-	replay(&st, &budget, file);
+	st = replay(&budget, file);
 
-	expect_capture(&st, json_object_get(truth, "capture"));
-	expect_model(&st, &m);
+	expect_capture(st, json_object_get(truth, "capture"));
+	expect_model(st, &m);
 	if (keyed && lossless) {
 		/* without loss, the wire reproduces what the publisher was told */
-		expect_final_state(&st, final);
+		expect_final_state(st, final);
 	}
 	if (!keyed) {
 		/* emit_object_key=false: every per-object event is keyless */
-		assert_int_equal(st.stats.keyless_events, m.events);
-		assert_int_equal(kv_state_tenant_count(st.state), 0);
+		assert_int_equal(kv_stream_stats_of(st)->keyless_events, m.events);
+		assert_int_equal(kv_state_tenant_count(kv_stream_state(st)), 0);
 	}
 	if (!lossless) {
 		/* nothing is exact after loss; the first tenant predates the first
 		 * gap (a capture starts with a message), so it carries the reason */
-		for (size_t i = 0; i < kv_state_tenant_count(st.state); i++)
-			assert_int_not_equal(kv_state_tenant_at(st.state, i)->stale, 0);
-		assert_true(kv_state_tenant_at(st.state, 0)->stale & KV_STALE_GAP);
+		for (size_t i = 0; i < kv_state_tenant_count(kv_stream_state(st)); i++)
+			assert_int_not_equal(kv_state_tenant_at(kv_stream_state(st), i)->stale, 0);
+		assert_true(kv_state_tenant_at(kv_stream_state(st), 0)->stale & KV_STALE_GAP);
 	}
 	json_decref(m.tenants);
 	json_decref(truth);
-	kv_stream_destroy(&st);
+	kv_stream_free(st);
 }
 
 /* The reference model agrees with the calls' final state wherever the wire
@@ -405,23 +407,23 @@ static void test_volume(void **state)
 {
 	(void)state;
 	kv_budget budget;
-	kv_stream st;
+	kv_stream *st;
 	json_t *truth = load_json("volume.truth.json");
 	json_t *final = load_json("volume.final_state.json");
-	replay(&st, &budget, "volume.zmqcap.gz");
+	st = replay(&budget, "volume.zmqcap.gz");
 
-	expect_capture(&st, json_object_get(truth, "capture"));
-	expect_final_state(&st, final);
+	expect_capture(st, json_object_get(truth, "capture"));
+	expect_final_state(st, final);
 	size_t i;
 	const json_t *sum;
 	json_array_foreach(json_object_get(truth, "final_state_summary"), i, sum) {
 		const json_t *b = json_object_get(sum, "backend_id"), *tn = json_object_get(sum, "tenant");
-		const kv_tenant *t = kv_state_find_tenant(st.state, js(b), js(tn));
+		const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), js(b), js(tn));
 		assert_non_null(t);
 		assert_int_equal(kv_tenant_objects(t), json_number_value(json_object_get(sum, "keys_present")));
 		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), json_number_value(json_object_get(sum, "on_cpu")));
 		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), json_number_value(json_object_get(sum, "on_disk")));
-		assert_int_equal(t->placement[KV_PLACE_CPU_AND_DISK], json_number_value(json_object_get(sum, "on_both")));
+		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], json_number_value(json_object_get(sum, "on_both")));
 	}
 	uint64_t stored = 0, removed = 0, applied = 0;
 	const json_t *cc;
@@ -429,16 +431,16 @@ static void test_volume(void **state)
 		uint64_t n = (uint64_t)json_number_value(json_object_get(cc, "count"));
 		*(strcmp(json_string_value(json_object_get(cc, "kind")), "stored") == 0 ? &stored : &removed) += n;
 	}
-	for (size_t t = 0; t < kv_state_tenant_count(st.state); t++) {
-		applied += kv_state_tenant_at(st.state, t)->events[KV_EV_STORED];
-		applied += kv_state_tenant_at(st.state, t)->events[KV_EV_REMOVED];
+	for (size_t t = 0; t < kv_state_tenant_count(kv_stream_state(st)); t++) {
+		applied += kv_state_tenant_at(kv_stream_state(st), t)->counts.events[KV_EV_STORED];
+		applied += kv_state_tenant_at(kv_stream_state(st), t)->counts.events[KV_EV_REMOVED];
 	}
 	assert_int_equal(applied, stored + removed);
 	assert_int_equal(stored + removed, (uint64_t)json_number_value(json_object_get(truth, "num_calls")));
-	assert_int_equal(st.stats.batch_events.count, 2686);
+	assert_int_equal(kv_stream_stats_of(st)->batch_events.count, 2686);
 	json_decref(final);
 	json_decref(truth);
-	kv_stream_destroy(&st);
+	kv_stream_free(st);
 }
 
 int main(void)

@@ -14,7 +14,7 @@
 
 struct fx {
 	kv_budget budget;
-	kv_stream st;
+	kv_stream *st;
 	kv_source_snap src[2];
 	kv_exporter_snap x;
 	kv_buf out;
@@ -33,16 +33,16 @@ static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	kv_budget_init(&f->budget, 100, 1000);
-	kv_stream_init(&f->st, &f->budget, 7);
-	stored(&f->st, 1, "plain", 5, "cpu", "k1");
-	stored(&f->st, 2, "plain", 5, "disk", "k1");
-	stored(&f->st, 3, "plain", 5, "disk", "k2");
-	stored(&f->st, 4, "a\"b\\c\nd", 7, "cpu", "k");
-	stored(&f->st, 5, "bad\xff\xfeutf8", 9, "cpu", "k");
-	stored(&f->st, 6, "nul\0in", 6, "cpu", "k");
-	stored(&f->st, 7, "\xce\xba\xce\xbb", 4, "cpu", "k");
+	f->st = kv_stream_new(&f->budget, 7);
+	stored(f->st, 1, "plain", 5, "cpu", "k1");
+	stored(f->st, 2, "plain", 5, "disk", "k1");
+	stored(f->st, 3, "plain", 5, "disk", "k2");
+	stored(f->st, 4, "a\"b\\c\nd", 7, "cpu", "k");
+	stored(f->st, 5, "bad\xff\xfeutf8", 9, "cpu", "k");
+	stored(f->st, 6, "nul\0in", 6, "cpu", "k");
+	stored(f->st, 7, "\xce\xba\xce\xbb", 4, "cpu", "k");
 	f->src[0].name = "m0";
-	assert_int_equal(kv_snapshot_stream(&f->src[0], &f->st), KV_OK);
+	assert_int_equal(kv_snapshot_stream(&f->src[0], f->st), KV_OK);
 	f->src[0].connected = true;
 	/* a second source with a master and no tenants */
 	f->src[1].name = "m\"1";
@@ -64,7 +64,7 @@ static int teardown(void **state)
 	struct fx *f = *state;
 	kv_buf_free(&f->out);
 	kv_source_snap_release(&f->src[0]);
-	kv_stream_destroy(&f->st);
+	kv_stream_free(f->st);
 	free(f);
 	return 0;
 }

@@ -14,7 +14,7 @@
 
 struct fx {
 	kv_budget budget;
-	kv_stream st;
+	kv_stream *st;
 	uint64_t seq;
 	uint64_t eid;
 };
@@ -23,7 +23,7 @@ static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	kv_budget_init(&f->budget, 1000, 1000000);
-	assert_int_equal(kv_stream_init(&f->st, &f->budget, 1234), KV_OK);
+	assert_non_null(f->st = kv_stream_new(&f->budget, 1234));
 	*state = f;
 	return 0;
 }
@@ -31,7 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	kv_stream_destroy(&f->st);
+	kv_stream_free(f->st);
 	assert_int_equal(atomic_load(&f->budget.objects), 0);
 	assert_int_equal(atomic_load(&f->budget.tenants), 0);
 	free(f);
@@ -44,17 +44,17 @@ static void ev1(struct fx *f, const char *type, const char *tenant_id, const cha
 {
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, type, ++f->eid, B, tenant_id, medium, key);
-	assert_int_equal(feed(&f->st, ++f->seq, &e, 1), KV_OK);
+	assert_int_equal(feed(f->st, ++f->seq, &e, 1), KV_OK);
 }
 
 static void expect_counts(struct fx *f, const char *t, uint64_t cpu_only, uint64_t disk_only,
                           uint64_t both)
 {
-	const kv_tenant *tn = tenant(&f->st, t);
+	const kv_tenant *tn = tenant(f->st, t);
 	assert_non_null(tn);
-	assert_int_equal(tn->placement[KV_PLACE_CPU_ONLY], cpu_only);
-	assert_int_equal(tn->placement[KV_PLACE_DISK_ONLY], disk_only);
-	assert_int_equal(tn->placement[KV_PLACE_CPU_AND_DISK], both);
+	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_ONLY], cpu_only);
+	assert_int_equal(tn->counts.placement[KV_PLACE_DISK_ONLY], disk_only);
+	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_AND_DISK], both);
 	assert_int_equal(kv_tenant_objects(tn), cpu_only + disk_only + both);
 	assert_int_equal(kv_tenant_on_medium(tn, KV_MEDIUM_CPU), cpu_only + both);
 	assert_int_equal(kv_tenant_on_medium(tn, KV_MEDIUM_DISK), disk_only + both);
@@ -68,9 +68,9 @@ static void test_stored_idempotent(void **state)
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "CPU", "k");
 	expect_counts(f, "t", 1, 0, 0);
-	const kv_tenant *tn = tenant(&f->st, "t");
-	assert_int_equal(tn->stored_duplicates, 2);
-	assert_int_equal(tn->events[KV_EV_STORED], 3);
+	const kv_tenant *tn = tenant(f->st, "t");
+	assert_int_equal(tn->counts.stored_duplicates, 2);
+	assert_int_equal(tn->counts.events[KV_EV_STORED], 3);
 }
 
 static void test_media_sets(void **state)
@@ -79,15 +79,15 @@ static void test_media_sets(void **state)
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 1);
-	assert_int_equal(media_of(&f->st, "t", "k"), KV_MEDIUM_CPU | KV_MEDIUM_DISK);
+	assert_int_equal(media_of(f->st, "t", "k"), KV_MEDIUM_CPU | KV_MEDIUM_DISK);
 	/* removed retracts one medium only */
 	ev1(f, "removed", "t", "cpu", "k");
 	expect_counts(f, "t", 0, 1, 0);
-	assert_int_equal(media_of(&f->st, "t", "k"), KV_MEDIUM_DISK);
+	assert_int_equal(media_of(f->st, "t", "k"), KV_MEDIUM_DISK);
 	/* the object is gone once no medium is left */
 	ev1(f, "removed", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 0);
-	assert_int_equal(media_of(&f->st, "t", "k"), 0);
+	assert_int_equal(media_of(f->st, "t", "k"), 0);
 }
 
 static void test_removed_never_below_zero(void **state)
@@ -100,9 +100,9 @@ static void test_removed_never_below_zero(void **state)
 	ev1(f, "removed", "t", "disk", "k");  /* repeated retraction */
 	ev1(f, "removed", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 0);
-	const kv_tenant *tn = tenant(&f->st, "t");
-	assert_int_equal(tn->removed_unknown, 4);
-	assert_int_equal(tn->events[KV_EV_REMOVED], 5);
+	const kv_tenant *tn = tenant(f->st, "t");
+	assert_int_equal(tn->counts.removed_unknown, 4);
+	assert_int_equal(tn->counts.events[KV_EV_REMOVED], 5);
 	/* and it can come back */
 	ev1(f, "stored", "t", "cpu", "k");
 	expect_counts(f, "t", 1, 0, 0);
@@ -116,13 +116,13 @@ static void test_upsert(void **state)
 	ev_spec e[2];
 	ev_init(&e[0], EV_SPEC, "removed", ++f->eid, B, "t", "cpu", "k");
 	ev_init(&e[1], EV_SPEC, "stored", ++f->eid, B, "t", "cpu", "k");
-	assert_int_equal(feed(&f->st, ++f->seq, e, 2), KV_OK);
+	assert_int_equal(feed(f->st, ++f->seq, e, 2), KV_OK);
 	expect_counts(f, "t", 1, 0, 0);
-	const kv_tenant *tn = tenant(&f->st, "t");
-	assert_int_equal(tn->stored_duplicates, 0);
-	assert_int_equal(tn->removed_unknown, 0);
-	assert_int_equal(tn->events[KV_EV_STORED], 2);
-	assert_int_equal(tn->events[KV_EV_REMOVED], 1);
+	const kv_tenant *tn = tenant(f->st, "t");
+	assert_int_equal(tn->counts.stored_duplicates, 0);
+	assert_int_equal(tn->counts.removed_unknown, 0);
+	assert_int_equal(tn->counts.events[KV_EV_STORED], 2);
+	assert_int_equal(tn->counts.events[KV_EV_REMOVED], 1);
 }
 
 static void test_cleared(void **state)
@@ -137,23 +137,23 @@ static void test_cleared(void **state)
 	ev1(f, "stored", "a", "cpu", "k0");
 	expect_counts(f, "a", 50, 49, 1);
 	assert_int_equal(atomic_load(&f->budget.objects), 200);
-	const kv_tenant *a = tenant(&f->st, "a");
+	const kv_tenant *a = tenant(f->st, "a");
 	assert_true(a->stale & KV_STALE_STARTUP);
 
 	ev1(f, "cleared", "a", NULL, NULL);
 	expect_counts(f, "a", 0, 0, 0);
 	expect_counts(f, "b", 100, 0, 0);   /* other tenants untouched */
-	assert_int_equal(media_of(&f->st, "a", "k1"), 0);
+	assert_int_equal(media_of(f->st, "a", "k1"), 0);
 	assert_int_equal(a->stale, 0);       /* cleared makes the tenant exact */
-	assert_true(tenant(&f->st, "b")->stale != 0);
-	assert_int_equal(a->events[KV_EV_CLEARED], 1);
+	assert_true(tenant(f->st, "b")->stale != 0);
+	assert_int_equal(a->counts.events[KV_EV_CLEARED], 1);
 	assert_int_equal(atomic_load(&f->budget.objects), 100);
 	assert_int_equal(kv_objtable_bytes(&a->objects), 0);
 
 	/* a cleared for a tenant we never saw creates it, exact and empty */
 	ev1(f, "cleared", "c", NULL, NULL);
 	expect_counts(f, "c", 0, 0, 0);
-	assert_int_equal(tenant(&f->st, "c")->stale, 0);
+	assert_int_equal(tenant(f->st, "c")->stale, 0);
 }
 
 /* Tenants are (backend_id, tenant_id): the same tenant name under two
@@ -165,23 +165,23 @@ static void test_tenant_identity(void **state)
 	ev_init(&e[0], EV_SPEC, "stored", 1, "backend-1", "t", "cpu", "k");
 	ev_init(&e[1], EV_SPEC, "stored", 2, "backend-2", "t", "cpu", "k");
 	ev_init(&e[2], EV_SPEC, "cleared", 3, "backend-1", "t", NULL, NULL);
-	assert_int_equal(feed(&f->st, 1, e, 3), KV_OK);
-	assert_int_equal(kv_state_tenant_count(f->st.state), 2);
-	const kv_tenant *t1 = kv_state_find_tenant(f->st.state, S("backend-1"), S("t"));
-	const kv_tenant *t2 = kv_state_find_tenant(f->st.state, S("backend-2"), S("t"));
+	assert_int_equal(feed(f->st, 1, e, 3), KV_OK);
+	assert_int_equal(kv_state_tenant_count(kv_stream_state(f->st)), 2);
+	const kv_tenant *t1 = kv_state_find_tenant(kv_stream_state(f->st), S("backend-1"), S("t"));
+	const kv_tenant *t2 = kv_state_find_tenant(kv_stream_state(f->st), S("backend-2"), S("t"));
 	assert_int_equal(kv_tenant_objects(t1), 0);
 	assert_int_equal(kv_tenant_objects(t2), 1);
-	assert_ptr_equal(kv_state_tenant_at(f->st.state, 0), t1);
-	assert_ptr_equal(kv_state_tenant_at(f->st.state, 1), t2);
-	assert_null(kv_state_tenant_at(f->st.state, 2));
+	assert_ptr_equal(kv_state_tenant_at(kv_stream_state(f->st), 0), t1);
+	assert_ptr_equal(kv_state_tenant_at(kv_stream_state(f->st), 1), t2);
+	assert_null(kv_state_tenant_at(kv_stream_state(f->st), 2));
 	/* keys with a shared prefix, a NUL, UTF-8 are distinct objects */
 	ev_spec k[3];
 	ev_init(&k[0], EV_SPEC, "stored", 4, "b3", "t", "cpu", "ab");
 	ev_init(&k[1], EV_SPEC, "stored", 5, "b3", "t", "cpu", "abc");
 	ev_init(&k[2], EV_SPEC, "stored", 6, "b3", "t", "cpu", NULL);
 	ev_set(&k[2], STRN("object_key", "ab\0c", 4));
-	assert_int_equal(feed(&f->st, 2, k, 3), KV_OK);
-	assert_int_equal(kv_tenant_objects(kv_state_find_tenant(f->st.state, S("b3"), S("t"))), 3);
+	assert_int_equal(feed(f->st, 2, k, 3), KV_OK);
+	assert_int_equal(kv_tenant_objects(kv_state_find_tenant(kv_stream_state(f->st), S("b3"), S("t"))), 3);
 }
 
 static void test_keyless_and_rejected_not_applied(void **state)
@@ -191,11 +191,11 @@ static void test_keyless_and_rejected_not_applied(void **state)
 	ev_init(&e[0], EV_UPSTREAM, "stored", 1, B, "t", "cpu", NULL);   /* keyless */
 	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "t", "nvme", "k");   /* unknown medium */
 	ev_init(&e[2], EV_UPSTREAM, "stored", 3, B, "t", "disk", "k");
-	assert_int_equal(feed(&f->st, 1, e, 3), KV_OK);
+	assert_int_equal(feed(f->st, 1, e, 3), KV_OK);
 	expect_counts(f, "t", 0, 1, 0);
-	assert_int_equal(f->st.stats.keyless_events, 1);
-	assert_int_equal(f->st.stats.decode_errors[KV_R_UNKNOWN_MEDIUM], 1);
-	assert_int_equal(tenant(&f->st, "t")->events[KV_EV_STORED], 1);
+	assert_int_equal(kv_stream_stats_of(f->st)->keyless_events, 1);
+	assert_int_equal(kv_stream_stats_of(f->st)->decode_errors[KV_R_UNKNOWN_MEDIUM], 1);
+	assert_int_equal(tenant(f->st, "t")->counts.events[KV_EV_STORED], 1);
 }
 
 static void test_limits(void **state)
@@ -203,43 +203,43 @@ static void test_limits(void **state)
 	(void)state;
 	kv_budget budget;
 	kv_budget_init(&budget, 2, 3);
-	kv_stream s1, s2;
-	kv_stream_init(&s1, &budget, 1);
-	kv_stream_init(&s2, &budget, 2);
+	kv_stream *s1 = kv_stream_new(&budget, 1), *s2 = kv_stream_new(&budget, 2);
+	assert_non_null(s1);
+	assert_non_null(s2);
 	ev_spec e[5];
 	ev_init(&e[0], EV_SPEC, "stored", 1, B, "t1", "cpu", "a");
 	ev_init(&e[1], EV_SPEC, "stored", 2, B, "t1", "cpu", "b");
 	ev_init(&e[2], EV_SPEC, "stored", 3, B, "t1", "disk", "a");  /* existing: no new room needed */
 	ev_init(&e[3], EV_SPEC, "stored", 4, B, "t1", "cpu", "c");
 	ev_init(&e[4], EV_SPEC, "stored", 5, B, "t1", "cpu", "d");   /* 4th object: refused */
-	assert_int_equal(feed(&s1, 1, e, 5), KV_OK);
-	const kv_tenant *t1 = kv_state_find_tenant(s1.state, S(B), S("t1"));
+	assert_int_equal(feed(s1, 1, e, 5), KV_OK);
+	const kv_tenant *t1 = kv_state_find_tenant(kv_stream_state(s1), S(B), S("t1"));
 	assert_int_equal(kv_tenant_objects(t1), 3);
-	assert_int_equal(kv_state_objects_overflow(s1.state), 1);
-	assert_int_equal(t1->objects_overflow, 1);
+	assert_int_equal(kv_state_objects_overflow(kv_stream_state(s1)), 1);
+	assert_int_equal(t1->counts.objects_overflow, 1);
 	assert_true(t1->stale & KV_STALE_OVERFLOW);
-	assert_int_equal(s1.stats.limit_dropped_events, 1);
-	assert_int_equal(t1->events[KV_EV_STORED], 4);
+	assert_int_equal(kv_stream_stats_of(s1)->limit_dropped_events, 1);
+	assert_int_equal(t1->counts.events[KV_EV_STORED], 4);
 
 	/* the budget is shared: the second stream has no room either */
 	ev_spec g[3];
 	ev_init(&g[0], EV_SPEC, "stored", 1, B, "t2", "cpu", "x");
 	ev_init(&g[1], EV_SPEC, "stored", 2, B, "t3", "cpu", "x");   /* 3rd tenant: refused */
 	ev_init(&g[2], EV_SPEC, "removed", 3, B, "t1", "cpu", "a");  /* s2's own t1: 3rd tenant too */
-	assert_int_equal(feed(&s2, 1, g, 3), KV_OK);
-	assert_int_equal(kv_state_objects_overflow(s2.state), 1);
-	assert_int_equal(kv_state_tenants_overflow(s2.state), 2);
-	assert_int_equal(kv_state_tenant_count(s2.state), 1);
+	assert_int_equal(feed(s2, 1, g, 3), KV_OK);
+	assert_int_equal(kv_state_objects_overflow(kv_stream_state(s2)), 1);
+	assert_int_equal(kv_state_tenants_overflow(kv_stream_state(s2)), 2);
+	assert_int_equal(kv_state_tenant_count(kv_stream_state(s2)), 1);
 
 	/* removing frees room */
 	ev_spec r;
 	ev_init(&r, EV_SPEC, "removed", 6, B, "t1", "cpu", "b");
-	feed(&s1, 2, &r, 1);
-	feed(&s2, 2, g, 1);
-	assert_int_equal(kv_tenant_objects(kv_state_find_tenant(s2.state, S(B), S("t2"))), 1);
+	feed(s1, 2, &r, 1);
+	feed(s2, 2, g, 1);
+	assert_int_equal(kv_tenant_objects(kv_state_find_tenant(kv_stream_state(s2), S(B), S("t2"))), 1);
 	assert_int_equal(atomic_load(&budget.objects), 3);
-	kv_stream_destroy(&s1);
-	kv_stream_destroy(&s2);
+	kv_stream_free(s1);
+	kv_stream_free(s2);
 	assert_int_equal(atomic_load(&budget.objects), 0);
 	assert_int_equal(atomic_load(&budget.tenants), 0);
 }

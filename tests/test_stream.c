@@ -13,14 +13,14 @@
 
 struct fx {
 	kv_budget budget;
-	kv_stream st;
+	kv_stream *st;
 };
 
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	kv_budget_init(&f->budget, 100, 100000);
-	assert_int_equal(kv_stream_init(&f->st, &f->budget, 99), KV_OK);
+	assert_non_null(f->st = kv_stream_new(&f->budget, 99));
 	*state = f;
 	return 0;
 }
@@ -28,7 +28,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	kv_stream_destroy(&f->st);
+	kv_stream_free(f->st);
 	free(f);
 	return 0;
 }
@@ -49,15 +49,15 @@ static void cleared_at(kv_stream *st, uint64_t seq, uint64_t eid, const char *t)
 
 static void test_gap_marks_every_tenant_stale(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	cleared_at(st, 1, 1, "a");
 	cleared_at(st, 2, 2, "b");
 	stored_at(st, 3, 3, "a", "k1");
 	assert_int_equal(tenant(st, "a")->stale, 0);
 	assert_int_equal(tenant(st, "b")->stale, 0);
 	stored_at(st, 10, 4, "a", "k2");   /* 6 messages lost */
-	assert_int_equal(st->seq.gaps, 1);
-	assert_int_equal(st->seq.missing, 6);
+	assert_int_equal(kv_stream_seq(st)->gaps, 1);
+	assert_int_equal(kv_stream_seq(st)->missing, 6);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_GAP);
 	assert_int_equal(tenant(st, "b")->stale, KV_STALE_GAP);
 	/* the message after the gap is applied */
@@ -72,7 +72,7 @@ static void test_gap_marks_every_tenant_stale(void **state)
  * new baseline, apply the new events. */
 static void test_reset_applies_new_events(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	cleared_at(st, 1, 1, "a");
 	for (uint64_t s = 2; s <= 10; s++) {
 		char k[8];
@@ -81,77 +81,77 @@ static void test_reset_applies_new_events(void **state)
 	}
 	assert_int_equal(tenant(st, "a")->stale, 0);
 	stored_at(st, 1, 1, "a", "after-restart");
-	assert_int_equal(st->seq.resets, 1);
-	assert_int_equal(st->seq.gaps, 0);
+	assert_int_equal(kv_stream_seq(st)->resets, 1);
+	assert_int_equal(kv_stream_seq(st)->gaps, 0);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RESET);
 	assert_int_equal(media_of(st, "a", "after-restart"), KV_MEDIUM_CPU);
 	assert_int_equal(kv_tenant_objects(tenant(st, "a")), 10);
 	stored_at(st, 2, 2, "a", "next");
-	assert_int_equal(st->seq.resets, 1);     /* counted once */
-	assert_int_equal(st->seq.event_id_gaps, 0);
-	assert_int_equal(st->seq.last_seq, 2);
+	assert_int_equal(kv_stream_seq(st)->resets, 1);     /* counted once */
+	assert_int_equal(kv_stream_seq(st)->event_id_gaps, 0);
+	assert_int_equal(kv_stream_seq(st)->last_seq, 2);
 }
 
 /* The event id moving backwards with the sequence going on is a restart
  * too (a publisher that kept its sequence but not its ids, or two of them). */
 static void test_event_id_reset(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	cleared_at(st, 1, 50, "a");
 	stored_at(st, 2, 51, "a", "x");
 	stored_at(st, 3, 1, "a", "y");
-	assert_int_equal(st->seq.resets, 1);
+	assert_int_equal(kv_stream_seq(st)->resets, 1);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RESET);
 	assert_int_equal(media_of(st, "a", "y"), KV_MEDIUM_CPU);
 }
 
 static void test_duplicate_message_skipped(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	stored_at(st, 1, 1, "a", "x");
 	ev_spec e[2];
 	ev_init(&e[0], EV_UPSTREAM, "removed", 1, B, "a", "cpu", "x");
 	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "a", "cpu", "y");
 	feed(st, 1, e, 2);                   /* the same sequence again */
-	assert_int_equal(st->seq.duplicates, 1);
-	assert_int_equal(st->stats.duplicate_message_events, 2);
+	assert_int_equal(kv_stream_seq(st)->duplicates, 1);
+	assert_int_equal(kv_stream_stats_of(st)->duplicate_message_events, 2);
 	assert_int_equal(media_of(st, "a", "x"), KV_MEDIUM_CPU);
 	assert_int_equal(media_of(st, "a", "y"), 0);
-	assert_int_equal(st->stats.messages, 2);
+	assert_int_equal(kv_stream_stats_of(st)->messages, 2);
 }
 
 /* The sequence of a message whose payload is bad still counts: the next
  * good message is not a gap, and a bad message after lost ones is. */
 static void test_bad_payload_keeps_sequence(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	msg m;
 	msg_init(&m);
 	stored_at(st, 1, 1, "a", "x");
 	msg_set_raw_payload(&m, 2, "\xc1", 1);
-	kv_stream_ingest(st, m.frames, 3, 0);
+	kv_stream_ingest(st, m.frames, 3, 0, NULL);
 	stored_at(st, 3, 2, "a", "y");
-	assert_int_equal(st->seq.gaps, 0);
-	assert_int_equal(st->stats.decode_errors[KV_R_MSGPACK_PARSE], 1);
+	assert_int_equal(kv_stream_seq(st)->gaps, 0);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_MSGPACK_PARSE], 1);
 	msg_set_raw_payload(&m, 9, "\x90", 1);
-	kv_stream_ingest(st, m.frames, 3, 0);
-	assert_int_equal(st->seq.gaps, 1);
-	assert_int_equal(st->seq.missing, 5);
-	assert_int_equal(st->stats.decode_errors[KV_R_PAYLOAD_SHAPE], 1);
+	kv_stream_ingest(st, m.frames, 3, 0, NULL);
+	assert_int_equal(kv_stream_seq(st)->gaps, 1);
+	assert_int_equal(kv_stream_seq(st)->missing, 5);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_PAYLOAD_SHAPE], 1);
 	/* without a valid sequence frame there is nothing to track */
 	m.frames[1].len = 4;
-	kv_stream_ingest(st, m.frames, 3, 0);
-	kv_stream_ingest(st, m.frames, 2, 0);
-	assert_int_equal(st->stats.decode_errors[KV_R_SEQUENCE_LENGTH], 1);
-	assert_int_equal(st->stats.decode_errors[KV_R_FRAME_COUNT], 1);
-	assert_int_equal(st->seq.last_seq, 9);
-	assert_int_equal(st->stats.messages, 6);
+	kv_stream_ingest(st, m.frames, 3, 0, NULL);
+	kv_stream_ingest(st, m.frames, 2, 0, NULL);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_SEQUENCE_LENGTH], 1);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_FRAME_COUNT], 1);
+	assert_int_equal(kv_stream_seq(st)->last_seq, 9);
+	assert_int_equal(kv_stream_stats_of(st)->messages, 6);
 	msg_destroy(&m);
 }
 
 static void test_transport_loss_by_event_id(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	ev_spec e[64];
 	for (int i = 0; i < 64; i++)
 		ev_init(&e[i], EV_UPSTREAM, "stored", (uint64_t)i + 1, B, "a", "disk", "k");
@@ -160,33 +160,33 @@ static void test_transport_loss_by_event_id(void **state)
 	for (int i = 0; i < 64; i++)
 		e[i].f[0].u = (uint64_t)i + 129;
 	feed(st, 3, e, 64);
-	assert_int_equal(st->seq.missing, 1);
-	assert_int_equal(st->seq.event_ids_missing, 64);
+	assert_int_equal(kv_stream_seq(st)->missing, 1);
+	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 64);
 	/* a publisher queue drop reserves sequence numbers but no event ids */
 	for (int i = 0; i < 64; i++)
 		e[i].f[0].u = (uint64_t)i + 193;
 	feed(st, 10, e, 64);
-	assert_int_equal(st->seq.missing, 1 + 6);
-	assert_int_equal(st->seq.event_ids_missing, 64);
-	assert_int_equal(tenant(st, "a")->events[KV_EV_STORED], 192);
-	assert_int_equal(tenant(st, "a")->stored_duplicates, 191);
+	assert_int_equal(kv_stream_seq(st)->missing, 1 + 6);
+	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 64);
+	assert_int_equal(tenant(st, "a")->counts.events[KV_EV_STORED], 192);
+	assert_int_equal(tenant(st, "a")->counts.stored_duplicates, 191);
 }
 
 static void test_histograms_and_timestamp(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	ev_spec e[64];
 	for (int i = 0; i < 64; i++)
 		ev_init(&e[i], EV_SPEC, "stored", (uint64_t)i + 1, B, "a", "cpu", "k");
 	msg m;
 	msg_init(&m);
 	msg_build(&m, 1, 1000000, e, 64);
-	kv_stream_ingest(st, m.frames, 3, 1000003);        /* 3 ms late */
+	kv_stream_ingest(st, m.frames, 3, 1000003, NULL);        /* 3 ms late */
 	msg_build(&m, 2, 1000000, e, 1);
-	kv_stream_ingest(st, m.frames, 3, 999000);         /* clock skew: clamps to 0 */
+	kv_stream_ingest(st, m.frames, 3, 999000, NULL);         /* clock skew: clamps to 0 */
 	msg_build(&m, 3, 2000000, e, 0);
-	kv_stream_ingest(st, m.frames, 3, 2000000);
-	const kv_stream_stats *ss = &st->stats;
+	kv_stream_ingest(st, m.frames, 3, 2000000, NULL);
+	const kv_stream_stats *ss = kv_stream_stats_of(st);
 	assert_true(ss->has_timestamp);
 	assert_int_equal(ss->last_timestamp_ms, 2000000);
 	assert_int_equal(ss->lag_seconds.count, 3);
@@ -202,10 +202,10 @@ static void test_histograms_and_timestamp(void **state)
 
 static void test_reconnect_marks_stale(void **state)
 {
-	kv_stream *st = &((struct fx *)*state)->st;
+	kv_stream *st = ((struct fx *)*state)->st;
 	cleared_at(st, 1, 1, "a");
 	kv_stream_reconnected(st);
-	assert_int_equal(st->stats.reconnects, 1);
+	assert_int_equal(kv_stream_stats_of(st)->reconnects, 1);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RECONNECT);
 }
 

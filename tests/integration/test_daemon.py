@@ -405,6 +405,22 @@ def test_flags(procs):
         assert r.returncode == 2 and "cannot listen" in r.stderr, r.stderr
 
 
+def test_source_endpoints(procs):
+    """An endpoint ZMQ refuses is a bad flag value; a host that does not resolve
+    yet is not: ZMQ keeps retrying it while the exporter serves."""
+    for ep, why in (("foo://bar", "Protocol not supported"), ("ipc://", "Invalid argument")):
+        r = subprocess.run([EXPORTER, "--source", "name=m7,zmq=" + ep, "--web.listen-address", "127.0.0.1:0"],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2, (ep, r.returncode, r.stderr)
+        assert r.stderr == 'mooncake-kv-exporter: source "m7": cannot connect to %s: %s\n' % (ep, why), r.stderr
+    exp = Exporter(procs, EXPORTER, ["name=later,zmq=tcp://no-such-host.invalid:5557"])
+    time.sleep(0.5)
+    m = exp.metrics()
+    assert m.get("mooncake_kv_subscriber_connected", source="later") == 0
+    assert http_get(exp.url + "/-/ready")[0] == 503
+    assert exp.proc.poll() is None
+
+
 def make_pki(d):
     """A CA, a server certificate for 127.0.0.1 and a client certificate."""
     def ossl(*args):

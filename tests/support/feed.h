@@ -18,20 +18,20 @@ static inline int feed(kv_stream *st, uint64_t seq, const ev_spec *e, size_t n)
 	msg m;
 	msg_init(&m);
 	msg_build(&m, seq, 1795982104612, e, n);
-	int rc = kv_stream_ingest(st, m.frames, 3, 1795982104612);
+	int rc = kv_stream_ingest(st, m.frames, 3, 1795982104612, NULL);
 	msg_destroy(&m);
 	return rc;
 }
 
 static inline const kv_tenant *tenant(const kv_stream *st, const char *t)
 {
-	return kv_state_find_tenant(st->state, S(B), S(t));
+	return kv_state_find_tenant(kv_stream_state(st), S(B), S(t));
 }
 
 static inline unsigned media_of(const kv_stream *st, const char *t, const char *key)
 {
 	const kv_tenant *tn = tenant(st, t);
-	return tn ? kv_state_object_media(st->state, tn, S(key)) : 0;
+	return tn ? kv_state_object_media(kv_stream_state(st), tn, S(key)) : 0;
 }
 
 #endif

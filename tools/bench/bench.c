@@ -54,8 +54,7 @@ static int bench_decode(void)
 	 * on a live set of 1M keys loaded first */
 	kv_budget budget;
 	kv_budget_init(&budget, 1000, 20000000);
-	kv_stream st;
-	kv_stream_init(&st, &budget, 1);
+	kv_stream *st = kv_stream_new(&budget, 1);
 	size_t n_load;
 	wl_msg *load = wl_encode_load(&wp, &n_load);
 	uint64_t s = 0, eid = 0;
@@ -64,7 +63,7 @@ static int bench_decode(void)
 		wl_stamp(&load[i], eid + 1, 0);
 		eid += WL_BATCH;
 		f[2] = (kv_frame){load[i].payload, load[i].len};
-		kv_stream_ingest(&st, f, 3, 0);
+		kv_stream_ingest(st, f, 3, 0, NULL);
 	}
 	wl_free(load, n_load);
 	events = 0;
@@ -75,14 +74,14 @@ static int bench_decode(void)
 			wl_stamp(&m[i], eid + 1, 0);
 			eid += WL_BATCH;
 			f[2] = (kv_frame){m[i].payload, m[i].len};
-			kv_stream_ingest(&st, f, 3, 0);
+			kv_stream_ingest(st, f, 3, 0, NULL);
 			events += WL_BATCH;
 		}
 	}
 	dt = mono() - t0;
 	printf("{\"what\":\"decode + state, in memory, 1M keys\",\"events_per_s\":%.0f,\"live_objects\":%zu}\n",
 	       (double)events / dt, atomic_load(&budget.objects));
-	kv_stream_destroy(&st);
+	kv_stream_free(st);
 	kv_decoder_free(d);
 	wl_free(m, N);
 	return 0;
@@ -138,8 +137,7 @@ static int bench_render(void)
 	for (size_t c = 0; c < 3; c++) {
 		kv_budget budget;
 		kv_budget_init(&budget, 100000, 100000000);
-		kv_stream st;
-		kv_stream_init(&st, &budget, 1);
+		kv_state *st = kv_state_new(&budget, 1);
 		kv_event ev = {.type = KV_EV_STORED, .has_key = true, .medium = KV_MEDIUM_CPU};
 		ev.backend_id = (kv_str){"mooncake-master-1", 17};
 		char t[32], k[32];
@@ -148,7 +146,7 @@ static int bench_render(void)
 				ev.tenant_id = (kv_str){t, (uint32_t)snprintf(t, sizeof(t), "tenant-%05u", i)};
 				ev.object_key = (kv_str){k, (uint32_t)snprintf(k, sizeof(k), "key-%u", j)};
 				ev.medium = j % 3 ? KV_MEDIUM_CPU : KV_MEDIUM_DISK;
-				kv_state_apply(st.state, &ev);
+				kv_state_apply(st, &ev);
 			}
 		kv_source_snap src = {.name = "m0", .connected = true};
 		kv_exporter_snap x = {.version = "bench", .revision = "bench", .sources = &src, .n_sources = 1};
@@ -158,7 +156,7 @@ static int bench_render(void)
 		double best = 1e9, total = 0;
 		for (int r = 0; r < runs; r++) {
 			double a = mono();
-			kv_snapshot_stream(&src, &st);
+			kv_snapshot_state(&src, st);
 			kv_buf_reset(&out);
 			kv_render(&out, &x);
 			double d = mono() - a;
@@ -171,7 +169,7 @@ static int bench_render(void)
 		       (size_t)(counts[c] * 24 + 200));
 		kv_buf_free(&out);
 		kv_source_snap_release(&src);
-		kv_stream_destroy(&st);
+		kv_state_free(st);
 	}
 	return 0;
 }

@@ -1,0 +1,10 @@
+/* The process_* metrics of the official client libraries, from /proc. */
+#ifndef KV_PROCESS_H
+#define KV_PROCESS_H
+
+#include "kv_snapshot.h"
+
+/* Fills *p; p->ok is false where /proc cannot be read. */
+void kv_process_collect(kv_process_snap *p, double start_time);
+
+#endif
