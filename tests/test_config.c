@@ -1,0 +1,239 @@
+/* Flag parsing: every flag, its forms, its bounds and every way to get it
+ * wrong.  The flag table is the code under test; the expectations here are
+ * written from the README's flag table, not read back from the code. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv_common.h"
+#include "kv_config.h"
+
+#define MAX_ARGS 40
+
+/* Parses the NULL-terminated flags; returns the result, with err filled. */
+static int parse(kv_config *c, char *err, size_t errlen, ...)
+{
+	char *argv[MAX_ARGS] = {"mooncake-kv-exporter"};
+	int argc = 1;
+	va_list ap;
+	va_start(ap, errlen);
+	for (char *a; (a = va_arg(ap, char *)) && argc < MAX_ARGS;)
+		argv[argc++] = a;
+	va_end(ap);
+	FILE *out = fopen("/dev/null", "w");
+	err[0] = '\0';
+	int rc = kv_config_parse(c, argc, argv, out, err, errlen);
+	fclose(out);
+	return rc;
+}
+
+#define EP "--zmq.endpoint=tcp://127.0.0.1:5557"
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	assert_int_equal(c.n_sources, 1);
+	assert_string_equal(c.sources[0].name, "default");
+	assert_string_equal(c.sources[0].zmq, "tcp://127.0.0.1:5557");
+	assert_null(c.sources[0].status);
+	assert_string_equal(c.listen_address, ":19557");
+	assert_string_equal(c.telemetry_path, "/metrics");
+	assert_null(c.web_config_file);
+	assert_null(c.run_as_user);
+	assert_true(c.poll_interval == 5.0 && c.poll_timeout == 2.0);
+	assert_int_equal(c.max_status_bytes, 1 << 20);
+	assert_int_equal(c.max_tenants, 10000);
+	assert_int_equal(c.max_objects, 10000000);
+	assert_int_equal(c.zmq_rcvhwm, 10000);
+	assert_int_equal(c.zmq_max_message_size, 4 << 20);
+	assert_int_equal(c.web_max_connections, 64);
+	assert_int_equal(c.log_level, KV_LOG_INFO);
+	assert_int_equal(c.log_format, KV_LOG_LOGFMT);
+	kv_config_free(&c);
+}
+
+static void test_every_flag_both_forms(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	/* --flag=value and --flag value are the same */
+	assert_int_equal(parse(&c, err, sizeof(err), "--zmq.endpoint", "ipc:///tmp/x", "--master.url",
+	                       "https://m:9003/", "--master.poll-interval=1m30s", "--master.timeout", "250ms",
+	                       "--master.max-body-bytes=2048", "--web.listen-address", "[::1]:0",
+	                       "--web.telemetry-path=/m", "--web.max-connections", "7", "--web.config.file=w.yml",
+	                       "--run-as-user", "nobody", "--limits.max-tenants=3", "--limits.max-objects", "17179869184",
+	                       "--zmq.rcvhwm=0", NULL),
+	                 KV_CONFIG_RUN);
+	assert_string_equal(c.sources[0].zmq, "ipc:///tmp/x");
+	assert_string_equal(c.sources[0].status, "https://m:9003"); /* trailing slash dropped */
+	assert_true(c.poll_interval == 90.0);
+	assert_true(c.poll_timeout == 0.25);
+	assert_int_equal(c.max_status_bytes, 2048);
+	assert_string_equal(c.listen_address, "[::1]:0");
+	assert_string_equal(c.telemetry_path, "/m");
+	assert_int_equal(c.web_max_connections, 7);
+	assert_string_equal(c.web_config_file, "w.yml");
+	assert_string_equal(c.run_as_user, "nobody");
+	assert_int_equal(c.max_tenants, 3);
+	assert_int_equal(c.max_objects, 1ull << 34);
+	assert_int_equal(c.zmq_rcvhwm, 0);
+	kv_config_free(&c);
+
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--zmq.max-message-size", "2147483648", "--log.level=error",
+	                       "--log.format", "json", NULL),
+	                 KV_CONFIG_RUN);
+	assert_int_equal(c.zmq_max_message_size, 1ll << 31);
+	assert_int_equal(c.log_level, KV_LOG_ERROR);
+	assert_int_equal(c.log_format, KV_LOG_JSON);
+	kv_config_free(&c);
+}
+
+static void test_sources(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), "--source", "name=m0,zmq=tcp://a:1,status=http://a:2",
+	                       "--source=zmq=tcp://b:1,name=m-1.b_", EP, NULL),
+	                 KV_CONFIG_RUN);
+	assert_int_equal(c.n_sources, 3);
+	assert_string_equal(c.sources[0].name, "m0");
+	assert_string_equal(c.sources[0].status, "http://a:2");
+	assert_string_equal(c.sources[1].name, "m-1.b_");
+	assert_string_equal(c.sources[1].zmq, "tcp://b:1");
+	assert_null(c.sources[1].status);
+	assert_string_equal(c.sources[2].name, "default");
+	kv_config_free(&c);
+}
+
+/* Each bad command line fails with KV_EINVAL and a reason naming the part. */
+static const struct bad {
+	const char *args[4];
+	const char *reason;
+} bad[] = {
+	{{"--nope=1"}, "unknown flag --nope"},
+	{{"positional"}, "unexpected argument"},
+	{{EP, "--master.timeout"}, "--master.timeout needs a value"},
+	{{NULL}, "no source"},
+	{{"--master.url=http://m:1"}, "--master.url needs --zmq.endpoint"},
+	{{EP, "--master.url=ftp://m"}, "must start with http"},
+	{{"--source=name=a"}, "needs zmq=ENDPOINT"},
+	{{"--source=zmq=tcp://a:1"}, "needs name=NAME"},
+	{{"--source=name=a,zmq=tcp://a:1,colour=red"}, "unknown key \"colour\""},
+	{{"--source=name=a,zmq"}, "is not key=value"},
+	{{"--source=name=a b,zmq=tcp://a:1"}, "must be 1-64 of"},
+	{{"--source=name=a,zmq=a:1"}, "is not transport://address"},
+	{{"--source=name=a,zmq=tcp://a:1,status=a:2"}, "status URL"},
+	{{"--source=name=a,zmq=tcp://a:1", "--source=name=a,zmq=tcp://b:1"}, "given twice"},
+	{{EP, "--limits.max-objects=-3"}, "--limits.max-objects \"-3\" must be a whole number from 1"},
+	{{EP, "--limits.max-objects=0"}, "from 1 to"},
+	{{EP, "--limits.max-tenants=10000001"}, "from 1 to 10000000"},
+	{{EP, "--web.max-connections=1e3"}, "--web.max-connections"},
+	{{EP, "--master.max-body-bytes=1023"}, "from 1024"},
+	{{EP, "--zmq.rcvhwm=100000001"}, "--zmq.rcvhwm"},
+	{{EP, "--zmq.max-message-size="}, "--zmq.max-message-size"},
+	{{EP, "--master.poll-interval=5 s"}, "is not a duration"},
+	{{EP, "--master.poll-interval=2h"}, "between 10ms and 1h"},
+	{{EP, "--master.timeout=5ms"}, "between 10ms and 1h"},
+	{{EP, "--master.timeout=3s", "--master.poll-interval=2s"}, "must not exceed"},
+	{{EP, "--web.listen-address=19557"}, "must be [HOST]:PORT"},
+	{{EP, "--web.telemetry-path=metrics"}, "must start with /"},
+	{{EP, "--web.telemetry-path=/-/ready"}, "must start with /"},
+	{{EP, "--log.level=loud"}, "--log.level \"loud\""},
+	{{EP, "--log.format=xml"}, "--log.format \"xml\""},
+	{{EP, "--run-as-user="}, "non-empty"},
+};
+
+static void test_bad_values(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		kv_config c;
+		char err[256];
+		const char *const *a = bad[i].args;
+		int rc = parse(&c, err, sizeof(err), a[0], a[0] ? a[1] : NULL, a[0] && a[1] ? a[2] : NULL, NULL);
+		if (rc != KV_EINVAL || !strstr(err, bad[i].reason))
+			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0] ? a[0] : "", rc, err);
+		kv_config_free(&c);
+	}
+}
+
+static void test_timeout_yields_to_short_interval(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.poll-interval=500ms", NULL), KV_CONFIG_RUN);
+	assert_true(c.poll_timeout == 0.5);
+	kv_config_free(&c);
+}
+
+static void test_help_lists_every_flag(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+		"--source", "--zmq.endpoint", "--master.url", "--master.poll-interval", "--master.timeout",
+		"--master.max-body-bytes", "--web.listen-address", "--web.telemetry-path", "--web.max-connections",
+		"--web.config.file", "--run-as-user", "--limits.max-tenants", "--limits.max-objects", "--zmq.rcvhwm",
+		"--zmq.max-message-size", "--log.level", "--log.format", "--help", "--version",
+	};
+	char buf[8192] = {0};
+	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
+	char *argv[] = {"x", "--help"};
+	kv_config c;
+	char err[64];
+	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
+	fclose(out);
+	kv_config_free(&c);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strstr(buf, names[i]))
+			fail_msg("--help does not list %s", names[i]);
+
+	memset(buf, 0, sizeof(buf));
+	out = fmemopen(buf, sizeof(buf) - 1, "w");
+	argv[1] = "--version";
+	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
+	fclose(out);
+	kv_config_free(&c);
+	assert_true(strncmp(buf, "mooncake-kv-exporter ", 21) == 0);
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		double want; /* < 0: invalid */
+	} cases[] = {{"5s", 5}, {"250ms", 0.25}, {"1m30s", 90}, {"1.5s", 1.5}, {"2h", 7200}, {"0s", 0},
+	             {"", -1},  {"5", -1},       {"s", -1},     {"-1s", -1},  {"5 s", -1}, {"1d", -1}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double d = -99;
+		int rc = kv_parse_duration(cases[i].s, &d);
+		if (cases[i].want < 0)
+			assert_int_equal(rc, KV_EINVAL);
+		else if (rc != KV_OK || d != cases[i].want)
+			fail_msg("%s: rc %d, %g", cases[i].s, rc, d);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_flag_both_forms),
+		cmocka_unit_test(test_sources),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_timeout_yields_to_short_interval),
+		cmocka_unit_test(test_help_lists_every_flag),
+		cmocka_unit_test(test_durations),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

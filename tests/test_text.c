@@ -1,0 +1,137 @@
+/* The byte-level helpers the renderer stands on: kv_buf and the UTF-8
+ * checks that keep one bad tenant id from failing a whole scrape. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv_buf.h"
+#include "kv_render.h"
+#include "kv_utf8.h"
+
+static void test_buf_grows_and_stays_terminated(void **state)
+{
+	(void)state;
+	kv_buf b;
+	kv_buf_init(&b);
+	assert_null(b.data);
+	for (int i = 0; i < 3000; i++)
+		kv_buf_adds(&b, "abc");
+	assert_int_equal(b.len, 9000);
+	assert_true(b.cap > b.len);
+	assert_int_equal(b.data[b.len], '\0');
+	assert_int_equal(memcmp(b.data + 8997, "abc", 3), 0);
+	kv_buf_addc(&b, 'x');
+	kv_buf_add(&b, "\0y", 2); /* binary-safe */
+	assert_int_equal(b.len, 9003);
+	assert_int_equal(b.data[9001], '\0');
+	assert_int_equal(b.data[9002], 'y');
+	assert_true(kv_buf_ok(&b));
+
+	kv_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	kv_buf_printf(&b, "%s=%d;", "n", 42);
+	kv_buf_printf(&b, "%0500d", 7); /* longer than what is left of nothing */
+	assert_int_equal(b.len, 5 + 500);
+	assert_int_equal(strncmp(b.data, "n=42;000", 8), 0);
+
+	size_t len;
+	char *p = kv_buf_steal(&b, &len);
+	assert_int_equal(len, 505);
+	assert_null(b.data);
+	assert_int_equal(b.len, 0);
+	free(p);
+	kv_buf_free(&b); /* nothing left: a no-op */
+}
+
+static const char *num(kv_buf *b, double v)
+{
+	kv_buf_reset(b);
+	kv_buf_add_double(b, v);
+	return b->data;
+}
+
+static void test_buf_numbers(void **state)
+{
+	(void)state;
+	kv_buf b;
+	kv_buf_init(&b);
+	kv_buf_add_u64(&b, 0);
+	kv_buf_addc(&b, ' ');
+	kv_buf_add_u64(&b, 18446744073709551615ull);
+	assert_string_equal(b.data, "0 18446744073709551615");
+	assert_string_equal(num(&b, 0), "0");
+	assert_string_equal(num(&b, -3), "-3");
+	assert_string_equal(num(&b, 1e15), "1000000000000000");
+	assert_string_equal(num(&b, 0.25), "0.25");
+	assert_string_equal(num(&b, 0.1), "0.1");
+	assert_string_equal(num(&b, NAN), "NaN");
+	assert_string_equal(num(&b, INFINITY), "+Inf");
+	assert_string_equal(num(&b, -INFINITY), "-Inf");
+	/* no shorter form reads back as the same double */
+	double third = 1.0 / 3.0;
+	assert_true(strtod(num(&b, third), NULL) == third);
+	assert_true(strtod(num(&b, 1e300), NULL) == 1e300);
+	kv_buf_free(&b);
+}
+
+static void test_utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		size_t n;
+		bool clean;
+	} cases[] = {
+		{"", 0, true},
+		{"tenant-a", 8, true},
+		{"\xce\xba\xce\xbb", 4, true},         /* κλ */
+		{"\xe2\x82\xac", 3, true},             /* € */
+		{"\xf0\x9f\x98\x80", 4, true},         /* U+1F600 */
+		{"\xf4\x8f\xbf\xbf", 4, true},         /* U+10FFFF, the last */
+		{"a\0b", 3, false},                    /* NUL */
+		{"\xff", 1, false},
+		{"\xc0\xaf", 2, false},                /* overlong '/' */
+		{"\xe0\x80\xaf", 3, false},            /* overlong, 3 bytes */
+		{"\xed\xa0\x80", 3, false},            /* surrogate U+D800 */
+		{"\xf4\x90\x80\x80", 4, false},        /* above U+10FFFF */
+		{"\xce", 1, false},                    /* truncated */
+		{"\xe2\x82", 2, false},
+		{"\xce\x41", 2, false},                /* bad continuation */
+		{"\x80", 1, false},                    /* lone continuation */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (kv_label_value_clean(cases[i].s, cases[i].n) != cases[i].clean)
+			fail_msg("case %zu", i);
+	assert_int_equal(kv_utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+	assert_int_equal(kv_utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 3), 0);
+}
+
+static void test_label_value_escaping(void **state)
+{
+	(void)state;
+	kv_buf b;
+	kv_buf_init(&b);
+	kv_render_label_value(&b, "a\\b\"c\nd", 7, false);
+	assert_string_equal(b.data, "a\\\\b\\\"c\\nd");
+	kv_buf_reset(&b);
+	/* sanitised: each byte that starts no character becomes one U+FFFD */
+	kv_render_label_value(&b, "x\xff\xfey\0z\xce\xba", 8, true);
+	assert_string_equal(b.data, "x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbdz\xce\xba");
+	assert_true(kv_label_value_clean(b.data, b.len));
+	kv_buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_grows_and_stays_terminated),
+		cmocka_unit_test(test_buf_numbers),
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_label_value_escaping),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
