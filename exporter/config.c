@@ -150,12 +150,12 @@ struct flag;
 typedef int (*flag_setter)(struct parse *p, const struct flag *f, const char *val);
 
 struct flag {
-	const char *name;       /* NULL: a heading line of --help */
+	const char *name; /* NULL: a heading line of --help */
 	flag_setter set;
-	size_t off, size;       /* where in kv_config, for the generic setters */
+	size_t off, size; /* where in kv_config, for the generic setters */
 	unsigned long long min, max;
-	const char *const *choices;  /* set_choice: value i stores i */
-	const char *help;       /* "VALUE  text" */
+	const char *const *choices; /* set_choice: value i stores i */
+	const char *help;           /* "VALUE  text" */
 };
 
 static int set_num(struct parse *p, const struct flag *f, const char *val)
@@ -246,9 +246,9 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 		}
 		*eq = '\0';
 		const char **slot = !strcmp(kv, "name")     ? &name
-		                    : !strcmp(kv, "zmq")    ? &zmq
-		                    : !strcmp(kv, "status") ? &status
-		                                            : NULL;
+				    : !strcmp(kv, "zmq")    ? &zmq
+				    : !strcmp(kv, "status") ? &status
+							    : NULL;
 		if (!slot)
 			rc = set_err(p, "--source: unknown key \"%s\" (name, zmq, status)", kv);
 		else
@@ -264,15 +264,18 @@ static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL}
 static const char *const log_formats[] = {"logfmt", "json", NULL};
 
 #define CFG(field) offsetof(kv_config, field), sizeof(((kv_config *)0)->field)
-#define HEADING(text) {NULL, NULL, 0, 0, 0, 0, NULL, text}
+#define HEADING(text)                              \
+	{                                          \
+		NULL, NULL, 0, 0, 0, 0, NULL, text \
+	}
 
 static const struct flag flags[] = {
 	HEADING("Sources (one exporter can watch several masters):"),
 	{"--source", set_source, 0, 0, 0, 0, NULL,
 	 "name=NAME,zmq=ENDPOINT[,status=URL]  repeatable; NAME is [A-Za-z0-9_.-]+"},
-	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL, "ENDPOINT  one source named \"default\" (with --master.url)"},
-	{"--master.url", set_master_url, 0, 0, 0, 0, NULL,
-	 "URL  its master admin base URL (GET URL/kv_events/status)"},
+	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL,
+	 "ENDPOINT  one source named \"default\" (with --master.url)"},
+	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)"},
 	HEADING("Master status polling:"),
 	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL, "DUR  default 5s"},
 	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL, "DUR  default 2s"},
@@ -288,9 +291,12 @@ static const struct flag flags[] = {
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
 	 "USER  started as root: switch to USER once the port is bound"},
 	HEADING("Limits (memory is bounded by these; overflow is counted, never silent):"),
-	{"--limits.max-tenants", set_num, CFG(max_tenants), 1, 10000000, NULL, "N  default 10000 (all sources together)"},
-	{"--limits.max-objects", set_num, CFG(max_objects), 1, 1ull << 34, NULL, "N  default 10000000 (about 14 bytes each)"},
-	{"--zmq.rcvhwm", set_num, CFG(zmq_rcvhwm), 0, 100000000, NULL, "N  receive high-water mark in messages, default 10000"},
+	{"--limits.max-tenants", set_num, CFG(max_tenants), 1, 10000000, NULL,
+	 "N  default 10000 (all sources together)"},
+	{"--limits.max-objects", set_num, CFG(max_objects), 1, 1ull << 34, NULL,
+	 "N  default 10000000 (about 14 bytes each)"},
+	{"--zmq.rcvhwm", set_num, CFG(zmq_rcvhwm), 0, 100000000, NULL,
+	 "N  receive high-water mark in messages, default 10000"},
 	{"--zmq.max-message-size", set_num, CFG(zmq_max_message_size), 1024, 1ull << 31, NULL,
 	 "N  bytes; a larger message disconnects its sender, default 4194304"},
 	HEADING("Logging:"),

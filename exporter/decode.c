@@ -109,8 +109,7 @@ static bool str_ieq(const kv_str *s, const char *lit)
 	return true;
 }
 
-static enum kv_reason parse_event_type(const kv_str *s, const char *const names[3],
-                                       enum kv_event_type *t)
+static enum kv_reason parse_event_type(const kv_str *s, const char *const names[3], enum kv_event_type *t)
 {
 	for (int i = 0; i < 3; i++) {
 		if (str_is(s, names[i])) {
@@ -126,8 +125,7 @@ static const char *const legacy_type_wire[3] = {"BlockStored", "BlockRemoved", "
 
 /* The fields we use, located in one pass over the map. */
 struct fields {
-	const msgpack_object *event_id, *event_type, *type, *tenant_id,
-	    *backend_id, *medium, *object_key;
+	const msgpack_object *event_id, *event_type, *type, *tenant_id, *backend_id, *medium, *object_key;
 };
 
 static void locate_fields(const msgpack_object_map *m, struct fields *f)
@@ -234,7 +232,7 @@ static enum kv_reason decode_event(const msgpack_object *o, kv_event *ev)
 	if ((r = decode_required_str(f.backend_id, &ev->backend_id)) != KV_R_OK)
 		return r;
 	if (ev->type == KV_EV_CLEARED)
-		return KV_R_OK;  /* envelope-only: medium is nil, no key */
+		return KV_R_OK; /* envelope-only: medium is nil, no key */
 
 	if ((r = decode_medium(f.medium, &ev->medium)) != KV_R_OK)
 		return r;
@@ -294,8 +292,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	msgpack_zone_clear(&d->zone);
 	msgpack_object root;
 	size_t off = 0;
-	msgpack_unpack_return ur =
-	    msgpack_unpack(frames[2].data, frames[2].len, &off, &d->zone, &root);
+	msgpack_unpack_return ur = msgpack_unpack(frames[2].data, frames[2].len, &off, &d->zone, &root);
 	/* One frame holds exactly one object: trailing bytes are corruption.
 	 * Past the scan, only nesting deeper than msgpack-c's stack fails here. */
 	if (ur != MSGPACK_UNPACK_SUCCESS) {
@@ -303,8 +300,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 		return ur == MSGPACK_UNPACK_NOMEM_ERROR ? KV_ENOMEM : KV_OK;
 	}
 	if (root.type != MSGPACK_OBJECT_ARRAY || root.via.array.size < 3 ||
-	    !as_i64(&root.via.array.ptr[0], &out->timestamp_ms) ||
-	    root.via.array.ptr[1].type != MSGPACK_OBJECT_ARRAY) {
+	    !as_i64(&root.via.array.ptr[0], &out->timestamp_ms) || root.via.array.ptr[1].type != MSGPACK_OBJECT_ARRAY) {
 		out->reject = KV_R_PAYLOAD_SHAPE;
 		return KV_OK;
 	}

@@ -13,7 +13,7 @@
 #include "kv_render.h"
 #include "version.h"
 
-#define THREADS 4
+#define THREADS              4
 #define CONNECTION_TIMEOUT_S 30
 
 struct kv_http {
@@ -25,14 +25,13 @@ struct kv_http {
 	atomic_ullong last_bytes;
 };
 
-static const char landing[] =
-	"<!DOCTYPE html><html><head><title>Mooncake KV exporter</title></head><body>"
-	"<h1>Mooncake KV exporter</h1><p>Version " KV_VERSION " (" KV_REVISION ")</p>"
-	"<ul><li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
-	"<li><a href=\"/-/ready\">/-/ready</a></li></ul></body></html>\n";
+static const char landing[] = "<!DOCTYPE html><html><head><title>Mooncake KV exporter</title></head><body>"
+			      "<h1>Mooncake KV exporter</h1><p>Version " KV_VERSION " (" KV_REVISION ")</p>"
+			      "<ul><li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
+			      "<li><a href=\"/-/ready\">/-/ready</a></li></ul></body></html>\n";
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body,
-                             size_t len, bool gzip)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
+			     bool gzip)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
@@ -192,7 +191,8 @@ static bool authorized(const kv_webconfig *w, struct MHD_Connection *c)
 static enum MHD_Result deny(struct MHD_Connection *c)
 {
 	static const char body[] = "Unauthorized\n";
-	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body,
+								 MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
 	enum MHD_Result rc = MHD_queue_basic_auth_fail_response(c, "mooncake-kv-exporter", r);
@@ -201,17 +201,17 @@ static enum MHD_Result deny(struct MHD_Connection *c)
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                              const char *version, const char *upload, size_t *upload_size, void **ctx)
+			      const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	kv_http *h = cls;
 	(void)version;
 	(void)upload;
-	if (*ctx == NULL) {  /* first call: headers only; answer on the next */
+	if (*ctx == NULL) { /* first call: headers only; answer on the next */
 		*ctx = h;
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		*upload_size = 0;  /* no body is wanted: discard it */
+		*upload_size = 0; /* no body is wanted: discard it */
 		return MHD_YES;
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
@@ -271,8 +271,7 @@ static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
 		return KV_EINVAL;
 	*any = host[0] == '\0';
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE},
-	                *res;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
 	if (*any) {
 		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
 		memset(ss, 0, sizeof(*ss));
@@ -303,17 +302,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 static struct MHD_Daemon *start(kv_http *h, unsigned flags, struct sockaddr_storage *ss, const kv_config *cfg,
-                                 struct MHD_OptionItem *tls)
+				struct MHD_OptionItem *tls)
 {
-	return MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
-	                        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
-	                        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
-	                        MHD_OPTION_CONNECTION_LIMIT, cfg->web_max_connections,
-	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-	                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-	                        MHD_OPTION_ARRAY, tls,
-	                        MHD_OPTION_END);
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)ss, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT,
+		cfg->web_max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 }
 
 kv_http *kv_http_start(const kv_exporter *x)
@@ -339,7 +334,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 		flags |= MHD_USE_TLS;
 		tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem};
 		tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, web->cert_pem};
-		if (web->client_ca_pem)  /* MHD then asks clients for a certificate */
+		if (web->client_ca_pem) /* MHD then asks clients for a certificate */
 			tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, web->client_ca_pem};
 		tls[nt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	}

@@ -87,8 +87,12 @@ int main(int argc, char **argv)
 	kv_budget_init(&budget, cfg.max_tenants, cfg.max_objects);
 	void *zctx = zmq_ctx_new();
 	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
-	kv_exporter x = {.config = &cfg, .sources = sources, .n_sources = cfg.n_sources,
-	                 .budget = &budget, .web = cfg.web_config_file ? &web : NULL, .start_time = kv_now()};
+	kv_exporter x = {.config = &cfg,
+			 .sources = sources,
+			 .n_sources = cfg.n_sources,
+			 .budget = &budget,
+			 .web = cfg.web_config_file ? &web : NULL,
+			 .start_time = kv_now()};
 	size_t inited = 0;
 	kv_http *http = NULL;
 	int exit_code = 1;
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
 	 * exits 2 before anything runs */
 	for (; inited < cfg.n_sources; inited++) {
 		if (kv_source_init(&sources[inited], &cfg, &cfg.sources[inited], zctx, &budget, seed, &stop, err,
-		                   sizeof(err)) != KV_OK) {
+				   sizeof(err)) != KV_OK) {
 			fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
 			exit_code = 2;
 			goto out;
@@ -128,10 +132,10 @@ int main(int argc, char **argv)
 	}
 	char port[16];
 	snprintf(port, sizeof(port), "%u", kv_http_port(http));
-	kv_log(KV_LOG_INFO, "listening", "address", cfg.listen_address, "port", port, "path",
-	       cfg.telemetry_path, "tls", web.tls ? "true" : "false", "basic_auth", web.n_users ? "true" : "false",
-	       "user", getpwuid(geteuid()) ? getpwuid(geteuid())->pw_name : "?",
-	       "version", KV_VERSION, "revision", KV_REVISION, NULL);
+	kv_log(KV_LOG_INFO, "listening", "address", cfg.listen_address, "port", port, "path", cfg.telemetry_path, "tls",
+	       web.tls ? "true" : "false", "basic_auth", web.n_users ? "true" : "false", "user",
+	       getpwuid(geteuid()) ? getpwuid(geteuid())->pw_name : "?", "version", KV_VERSION, "revision", KV_REVISION,
+	       NULL);
 
 	int sig = 0;
 	sigwait(&stop_signals, &sig);

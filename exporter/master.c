@@ -52,7 +52,7 @@ static void window_reset(kv_master *m)
 static void window_add(kv_master *m, double now, const kv_master_status *st)
 {
 	size_t cap = KV_DROP_WINDOW_SAMPLES;
-	if (m->win_n == cap) {  /* polling faster than the ring holds: shorten the window */
+	if (m->win_n == cap) { /* polling faster than the ring holds: shorten the window */
 		m->win_first = (m->win_first + 1) % cap;
 		m->win_n--;
 	}
@@ -72,13 +72,12 @@ static void window_add(kv_master *m, double now, const kv_master_status *st)
 
 static bool went_backwards(const kv_master_status *old, const kv_master_status *now)
 {
-	return now->published_batches < old->published_batches ||
-	       now->published_events < old->published_events ||
+	return now->published_batches < old->published_batches || now->published_events < old->published_events ||
 	       now->dropped_events < old->dropped_events;
 }
 
-void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err,
-                      long http_status, const kv_master_status *st, uint64_t stream_missing)
+void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
+		      const kv_master_status *st, uint64_t stream_missing)
 {
 	m->polled = true;
 	m->last_poll_time = now;

@@ -6,11 +6,11 @@
 #include "kv_objtable.h"
 
 #define MEDIA_BITS 3u
-#define TAG(h) ((h) & ~(uint64_t)MEDIA_BITS)
+#define TAG(h)     ((h) & ~(uint64_t)MEDIA_BITS)
 /* A drained or retired slot of the old array: media 0 but not empty.  Only
  * the old array has these, and it is freed once drained. */
 #define TOMBSTONE ((uint64_t)4)
-#define MIN_CAP 16
+#define MIN_CAP   16
 /* Entries moved from the old array per operation.  Growth starts at 3/4
  * load, and the next one at 3/4 of twice the size: at least 2 slots per
  * insertion must move for the old array to be gone before then. */
@@ -82,7 +82,7 @@ static size_t find_old(const kv_objtable *t, uint64_t tag)
 /* Returns the whole pages of old[old_released, old_cursor) to the OS. */
 static void release_drained(kv_objtable *t)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);  /* once per 256 KiB drained: no need to cache */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE); /* once per 256 KiB drained: no need to cache */
 	uintptr_t from = (uintptr_t)(t->old + t->old_released);
 	uintptr_t to = (uintptr_t)(t->old + t->old_cursor);
 	from = (from + page - 1) & ~(uintptr_t)(page - 1);
@@ -143,7 +143,7 @@ static int reserve_one(kv_objtable *t)
 	size_t cap = t->slots ? t->mask + 1 : 0;
 	if (kv_objtable_count(t) + 1 <= cap / 4 * 3)
 		return KV_OK;
-	if (t->old)  /* not expected: draining outpaces growth */
+	if (t->old) /* not expected: draining outpaces growth */
 		drain(t, SIZE_MAX);
 	size_t ncap = cap ? cap * 2 : MIN_CAP;
 	uint64_t *n = calloc(ncap, sizeof(*n));
@@ -174,8 +174,7 @@ unsigned kv_objtable_get(const kv_objtable *t, uint64_t hash)
 	return i != SIZE_MAX ? (unsigned)(t->old[i] & MEDIA_BITS) : 0;
 }
 
-int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del,
-                       bool allow_insert, unsigned *before)
+int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, unsigned *before)
 {
 	uint64_t tag = TAG(hash);
 	unsigned was = 0, now;
@@ -195,7 +194,7 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 		t->old[i] = TOMBSTONE;
 		t->old_count--;
 		if (now)
-			insert_live(t, tag | now);  /* old and live together stay below 3/4 */
+			insert_live(t, tag | now); /* old and live together stay below 3/4 */
 	} else {
 		now = add & ~del & MEDIA_BITS;
 		if (now) {

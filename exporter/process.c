@@ -17,7 +17,7 @@ static double open_fds(void)
 		if (e->d_name[0] != '.')
 			n++;
 	closedir(d);
-	return n - 1;  /* the directory's own descriptor */
+	return n - 1; /* the directory's own descriptor */
 }
 
 void kv_process_collect(kv_process_snap *p, double start_time)
@@ -26,8 +26,8 @@ void kv_process_collect(kv_process_snap *p, double start_time)
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return;
-	p->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	p->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+			 (double)ru.ru_stime.tv_usec / 1e6;
 	long pages_total = 0, pages_rss = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
 	if (!f)

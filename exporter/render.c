@@ -12,7 +12,7 @@ typedef struct kv_buf B;
 void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t run = 0;  /* start of the bytes not yet copied */
+	size_t run = 0; /* start of the bytes not yet copied */
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
 		const char *esc = c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : NULL;
@@ -88,18 +88,22 @@ static const struct src_u64 source_u64[] = {
 	{"mooncake_kv_sequence_gaps_total", "counter",
 	 "Forward jumps of the transport sequence number: messages or events were lost.", SRC(seq.gaps)},
 	{"mooncake_kv_sequence_missing_total", "counter",
-	 "Sequence numbers skipped by those jumps (one per event the publisher's queue dropped, one per message lost after it).",
+	 "Sequence numbers skipped by those jumps (one per event the publisher's queue dropped, one per message lost "
+	 "after it).",
 	 SRC(seq.missing)},
 	{"mooncake_kv_sequence_duplicates_total", "counter",
-	 "Messages whose sequence number repeated the previous one; their events are not applied again.", SRC(seq.duplicates)},
+	 "Messages whose sequence number repeated the previous one; their events are not applied again.",
+	 SRC(seq.duplicates)},
 	{"mooncake_kv_publisher_resets_total", "counter",
 	 "Publisher restarts seen as the sequence number or the event id moving backwards.", SRC(seq.resets)},
 	{"mooncake_kv_last_sequence", "gauge", "Transport sequence number of the last message.", SRC(seq.last_seq)},
 	{"mooncake_kv_event_id_gaps_total", "counter",
-	 "Forward jumps of the event id. The publisher numbers events only when it sends them, so these are losses after it.",
+	 "Forward jumps of the event id. The publisher numbers events only when it sends them, so these are losses "
+	 "after it.",
 	 SRC(seq.event_id_gaps)},
 	{"mooncake_kv_transport_lost_events_total", "counter",
-	 "Events missing from the event id sequence: lost in transport or by this subscriber, never by the publisher's queue.",
+	 "Events missing from the event id sequence: lost in transport or by this subscriber, never by the publisher's "
+	 "queue.",
 	 SRC(seq.event_ids_missing)},
 	{"mooncake_kv_keyless_events_total", "counter",
 	 "stored/removed events without object_key (kv_events_emit_object_key=false), counted and skipped.",
@@ -125,8 +129,7 @@ static uint64_t field_u64(const void *base, size_t off)
 	return v;
 }
 
-static void render_hist(B *b, const char *name, const char *help, const kv_exporter_snap *x,
-                        size_t hist_off)
+static void render_hist(B *b, const char *name, const char *help, const kv_exporter_snap *x, size_t hist_off)
 {
 	char n_bucket[128], n_sum[128], n_count[128];
 	snprintf(n_bucket, sizeof(n_bucket), "%s_bucket", name);
@@ -170,7 +173,8 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 	}
 
 	header(b, "mooncake_kv_decode_errors_total", "counter",
-	       "Messages (frame_count, sequence_length, msgpack_parse, payload_shape) and events (the rest) rejected, by reason.");
+	       "Messages (frame_count, sequence_length, msgpack_parse, payload_shape) and events (the rest) rejected, "
+	       "by reason.");
 	for (size_t i = 0; i < x->n_sources; i++)
 		for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) {
 			open_sample(b, "mooncake_kv_decode_errors_total");
@@ -182,7 +186,8 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 	 * start-up (there is no snapshot), so it is the other reasons that
 	 * call for action. */
 	header(b, "mooncake_kv_stale_tenants", "gauge",
-	       "Tenants whose figures may be incomplete, by reason (a tenant can have several) since its last cleared event.");
+	       "Tenants whose figures may be incomplete, by reason (a tenant can have several) since its last cleared "
+	       "event.");
 	for (size_t i = 0; i < x->n_sources; i++) {
 		const kv_source_snap *s = &x->sources[i];
 		for (unsigned r = 0; r < KV_STALE__BITS; r++) {
@@ -215,10 +220,9 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 	}
 
 	render_hist(b, "mooncake_kv_event_lag_seconds",
-	            "Receive time minus the message timestamp (clock skew clamps at 0).", x,
-	            SRC(stats.lag_seconds));
+		    "Receive time minus the message timestamp (clock skew clamps at 0).", x, SRC(stats.lag_seconds));
 	render_hist(b, "mooncake_kv_batch_events", "Events per message (the publisher sends up to 64).", x,
-	            SRC(stats.batch_events));
+		    SRC(stats.batch_events));
 }
 
 /* --- per tenant --- */
@@ -237,14 +241,14 @@ static const struct src_u64 tenant_u64[] = {
 };
 
 /* Runs the statement that follows once for every tenant t of every source s. */
-#define FOR_TENANTS(x, s, t)                                                      \
-	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                             \
-		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL)           \
-			for (size_t ti_ = 0; ti_ < s->n_tenants; ti_++)                       \
+#define FOR_TENANTS(x, s, t)                                                    \
+	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                       \
+		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL) \
+			for (size_t ti_ = 0; ti_ < s->n_tenants; ti_++)         \
 				for (const kv_tenant_snap *t = &s->tenants[ti_]; t; t = NULL)
 
 static void tenant_sample(B *b, const char *name, const kv_source_snap *s, const kv_tenant_snap *t,
-                          const char *extra_name, const char *extra_value, uint64_t v)
+			  const char *extra_name, const char *extra_value, uint64_t v)
 {
 	open_sample(b, name);
 	tenant_labels(b, s, t);
@@ -257,8 +261,8 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	       "Events accepted and applied to the tenant's state, by type.");
 	FOR_TENANTS(x, s, t)
 	for (int e = 0; e < KV_EV__COUNT; e++)
-		tenant_sample(b, "mooncake_kv_events_received_total", s, t, "event_type",
-		              kv_event_type_name(e), t->counts.events[e]);
+		tenant_sample(b, "mooncake_kv_events_received_total", s, t, "event_type", kv_event_type_name(e),
+			      t->counts.events[e]);
 
 	header(b, "mooncake_kv_objects", "gauge", "Live objects of the tenant (on at least one medium).");
 	FOR_TENANTS(x, s, t)
@@ -266,11 +270,12 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 
 	header(b, "mooncake_kv_objects_by_medium", "gauge",
 	       "Live objects readable on a medium; an object on both media counts under both.");
-	FOR_TENANTS(x, s, t) {
+	FOR_TENANTS(x, s, t)
+	{
 		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "cpu",
-		              kv_counts_on_medium(&t->counts, KV_MEDIUM_CPU));
+			      kv_counts_on_medium(&t->counts, KV_MEDIUM_CPU));
 		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "disk",
-		              kv_counts_on_medium(&t->counts, KV_MEDIUM_DISK));
+			      kv_counts_on_medium(&t->counts, KV_MEDIUM_DISK));
 	}
 
 	header(b, "mooncake_kv_objects_by_placement", "gauge",
@@ -278,7 +283,7 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	FOR_TENANTS(x, s, t)
 	for (int p = 0; p < KV_PLACE__COUNT; p++)
 		tenant_sample(b, "mooncake_kv_objects_by_placement", s, t, "placement", kv_placement_name(p),
-		              t->counts.placement[p]);
+			      t->counts.placement[p]);
 
 	header(b, "mooncake_kv_state_stale", "gauge",
 	       "1 when the tenant's figures may be incomplete (joined late, gap, reset, reconnect, overflow) "
@@ -299,7 +304,7 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 #define MST(f) offsetof(kv_master, f)
 
 enum value_kind { V_U64, V_DOUBLE, V_BOOL };
-enum present { ALWAYS, ONCE_POLLED, ONCE_VALID };  /* for sources with a status URL */
+enum present { ALWAYS, ONCE_POLLED, ONCE_VALID }; /* for sources with a status URL */
 
 static const struct master_metric {
 	const char *name, *type, *help;
@@ -312,32 +317,32 @@ static const struct master_metric {
 	{"mooncake_kv_master_standby", "gauge",
 	 "1 when the master answered 503: a standby whose service plane is not active.", MST(standby), V_BOOL, ALWAYS},
 	{"mooncake_kv_master_publisher_enabled", "gauge",
-	 "The master's `enabled` in its last valid answer: 1 while a KV event publisher is live.",
-	 MST(status.enabled), V_BOOL, ALWAYS},
+	 "The master's `enabled` in its last valid answer: 1 while a KV event publisher is live.", MST(status.enabled),
+	 V_BOOL, ALWAYS},
 	{"mooncake_kv_master_published_batches_total", "counter",
 	 "published_batches reported by the master: ZMQ messages sent.", MST(status.published_batches), V_U64,
 	 ONCE_VALID},
 	{"mooncake_kv_master_published_events_total", "counter",
-	 "published_events reported by the master: events inside those messages.", MST(status.published_events),
-	 V_U64, ONCE_VALID},
+	 "published_events reported by the master: events inside those messages.", MST(status.published_events), V_U64,
+	 ONCE_VALID},
 	{"mooncake_kv_master_dropped_events_total", "counter",
 	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).",
 	 MST(status.dropped_events), V_U64, ONCE_VALID},
 	{"mooncake_kv_master_skipped_keyless_events_total", "counter",
 	 "skipped_keyless_events (upstream: skipped_unparsed_keys) reported by the master.",
 	 MST(status.skipped_keyless_events), V_U64, ONCE_VALID},
-	{"mooncake_kv_master_restarts_total", "counter", "Master restarts seen as its status counters moving backwards.",
-	 MST(restarts), V_U64, ALWAYS},
+	{"mooncake_kv_master_restarts_total", "counter",
+	 "Master restarts seen as its status counters moving backwards.", MST(restarts), V_U64, ALWAYS},
 	{"mooncake_kv_transport_lost_messages_total", "counter",
 	 "Missing sequence numbers not explained by the master's dropped_events over the same time: "
 	 "messages lost in transport (PUB high-water mark, slow subscriber), each up to 64 events.",
 	 MST(transport_lost), V_U64, ALWAYS},
 	{"mooncake_kv_master_poll_duration_seconds", "gauge", "Duration of the last status poll.",
 	 MST(last_poll_duration), V_DOUBLE, ONCE_POLLED},
-	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge", "When the last status poll finished, in unix seconds.",
-	 MST(last_poll_time), V_DOUBLE, ONCE_POLLED},
-	{"mooncake_kv_master_drop_ratio", "gauge", "dropped / (published + dropped) events over the last 60 s of polls.",
-	 MST(drop_ratio), V_DOUBLE, ONCE_POLLED},
+	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge",
+	 "When the last status poll finished, in unix seconds.", MST(last_poll_time), V_DOUBLE, ONCE_POLLED},
+	{"mooncake_kv_master_drop_ratio", "gauge",
+	 "dropped / (published + dropped) events over the last 60 s of polls.", MST(drop_ratio), V_DOUBLE, ONCE_POLLED},
 };
 
 static void master_value(B *b, const kv_master *m, const struct master_metric *mm)
@@ -433,8 +438,8 @@ static void render_exporter(B *b, const kv_exporter_snap *x)
 	      (double)x->scrapes);
 	plain(b, "mooncake_kv_exporter_last_scrape_duration_seconds", "gauge",
 	      "Snapshot, render and compression time of the previous scrape.", x->last_scrape_seconds);
-	plain(b, "mooncake_kv_exporter_last_scrape_bytes", "gauge", "Body size of the previous scrape, before compression.",
-	      (double)x->last_scrape_bytes);
+	plain(b, "mooncake_kv_exporter_last_scrape_bytes", "gauge",
+	      "Body size of the previous scrape, before compression.", (double)x->last_scrape_bytes);
 
 	const kv_process_snap *p = &x->process;
 	if (!p->ok)

@@ -12,8 +12,8 @@
 #include "kv_source.h"
 #include "kv_status_poll.h"
 
-#define POLL_MS 100
-#define MAX_FRAMES 4 /* frames kept of a message; more are counted and dropped */
+#define POLL_MS          100
+#define MAX_FRAMES       4 /* frames kept of a message; more are counted and dropped */
 #define DRAIN_PER_WAKEUP 256
 
 static int setopt_int(void *sock, int opt, int v)
@@ -51,8 +51,7 @@ static int open_sockets(kv_source *s, void *zctx, char *err, size_t errlen)
 	step = "monitor the connection to";
 	snprintf(mon_ep, sizeof(mon_ep), "inproc://monitor-%s", s->cfg->name);
 	if (zmq_socket_monitor(s->sub, mon_ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) ||
-	    !(s->mon = zmq_socket(zctx, ZMQ_PAIR)) || setopt_int(s->mon, ZMQ_LINGER, 0) ||
-	    zmq_connect(s->mon, mon_ep))
+	    !(s->mon = zmq_socket(zctx, ZMQ_PAIR)) || setopt_int(s->mon, ZMQ_LINGER, 0) || zmq_connect(s->mon, mon_ep))
 		goto fail;
 	step = "connect to";
 	if (zmq_connect(s->sub, s->cfg->zmq))
@@ -60,13 +59,13 @@ static int open_sockets(kv_source *s, void *zctx, char *err, size_t errlen)
 	return KV_OK;
 fail:
 	snprintf(err, errlen, "source \"%s\": cannot %s %s: %s", s->cfg->name, step, s->cfg->zmq,
-	         zmq_strerror(zmq_errno()));
+		 zmq_strerror(zmq_errno()));
 	close_sockets(s);
 	return KV_EINVAL;
 }
 
-int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx,
-                   kv_budget *budget, uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
+int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
+		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = src;
@@ -194,8 +193,8 @@ static void *ingest_main(void *arg)
 		if (n < 0) {
 			if (zmq_errno() == EINTR)
 				continue;
-			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", s->cfg->name, "err", zmq_strerror(zmq_errno()),
-			       NULL);
+			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", s->cfg->name, "err",
+			       zmq_strerror(zmq_errno()), NULL);
 			break;
 		}
 		if (items[1].revents & ZMQ_POLLIN)

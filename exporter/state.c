@@ -8,12 +8,12 @@
 struct kv_state {
 	kv_budget *budget;
 	uint64_t seed;
-	kv_tenant **tenants;    /* first-seen order */
+	kv_tenant **tenants; /* first-seen order */
 	size_t n_tenants;
 	size_t cap_tenants;
-	uint32_t *index;        /* open addressing over tenants: i + 1, 0 empty */
+	uint32_t *index; /* open addressing over tenants: i + 1, 0 empty */
 	size_t index_mask;
-	kv_tenant *last;        /* consecutive events are mostly for one tenant */
+	kv_tenant *last; /* consecutive events are mostly for one tenant */
 	uint64_t tenants_overflow;
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
@@ -152,7 +152,7 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	t->hash = h;
 	t->stale = KV_STALE_STARTUP;
 	t->labels_unclean = !kv_label_value_clean(backend.ptr, backend.len) ||
-	                    !kv_label_value_clean(tenant.ptr, tenant.len);
+			    !kv_label_value_clean(tenant.ptr, tenant.len);
 	s->unclean_labels += t->labels_unclean;
 	s->tenants[s->n_tenants++] = t;
 	index_put(s->index, s->index_mask, h, (uint32_t)s->n_tenants);
@@ -198,17 +198,15 @@ static void clear_tenant(kv_state *s, kv_tenant *t)
 	atomic_fetch_sub(&s->budget->objects, kv_objtable_count(&t->objects));
 	kv_objtable_clear(&t->objects);
 	memset(t->counts.placement, 0, sizeof(t->counts.placement));
-	t->stale = 0;  /* the only way back to exact: we know it is empty */
+	t->stale = 0; /* the only way back to exact: we know it is empty */
 }
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t h)
 {
 	bool stored = ev->type == KV_EV_STORED;
-	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) <
-	            s->budget->max_objects;
+	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
-	int rc = kv_objtable_update(&t->objects, h, stored ? ev->medium : 0,
-	                            stored ? 0 : ev->medium, room, &before);
+	int rc = kv_objtable_update(&t->objects, h, stored ? ev->medium : 0, stored ? 0 : ev->medium, room, &before);
 	if (rc == KV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;

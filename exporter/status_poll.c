@@ -24,7 +24,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 	if (b->buf.len + len > b->limit) {
 		b->too_large = true;
-		return 0;  /* a short count aborts the transfer */
+		return 0; /* a short count aborts the transfer */
 	}
 	kv_buf_add(&b->buf, p, len);
 	return kv_buf_ok(&b->buf) ? len : 0;
@@ -46,7 +46,7 @@ static enum kv_poll_error classify(CURLcode rc, const struct body *b)
 		/* the peer closed or spoke something other than HTTP: what came
 		 * back cannot be read */
 		return rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ? KV_POLL_CONNECT
-		                                                                                 : KV_POLL_PARSE;
+												   : KV_POLL_PARSE;
 	}
 }
 
@@ -64,8 +64,8 @@ static void wait_until(const kv_source *s, double until)
 	}
 }
 
-static void log_outcome(const kv_source *s, const kv_master *before, const kv_master *after,
-                        enum kv_poll_error err, long http)
+static void log_outcome(const kv_source *s, const kv_master *before, const kv_master *after, enum kv_poll_error err,
+			long http)
 {
 	char code[16];
 	snprintf(code, sizeof(code), "%ld", http);
@@ -139,7 +139,7 @@ void *kv_status_poll_main(void *arg)
 		log_outcome(s, &before, &after, err, http);
 
 		next += c->poll_interval;
-		if (next < kv_now())  /* a slow poll: do not try to catch up */
+		if (next < kv_now()) /* a slow poll: do not try to catch up */
 			next = kv_now() + c->poll_interval;
 		wait_until(s, next);
 	}

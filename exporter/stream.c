@@ -10,8 +10,7 @@ struct kv_stream {
 	kv_stream_stats stats;
 };
 
-const double kv_lag_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
+const double kv_lag_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 const size_t kv_lag_bounds_n = sizeof(kv_lag_bounds) / sizeof(kv_lag_bounds[0]);
 const double kv_batch_bounds[] = {1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64};
 const size_t kv_batch_bounds_n = sizeof(kv_batch_bounds) / sizeof(kv_batch_bounds[0]);
@@ -79,8 +78,7 @@ static void count_reject(kv_stream *st, enum kv_reason r, kv_ingest_report *rep)
  * Returns 0 or KV_ENOMEM (some event was lost). */
 #define LOOKAHEAD 64
 
-static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset,
-                        kv_ingest_report *rep)
+static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset, kv_ingest_report *rep)
 {
 	kv_stream_stats *ss = &st->stats;
 	kv_prepared prep[LOOKAHEAD];
@@ -111,8 +109,7 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 	return rc;
 }
 
-int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms,
-                     kv_ingest_report *rep)
+int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep)
 {
 	kv_ingest_report dummy;
 	if (!rep)
@@ -136,7 +133,7 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	else if (v == KV_SEQ_RESET)
 		kv_state_mark_stale(st->state, KV_STALE_RESET);
 
-	if (rc == KV_ENOMEM) {  /* not the sender's fault: no decode error */
+	if (rc == KV_ENOMEM) { /* not the sender's fault: no decode error */
 		ss->alloc_failures++;
 		return rc;
 	}

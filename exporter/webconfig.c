@@ -56,8 +56,7 @@ static bool is_bcrypt(const char *h)
 	       h[3] == '$';
 }
 
-static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_webconfig *w, char *err,
-                     size_t errlen)
+static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_webconfig *w, char *err, size_t errlen)
 {
 	const char *cert = NULL, *key = NULL, *ca = NULL, *auth = "NoClientCert";
 	if (map->type != YAML_MAPPING_NODE)
@@ -87,8 +86,10 @@ static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_w
 	else if (!strcmp(auth, "RequireAndVerifyClientCert"))
 		w->client_auth = KV_CLIENT_REQUIRE_AND_VERIFY;
 	else
-		return fail(err, errlen, "web config: client_auth_type %s is not supported "
-		                         "(NoClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert)", auth);
+		return fail(err, errlen,
+			    "web config: client_auth_type %s is not supported "
+			    "(NoClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert)",
+			    auth);
 	if (w->client_auth != KV_CLIENT_NONE && !ca)
 		return fail(err, errlen, "web config: client_auth_type %s needs client_ca_file", auth);
 	w->tls = true;
@@ -113,7 +114,8 @@ static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, ch
 		if (!u || !h || !*u)
 			return fail(err, errlen, "web config: basic_auth_users holds a non-scalar or empty user");
 		if (!is_bcrypt(h))
-			return fail(err, errlen, "web config: the password of %s is not a bcrypt hash ($2a$, $2b$, $2y$)", u);
+			return fail(err, errlen,
+				    "web config: the password of %s is not a bcrypt hash ($2a$, $2b$, $2y$)", u);
 		kv_web_user *wu = &w->users[w->n_users++];
 		if (!(wu->name = strdup(u)) || !(wu->hash = strdup(h)))
 			return fail(err, errlen, "web config: out of memory");
@@ -145,7 +147,7 @@ int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errle
 	}
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
-		rc = KV_OK;  /* an empty file: no TLS, no users */
+		rc = KV_OK; /* an empty file: no TLS, no users */
 		goto out_doc;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
@@ -160,8 +162,9 @@ int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errle
 		else if (k && !strcmp(k, "basic_auth_users"))
 			rc = parse_users(&doc, v, w, err, errlen);
 		else
-			rc = fail(err, errlen, "web config %s: %s is not supported (tls_server_config, basic_auth_users)",
-			          path, k ? k : "a non-scalar key");
+			rc = fail(err, errlen,
+				  "web config %s: %s is not supported (tls_server_config, basic_auth_users)", path,
+				  k ? k : "a non-scalar key");
 		if (rc != KV_OK)
 			goto out_doc;
 	}

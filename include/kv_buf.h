@@ -19,7 +19,10 @@ void kv_buf_init(kv_buf *b);
 void kv_buf_free(kv_buf *b);
 char *kv_buf_steal(kv_buf *b, size_t *len);
 void kv_buf_reset(kv_buf *b);
-static inline bool kv_buf_ok(const kv_buf *b) { return !b->failed; }
+static inline bool kv_buf_ok(const kv_buf *b)
+{
+	return !b->failed;
+}
 
 void kv_buf_add(kv_buf *b, const void *p, size_t n);
 void kv_buf_adds(kv_buf *b, const char *s);

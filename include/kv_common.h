@@ -13,9 +13,9 @@
 
 enum kv_err {
 	KV_OK = 0,
-	KV_ENOMEM = -1,  /* allocation failed */
-	KV_EINVAL = -2,  /* bad argument */
-	KV_ELIMIT = -3,  /* a configured limit refused the operation */
+	KV_ENOMEM = -1, /* allocation failed */
+	KV_EINVAL = -2, /* bad argument */
+	KV_ELIMIT = -3, /* a configured limit refused the operation */
 };
 
 /* A byte range that is not NUL-terminated and not owned. */
@@ -30,12 +30,7 @@ typedef struct kv_frame {
 	size_t len;
 } kv_frame;
 
-enum kv_event_type {
-	KV_EV_STORED = 0,
-	KV_EV_REMOVED = 1,
-	KV_EV_CLEARED = 2,
-	KV_EV__COUNT
-};
+enum kv_event_type { KV_EV_STORED = 0, KV_EV_REMOVED = 1, KV_EV_CLEARED = 2, KV_EV__COUNT };
 
 /* Media are bits so that an object's placement is one small mask. */
 enum kv_medium {
@@ -43,12 +38,7 @@ enum kv_medium {
 	KV_MEDIUM_DISK = 2,
 };
 
-enum kv_placement {
-	KV_PLACE_CPU_ONLY = 0,
-	KV_PLACE_DISK_ONLY = 1,
-	KV_PLACE_CPU_AND_DISK = 2,
-	KV_PLACE__COUNT
-};
+enum kv_placement { KV_PLACE_CPU_ONLY = 0, KV_PLACE_DISK_ONLY = 1, KV_PLACE_CPU_AND_DISK = 2, KV_PLACE__COUNT };
 
 /* Why a message or an event was rejected.  The names (kv_reason_name) are
  * the `reason` label values of mooncake_kv_decode_errors_total. */
@@ -77,7 +67,7 @@ static inline enum kv_placement kv_placement_of(unsigned media)
 {
 	return media == KV_MEDIUM_CPU    ? KV_PLACE_CPU_ONLY
 	       : media == KV_MEDIUM_DISK ? KV_PLACE_DISK_ONLY
-	                                 : KV_PLACE_CPU_AND_DISK;
+					 : KV_PLACE_CPU_AND_DISK;
 }
 
 #endif

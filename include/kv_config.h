@@ -9,18 +9,18 @@
 
 typedef struct kv_source_cfg {
 	char *name;
-	char *zmq;      /* ZMQ endpoint of the master's PUB socket */
-	char *status;   /* master admin base URL, or NULL */
+	char *zmq;    /* ZMQ endpoint of the master's PUB socket */
+	char *status; /* master admin base URL, or NULL */
 } kv_source_cfg;
 
 typedef struct kv_config {
 	kv_source_cfg *sources;
 	size_t n_sources;
-	char *listen_address;        /* "[host]:port" */
+	char *listen_address; /* "[host]:port" */
 	char *telemetry_path;
-	char *web_config_file;       /* NULL: plain HTTP, no auth */
-	char *run_as_user;           /* NULL: keep the starting user */
-	double poll_interval;        /* seconds */
+	char *web_config_file; /* NULL: plain HTTP, no auth */
+	char *run_as_user;     /* NULL: keep the starting user */
+	double poll_interval;  /* seconds */
 	double poll_timeout;
 	size_t max_status_bytes;
 	size_t max_tenants;

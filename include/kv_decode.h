@@ -10,10 +10,10 @@
 #include "kv_common.h"
 
 typedef struct kv_event {
-	enum kv_reason reject;  /* KV_R_OK: usable; otherwise why it is skipped */
+	enum kv_reason reject; /* KV_R_OK: usable; otherwise why it is skipped */
 	enum kv_event_type type;
-	uint8_t medium;         /* KV_MEDIUM_* for stored/removed, 0 for cleared */
-	bool has_key;           /* false: keyless (emit_object_key=false) */
+	uint8_t medium; /* KV_MEDIUM_* for stored/removed, 0 for cleared */
+	bool has_key;   /* false: keyless (emit_object_key=false) */
 	bool has_event_id;
 	uint64_t event_id;
 	kv_str tenant_id;
@@ -22,12 +22,12 @@ typedef struct kv_event {
 } kv_event;
 
 typedef struct kv_batch {
-	enum kv_reason reject;  /* message-level rejection, KV_R_OK if the payload decoded */
-	bool has_seq;           /* frame 1 was valid: the sequence counts even if the payload is bad */
+	enum kv_reason reject; /* message-level rejection, KV_R_OK if the payload decoded */
+	bool has_seq;          /* frame 1 was valid: the sequence counts even if the payload is bad */
 	uint64_t seq;
 	int64_t timestamp_ms;
 	size_t n_events;
-	kv_event *events;       /* owned by the decoder */
+	kv_event *events; /* owned by the decoder */
 } kv_batch;
 
 typedef struct kv_decoder kv_decoder;

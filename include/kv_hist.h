@@ -9,9 +9,9 @@
 #define KV_HIST_MAX_BUCKETS 24
 
 typedef struct kv_hist {
-	const double *bounds;      /* ascending upper bounds, +Inf implied */
+	const double *bounds; /* ascending upper bounds, +Inf implied */
 	size_t n_bounds;
-	uint64_t counts[KV_HIST_MAX_BUCKETS + 1];  /* last: above every bound */
+	uint64_t counts[KV_HIST_MAX_BUCKETS + 1]; /* last: above every bound */
 	uint64_t count;
 	double sum;
 } kv_hist;

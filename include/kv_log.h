@@ -25,7 +25,10 @@ typedef struct kv_ratelimit {
 	unsigned suppressed;
 } kv_ratelimit;
 
-#define KV_RATELIMIT(window_s, burst_n) {(window_s), (burst_n), 0, 0, 0}
+#define KV_RATELIMIT(window_s, burst_n)        \
+	{                                      \
+		(window_s), (burst_n), 0, 0, 0 \
+	}
 
 /* True when a message may be logged now; *suppressed is set to how many were
  * dropped since the last one allowed (0 usually). */

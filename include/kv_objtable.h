@@ -15,17 +15,20 @@
 #include <stdint.h>
 
 typedef struct kv_objtable {
-	uint64_t *slots;      /* live table, capacity mask + 1 (0 when empty) */
+	uint64_t *slots; /* live table, capacity mask + 1 (0 when empty) */
 	size_t mask;
-	size_t count;         /* live entries in slots */
-	uint64_t *old;        /* being drained after a resize, or NULL */
+	size_t count;  /* live entries in slots */
+	uint64_t *old; /* being drained after a resize, or NULL */
 	size_t old_mask;
 	size_t old_count;
-	size_t old_cursor;    /* every live entry of old is at or after this */
-	size_t old_released;  /* pages of old before this slot went back to the OS */
+	size_t old_cursor;   /* every live entry of old is at or after this */
+	size_t old_released; /* pages of old before this slot went back to the OS */
 } kv_objtable;
 
-#define KV_OBJTABLE_INIT {0}
+#define KV_OBJTABLE_INIT \
+	{                \
+		0        \
+	}
 
 /* Frees both arrays and leaves an empty table, ready for reuse. */
 void kv_objtable_clear(kv_objtable *t);
@@ -37,8 +40,7 @@ unsigned kv_objtable_get(const kv_objtable *t, uint64_t hash);
  * deleting as needed, and reports the mask it had before.  An insertion is
  * refused with KV_ELIMIT when allow_insert is false, and KV_ENOMEM when the
  * table cannot grow; in both cases nothing changes. */
-int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del,
-                       bool allow_insert, unsigned *before);
+int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, unsigned *before);
 
 static inline size_t kv_objtable_count(const kv_objtable *t)
 {
@@ -58,7 +60,6 @@ static inline void kv_objtable_prefetch(const kv_objtable *t, uint64_t hash)
 size_t kv_objtable_bytes(const kv_objtable *t);
 
 /* Calls fn for every live object (for tests and reconciliation). */
-void kv_objtable_each(const kv_objtable *t, void (*fn)(uint64_t hash, unsigned media, void *arg),
-                      void *arg);
+void kv_objtable_each(const kv_objtable *t, void (*fn)(uint64_t hash, unsigned media, void *arg), void *arg);
 
 #endif

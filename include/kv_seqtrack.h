@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 enum kv_seq_verdict {
-	KV_SEQ_FIRST,      /* first message: sets the baseline */
-	KV_SEQ_NEXT,       /* last + 1 */
-	KV_SEQ_GAP,        /* a jump forward: messages were lost */
-	KV_SEQ_DUPLICATE,  /* the last number again */
-	KV_SEQ_RESET,      /* below the last: the publisher restarted */
+	KV_SEQ_FIRST,     /* first message: sets the baseline */
+	KV_SEQ_NEXT,      /* last + 1 */
+	KV_SEQ_GAP,       /* a jump forward: messages were lost */
+	KV_SEQ_DUPLICATE, /* the last number again */
+	KV_SEQ_RESET,     /* below the last: the publisher restarted */
 };
 
 typedef struct kv_seqtrack {
@@ -24,10 +24,10 @@ typedef struct kv_seqtrack {
 	bool eid_started;
 	uint64_t last_seq;
 	uint64_t last_event_id;
-	uint64_t gaps;            /* jumps forward */
-	uint64_t missing;         /* sequence numbers skipped by those jumps */
+	uint64_t gaps;    /* jumps forward */
+	uint64_t missing; /* sequence numbers skipped by those jumps */
 	uint64_t duplicates;
-	uint64_t resets;          /* sequence or event id moved backwards */
+	uint64_t resets; /* sequence or event id moved backwards */
 	uint64_t event_id_gaps;
 	uint64_t event_ids_missing;
 } kv_seqtrack;

@@ -29,7 +29,7 @@ typedef struct kv_source_snap {
 	uint64_t table_bytes;
 	bool has_master;
 	kv_master master;
-	kv_tenant_snap *tenants;   /* owned by the snapshot */
+	kv_tenant_snap *tenants; /* owned by the snapshot */
 	size_t n_tenants;
 	size_t cap_tenants;
 } kv_source_snap;
@@ -53,8 +53,8 @@ typedef struct kv_exporter_snap {
 	uint64_t tracked_tenants;
 	uint64_t max_objects;
 	uint64_t max_tenants;
-	uint64_t scrapes;                 /* before this one */
-	double last_scrape_seconds;       /* snapshot + render + compress of the previous scrape */
+	uint64_t scrapes;           /* before this one */
+	double last_scrape_seconds; /* snapshot + render + compress of the previous scrape */
 	uint64_t last_scrape_bytes;
 	kv_process_snap process;
 } kv_exporter_snap;

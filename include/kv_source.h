@@ -14,17 +14,17 @@
 #include "kv_stream.h"
 
 typedef struct kv_source {
-	const kv_source_cfg *cfg;      /* borrowed from the frozen configuration */
+	const kv_source_cfg *cfg; /* borrowed from the frozen configuration */
 	const kv_config *config;
-	const atomic_bool *stop;       /* set once, at shutdown */
+	const atomic_bool *stop; /* set once, at shutdown */
 
 	pthread_mutex_t lock;
 	kv_stream *stream;
 	kv_master master;
 
-	void *sub, *mon;               /* owned by the ingest thread once it runs */
+	void *sub, *mon; /* owned by the ingest thread once it runs */
 	atomic_bool connected;
-	atomic_bool ever_connected;    /* for /-/ready */
+	atomic_bool ever_connected; /* for /-/ready */
 	bool ingest_started, poll_started;
 	pthread_t ingest_thread;
 	pthread_t poll_thread;
@@ -35,8 +35,8 @@ typedef struct kv_source {
  * name that does not resolve yet is not refused: ZMQ keeps retrying it).
  * Returns 0, or KV_EINVAL / KV_ENOMEM with a one-line reason in err; the
  * source then holds nothing. */
-int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx,
-                   kv_budget *budget, uint64_t seed, const atomic_bool *stop, char *err, size_t errlen);
+int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
+		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen);
 /* Starts the ingest thread, then the poller when the source has a status
  * URL.  Returns 0 or KV_ENOMEM (a thread could not be created). */
 int kv_source_start(kv_source *s);

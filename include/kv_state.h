@@ -28,11 +28,11 @@ void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
 
 /* Why a tenant's figures may be incomplete (bits of kv_tenant.stale). */
 enum kv_stale_reason {
-	KV_STALE_STARTUP = 1,    /* seen only since we joined: no snapshot exists */
-	KV_STALE_GAP = 2,        /* messages were lost */
-	KV_STALE_RESET = 4,      /* the publisher restarted */
-	KV_STALE_RECONNECT = 8,  /* the connection dropped */
-	KV_STALE_OVERFLOW = 16,  /* the object limit refused one of its objects */
+	KV_STALE_STARTUP = 1,   /* seen only since we joined: no snapshot exists */
+	KV_STALE_GAP = 2,       /* messages were lost */
+	KV_STALE_RESET = 4,     /* the publisher restarted */
+	KV_STALE_RECONNECT = 8, /* the connection dropped */
+	KV_STALE_OVERFLOW = 16, /* the object limit refused one of its objects */
 };
 #define KV_STALE__BITS 5
 
@@ -42,17 +42,16 @@ const char *kv_stale_reason_name(unsigned bit);
 /* The figures of one tenant: kept by the state, copied whole into a
  * snapshot, read by the renderer through the helpers below. */
 typedef struct kv_tenant_counts {
-	uint64_t placement[KV_PLACE__COUNT];  /* live objects by placement */
-	uint64_t events[KV_EV__COUNT];        /* applied events by type */
-	uint64_t stored_duplicates;           /* stored for a medium it was already on */
-	uint64_t removed_unknown;             /* removed for a medium it was not on */
-	uint64_t objects_overflow;            /* stored refused by the object limit */
+	uint64_t placement[KV_PLACE__COUNT]; /* live objects by placement */
+	uint64_t events[KV_EV__COUNT];       /* applied events by type */
+	uint64_t stored_duplicates;          /* stored for a medium it was already on */
+	uint64_t removed_unknown;            /* removed for a medium it was not on */
+	uint64_t objects_overflow;           /* stored refused by the object limit */
 } kv_tenant_counts;
 
 static inline uint64_t kv_counts_objects(const kv_tenant_counts *c)
 {
-	return c->placement[KV_PLACE_CPU_ONLY] + c->placement[KV_PLACE_DISK_ONLY] +
-	       c->placement[KV_PLACE_CPU_AND_DISK];
+	return c->placement[KV_PLACE_CPU_ONLY] + c->placement[KV_PLACE_DISK_ONLY] + c->placement[KV_PLACE_CPU_AND_DISK];
 }
 
 static inline uint64_t kv_counts_on_medium(const kv_tenant_counts *c, enum kv_medium m)
@@ -62,15 +61,15 @@ static inline uint64_t kv_counts_on_medium(const kv_tenant_counts *c, enum kv_me
 }
 
 typedef struct kv_tenant {
-	char *backend_id;         /* owned copies, NUL-terminated; may hold NULs: use the lengths */
+	char *backend_id; /* owned copies, NUL-terminated; may hold NULs: use the lengths */
 	char *tenant_id;
 	uint32_t backend_len;
 	uint32_t tenant_len;
 	uint64_t hash;
 	kv_objtable objects;
 	kv_tenant_counts counts;
-	unsigned stale;                       /* kv_stale_reason bits; 0 = exact */
-	bool labels_unclean;                  /* an id is not valid UTF-8 (or has NUL) */
+	unsigned stale;      /* kv_stale_reason bits; 0 = exact */
+	bool labels_unclean; /* an id is not valid UTF-8 (or has NUL) */
 } kv_tenant;
 
 static inline uint64_t kv_tenant_objects(const kv_tenant *t)
@@ -101,7 +100,7 @@ int kv_state_apply(kv_state *s, const kv_event *ev);
  * batch afterwards finds the memory there instead of waiting for it. */
 typedef struct kv_prepared {
 	uint64_t key_hash;
-	kv_tenant *tenant;  /* NULL: not known yet (applying creates it) */
+	kv_tenant *tenant; /* NULL: not known yet (applying creates it) */
 } kv_prepared;
 
 void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p);

@@ -11,27 +11,27 @@
 #include "kv_state.h"
 
 typedef struct kv_stream_stats {
-	uint64_t messages;                  /* every multipart message received */
+	uint64_t messages; /* every multipart message received */
 	uint64_t decode_errors[KV_R__COUNT];
-	uint64_t keyless_events;            /* stored/removed without object_key, skipped */
-	uint64_t limit_dropped_events;      /* refused by the tenant or object limit */
-	uint64_t duplicate_message_events;  /* inside messages whose sequence repeated */
-	uint64_t alloc_failures;            /* messages or events lost for want of memory */
+	uint64_t keyless_events;           /* stored/removed without object_key, skipped */
+	uint64_t limit_dropped_events;     /* refused by the tenant or object limit */
+	uint64_t duplicate_message_events; /* inside messages whose sequence repeated */
+	uint64_t alloc_failures;           /* messages or events lost for want of memory */
 	uint64_t reconnects;
 	bool has_timestamp;
-	int64_t last_timestamp_ms;          /* of the last decoded batch */
-	kv_hist lag_seconds;                /* receive time - batch timestamp */
+	int64_t last_timestamp_ms; /* of the last decoded batch */
+	kv_hist lag_seconds;       /* receive time - batch timestamp */
 	kv_hist batch_events;
 } kv_stream_stats;
 
 /* What one message did: enough for the shell to log it without looking
  * inside the stream. */
 typedef struct kv_ingest_report {
-	enum kv_seq_verdict verdict;  /* KV_SEQ_NEXT when frame 1 was unusable */
-	uint64_t seq;                 /* this message's number (when frame 1 was usable) */
-	uint64_t prev_seq;            /* the number before it (GAP, RESET) */
-	uint64_t missing;             /* numbers this message showed to be missing */
-	enum kv_reason reject;        /* the message's rejection, else its first event's; KV_R_OK if none */
+	enum kv_seq_verdict verdict; /* KV_SEQ_NEXT when frame 1 was unusable */
+	uint64_t seq;                /* this message's number (when frame 1 was usable) */
+	uint64_t prev_seq;           /* the number before it (GAP, RESET) */
+	uint64_t missing;            /* numbers this message showed to be missing */
+	enum kv_reason reject;       /* the message's rejection, else its first event's; KV_R_OK if none */
 } kv_ingest_report;
 
 typedef struct kv_stream kv_stream;
@@ -49,8 +49,7 @@ void kv_stream_free(kv_stream *st);
  * *rep (which may be NULL).  Returns 0, or KV_ENOMEM when memory ran out:
  * the message or some of its events were lost (counted in alloc_failures)
  * and the caller should log it. */
-int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms,
-                     kv_ingest_report *rep);
+int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep);
 
 /* The connection dropped and came back: whatever was sent meanwhile may be
  * lost without a visible gap (the publisher's LINGER=0), so trust is gone. */

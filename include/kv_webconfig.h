@@ -24,9 +24,9 @@ typedef struct kv_web_user {
 
 typedef struct kv_webconfig {
 	bool tls;
-	char *cert_pem;       /* file contents, NUL-terminated */
+	char *cert_pem; /* file contents, NUL-terminated */
 	char *key_pem;
-	char *client_ca_pem;  /* NULL unless client_auth_type verifies */
+	char *client_ca_pem; /* NULL unless client_auth_type verifies */
 	enum kv_client_auth client_auth;
 	kv_web_user *users;
 	size_t n_users;

@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	kv_budget_init(&budget, 1000, 1000000);
 	kv_stream **st = calloc(n, sizeof(*st));
 	kv_source_snap *src = calloc(n, sizeof(*src));
-	char (*names)[24] = calloc(n, sizeof(*names));
+	char(*names)[24] = calloc(n, sizeof(*names));
 	for (size_t i = 0; i < n; i++) {
 		zmqcap *c = zmqcap_open(argv[i + 1]);
 		if (!c || !(st[i] = kv_stream_new(&budget, 1))) {
@@ -38,11 +38,20 @@ int main(int argc, char **argv)
 	kv_master_status ms = {true, 18, 32, 3083, 0};
 	src[0].has_master = true;
 	kv_master_record(&src[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, 0);
-	kv_exporter_snap x = {.version = "test", .revision = "none", .sources = src, .n_sources = n,
-	                      .tracked_objects = atomic_load(&budget.objects), .max_objects = 1000000,
-	                      .max_tenants = 1000,
-	                      .process = {.ok = true, .cpu_seconds = 0.5, .start_time = 1795982000,
-	                                  .resident_bytes = 1e7, .virtual_bytes = 1e8, .open_fds = 9, .max_fds = 1024}};
+	kv_exporter_snap x = {.version = "test",
+			      .revision = "none",
+			      .sources = src,
+			      .n_sources = n,
+			      .tracked_objects = atomic_load(&budget.objects),
+			      .max_objects = 1000000,
+			      .max_tenants = 1000,
+			      .process = {.ok = true,
+					  .cpu_seconds = 0.5,
+					  .start_time = 1795982000,
+					  .resident_bytes = 1e7,
+					  .virtual_bytes = 1e8,
+					  .open_fds = 9,
+					  .max_fds = 1024}};
 	kv_buf out;
 	kv_buf_init(&out);
 	int rc = kv_render(&out, &x);

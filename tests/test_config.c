@@ -66,12 +66,12 @@ static void test_every_flag_both_forms(void **state)
 	char err[256];
 	/* --flag=value and --flag value are the same */
 	assert_int_equal(parse(&c, err, sizeof(err), "--zmq.endpoint", "ipc:///tmp/x", "--master.url",
-	                       "https://m:9003/", "--master.poll-interval=1m30s", "--master.timeout", "250ms",
-	                       "--master.max-body-bytes=2048", "--web.listen-address", "[::1]:0",
-	                       "--web.telemetry-path=/m", "--web.max-connections", "7", "--web.config.file=w.yml",
-	                       "--run-as-user", "nobody", "--limits.max-tenants=3", "--limits.max-objects", "17179869184",
-	                       "--zmq.rcvhwm=0", NULL),
-	                 KV_CONFIG_RUN);
+			       "https://m:9003/", "--master.poll-interval=1m30s", "--master.timeout", "250ms",
+			       "--master.max-body-bytes=2048", "--web.listen-address", "[::1]:0",
+			       "--web.telemetry-path=/m", "--web.max-connections", "7", "--web.config.file=w.yml",
+			       "--run-as-user", "nobody", "--limits.max-tenants=3", "--limits.max-objects",
+			       "17179869184", "--zmq.rcvhwm=0", NULL),
+			 KV_CONFIG_RUN);
 	assert_string_equal(c.sources[0].zmq, "ipc:///tmp/x");
 	assert_string_equal(c.sources[0].status, "https://m:9003"); /* trailing slash dropped */
 	assert_true(c.poll_interval == 90.0);
@@ -88,8 +88,8 @@ static void test_every_flag_both_forms(void **state)
 	kv_config_free(&c);
 
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--zmq.max-message-size", "2147483648", "--log.level=error",
-	                       "--log.format", "json", NULL),
-	                 KV_CONFIG_RUN);
+			       "--log.format", "json", NULL),
+			 KV_CONFIG_RUN);
 	assert_int_equal(c.zmq_max_message_size, 1ll << 31);
 	assert_int_equal(c.log_level, KV_LOG_ERROR);
 	assert_int_equal(c.log_format, KV_LOG_JSON);
@@ -102,8 +102,8 @@ static void test_sources(void **state)
 	kv_config c;
 	char err[256];
 	assert_int_equal(parse(&c, err, sizeof(err), "--source", "name=m0,zmq=tcp://a:1,status=http://a:2",
-	                       "--source=zmq=tcp://b:1,name=m-1.b_", EP, NULL),
-	                 KV_CONFIG_RUN);
+			       "--source=zmq=tcp://b:1,name=m-1.b_", EP, NULL),
+			 KV_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 3);
 	assert_string_equal(c.sources[0].name, "m0");
 	assert_string_equal(c.sources[0].status, "http://a:2");
@@ -180,10 +180,25 @@ static void test_help_lists_every_flag(void **state)
 {
 	(void)state;
 	static const char *const names[] = {
-		"--source", "--zmq.endpoint", "--master.url", "--master.poll-interval", "--master.timeout",
-		"--master.max-body-bytes", "--web.listen-address", "--web.telemetry-path", "--web.max-connections",
-		"--web.config.file", "--run-as-user", "--limits.max-tenants", "--limits.max-objects", "--zmq.rcvhwm",
-		"--zmq.max-message-size", "--log.level", "--log.format", "--help", "--version",
+		"--source",
+		"--zmq.endpoint",
+		"--master.url",
+		"--master.poll-interval",
+		"--master.timeout",
+		"--master.max-body-bytes",
+		"--web.listen-address",
+		"--web.telemetry-path",
+		"--web.max-connections",
+		"--web.config.file",
+		"--run-as-user",
+		"--limits.max-tenants",
+		"--limits.max-objects",
+		"--zmq.rcvhwm",
+		"--zmq.max-message-size",
+		"--log.level",
+		"--log.format",
+		"--help",
+		"--version",
 	};
 	char buf[8192] = {0};
 	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
@@ -213,7 +228,7 @@ static void test_durations(void **state)
 		const char *s;
 		double want; /* < 0: invalid */
 	} cases[] = {{"5s", 5}, {"250ms", 0.25}, {"1m30s", 90}, {"1.5s", 1.5}, {"2h", 7200}, {"0s", 0},
-	             {"", -1},  {"5", -1},       {"s", -1},     {"-1s", -1},  {"5 s", -1}, {"1d", -1}};
+		     {"", -1},  {"5", -1},       {"s", -1},     {"-1s", -1},   {"5 s", -1},  {"1d", -1}};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		double d = -99;
 		int rc = kv_parse_duration(cases[i].s, &d);

@@ -13,11 +13,26 @@
 #define BACKEND "mooncake-master-1"
 
 /* --- mutators: each changes one field of a default event --- */
-static void m_none(ev_spec *e) { (void)e; }
-static void m_no_event_type(ev_spec *e) { ev_del(e, "event_type"); }
-static void m_nil_event_type(ev_spec *e) { ev_set(e, NIL("event_type")); }
-static void m_bad_event_type(ev_spec *e) { ev_set(e, STR("event_type", "updated")); }
-static void m_int_event_type(ev_spec *e) { ev_set(e, UINT("event_type", 1)); }
+static void m_none(ev_spec *e)
+{
+	(void)e;
+}
+static void m_no_event_type(ev_spec *e)
+{
+	ev_del(e, "event_type");
+}
+static void m_nil_event_type(ev_spec *e)
+{
+	ev_set(e, NIL("event_type"));
+}
+static void m_bad_event_type(ev_spec *e)
+{
+	ev_set(e, STR("event_type", "updated"));
+}
+static void m_int_event_type(ev_spec *e)
+{
+	ev_set(e, UINT("event_type", 1));
+}
 /* event_type is authoritative: a good legacy type does not rescue a bad one. */
 static void m_bad_event_type_good_legacy(ev_spec *e)
 {
@@ -50,31 +65,94 @@ static void m_neither_type(ev_spec *e)
 	ev_del(e, "type");
 }
 /* event_type wins over a contradicting legacy field. */
-static void m_types_disagree(ev_spec *e) { ev_set(e, STR("type", "BlockRemoved")); }
-static void m_no_tenant(ev_spec *e) { ev_del(e, "tenant_id"); }
-static void m_nil_tenant(ev_spec *e) { ev_set(e, NIL("tenant_id")); }
-static void m_int_tenant(ev_spec *e) { ev_set(e, UINT("tenant_id", 7)); }
-static void m_no_backend(ev_spec *e) { ev_del(e, "backend_id"); }
+static void m_types_disagree(ev_spec *e)
+{
+	ev_set(e, STR("type", "BlockRemoved"));
+}
+static void m_no_tenant(ev_spec *e)
+{
+	ev_del(e, "tenant_id");
+}
+static void m_nil_tenant(ev_spec *e)
+{
+	ev_set(e, NIL("tenant_id"));
+}
+static void m_int_tenant(ev_spec *e)
+{
+	ev_set(e, UINT("tenant_id", 7));
+}
+static void m_no_backend(ev_spec *e)
+{
+	ev_del(e, "backend_id");
+}
 static void m_array_backend(ev_spec *e)
 {
 	ev_set(e, (fv){.name = "backend_id", .kind = FV_EMPTY_ARRAY});
 }
-static void m_no_medium(ev_spec *e) { ev_del(e, "medium"); }
-static void m_nil_medium(ev_spec *e) { ev_set(e, NIL("medium")); }
-static void m_int_medium(ev_spec *e) { ev_set(e, UINT("medium", 1)); }
-static void m_medium_CPU(ev_spec *e) { ev_set(e, STR("medium", "CPU")); }
-static void m_medium_Disk(ev_spec *e) { ev_set(e, STR("medium", "Disk")); }
-static void m_medium_nvme(ev_spec *e) { ev_set(e, STR("medium", "nvme")); }
-static void m_medium_empty(ev_spec *e) { ev_set(e, STR("medium", "")); }
-static void m_medium_cpu_prefix(ev_spec *e) { ev_set(e, STR("medium", "cpux")); }
-static void m_no_key(ev_spec *e) { ev_del(e, "object_key"); }
-static void m_nil_key(ev_spec *e) { ev_set(e, NIL("object_key")); }
-static void m_int_key(ev_spec *e) { ev_set(e, UINT("object_key", 42)); }
-static void m_bin_key(ev_spec *e) { ev_set(e, BIN("object_key", "raw")); }
-static void m_negative_event_id(ev_spec *e) { ev_set(e, INT("event_id", -1)); }
-static void m_string_event_id(ev_spec *e) { ev_set(e, STR("event_id", "1")); }
-static void m_no_event_id(ev_spec *e) { ev_del(e, "event_id"); }
-static void m_big_event_id(ev_spec *e) { ev_set(e, UINT("event_id", UINT64_MAX)); }
+static void m_no_medium(ev_spec *e)
+{
+	ev_del(e, "medium");
+}
+static void m_nil_medium(ev_spec *e)
+{
+	ev_set(e, NIL("medium"));
+}
+static void m_int_medium(ev_spec *e)
+{
+	ev_set(e, UINT("medium", 1));
+}
+static void m_medium_CPU(ev_spec *e)
+{
+	ev_set(e, STR("medium", "CPU"));
+}
+static void m_medium_Disk(ev_spec *e)
+{
+	ev_set(e, STR("medium", "Disk"));
+}
+static void m_medium_nvme(ev_spec *e)
+{
+	ev_set(e, STR("medium", "nvme"));
+}
+static void m_medium_empty(ev_spec *e)
+{
+	ev_set(e, STR("medium", ""));
+}
+static void m_medium_cpu_prefix(ev_spec *e)
+{
+	ev_set(e, STR("medium", "cpux"));
+}
+static void m_no_key(ev_spec *e)
+{
+	ev_del(e, "object_key");
+}
+static void m_nil_key(ev_spec *e)
+{
+	ev_set(e, NIL("object_key"));
+}
+static void m_int_key(ev_spec *e)
+{
+	ev_set(e, UINT("object_key", 42));
+}
+static void m_bin_key(ev_spec *e)
+{
+	ev_set(e, BIN("object_key", "raw"));
+}
+static void m_negative_event_id(ev_spec *e)
+{
+	ev_set(e, INT("event_id", -1));
+}
+static void m_string_event_id(ev_spec *e)
+{
+	ev_set(e, STR("event_id", "1"));
+}
+static void m_no_event_id(ev_spec *e)
+{
+	ev_del(e, "event_id");
+}
+static void m_big_event_id(ev_spec *e)
+{
+	ev_set(e, UINT("event_id", UINT64_MAX));
+}
 static void m_extra_fields(ev_spec *e)
 {
 	ev_set(e, STR("future_field", "x"));
@@ -90,7 +168,10 @@ static void m_odd_unused_fields(ev_spec *e)
 	ev_set(e, INT("block_size", -5));
 }
 /* cleared is envelope-only: a stray medium or key is ignored, not applied. */
-static void m_cleared_with_medium(ev_spec *e) { ev_set(e, STR("medium", "nvme")); }
+static void m_cleared_with_medium(ev_spec *e)
+{
+	ev_set(e, STR("medium", "nvme"));
+}
 /* Field order does not matter. */
 static void m_reversed(ev_spec *e)
 {
@@ -113,7 +194,7 @@ struct ev_case {
 };
 
 #define OK_STORED(m) KV_R_OK, KV_EV_STORED, (m), true
-#define REJ(r) (r), 0, 0, false
+#define REJ(r)       (r), 0, 0, false
 
 static const struct ev_case ev_cases[] = {
 	{"spec stored", EV_SPEC, "stored", "cpu", "k1", m_none, OK_STORED(KV_MEDIUM_CPU)},
@@ -128,15 +209,19 @@ static const struct ev_case ev_cases[] = {
 	{"unknown fields ignored", EV_SPEC, "stored", "cpu", "k", m_extra_fields, OK_STORED(KV_MEDIUM_CPU)},
 	{"unused fields not validated", EV_SPEC, "stored", "cpu", "k", m_odd_unused_fields, OK_STORED(KV_MEDIUM_CPU)},
 	{"legacy only stored", EV_SPEC, "stored", "cpu", "k", m_only_legacy_stored, OK_STORED(KV_MEDIUM_CPU)},
-	{"legacy only removed", EV_SPEC, "stored", "cpu", "k", m_only_legacy_removed, KV_R_OK, KV_EV_REMOVED, KV_MEDIUM_CPU, true},
-	{"legacy only cleared", EV_SPEC, "cleared", NULL, NULL, m_only_legacy_cleared, KV_R_OK, KV_EV_CLEARED, 0, false},
-	{"nil event_type falls back to legacy", EV_SPEC, "stored", "cpu", "k", m_nil_event_type, OK_STORED(KV_MEDIUM_CPU)},
+	{"legacy only removed", EV_SPEC, "stored", "cpu", "k", m_only_legacy_removed, KV_R_OK, KV_EV_REMOVED,
+	 KV_MEDIUM_CPU, true},
+	{"legacy only cleared", EV_SPEC, "cleared", NULL, NULL, m_only_legacy_cleared, KV_R_OK, KV_EV_CLEARED, 0,
+	 false},
+	{"nil event_type falls back to legacy", EV_SPEC, "stored", "cpu", "k", m_nil_event_type,
+	 OK_STORED(KV_MEDIUM_CPU)},
 	{"event_type wins over legacy", EV_SPEC, "stored", "cpu", "k", m_types_disagree, OK_STORED(KV_MEDIUM_CPU)},
 	{"legacy unknown", EV_SPEC, "stored", "cpu", "k", m_only_legacy_unknown, REJ(KV_R_UNKNOWN_EVENT_TYPE)},
 	{"no type at all", EV_SPEC, "stored", "cpu", "k", m_neither_type, REJ(KV_R_MISSING_FIELD)},
 	{"no type, no legacy", EV_SPEC_NO_LEGACY, "stored", "cpu", "k", m_no_event_type, REJ(KV_R_MISSING_FIELD)},
 	{"unknown event_type", EV_SPEC, "stored", "cpu", "k", m_bad_event_type, REJ(KV_R_UNKNOWN_EVENT_TYPE)},
-	{"bad event_type not rescued", EV_SPEC, "stored", "cpu", "k", m_bad_event_type_good_legacy, REJ(KV_R_UNKNOWN_EVENT_TYPE)},
+	{"bad event_type not rescued", EV_SPEC, "stored", "cpu", "k", m_bad_event_type_good_legacy,
+	 REJ(KV_R_UNKNOWN_EVENT_TYPE)},
 	{"event_type not a string", EV_SPEC, "stored", "cpu", "k", m_int_event_type, REJ(KV_R_FIELD_TYPE)},
 	{"missing tenant", EV_SPEC, "stored", "cpu", "k", m_no_tenant, REJ(KV_R_MISSING_FIELD)},
 	{"nil tenant", EV_SPEC, "stored", "cpu", "k", m_nil_tenant, REJ(KV_R_MISSING_FIELD)},
@@ -152,9 +237,11 @@ static const struct ev_case ev_cases[] = {
 	{"medium nvme", EV_UPSTREAM, "stored", "cpu", "k", m_medium_nvme, REJ(KV_R_UNKNOWN_MEDIUM)},
 	{"medium empty string", EV_UPSTREAM, "removed", "cpu", "k", m_medium_empty, REJ(KV_R_UNKNOWN_MEDIUM)},
 	{"medium with suffix", EV_UPSTREAM, "stored", "cpu", "k", m_medium_cpu_prefix, REJ(KV_R_UNKNOWN_MEDIUM)},
-	{"cleared ignores medium", EV_SPEC, "cleared", NULL, NULL, m_cleared_with_medium, KV_R_OK, KV_EV_CLEARED, 0, false},
+	{"cleared ignores medium", EV_SPEC, "cleared", NULL, NULL, m_cleared_with_medium, KV_R_OK, KV_EV_CLEARED, 0,
+	 false},
 	{"keyless stored", EV_UPSTREAM, "stored", "cpu", "42", m_no_key, KV_R_OK, KV_EV_STORED, KV_MEDIUM_CPU, false},
-	{"nil key is keyless", EV_SPEC, "removed", "cpu", "42", m_nil_key, KV_R_OK, KV_EV_REMOVED, KV_MEDIUM_CPU, false},
+	{"nil key is keyless", EV_SPEC, "removed", "cpu", "42", m_nil_key, KV_R_OK, KV_EV_REMOVED, KV_MEDIUM_CPU,
+	 false},
 	{"int key", EV_SPEC, "stored", "cpu", "42", m_int_key, REJ(KV_R_FIELD_TYPE)},
 	{"bin key", EV_SPEC, "stored", "cpu", "42", m_bin_key, OK_STORED(KV_MEDIUM_CPU)},
 	{"negative event_id", EV_SPEC, "stored", "cpu", "k", m_negative_event_id, REJ(KV_R_FIELD_TYPE)},
@@ -228,8 +315,7 @@ static void test_event_fields_zero_copy(void **state)
 
 /* --- whole-message rejections --- */
 
-static void expect_message(kv_decoder *d, const kv_frame *f, size_t n, enum kv_reason want,
-                           bool want_seq)
+static void expect_message(kv_decoder *d, const kv_frame *f, size_t n, enum kv_reason want, bool want_seq)
 {
 	kv_batch b;
 	assert_int_equal(kv_decode(d, f, n, &b), KV_OK);
@@ -283,14 +369,21 @@ struct raw_case {
 	enum kv_reason want;
 };
 
-#define RAW(n, s, r) {n, s, sizeof(s) - 1, r}
+#define RAW(n, s, r)                   \
+	{                              \
+		n, s, sizeof(s) - 1, r \
+	}
 
 static const struct raw_case raw_cases[] = {
 	RAW("empty payload", "", KV_R_MSGPACK_PARSE),
 	RAW("truncated array", "\x93\x01", KV_R_MSGPACK_PARSE),
 	RAW("reserved byte 0xc1", "\xc1", KV_R_MSGPACK_PARSE),
 	RAW("trailing bytes", "\x93\x01\x90\x00\x00", KV_R_MSGPACK_PARSE),
-	RAW("str claims more than there is", "\x93\x01\x91\x81\xa8" "event_id" "\xdb\xff\xff\xff\xff", KV_R_MSGPACK_PARSE),
+	RAW("str claims more than there is",
+	    "\x93\x01\x91\x81\xa8"
+	    "event_id"
+	    "\xdb\xff\xff\xff\xff",
+	    KV_R_MSGPACK_PARSE),
 	RAW("array of 2^32-1 elements, 3 bytes", "\x93\x01\xdd\xff\xff\xff\xff", KV_R_MSGPACK_PARSE),
 	RAW("not an array", "\x81\xa1\x61\x01", KV_R_PAYLOAD_SHAPE),
 	RAW("array of 2", "\x92\x01\x90", KV_R_PAYLOAD_SHAPE),
@@ -429,15 +522,15 @@ static void test_integer_widths(void **state)
 		size_t len;
 		uint64_t want;
 	} ids[] = {
-	    {"\x05", 1, 5},
-	    {"\xcc\xff", 2, 255},
-	    {"\xcd\x01\x00", 3, 256},
-	    {"\xce\x00\x01\x00\x00", 5, 65536},
-	    {"\xcf\x00\x00\x00\x01\x00\x00\x00\x00", 9, 4294967296ull},
-	    {"\xd0\x05", 2, 5},
-	    {"\xd1\x01\x00", 3, 256},
-	    {"\xd2\x00\x01\x00\x00", 5, 65536},
-	    {"\xd3\x00\x00\x00\x01\x00\x00\x00\x00", 9, 4294967296ull},
+		{"\x05", 1, 5},
+		{"\xcc\xff", 2, 255},
+		{"\xcd\x01\x00", 3, 256},
+		{"\xce\x00\x01\x00\x00", 5, 65536},
+		{"\xcf\x00\x00\x00\x01\x00\x00\x00\x00", 9, 4294967296ull},
+		{"\xd0\x05", 2, 5},
+		{"\xd1\x01\x00", 3, 256},
+		{"\xd2\x00\x01\x00\x00", 5, 65536},
+		{"\xd3\x00\x00\x00\x01\x00\x00\x00\x00", 9, 4294967296ull},
 	};
 	kv_decoder *d = kv_decoder_new();
 	msg m;
@@ -448,13 +541,26 @@ static void test_integer_widths(void **state)
 		const char *head = "\x93\x01\x91\x84";
 		memcpy(buf, head, 4);
 		n = 4;
-		memcpy(buf + n, "\xa8" "event_id", 9);
+		memcpy(buf + n,
+		       "\xa8"
+		       "event_id",
+		       9);
 		n += 9;
 		memcpy(buf + n, ids[i].bytes, ids[i].len);
 		n += ids[i].len;
-		static const char rest[] = "\xaa" "event_type" "\xa7" "cleared"
-		                           "\xa9" "tenant_id" "\xa1" "t"
-		                           "\xaa" "backend_id" "\xa1" "b" "\x00";
+		static const char rest[] = "\xaa"
+					   "event_type"
+					   "\xa7"
+					   "cleared"
+					   "\xa9"
+					   "tenant_id"
+					   "\xa1"
+					   "t"
+					   "\xaa"
+					   "backend_id"
+					   "\xa1"
+					   "b"
+					   "\x00";
 		memcpy(buf + n, rest, sizeof(rest) - 1);
 		n += sizeof(rest) - 1;
 		msg_set_raw_payload(&m, 1, buf, n);
@@ -483,16 +589,11 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_event_table),
-	    cmocka_unit_test(test_event_fields_zero_copy),
-	    cmocka_unit_test(test_frames),
-	    cmocka_unit_test(test_payload_table),
-	    cmocka_unit_test(test_deep_nesting),
-	    cmocka_unit_test(test_bad_event_in_batch),
-	    cmocka_unit_test(test_event_not_a_map),
-	    cmocka_unit_test(test_large_batches),
-	    cmocka_unit_test(test_integer_widths),
-	    cmocka_unit_test(test_names),
+		cmocka_unit_test(test_event_table),     cmocka_unit_test(test_event_fields_zero_copy),
+		cmocka_unit_test(test_frames),          cmocka_unit_test(test_payload_table),
+		cmocka_unit_test(test_deep_nesting),    cmocka_unit_test(test_bad_event_in_batch),
+		cmocka_unit_test(test_event_not_a_map), cmocka_unit_test(test_large_batches),
+		cmocka_unit_test(test_integer_widths),  cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests_name("decode", tests, NULL, NULL);
 }

@@ -100,7 +100,7 @@ static unsigned medium_bit(const json_t *m)
 /* --- the reference model: tenant -> {keys: {key: mask}, counters} --- */
 
 struct model {
-	json_t *tenants;      /* "backend\x1ftenant" -> tenant object */
+	json_t *tenants; /* "backend\x1ftenant" -> tenant object */
 	size_t rejected_medium_unknown, rejected_medium_missing, keyless, events;
 };
 
@@ -108,11 +108,11 @@ static json_t *model_tenant(struct model *m, const json_t *ev)
 {
 	char id[512];
 	snprintf(id, sizeof(id), "%s\x1f%s", json_string_value(json_object_get(ev, "backend_id")),
-	         json_string_value(json_object_get(ev, "tenant_id")));
+		 json_string_value(json_object_get(ev, "tenant_id")));
 	json_t *t = json_object_get(m->tenants, id);
 	if (!t) {
-		t = json_pack("{s:o,s:i,s:i,s:i,s:i,s:i}", "keys", json_object(), "stored", 0, "removed", 0,
-		              "cleared", 0, "dup", 0, "unknown", 0);
+		t = json_pack("{s:o,s:i,s:i,s:i,s:i,s:i}", "keys", json_object(), "stored", 0, "removed", 0, "cleared",
+			      0, "dup", 0, "unknown", 0);
 		json_object_set_new(m->tenants, id, t);
 	}
 	return t;
@@ -187,8 +187,7 @@ static void model_load(struct model *m, const char *scenario)
 		const json_t *events = json_array_get(json_object_get(rec, "payload"), 1);
 		size_t i;
 		const json_t *ev;
-		json_array_foreach(events, i, ev)
-			model_apply(m, ev);
+		json_array_foreach(events, i, ev) model_apply(m, ev);
 		json_decref(rec);
 	}
 	fclose(f);
@@ -221,10 +220,12 @@ static void expect_final_state(const kv_stream *st, const json_t *final)
 {
 	const char *backend;
 	const json_t *tenants;
-	json_object_foreach((json_t *)final, backend, tenants) {
+	json_object_foreach((json_t *) final, backend, tenants)
+	{
 		const char *tname;
 		const json_t *keys;
-		json_object_foreach((json_t *)tenants, tname, keys) {
+		json_object_foreach((json_t *)tenants, tname, keys)
+		{
 			kv_str b = {backend, (uint32_t)strlen(backend)};
 			kv_str tn = {tname, (uint32_t)strlen(tname)};
 			const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), b, tn);
@@ -232,18 +233,17 @@ static void expect_final_state(const kv_stream *st, const json_t *final)
 			void *it = json_object_iter((json_t *)keys);
 			for (; it; it = json_object_iter_next((json_t *)keys, it)) {
 				char kb[1024];
-				kv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it),
-				                           kb, sizeof(kb));
+				kv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
+							   sizeof(kb));
 				const json_t *media = json_object_iter_value(it);
 				unsigned want = 0;
 				size_t i;
 				const json_t *m;
-				json_array_foreach(media, i, m)
-					want |= medium_bit(m);
+				json_array_foreach(media, i, m) want |= medium_bit(m);
 				unsigned got = t ? kv_state_object_media(kv_stream_state(st), t, key) : 0;
 				if (got != want)
-					fail_msg("%s/%s key '%.*s': media %u, want %u", backend, tname,
-					         (int)key.len, key.ptr, got, want);
+					fail_msg("%s/%s key '%.*s': media %u, want %u", backend, tname, (int)key.len,
+						 key.ptr, got, want);
 				live += want != 0;
 			}
 			assert_int_equal(t ? kv_tenant_objects(t) : 0, live);
@@ -257,7 +257,8 @@ static void expect_model(const kv_stream *st, const struct model *m)
 	const char *id;
 	const json_t *mt;
 	assert_int_equal(kv_state_tenant_count(kv_stream_state(st)), json_object_size(m->tenants));
-	json_object_foreach(m->tenants, id, mt) {
+	json_object_foreach(m->tenants, id, mt)
+	{
 		const char *sep = strchr(id, '\x1f');
 		kv_str b = {id, (uint32_t)(sep - id)};
 		kv_str tn = {sep + 1, (uint32_t)strlen(sep + 1)};
@@ -269,7 +270,7 @@ static void expect_model(const kv_stream *st, const struct model *m)
 		for (; it; it = json_object_iter_next((json_t *)keys, it)) {
 			char kb[1024];
 			kv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
-			                           sizeof(kb));
+						   sizeof(kb));
 			unsigned want = (unsigned)json_integer_value(json_object_iter_value(it));
 			assert_int_equal(kv_state_object_media(kv_stream_state(st), t, key), want);
 			place[kv_placement_of(want)]++;
@@ -295,15 +296,15 @@ static void expect_capture(const kv_stream *st, const json_t *cap)
 	uint64_t missing = 0;
 	size_t i;
 	const json_t *g;
-	json_array_foreach(gaps, i, g)
-		missing += (uint64_t)json_number_value(json_object_get(g, "missing"));
-	assert_int_equal(kv_stream_stats_of(st)->messages, (uint64_t)json_number_value(json_object_get(cap, "messages")));
+	json_array_foreach(gaps, i, g) missing += (uint64_t)json_number_value(json_object_get(g, "missing"));
+	assert_int_equal(kv_stream_stats_of(st)->messages,
+			 (uint64_t)json_number_value(json_object_get(cap, "messages")));
 	assert_int_equal(kv_stream_seq(st)->gaps, json_array_size(gaps));
 	assert_int_equal(kv_stream_seq(st)->missing, missing);
 	assert_int_equal(kv_stream_seq(st)->resets, json_array_size(json_object_get(cap, "seq_resets")));
 	assert_int_equal(kv_stream_seq(st)->duplicates, 0);
 	assert_int_equal(kv_stream_seq(st)->last_seq, (uint64_t)json_number_value(json_object_get(cap, "seq_last")));
-	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 0);  /* no transport loss in any capture */
+	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 0); /* no transport loss in any capture */
 	for (int r = KV_R_FRAME_COUNT; r <= KV_R_PAYLOAD_SHAPE; r++)
 		assert_int_equal(kv_stream_stats_of(st)->decode_errors[r], 0);
 }
@@ -322,7 +323,7 @@ static void run_scenario(const char *name)
 	if (!final)
 		final = json_object_get(truth, "final_state");
 	bool keyed = json_is_true(
-	    json_object_get(json_array_get(json_object_get(truth, "publisher_configs"), 0), "emit_object_key"));
+		json_object_get(json_array_get(json_object_get(truth, "publisher_configs"), 0), "emit_object_key"));
 	bool lossless = json_array_size(json_object_get(json_object_get(truth, "capture"), "seq_gaps")) == 0;
 
 	snprintf(file, sizeof(file), "%s.zmqcap", name);
@@ -369,7 +370,8 @@ static void test_model_matches_truth(void **state)
 		const json_t *tenants = json_object_get(final, "mooncake-master-1");
 		const char *tname;
 		const json_t *keys;
-		json_object_foreach((json_t *)tenants, tname, keys) {
+		json_object_foreach((json_t *)tenants, tname, keys)
+		{
 			char id[256];
 			snprintf(id, sizeof(id), "mooncake-master-1\x1f%s", tname);
 			const json_t *mkeys = json_object_get(json_object_get(m.tenants, id), "keys");
@@ -379,10 +381,9 @@ static void test_model_matches_truth(void **state)
 				unsigned want = 0;
 				size_t i;
 				const json_t *med;
-				json_array_foreach(json_object_iter_value(it), i, med)
-					want |= medium_bit(med);
+				json_array_foreach(json_object_iter_value(it), i, med) want |= medium_bit(med);
 				const json_t *got = json_object_getn(mkeys, json_object_iter_key(it),
-				                                     json_object_iter_key_len(it));
+								     json_object_iter_key_len(it));
 				assert_int_equal(got ? json_integer_value(got) : 0, want);
 				live += want != 0;
 			}
@@ -393,13 +394,41 @@ static void test_model_matches_truth(void **state)
 	}
 }
 
-static void test_basic(void **state) { (void)state; run_scenario("basic"); }
-static void test_tenants_media(void **state) { (void)state; run_scenario("tenants_media"); }
-static void test_no_legacy(void **state) { (void)state; run_scenario("no_legacy"); }
-static void test_no_object_key(void **state) { (void)state; run_scenario("no_object_key"); }
-static void test_drops(void **state) { (void)state; run_scenario("drops"); }
-static void test_restart(void **state) { (void)state; run_scenario("restart"); }
-static void test_edge(void **state) { (void)state; run_scenario("edge"); }
+static void test_basic(void **state)
+{
+	(void)state;
+	run_scenario("basic");
+}
+static void test_tenants_media(void **state)
+{
+	(void)state;
+	run_scenario("tenants_media");
+}
+static void test_no_legacy(void **state)
+{
+	(void)state;
+	run_scenario("no_legacy");
+}
+static void test_no_object_key(void **state)
+{
+	(void)state;
+	run_scenario("no_object_key");
+}
+static void test_drops(void **state)
+{
+	(void)state;
+	run_scenario("drops");
+}
+static void test_restart(void **state)
+{
+	(void)state;
+	run_scenario("restart");
+}
+static void test_edge(void **state)
+{
+	(void)state;
+	run_scenario("edge");
+}
 
 /* 100,000 events in 2,686 messages: the per-key final state, the summary
  * per tenant and the event counts from the generator's call counts. */
@@ -416,18 +445,23 @@ static void test_volume(void **state)
 	expect_final_state(st, final);
 	size_t i;
 	const json_t *sum;
-	json_array_foreach(json_object_get(truth, "final_state_summary"), i, sum) {
+	json_array_foreach(json_object_get(truth, "final_state_summary"), i, sum)
+	{
 		const json_t *b = json_object_get(sum, "backend_id"), *tn = json_object_get(sum, "tenant");
 		const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), js(b), js(tn));
 		assert_non_null(t);
 		assert_int_equal(kv_tenant_objects(t), json_number_value(json_object_get(sum, "keys_present")));
-		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), json_number_value(json_object_get(sum, "on_cpu")));
-		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), json_number_value(json_object_get(sum, "on_disk")));
-		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], json_number_value(json_object_get(sum, "on_both")));
+		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU),
+				 json_number_value(json_object_get(sum, "on_cpu")));
+		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK),
+				 json_number_value(json_object_get(sum, "on_disk")));
+		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK],
+				 json_number_value(json_object_get(sum, "on_both")));
 	}
 	uint64_t stored = 0, removed = 0, applied = 0;
 	const json_t *cc;
-	json_array_foreach(json_object_get(truth, "call_counts"), i, cc) {
+	json_array_foreach(json_object_get(truth, "call_counts"), i, cc)
+	{
 		uint64_t n = (uint64_t)json_number_value(json_object_get(cc, "count"));
 		*(strcmp(json_string_value(json_object_get(cc, "kind")), "stored") == 0 ? &stored : &removed) += n;
 	}
@@ -446,15 +480,15 @@ static void test_volume(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_model_matches_truth),
-	    cmocka_unit_test(test_basic),
-	    cmocka_unit_test(test_tenants_media),
-	    cmocka_unit_test(test_no_legacy),
-	    cmocka_unit_test(test_no_object_key),
-	    cmocka_unit_test(test_drops),
-	    cmocka_unit_test(test_restart),
-	    cmocka_unit_test(test_edge),
-	    cmocka_unit_test(test_volume),
+		cmocka_unit_test(test_model_matches_truth),
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_tenants_media),
+		cmocka_unit_test(test_no_legacy),
+		cmocka_unit_test(test_no_object_key),
+		cmocka_unit_test(test_drops),
+		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_edge),
+		cmocka_unit_test(test_volume),
 	};
 	return cmocka_run_group_tests_name("fixtures", tests, NULL, NULL);
 }

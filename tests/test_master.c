@@ -14,22 +14,55 @@ struct parse_case {
 };
 
 static const struct parse_case parse_cases[] = {
-	{"spec body", "{\"enabled\":true,\"published_batches\":10,\"published_events\":21,\"dropped_events\":0,\"skipped_keyless_events\":4}", KV_POLL_OK},
-	{"upstream name", "{\"enabled\":true,\"published_batches\":10,\"published_events\":21,\"dropped_events\":0,\"skipped_unparsed_keys\":4}", KV_POLL_OK},
-	{"extra fields", "{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,\"skipped_keyless_events\":0,\"x\":[1]}", KV_POLL_OK},
-	{"u64 near int64 max", "{\"enabled\":true,\"published_batches\":9223372036854775807,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_OK},
-	{"above int64", "{\"enabled\":true,\"published_batches\":9223372036854775808,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_PARSE},
-	{"missing dropped", "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
-	{"missing skipped", "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0}", KV_POLL_FIELD},
-	{"enabled as int", "{\"enabled\":1,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
-	{"count as string", "{\"enabled\":true,\"published_batches\":\"1\",\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
-	{"negative count", "{\"enabled\":true,\"published_batches\":-1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
-	{"float count", "{\"enabled\":true,\"published_batches\":1.5,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
+	{"spec body",
+	 "{\"enabled\":true,\"published_batches\":10,\"published_events\":21,\"dropped_events\":0,\"skipped_keyless_"
+	 "events\":4}",
+	 KV_POLL_OK},
+	{"upstream name",
+	 "{\"enabled\":true,\"published_batches\":10,\"published_events\":21,\"dropped_events\":0,\"skipped_unparsed_"
+	 "keys\":4}",
+	 KV_POLL_OK},
+	{"extra fields",
+	 "{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,\"skipped_keyless_"
+	 "events\":0,\"x\":[1]}",
+	 KV_POLL_OK},
+	{"u64 near int64 max",
+	 "{\"enabled\":true,\"published_batches\":9223372036854775807,\"published_events\":1,\"dropped_events\":0,"
+	 "\"skipped_keyless_events\":0}",
+	 KV_POLL_OK},
+	{"above int64",
+	 "{\"enabled\":true,\"published_batches\":9223372036854775808,\"published_events\":1,\"dropped_events\":0,"
+	 "\"skipped_keyless_events\":0}",
+	 KV_POLL_PARSE},
+	{"missing dropped",
+	 "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"skipped_keyless_events\":0}",
+	 KV_POLL_FIELD},
+	{"missing skipped", "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0}",
+	 KV_POLL_FIELD},
+	{"enabled as int",
+	 "{\"enabled\":1,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
+	 "events\":0}",
+	 KV_POLL_FIELD},
+	{"count as string",
+	 "{\"enabled\":true,\"published_batches\":\"1\",\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
+	 "events\":0}",
+	 KV_POLL_FIELD},
+	{"negative count",
+	 "{\"enabled\":true,\"published_batches\":-1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
+	 "events\":0}",
+	 KV_POLL_FIELD},
+	{"float count",
+	 "{\"enabled\":true,\"published_batches\":1.5,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
+	 "events\":0}",
+	 KV_POLL_FIELD},
 	{"array", "[1,2]", KV_POLL_PARSE},
 	{"truncated", "{\"enabled\":tr", KV_POLL_PARSE},
 	{"html", "<html>503</html>", KV_POLL_PARSE},
 	{"empty", "", KV_POLL_PARSE},
-	{"duplicate keys", "{\"enabled\":true,\"enabled\":false,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_PARSE},
+	{"duplicate keys",
+	 "{\"enabled\":true,\"enabled\":false,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,"
+	 "\"skipped_keyless_events\":0}",
+	 KV_POLL_PARSE},
 };
 
 static void test_parse(void **state)
@@ -38,8 +71,9 @@ static void test_parse(void **state)
 	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
 		kv_master_status st;
 		print_message("case: %s\n", parse_cases[i].name);
-		assert_string_equal(kv_poll_error_name(kv_master_parse(parse_cases[i].body, strlen(parse_cases[i].body), &st)),
-		                    kv_poll_error_name(parse_cases[i].want));
+		assert_string_equal(
+			kv_poll_error_name(kv_master_parse(parse_cases[i].body, strlen(parse_cases[i].body), &st)),
+			kv_poll_error_name(parse_cases[i].want));
 	}
 	kv_master_status st;
 	const char *b = parse_cases[1].body;
@@ -65,7 +99,7 @@ static void test_restarts_and_standby(void **state)
 	s = S(20, 200, 0);
 	kv_master_record(&m, 1005, 0.01, KV_POLL_OK, 200, &s, 0);
 	assert_int_equal(m.restarts, 0);
-	s = S(1, 5, 0);   /* counters went back: the master restarted */
+	s = S(1, 5, 0); /* counters went back: the master restarted */
 	kv_master_record(&m, 1010, 0.01, KV_POLL_OK, 200, &s, 0);
 	assert_int_equal(m.restarts, 1);
 	assert_int_equal(m.status.published_events, 5);
@@ -85,7 +119,7 @@ static void test_restarts_and_standby(void **state)
 	assert_int_equal(m.poll_errors[KV_POLL_HTTP_STATUS], 1);
 	assert_int_equal(m.poll_errors[KV_POLL_PARSE], 1);
 	assert_int_equal(m.last_poll_time, 1035);
-	assert_true(m.have_status);  /* the last good counters are still shown */
+	assert_true(m.have_status); /* the last good counters are still shown */
 }
 
 static void test_drop_ratio_window(void **state)
@@ -122,16 +156,16 @@ static void test_transport_loss(void **state)
 	(void)state;
 	kv_master m = {0};
 	kv_master_status s = S(0, 0, 50);
-	kv_master_record(&m, 0, 0, KV_POLL_OK, 200, &s, 40);   /* baseline */
-	s.dropped_events = 150;                                /* 100 more dropped... */
-	kv_master_record(&m, 5, 0, KV_POLL_OK, 200, &s, 40);   /* ...not yet seen as a gap */
+	kv_master_record(&m, 0, 0, KV_POLL_OK, 200, &s, 40); /* baseline */
+	s.dropped_events = 150;                              /* 100 more dropped... */
+	kv_master_record(&m, 5, 0, KV_POLL_OK, 200, &s, 40); /* ...not yet seen as a gap */
 	assert_int_equal(m.transport_lost, 0);
 	kv_master_record(&m, 10, 0, KV_POLL_OK, 200, &s, 140); /* the gap arrived: explained */
 	assert_int_equal(m.transport_lost, 0);
 	kv_master_record(&m, 15, 0, KV_POLL_OK, 200, &s, 143); /* 3 more, no drops: transport */
 	assert_int_equal(m.transport_lost, 3);
 	kv_master_record(&m, 20, 0, KV_POLL_OK, 200, &s, 143);
-	assert_int_equal(m.transport_lost, 3);                  /* monotonic */
+	assert_int_equal(m.transport_lost, 3); /* monotonic */
 	/* a master restart: its dropped counter starts again from 0, and the
 	 * drops it counted before restarting were never seen by a poll */
 	s = S(0, 0, 5);
@@ -147,10 +181,10 @@ static void test_transport_loss(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_restarts_and_standby),
-	    cmocka_unit_test(test_drop_ratio_window),
-	    cmocka_unit_test(test_transport_loss),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_restarts_and_standby),
+		cmocka_unit_test(test_drop_ratio_window),
+		cmocka_unit_test(test_transport_loss),
 	};
 	return cmocka_run_group_tests_name("master", tests, NULL, NULL);
 }

@@ -29,19 +29,44 @@ static void pack_random(msgpack_packer *pk, int depth)
 	static const size_t lens[] = {0, 1, 31, 32, 255, 256, 65535, 65536};
 	size_t n = lens[next() % 8];
 	switch (kind) {
-	case 0: msgpack_pack_nil(pk); break;
-	case 1: msgpack_pack_true(pk); break;
-	case 2: msgpack_pack_uint64(pk, next() >> (next() % 64)); break;
-	case 3: msgpack_pack_int64(pk, -(int64_t)(next() >> (1 + next() % 63))); break;
-	case 4: msgpack_pack_float(pk, 1.5f); break;
-	case 5: msgpack_pack_double(pk, 2.5); break;
-	case 6: msgpack_pack_str_with_body(pk, blob, n); break;
-	case 7: msgpack_pack_bin_with_body(pk, blob, n); break;
-	case 8: msgpack_pack_ext_with_body(pk, blob, (size_t[]){1, 2, 4, 8, 16, 3, 300, 70000}[next() % 8], 7); break;
-	case 9: msgpack_pack_uint8(pk, 200); break;
-	case 10: msgpack_pack_int16(pk, -300); break;
-	case 11: msgpack_pack_uint32(pk, 70000); break;
-	case 12: case 13: {
+	case 0:
+		msgpack_pack_nil(pk);
+		break;
+	case 1:
+		msgpack_pack_true(pk);
+		break;
+	case 2:
+		msgpack_pack_uint64(pk, next() >> (next() % 64));
+		break;
+	case 3:
+		msgpack_pack_int64(pk, -(int64_t)(next() >> (1 + next() % 63)));
+		break;
+	case 4:
+		msgpack_pack_float(pk, 1.5f);
+		break;
+	case 5:
+		msgpack_pack_double(pk, 2.5);
+		break;
+	case 6:
+		msgpack_pack_str_with_body(pk, blob, n);
+		break;
+	case 7:
+		msgpack_pack_bin_with_body(pk, blob, n);
+		break;
+	case 8:
+		msgpack_pack_ext_with_body(pk, blob, (size_t[]){1, 2, 4, 8, 16, 3, 300, 70000}[next() % 8], 7);
+		break;
+	case 9:
+		msgpack_pack_uint8(pk, 200);
+		break;
+	case 10:
+		msgpack_pack_int16(pk, -300);
+		break;
+	case 11:
+		msgpack_pack_uint32(pk, 70000);
+		break;
+	case 12:
+	case 13: {
 		size_t k = (size_t[]){0, 1, 15, 16, 17}[next() % 5];
 		msgpack_pack_array(pk, k);
 		for (size_t i = 0; i < k; i++)
@@ -93,8 +118,7 @@ static void test_agrees_with_msgpack_c(void **state)
 		msgpack_object o;
 		size_t off = 0;
 		msgpack_zone_clear(&zone);
-		assert_int_equal(msgpack_unpack((const char *)junk, n, &off, &zone, &o),
-		                 MSGPACK_UNPACK_SUCCESS);
+		assert_int_equal(msgpack_unpack((const char *)junk, n, &off, &zone, &o), MSGPACK_UNPACK_SUCCESS);
 	}
 	assert_true(accepted > 100);
 	msgpack_zone_destroy(&zone);
@@ -107,7 +131,10 @@ struct hostile {
 	size_t len;
 	bool ok;
 };
-#define H(n, s, ok) {n, s, sizeof(s) - 1, ok}
+#define H(n, s, ok)                     \
+	{                               \
+		n, s, sizeof(s) - 1, ok \
+	}
 
 static const struct hostile hostile[] = {
 	H("empty", "", false),
@@ -123,7 +150,10 @@ static const struct hostile hostile[] = {
 	H("bin16 short", "\xc5\x00\x02\x61", false),
 	H("ext8 needs its type byte", "\xc7\x01\x05", false),
 	H("ext8 complete", "\xc7\x01\x05\x61", true),
-	H("fixext16 short", "\xd8\x01" "0123456789abcde", false),
+	H("fixext16 short",
+	  "\xd8\x01"
+	  "0123456789abcde",
+	  false),
 	H("uint64 short", "\xcf\x00\x00", false),
 	H("length field cut", "\xda\x00", false),
 	H("nested arrays", "\x91\x91\x91\x91\xc0", true),
@@ -147,8 +177,8 @@ static void test_hostile_headers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_agrees_with_msgpack_c),
-	    cmocka_unit_test(test_hostile_headers),
+		cmocka_unit_test(test_agrees_with_msgpack_c),
+		cmocka_unit_test(test_hostile_headers),
 	};
 	return cmocka_run_group_tests_name("mpcheck", tests, NULL, NULL);
 }

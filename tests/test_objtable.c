@@ -19,8 +19,7 @@ static uint64_t splitmix(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-static void check_all(const kv_objtable *t, const uint64_t *hashes, const unsigned char *model,
-                      size_t n)
+static void check_all(const kv_objtable *t, const uint64_t *hashes, const unsigned char *model, size_t n)
 {
 	size_t live = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -44,9 +43,7 @@ static void churn(uint64_t *hashes, size_t n, size_t ops, uint64_t seed)
 		unsigned bit = 1u + (unsigned)(splitmix(&x) & 1);
 		bool add = splitmix(&x) % 100 < 60;
 		unsigned before = 99;
-		assert_int_equal(kv_objtable_update(&t, hashes[k], add ? bit : 0, add ? 0 : bit, true,
-		                                    &before),
-		                 KV_OK);
+		assert_int_equal(kv_objtable_update(&t, hashes[k], add ? bit : 0, add ? 0 : bit, true, &before), KV_OK);
 		assert_int_equal(before, model[k]);
 		model[k] = add ? (unsigned char)(model[k] | bit) : (unsigned char)(model[k] & ~bit);
 		if (op % 997 == 0)
@@ -218,10 +215,14 @@ static void test_each(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_random_churn),      cmocka_unit_test(test_clustered_hashes),
-	    cmocka_unit_test(test_low_bits_ignored),  cmocka_unit_test(test_media_transitions),
-	    cmocka_unit_test(test_insert_refused),    cmocka_unit_test(test_incremental_growth),
-	    cmocka_unit_test(test_each),              cmocka_unit_test(test_growth_releases_pages),
+		cmocka_unit_test(test_random_churn),
+		cmocka_unit_test(test_clustered_hashes),
+		cmocka_unit_test(test_low_bits_ignored),
+		cmocka_unit_test(test_media_transitions),
+		cmocka_unit_test(test_insert_refused),
+		cmocka_unit_test(test_incremental_growth),
+		cmocka_unit_test(test_each),
+		cmocka_unit_test(test_growth_releases_pages),
 	};
 	return cmocka_run_group_tests_name("objtable", tests, NULL, NULL);
 }

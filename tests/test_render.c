@@ -20,8 +20,7 @@ struct fx {
 	kv_buf out;
 };
 
-static void stored(kv_stream *st, uint64_t seq, const char *tenant_id, size_t tlen, const char *medium,
-                   const char *key)
+static void stored(kv_stream *st, uint64_t seq, const char *tenant_id, size_t tlen, const char *medium, const char *key)
 {
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, "stored", seq, B, "x", medium, key);
@@ -51,8 +50,12 @@ static int setup(void **state)
 	kv_hist_init(&f->src[1].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
 	kv_master_status ms = {true, 10, 600, 25, 3};
 	kv_master_record(&f->src[1].master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, 0);
-	f->x = (kv_exporter_snap){.version = "1.2.3", .revision = "abc", .sources = f->src,
-	                          .n_sources = 2, .tracked_objects = 7, .max_objects = 1000};
+	f->x = (kv_exporter_snap){.version = "1.2.3",
+				  .revision = "abc",
+				  .sources = f->src,
+				  .n_sources = 2,
+				  .tracked_objects = 7,
+				  .max_objects = 1000};
 	kv_buf_init(&f->out);
 	assert_int_equal(kv_render(&f->out, &f->x), KV_OK);
 	*state = f;
@@ -78,8 +81,11 @@ static bool has_line(const kv_buf *b, const char *line)
 	return false;
 }
 
-#define LINE(f, s) \
-	do { if (!has_line(&(f)->out, s)) fail_msg("missing line: %s", s); } while (0)
+#define LINE(f, s)                                       \
+	do {                                             \
+		if (!has_line(&(f)->out, s))             \
+			fail_msg("missing line: %s", s); \
+	} while (0)
 
 static void test_values(void **state)
 {
@@ -160,9 +166,9 @@ static void test_structure(void **state)
 		memcpy(name, line, len);
 		name[len] = '\0';
 		size_t fl = strlen(family);
-		bool ok = strcmp(name, family) == 0 ||
-		          (strncmp(name, family, fl) == 0 &&
-		           (!strcmp(name + fl, "_bucket") || !strcmp(name + fl, "_sum") || !strcmp(name + fl, "_count")));
+		bool ok = strcmp(name, family) == 0 || (strncmp(name, family, fl) == 0 &&
+							(!strcmp(name + fl, "_bucket") || !strcmp(name + fl, "_sum") ||
+							 !strcmp(name + fl, "_count")));
 		if (!ok)
 			fail_msg("sample %s outside its family (current %s)", name, family);
 		samples++;
@@ -175,9 +181,9 @@ static void test_structure(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_values, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

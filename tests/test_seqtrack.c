@@ -51,14 +51,14 @@ static void test_event_ids(void **state)
 {
 	(void)state;
 	kv_seqtrack t = {0};
-	assert_false(kv_seq_observe_event_id(&t, 5, false));  /* baseline */
+	assert_false(kv_seq_observe_event_id(&t, 5, false)); /* baseline */
 	assert_false(kv_seq_observe_event_id(&t, 6, false));
 	assert_false(kv_seq_observe_event_id(&t, 70, false)); /* lost in transport */
 	assert_int_equal(t.event_id_gaps, 1);
 	assert_int_equal(t.event_ids_missing, 63);
 	assert_false(kv_seq_observe_event_id(&t, 70, false)); /* repeat: nothing */
 	assert_int_equal(t.resets, 0);
-	assert_true(kv_seq_observe_event_id(&t, 1, false));   /* backwards: a reset */
+	assert_true(kv_seq_observe_event_id(&t, 1, false)); /* backwards: a reset */
 	assert_int_equal(t.resets, 1);
 	assert_false(kv_seq_observe_event_id(&t, 2, false));
 	/* when the sequence already showed the reset, the ids do not count it twice */
@@ -89,9 +89,9 @@ static void test_reset_rebases_event_ids(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sequences),
-	    cmocka_unit_test(test_event_ids),
-	    cmocka_unit_test(test_reset_rebases_event_ids),
+		cmocka_unit_test(test_sequences),
+		cmocka_unit_test(test_event_ids),
+		cmocka_unit_test(test_reset_rebases_event_ids),
 	};
 	return cmocka_run_group_tests_name("seqtrack", tests, NULL, NULL);
 }

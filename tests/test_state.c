@@ -39,16 +39,14 @@ static int teardown(void **state)
 }
 
 /* One event per message, in sequence. */
-static void ev1(struct fx *f, const char *type, const char *tenant_id, const char *medium,
-                const char *key)
+static void ev1(struct fx *f, const char *type, const char *tenant_id, const char *medium, const char *key)
 {
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, type, ++f->eid, B, tenant_id, medium, key);
 	assert_int_equal(feed(f->st, ++f->seq, &e, 1), KV_OK);
 }
 
-static void expect_counts(struct fx *f, const char *t, uint64_t cpu_only, uint64_t disk_only,
-                          uint64_t both)
+static void expect_counts(struct fx *f, const char *t, uint64_t cpu_only, uint64_t disk_only, uint64_t both)
 {
 	const kv_tenant *tn = tenant(f->st, t);
 	assert_non_null(tn);
@@ -95,9 +93,9 @@ static void test_removed_never_below_zero(void **state)
 	struct fx *f = *state;
 	ev1(f, "removed", "t", "cpu", "never-stored");
 	ev1(f, "stored", "t", "disk", "k");
-	ev1(f, "removed", "t", "cpu", "k");   /* not on cpu */
+	ev1(f, "removed", "t", "cpu", "k"); /* not on cpu */
 	ev1(f, "removed", "t", "disk", "k");
-	ev1(f, "removed", "t", "disk", "k");  /* repeated retraction */
+	ev1(f, "removed", "t", "disk", "k"); /* repeated retraction */
 	ev1(f, "removed", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 0);
 	const kv_tenant *tn = tenant(f->st, "t");
@@ -142,9 +140,9 @@ static void test_cleared(void **state)
 
 	ev1(f, "cleared", "a", NULL, NULL);
 	expect_counts(f, "a", 0, 0, 0);
-	expect_counts(f, "b", 100, 0, 0);   /* other tenants untouched */
+	expect_counts(f, "b", 100, 0, 0); /* other tenants untouched */
 	assert_int_equal(media_of(f->st, "a", "k1"), 0);
-	assert_int_equal(a->stale, 0);       /* cleared makes the tenant exact */
+	assert_int_equal(a->stale, 0); /* cleared makes the tenant exact */
 	assert_true(tenant(f->st, "b")->stale != 0);
 	assert_int_equal(a->counts.events[KV_EV_CLEARED], 1);
 	assert_int_equal(atomic_load(&f->budget.objects), 100);
@@ -188,8 +186,8 @@ static void test_keyless_and_rejected_not_applied(void **state)
 {
 	struct fx *f = *state;
 	ev_spec e[3];
-	ev_init(&e[0], EV_UPSTREAM, "stored", 1, B, "t", "cpu", NULL);   /* keyless */
-	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "t", "nvme", "k");   /* unknown medium */
+	ev_init(&e[0], EV_UPSTREAM, "stored", 1, B, "t", "cpu", NULL); /* keyless */
+	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "t", "nvme", "k"); /* unknown medium */
 	ev_init(&e[2], EV_UPSTREAM, "stored", 3, B, "t", "disk", "k");
 	assert_int_equal(feed(f->st, 1, e, 3), KV_OK);
 	expect_counts(f, "t", 0, 1, 0);
@@ -209,9 +207,9 @@ static void test_limits(void **state)
 	ev_spec e[5];
 	ev_init(&e[0], EV_SPEC, "stored", 1, B, "t1", "cpu", "a");
 	ev_init(&e[1], EV_SPEC, "stored", 2, B, "t1", "cpu", "b");
-	ev_init(&e[2], EV_SPEC, "stored", 3, B, "t1", "disk", "a");  /* existing: no new room needed */
+	ev_init(&e[2], EV_SPEC, "stored", 3, B, "t1", "disk", "a"); /* existing: no new room needed */
 	ev_init(&e[3], EV_SPEC, "stored", 4, B, "t1", "cpu", "c");
-	ev_init(&e[4], EV_SPEC, "stored", 5, B, "t1", "cpu", "d");   /* 4th object: refused */
+	ev_init(&e[4], EV_SPEC, "stored", 5, B, "t1", "cpu", "d"); /* 4th object: refused */
 	assert_int_equal(feed(s1, 1, e, 5), KV_OK);
 	const kv_tenant *t1 = kv_state_find_tenant(kv_stream_state(s1), S(B), S("t1"));
 	assert_int_equal(kv_tenant_objects(t1), 3);
@@ -224,8 +222,8 @@ static void test_limits(void **state)
 	/* the budget is shared: the second stream has no room either */
 	ev_spec g[3];
 	ev_init(&g[0], EV_SPEC, "stored", 1, B, "t2", "cpu", "x");
-	ev_init(&g[1], EV_SPEC, "stored", 2, B, "t3", "cpu", "x");   /* 3rd tenant: refused */
-	ev_init(&g[2], EV_SPEC, "removed", 3, B, "t1", "cpu", "a");  /* s2's own t1: 3rd tenant too */
+	ev_init(&g[1], EV_SPEC, "stored", 2, B, "t3", "cpu", "x");  /* 3rd tenant: refused */
+	ev_init(&g[2], EV_SPEC, "removed", 3, B, "t1", "cpu", "a"); /* s2's own t1: 3rd tenant too */
 	assert_int_equal(feed(s2, 1, g, 3), KV_OK);
 	assert_int_equal(kv_state_objects_overflow(kv_stream_state(s2)), 1);
 	assert_int_equal(kv_state_tenants_overflow(kv_stream_state(s2)), 2);
@@ -247,14 +245,14 @@ static void test_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_stored_idempotent, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_media_sets, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_removed_never_below_zero, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_upsert, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_cleared, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_tenant_identity, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_keyless_and_rejected_not_applied, setup, teardown),
-	    cmocka_unit_test(test_limits),
+		cmocka_unit_test_setup_teardown(test_stored_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_media_sets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_never_below_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upsert, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cleared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyless_and_rejected_not_applied, setup, teardown),
+		cmocka_unit_test(test_limits),
 	};
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
 }

@@ -55,7 +55,7 @@ static void test_gap_marks_every_tenant_stale(void **state)
 	stored_at(st, 3, 3, "a", "k1");
 	assert_int_equal(tenant(st, "a")->stale, 0);
 	assert_int_equal(tenant(st, "b")->stale, 0);
-	stored_at(st, 10, 4, "a", "k2");   /* 6 messages lost */
+	stored_at(st, 10, 4, "a", "k2"); /* 6 messages lost */
 	assert_int_equal(kv_stream_seq(st)->gaps, 1);
 	assert_int_equal(kv_stream_seq(st)->missing, 6);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_GAP);
@@ -87,7 +87,7 @@ static void test_reset_applies_new_events(void **state)
 	assert_int_equal(media_of(st, "a", "after-restart"), KV_MEDIUM_CPU);
 	assert_int_equal(kv_tenant_objects(tenant(st, "a")), 10);
 	stored_at(st, 2, 2, "a", "next");
-	assert_int_equal(kv_stream_seq(st)->resets, 1);     /* counted once */
+	assert_int_equal(kv_stream_seq(st)->resets, 1); /* counted once */
 	assert_int_equal(kv_stream_seq(st)->event_id_gaps, 0);
 	assert_int_equal(kv_stream_seq(st)->last_seq, 2);
 }
@@ -112,7 +112,7 @@ static void test_duplicate_message_skipped(void **state)
 	ev_spec e[2];
 	ev_init(&e[0], EV_UPSTREAM, "removed", 1, B, "a", "cpu", "x");
 	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "a", "cpu", "y");
-	feed(st, 1, e, 2);                   /* the same sequence again */
+	feed(st, 1, e, 2); /* the same sequence again */
 	assert_int_equal(kv_stream_seq(st)->duplicates, 1);
 	assert_int_equal(kv_stream_stats_of(st)->duplicate_message_events, 2);
 	assert_int_equal(media_of(st, "a", "x"), KV_MEDIUM_CPU);
@@ -181,17 +181,17 @@ static void test_histograms_and_timestamp(void **state)
 	msg m;
 	msg_init(&m);
 	msg_build(&m, 1, 1000000, e, 64);
-	kv_stream_ingest(st, m.frames, 3, 1000003, NULL);        /* 3 ms late */
+	kv_stream_ingest(st, m.frames, 3, 1000003, NULL); /* 3 ms late */
 	msg_build(&m, 2, 1000000, e, 1);
-	kv_stream_ingest(st, m.frames, 3, 999000, NULL);         /* clock skew: clamps to 0 */
+	kv_stream_ingest(st, m.frames, 3, 999000, NULL); /* clock skew: clamps to 0 */
 	msg_build(&m, 3, 2000000, e, 0);
 	kv_stream_ingest(st, m.frames, 3, 2000000, NULL);
 	const kv_stream_stats *ss = kv_stream_stats_of(st);
 	assert_true(ss->has_timestamp);
 	assert_int_equal(ss->last_timestamp_ms, 2000000);
 	assert_int_equal(ss->lag_seconds.count, 3);
-	assert_int_equal(ss->lag_seconds.counts[0], 2);   /* <= 0.5 ms: 0 and 0 */
-	assert_int_equal(ss->lag_seconds.counts[3], 1);   /* (2.5 ms, 5 ms] */
+	assert_int_equal(ss->lag_seconds.counts[0], 2); /* <= 0.5 ms: 0 and 0 */
+	assert_int_equal(ss->lag_seconds.counts[3], 1); /* (2.5 ms, 5 ms] */
 	assert_true(ss->lag_seconds.sum > 0.0029 && ss->lag_seconds.sum < 0.0031);
 	assert_int_equal(ss->batch_events.count, 3);
 	assert_int_equal(ss->batch_events.counts[0], 2);  /* 0 and 1 events */
@@ -213,10 +213,14 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_gap_marks_every_tenant_stale), T(test_reset_applies_new_events),
-	    T(test_event_id_reset),               T(test_duplicate_message_skipped),
-	    T(test_bad_payload_keeps_sequence),   T(test_transport_loss_by_event_id),
-	    T(test_histograms_and_timestamp),     T(test_reconnect_marks_stale),
+		T(test_gap_marks_every_tenant_stale),
+		T(test_reset_applies_new_events),
+		T(test_event_id_reset),
+		T(test_duplicate_message_skipped),
+		T(test_bad_payload_keeps_sequence),
+		T(test_transport_loss_by_event_id),
+		T(test_histograms_and_timestamp),
+		T(test_reconnect_marks_stale),
 	};
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
 }

@@ -88,20 +88,20 @@ static void test_utf8(void **state)
 	} cases[] = {
 		{"", 0, true},
 		{"tenant-a", 8, true},
-		{"\xce\xba\xce\xbb", 4, true},         /* κλ */
-		{"\xe2\x82\xac", 3, true},             /* € */
-		{"\xf0\x9f\x98\x80", 4, true},         /* U+1F600 */
-		{"\xf4\x8f\xbf\xbf", 4, true},         /* U+10FFFF, the last */
-		{"a\0b", 3, false},                    /* NUL */
+		{"\xce\xba\xce\xbb", 4, true}, /* κλ */
+		{"\xe2\x82\xac", 3, true},     /* € */
+		{"\xf0\x9f\x98\x80", 4, true}, /* U+1F600 */
+		{"\xf4\x8f\xbf\xbf", 4, true}, /* U+10FFFF, the last */
+		{"a\0b", 3, false},            /* NUL */
 		{"\xff", 1, false},
-		{"\xc0\xaf", 2, false},                /* overlong '/' */
-		{"\xe0\x80\xaf", 3, false},            /* overlong, 3 bytes */
-		{"\xed\xa0\x80", 3, false},            /* surrogate U+D800 */
-		{"\xf4\x90\x80\x80", 4, false},        /* above U+10FFFF */
-		{"\xce", 1, false},                    /* truncated */
+		{"\xc0\xaf", 2, false},         /* overlong '/' */
+		{"\xe0\x80\xaf", 3, false},     /* overlong, 3 bytes */
+		{"\xed\xa0\x80", 3, false},     /* surrogate U+D800 */
+		{"\xf4\x90\x80\x80", 4, false}, /* above U+10FFFF */
+		{"\xce", 1, false},             /* truncated */
 		{"\xe2\x82", 2, false},
-		{"\xce\x41", 2, false},                /* bad continuation */
-		{"\x80", 1, false},                    /* lone continuation */
+		{"\xce\x41", 2, false}, /* bad continuation */
+		{"\x80", 1, false},     /* lone continuation */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (kv_label_value_clean(cases[i].s, cases[i].n) != cases[i].clean)

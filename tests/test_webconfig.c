@@ -70,15 +70,15 @@ static void test_tls_and_users(void **state)
 	char *alice = bcrypt("s3cret"), *bob = bcrypt("other");
 	char text[512], err[256];
 	snprintf(text, sizeof(text),
-	         "tls_server_config:\n  cert_file: server.crt\n  key_file: %s/server.key\n"
-	         "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
-	         "basic_auth_users:\n  alice: %s\n  bob: '%s'\n",
-	         dir, alice, bob);
+		 "tls_server_config:\n  cert_file: server.crt\n  key_file: %s/server.key\n"
+		 "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
+		 "basic_auth_users:\n  alice: %s\n  bob: '%s'\n",
+		 dir, alice, bob);
 	kv_webconfig w;
 	assert_int_equal(load(text, &w, err, sizeof(err)), KV_OK);
 	assert_true(w.tls);
-	assert_string_equal(w.cert_pem, "CERT\n");      /* relative to the file */
-	assert_string_equal(w.key_pem, "KEY\n");        /* absolute */
+	assert_string_equal(w.cert_pem, "CERT\n"); /* relative to the file */
+	assert_string_equal(w.key_pem, "KEY\n");   /* absolute */
 	assert_string_equal(w.client_ca_pem, "CA\n");
 	assert_int_equal(w.client_auth, KV_CLIENT_REQUIRE_AND_VERIFY);
 	assert_int_equal(w.n_users, 2);
@@ -94,9 +94,9 @@ static void test_tls_and_users(void **state)
 
 	/* no client verification: the CA is not even read */
 	assert_int_equal(load("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
-	                      "  client_ca_file: nope.crt\n",
-	                      &w, err, sizeof(err)),
-	                 KV_OK);
+			      "  client_ca_file: nope.crt\n",
+			      &w, err, sizeof(err)),
+			 KV_OK);
 	assert_int_equal(w.client_auth, KV_CLIENT_NONE);
 	assert_null(w.client_ca_pem);
 	assert_int_equal(w.n_users, 0);
@@ -118,13 +118,15 @@ static void test_refused(void **state)
 		{"basic_auth_users: [\n", "at line"},
 		{"basic_auth_users:\n  alice: s3cret\n", "not a bcrypt hash"},
 		{"basic_auth_users:\n  - alice\n", "must be a mapping"},
-		{"basic_auth_users:\n  '': $2y$04$abcdefghijklmnopqrstuuuD0Q7QHy2Ez3GA/UkeX3ALO2hkmnlq2\n", "empty user"},
+		{"basic_auth_users:\n  '': $2y$04$abcdefghijklmnopqrstuuuD0Q7QHy2Ez3GA/UkeX3ALO2hkmnlq2\n",
+		 "empty user"},
 		{"tls_server_config:\n  cert_file: server.crt\n", "needs cert_file and key_file"},
 		{"tls_server_config:\n  cert_file: server.crt\n  key_file: nope.key\n", "cannot read"},
 		{"tls_server_config:\n  cert_file: empty.pem\n  key_file: server.key\n", "is empty"},
 		{"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS13\n",
 		 "tls_server_config.min_version is not supported"},
-		{"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequestClientCert\n",
+		{"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: "
+		 "RequestClientCert\n",
 		 "is not supported"},
 		{"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
 		 "  client_auth_type: VerifyClientCertIfGiven\n",

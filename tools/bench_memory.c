@@ -85,8 +85,8 @@ int main(int argc, char **argv)
 	printf("objects            %zu in %zu tenants (keys of %zu bytes)\n", live, tenants, key_bytes);
 	printf("rss growth         %.1f MiB  = %.1f bytes/object\n", (double)(rss1 - rss0) / 1024,
 	       (double)(rss1 - rss0) * 1024 / (double)live);
-	printf("table bytes        %.1f MiB  = %.1f bytes/object\n",
-	       (double)kv_state_table_bytes(s) / 1048576, (double)kv_state_table_bytes(s) / (double)live);
+	printf("table bytes        %.1f MiB  = %.1f bytes/object\n", (double)kv_state_table_bytes(s) / 1048576,
+	       (double)kv_state_table_bytes(s) / (double)live);
 	printf("insert             %.0f ns/object mean (%.1f M objects/s), slowest one %.1f us\n",
 	       elapsed * 1e9 / (double)n, (double)n / elapsed / 1e6, worst * 1e6);
 	kv_state_free(s);

@@ -28,7 +28,7 @@ static void check(const kv_stream *st, const kv_budget *b)
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	kv_budget budget;
-	kv_budget_init(&budget, 64, 4096);  /* small: limits get hit too */
+	kv_budget_init(&budget, 64, 4096); /* small: limits get hit too */
 	kv_stream *st = kv_stream_new(&budget, 42);
 	if (!st)
 		return 0;

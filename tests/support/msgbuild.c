@@ -8,8 +8,8 @@ static void add(ev_spec *e, fv v)
 		e->f[e->n++] = v;
 }
 
-void ev_init(ev_spec *e, enum ev_flavour fl, const char *type, uint64_t event_id,
-             const char *backend, const char *tenant, const char *medium, const char *key)
+void ev_init(ev_spec *e, enum ev_flavour fl, const char *type, uint64_t event_id, const char *backend,
+	     const char *tenant, const char *medium, const char *key)
 {
 	bool stored = strcmp(type, "stored") == 0;
 	bool cleared = strcmp(type, "cleared") == 0;
@@ -84,17 +84,31 @@ void ev_pack(msgpack_packer *pk, const ev_spec *e)
 		size_t n = v->s ? (v->s_len ? v->s_len : strlen(v->s)) : 0;
 		pack_str(pk, v->name, strlen(v->name));
 		switch (v->kind) {
-		case FV_STR: pack_str(pk, v->s, n); break;
+		case FV_STR:
+			pack_str(pk, v->s, n);
+			break;
 		case FV_BIN:
 			msgpack_pack_bin(pk, n);
 			msgpack_pack_bin_body(pk, v->s, n);
 			break;
-		case FV_INT: msgpack_pack_int64(pk, v->i); break;
-		case FV_UINT: msgpack_pack_uint64(pk, v->u); break;
-		case FV_NIL: msgpack_pack_nil(pk); break;
-		case FV_BOOL: msgpack_pack_true(pk); break;
-		case FV_EMPTY_ARRAY: msgpack_pack_array(pk, 0); break;
-		case FV_EMPTY_MAP: msgpack_pack_map(pk, 0); break;
+		case FV_INT:
+			msgpack_pack_int64(pk, v->i);
+			break;
+		case FV_UINT:
+			msgpack_pack_uint64(pk, v->u);
+			break;
+		case FV_NIL:
+			msgpack_pack_nil(pk);
+			break;
+		case FV_BOOL:
+			msgpack_pack_true(pk);
+			break;
+		case FV_EMPTY_ARRAY:
+			msgpack_pack_array(pk, 0);
+			break;
+		case FV_EMPTY_MAP:
+			msgpack_pack_map(pk, 0);
+			break;
 		}
 	}
 }

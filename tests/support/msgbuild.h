@@ -16,7 +16,7 @@ typedef struct fv {
 	const char *name;
 	enum fv_kind kind;
 	const char *s;
-	size_t s_len;  /* for FV_STR/FV_BIN: 0 means strlen(s) */
+	size_t s_len; /* for FV_STR/FV_BIN: 0 means strlen(s) */
 	int64_t i;
 	uint64_t u;
 } fv;
@@ -29,23 +29,23 @@ typedef struct ev_spec {
 } ev_spec;
 
 enum ev_flavour {
-	EV_SPEC,      /* the subscriber guide's field set, legacy compat on */
+	EV_SPEC, /* the subscriber guide's field set, legacy compat on */
 	EV_SPEC_NO_LEGACY,
-	EV_UPSTREAM,  /* what the upstream publisher sends (dp_rank nil, base_block_idx 0, ...) */
+	EV_UPSTREAM, /* what the upstream publisher sends (dp_rank nil, base_block_idx 0, ...) */
 };
 
 /* type: "stored", "removed" or "cleared"; medium/key may be NULL (nil / absent). */
-void ev_init(ev_spec *e, enum ev_flavour fl, const char *type, uint64_t event_id,
-             const char *backend, const char *tenant, const char *medium, const char *key);
-void ev_set(ev_spec *e, fv v);   /* replaces the field of that name, or appends it */
+void ev_init(ev_spec *e, enum ev_flavour fl, const char *type, uint64_t event_id, const char *backend,
+	     const char *tenant, const char *medium, const char *key);
+void ev_set(ev_spec *e, fv v); /* replaces the field of that name, or appends it */
 void ev_del(ev_spec *e, const char *name);
 
-#define STR(n, v) ((fv){.name = (n), .kind = FV_STR, .s = (v)})
+#define STR(n, v)     ((fv){.name = (n), .kind = FV_STR, .s = (v)})
 #define STRN(n, v, l) ((fv){.name = (n), .kind = FV_STR, .s = (v), .s_len = (l)})
-#define BIN(n, v) ((fv){.name = (n), .kind = FV_BIN, .s = (v)})
-#define INT(n, v) ((fv){.name = (n), .kind = FV_INT, .i = (v)})
-#define UINT(n, v) ((fv){.name = (n), .kind = FV_UINT, .u = (v)})
-#define NIL(n) ((fv){.name = (n), .kind = FV_NIL})
+#define BIN(n, v)     ((fv){.name = (n), .kind = FV_BIN, .s = (v)})
+#define INT(n, v)     ((fv){.name = (n), .kind = FV_INT, .i = (v)})
+#define UINT(n, v)    ((fv){.name = (n), .kind = FV_UINT, .u = (v)})
+#define NIL(n)        ((fv){.name = (n), .kind = FV_NIL})
 
 /* A three-frame message.  Owns its payload buffer. */
 typedef struct msg {

@@ -123,7 +123,8 @@ static int bench_recv(const char *ep, uint64_t want)
 		t1 = mono();
 	}
 done:
-	printf("{\"what\":\"ZMQ receive + decode, no state\",\"events_per_s\":%.0f,\"events\":%llu,\"messages\":%llu}\n",
+	printf("{\"what\":\"ZMQ receive + decode, no "
+	       "state\",\"events_per_s\":%.0f,\"events\":%llu,\"messages\":%llu}\n",
 	       t1 > t0 ? (double)events / (t1 - t0) : 0.0, (unsigned long long)events, (unsigned long long)messages);
 	kv_decoder_free(d);
 	zmq_close(sub);
@@ -165,8 +166,8 @@ static int bench_render(void)
 				best = d;
 		}
 		printf("{\"what\":\"snapshot + render\",\"tenants\":%u,\"mean_ms\":%.3f,\"best_ms\":%.3f,\"bytes\":%zu,"
-		       "\"samples\":%zu}\n", counts[c], total / runs * 1e3, best * 1e3, out.len,
-		       (size_t)(counts[c] * 24 + 200));
+		       "\"samples\":%zu}\n",
+		       counts[c], total / runs * 1e3, best * 1e3, out.len, (size_t)(counts[c] * 24 + 200));
 		kv_buf_free(&out);
 		kv_source_snap_release(&src);
 		kv_state_free(st);

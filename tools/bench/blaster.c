@@ -65,24 +65,47 @@ int main(int argc, char **argv)
 	int load = 0, probe = 0, hwm = 10000, mix = 2048;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--load")) { load = 1; continue; }
-		if (!strcmp(a, "--probe")) { probe = 1; continue; }
-		if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
+		if (!strcmp(a, "--load")) {
+			load = 1;
+			continue;
+		}
+		if (!strcmp(a, "--probe")) {
+			probe = 1;
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr, "%s needs a value\n", a);
+			return 2;
+		}
 		i++;
-		if (!strcmp(a, "--pub")) ep = v;
-		else if (!strcmp(a, "--events")) events = strtoull(v, NULL, 10);
-		else if (!strcmp(a, "--rate")) rate = strtod(v, NULL);
-		else if (!strcmp(a, "--keys")) wp.keys = strtoull(v, NULL, 10);
-		else if (!strcmp(a, "--tenants")) wp.tenants = (unsigned)atoi(v);
-		else if (!strcmp(a, "--backends")) wp.backends = (unsigned)atoi(v);
-		else if (!strcmp(a, "--key-bytes")) wp.key_bytes = (unsigned)atoi(v);
-		else if (!strcmp(a, "--sndhwm")) hwm = atoi(v);
-		else if (!strcmp(a, "--mix-messages")) mix = atoi(v);
-		else { fprintf(stderr, "unknown flag %s\n", a); return 2; }
+		if (!strcmp(a, "--pub"))
+			ep = v;
+		else if (!strcmp(a, "--events"))
+			events = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--rate"))
+			rate = strtod(v, NULL);
+		else if (!strcmp(a, "--keys"))
+			wp.keys = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--tenants"))
+			wp.tenants = (unsigned)atoi(v);
+		else if (!strcmp(a, "--backends"))
+			wp.backends = (unsigned)atoi(v);
+		else if (!strcmp(a, "--key-bytes"))
+			wp.key_bytes = (unsigned)atoi(v);
+		else if (!strcmp(a, "--sndhwm"))
+			hwm = atoi(v);
+		else if (!strcmp(a, "--mix-messages"))
+			mix = atoi(v);
+		else {
+			fprintf(stderr, "unknown flag %s\n", a);
+			return 2;
+		}
 	}
 	if (!ep || wp.keys == 0 || wp.tenants == 0 || mix < 1) {
-		fprintf(stderr, "usage: %s --pub EP [--events N] [--rate EV/S] [--keys N] [--tenants N] "
-		                "[--key-bytes N] [--backends N] [--load] [--probe] [--sndhwm N] [--mix-messages N]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s --pub EP [--events N] [--rate EV/S] [--keys N] [--tenants N] "
+			"[--key-bytes N] [--backends N] [--load] [--probe] [--sndhwm N] [--mix-messages N]\n",
+			argv[0]);
 		return 2;
 	}
 	wl_msg *msgs = wl_encode_mix(&wp, (size_t)mix);
@@ -99,7 +122,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	char sub[64];
-	if (zmq_recv(p.sock, sub, sizeof(sub), 0) < 0)  /* a subscriber joined */
+	if (zmq_recv(p.sock, sub, sizeof(sub), 0) < 0) /* a subscriber joined */
 		return 1;
 
 	double t0 = now_s();
@@ -120,8 +143,8 @@ int main(int argc, char **argv)
 		uint64_t mixed = events / WL_BATCH * WL_BATCH;
 		printf("{\"messages\":%llu,\"events\":%llu,\"last_seq\":%llu,\"load_seconds\":%.3f,"
 		       "\"seconds\":%.3f,\"rate\":%.0f,\"message_bytes\":%zu}\n",
-		       (unsigned long long)p.messages, (unsigned long long)p.events, (unsigned long long)p.seq,
-		       t1 - t0, t2 - t1, mixed && t2 > t1 ? (double)mixed / (t2 - t1) : 0.0, msgs[0].len);
+		       (unsigned long long)p.messages, (unsigned long long)p.events, (unsigned long long)p.seq, t1 - t0,
+		       t2 - t1, mixed && t2 > t1 ? (double)mixed / (t2 - t1) : 0.0, msgs[0].len);
 		fflush(stdout);
 	}
 	zmq_close(p.sock);

@@ -45,8 +45,8 @@ void wl_stamp(wl_msg *m, uint64_t first_eid, int64_t ts_ms)
 		put_be64(m->payload + m->eid_off[i], first_eid + (uint64_t)i);
 }
 
-static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const unsigned *tenants,
-                   const int *stored, const int *medium)
+static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const unsigned *tenants, const int *stored,
+		   const int *medium)
 {
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
@@ -58,14 +58,14 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 	char key[4096], tenant[32], backend[40];
 	for (int i = 0; i < WL_BATCH; i++) {
 		/* a realistic key: model / layer / content hash, padded to key_bytes */
-		int n = snprintf(key, sizeof(key), "model-llama-70b/tp8/layer%02u/%016llx",
-		                 (unsigned)(keys[i] % 80), (unsigned long long)(keys[i] * 0x9e3779b97f4a7c15ull));
+		int n = snprintf(key, sizeof(key), "model-llama-70b/tp8/layer%02u/%016llx", (unsigned)(keys[i] % 80),
+				 (unsigned long long)(keys[i] * 0x9e3779b97f4a7c15ull));
 		for (; (unsigned)n < p->key_bytes && n < (int)sizeof(key) - 1; n++)
 			key[n] = (char)('a' + (keys[i] + (uint64_t)n) % 26);
 		int tl = snprintf(tenant, sizeof(tenant), "tenant-%u", tenants[i]);
 		int bl = p->backends > 1 ? snprintf(backend, sizeof(backend), "mooncake-master-%u",
-		                                    (unsigned)(keys[i] % p->backends))
-		                         : snprintf(backend, sizeof(backend), "mooncake-master-1");
+						    (unsigned)(keys[i] % p->backends))
+					 : snprintf(backend, sizeof(backend), "mooncake-master-1");
 		bool st = stored[i];
 		msgpack_pack_map(&pk, st ? 20 : 17);
 		LIT(&pk, "event_id");
@@ -73,9 +73,15 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 		LIT(&pk, "timestamp");
 		out->ts_off[i + 1] = u64_fixed(&sb, 0);
 		LIT(&pk, "event_type");
-		if (st) LIT(&pk, "stored"); else LIT(&pk, "removed");
+		if (st)
+			LIT(&pk, "stored");
+		else
+			LIT(&pk, "removed");
 		LIT(&pk, "type");
-		if (st) LIT(&pk, "BlockStored"); else LIT(&pk, "BlockRemoved");
+		if (st)
+			LIT(&pk, "BlockStored");
+		else
+			LIT(&pk, "BlockRemoved");
 		LIT(&pk, "model_name"), msgpack_pack_nil(&pk);
 		LIT(&pk, "block_size"), msgpack_pack_nil(&pk);
 		LIT(&pk, "additional_salt"), msgpack_pack_nil(&pk);
@@ -84,7 +90,10 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 		LIT(&pk, "backend_id"), str(&pk, backend, (size_t)bl);
 		LIT(&pk, "group_id"), msgpack_pack_nil(&pk);
 		LIT(&pk, "medium");
-		if (medium[i]) LIT(&pk, "disk"); else LIT(&pk, "cpu");
+		if (medium[i])
+			LIT(&pk, "disk");
+		else
+			LIT(&pk, "cpu");
 		LIT(&pk, "dp_rank"), msgpack_pack_uint32(&pk, 0);
 		LIT(&pk, "object_key"), str(&pk, key, (size_t)n);
 		LIT(&pk, "seq_hashes"), msgpack_pack_array(&pk, 0);
@@ -97,7 +106,7 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 		}
 	}
 	msgpack_pack_uint32(&pk, 0);
-	out->payload = (unsigned char *)sb.data;  /* taken over from the sbuffer */
+	out->payload = (unsigned char *)sb.data; /* taken over from the sbuffer */
 	out->len = sb.size;
 }
 
@@ -110,7 +119,7 @@ wl_msg *wl_encode_mix(const wl_params *p, size_t n)
 	for (size_t j = 0; m && j < n; j++) {
 		for (int i = 0; i < WL_BATCH; i++) {
 			keys[i] = mix64(&x) % p->keys;
-			tenants[i] = (unsigned)(keys[i] % p->tenants);  /* a key lives in one tenant */
+			tenants[i] = (unsigned)(keys[i] % p->tenants); /* a key lives in one tenant */
 			stored[i] = mix64(&x) % 100 < p->stored_pct;
 			medium[i] = (int)(mix64(&x) & 1);
 		}

@@ -13,16 +13,16 @@
 typedef struct wl_msg {
 	unsigned char *payload;
 	size_t len;
-	size_t ts_off[WL_BATCH + 1];   /* batch timestamp, then each event's */
+	size_t ts_off[WL_BATCH + 1]; /* batch timestamp, then each event's */
 	size_t eid_off[WL_BATCH];
 } wl_msg;
 
 typedef struct wl_params {
 	uint64_t keys;
 	unsigned tenants;
-	unsigned backends;    /* backend_id = mooncake-master-<key % backends> (0 or 1: one) */
+	unsigned backends; /* backend_id = mooncake-master-<key % backends> (0 or 1: one) */
 	unsigned key_bytes;
-	unsigned stored_pct;  /* the rest is removed */
+	unsigned stored_pct; /* the rest is removed */
 	uint64_t seed;
 } wl_params;
 

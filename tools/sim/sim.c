@@ -47,14 +47,14 @@ struct event {
 	enum kind kind;
 	unsigned tenant;
 	unsigned key;
-	unsigned medium;  /* 1 cpu, 2 disk; 0 for cleared */
+	unsigned medium; /* 1 cpu, 2 disk; 0 for cleared */
 };
 
 struct tenant_truth {
 	uint64_t events[3];
 	uint64_t dup, unknown;
-	bool exact;        /* a cleared was sent since the last break in the stream */
-	bool seen;         /* at least one event reached the wire */
+	bool exact; /* a cleared was sent since the last break in the stream */
+	bool seen;  /* at least one event reached the wire */
 };
 
 struct opts {
@@ -79,13 +79,13 @@ struct sim {
 	/* the queue */
 	struct event *queue;
 	size_t q_head, q_len;
-	uint64_t reserved;  /* sequence numbers reserved by drops since the last send */
+	uint64_t reserved; /* sequence numbers reserved by drops since the last send */
 	/* models: the master's (authoritative) and the wire's (what was sent) */
 	unsigned char *master, *wire;
 	struct tenant_truth *truth;
 	/* stream facts */
 	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
-	uint64_t garbage[2];  /* by garbage_reasons */
+	uint64_t garbage[2]; /* by garbage_reasons */
 	uint64_t dropped_total, keyless_total;
 	struct MHD_Daemon *status;
 };
@@ -136,8 +136,7 @@ static void tenant_name(unsigned t, char *buf, size_t n)
 static int key_name(unsigned k, char *buf, size_t n)
 {
 	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
-	return snprintf(buf, n, "model-%c/layer%02u/%016llx", 'a' + (int)(k % 3), k % 80,
-	                (unsigned long long)h);
+	return snprintf(buf, n, "model-%c/layer%02u/%016llx", 'a' + (int)(k % 3), k % 80, (unsigned long long)h);
 }
 
 static unsigned char *cell(struct sim *s, unsigned char *model, unsigned t, unsigned k)
@@ -161,7 +160,7 @@ static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e,
 	char tenant[32], key[128];
 	tenant_name(e->tenant, tenant, sizeof(tenant));
 	bool per_object = e->kind != CLEARED;
-	size_t n = 11 + s->o.legacy;  /* the envelope */
+	size_t n = 11 + s->o.legacy; /* the envelope */
 	if (per_object)
 		n += 1 + s->o.object_key + 2 + s->o.legacy + (e->kind == STORED ? 2 + s->o.legacy : 0);
 	msgpack_pack_map(pk, n);
@@ -256,7 +255,7 @@ static void send_batch(struct sim *s)
 		wire_apply(s, e);
 	}
 	msgpack_pack_uint32(&pk, 0);
-	if (s->reserved) {  /* the gap comes right before the surviving tail */
+	if (s->reserved) { /* the gap comes right before the surviving tail */
 		s->gaps++;
 		s->missing += s->reserved;
 		stream_break(s);
@@ -286,7 +285,7 @@ static void enqueue(struct sim *s, const struct event *e)
 	if (s->q_len == s->o.queue_cap) {
 		s->q_head = (s->q_head + 1) % s->o.queue_cap;
 		s->q_len--;
-		s->next_seq++;  /* reserved: the gap stays visible */
+		s->next_seq++; /* reserved: the gap stays visible */
 		s->reserved++;
 		s->dropped_total++;
 		atomic_fetch_add(&s->dropped_events, 1);
@@ -326,7 +325,7 @@ static void op_remove_all(struct sim *s, unsigned t)
 	for (unsigned k = 0; k < s->o.keys; k++)
 		had |= *cell(s, s->master, t, k) != 0;
 	if (!had)
-		return;  /* not emitted for a tenant that held no objects */
+		return; /* not emitted for a tenant that held no objects */
 	memset(cell(s, s->master, t, 0), 0, s->o.keys);
 	publish(s, CLEARED, t, 0, 0);
 }
@@ -341,7 +340,7 @@ static void random_op(struct sim *s)
 		op_stored(s, t, k, m);
 	else if (r < 890)
 		op_removed(s, t, k, m);
-	else if (r < 998) {  /* upsert: removed for the old value, then stored */
+	else if (r < 998) { /* upsert: removed for the old value, then stored */
 		op_removed(s, t, k, m);
 		op_stored(s, t, k, m);
 	} else
@@ -351,7 +350,7 @@ static void random_op(struct sim *s)
 /* --- status endpoint --- */
 
 static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                                      const char *version, const char *upload, size_t *upload_size, void **ctx)
+				      const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	(void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
 	struct sim *s = cls;
@@ -365,13 +364,13 @@ static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const
 		snprintf(body, sizeof(body), "{\"error\":\"service plane not active\"}");
 	} else {
 		snprintf(body, sizeof(body),
-		         "{\"enabled\":true,\"published_batches\":%llu,\"published_events\":%llu,"
-		         "\"dropped_events\":%llu,\"%s\":%llu}",
-		         (unsigned long long)atomic_load(&s->published_batches),
-		         (unsigned long long)atomic_load(&s->published_events),
-		         (unsigned long long)atomic_load(&s->dropped_events),
-		         s->o.upstream_status_names ? "skipped_unparsed_keys" : "skipped_keyless_events",
-		         (unsigned long long)atomic_load(&s->skipped_keyless));
+			 "{\"enabled\":true,\"published_batches\":%llu,\"published_events\":%llu,"
+			 "\"dropped_events\":%llu,\"%s\":%llu}",
+			 (unsigned long long)atomic_load(&s->published_batches),
+			 (unsigned long long)atomic_load(&s->published_events),
+			 (unsigned long long)atomic_load(&s->dropped_events),
+			 s->o.upstream_status_names ? "skipped_unparsed_keys" : "skipped_keyless_events",
+			 (unsigned long long)atomic_load(&s->skipped_keyless));
 	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(r, "Content-Type", "application/json");
@@ -391,7 +390,7 @@ static struct MHD_Daemon *status_start(struct sim *s, const char *addr)
 	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
 		die("--status host must be an IPv4 address");
 	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, status_handler, s,
-	                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+						MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
 	if (!d)
 		die("cannot listen on %s", addr);
 	return d;
@@ -459,14 +458,10 @@ static void phase_steady(struct sim *s, double rate, double seconds)
 static const struct {
 	const char *bytes;
 	size_t len;
-	int reason;  /* index into garbage_reasons */
+	int reason; /* index into garbage_reasons */
 } garbage[] = {
-	{"\xc1", 1, 0},
-	{"\x93\x01", 2, 0},
-	{"", 0, 0},
-	{"\x93\x01\xdd\xff\xff\xff\xff", 7, 0},
-	{"\x81\xa1x\x01", 4, 1},
-	{"\x93\x01\x80\x00", 4, 1},
+	{"\xc1", 1, 0},          {"\x93\x01", 2, 0},         {"", 0, 0}, {"\x93\x01\xdd\xff\xff\xff\xff", 7, 0},
+	{"\x81\xa1x\x01", 4, 1}, {"\x93\x01\x80\x00", 4, 1},
 };
 static const char *const garbage_reasons[] = {"msgpack_parse", "payload_shape"};
 
@@ -479,7 +474,7 @@ static void phase_garbage(struct sim *s, uint64_t n)
 		s->garbage[garbage[i % kinds].reason]++;
 		s->last_seq = seq;
 		s->messages++;
-		if (i % 1000 == 999)  /* stay under the send high-water mark */
+		if (i % 1000 == 999) /* stay under the send high-water mark */
 			sleep_s(0.005);
 	}
 }
@@ -499,7 +494,8 @@ static void run_phase(struct sim *s, const char *spec)
 	} else if (!strncmp(spec, "burst", 5)) {
 		uint64_t n = (uint64_t)param(spec, "events", 1000);
 		for (uint64_t i = 0; i < n; i++)
-			op_stored(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys), 1 + (unsigned)(rnd(s) & 1));
+			op_stored(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys),
+				  1 + (unsigned)(rnd(s) & 1));
 		flush(s);
 	} else if (!strncmp(spec, "clear", 5)) {
 		for (unsigned t = 0; t < s->o.tenants; t++)
@@ -555,10 +551,10 @@ static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model
 	char name[32];
 	tenant_name(t, name, sizeof(name));
 	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "backend_id", s->o.backend, "tenant_id", name,
-	                      "objects", (json_int_t)(place[0] + place[1] + place[2]), "cpu",
-	                      (json_int_t)(place[0] + place[2]), "disk", (json_int_t)(place[1] + place[2]),
-	                      "cpu_only", (json_int_t)place[0], "disk_only", (json_int_t)place[1], "cpu_and_disk",
-	                      (json_int_t)place[2]);
+			      "objects", (json_int_t)(place[0] + place[1] + place[2]), "cpu",
+			      (json_int_t)(place[0] + place[2]), "disk", (json_int_t)(place[1] + place[2]), "cpu_only",
+			      (json_int_t)place[0], "disk_only", (json_int_t)place[1], "cpu_and_disk",
+			      (json_int_t)place[2]);
 	if (tt) {
 		json_object_set_new(j, "stored", json_integer((json_int_t)tt->events[STORED]));
 		json_object_set_new(j, "removed", json_integer((json_int_t)tt->events[REMOVED]));
@@ -579,15 +575,16 @@ static void write_truth(struct sim *s, const char *path)
 		json_array_append_new(master, tenant_json(s, t, s->master, NULL));
 	}
 	json_t *root = json_pack(
-	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}", "messages",
-	    (json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent, "last_seq", (json_int_t)s->last_seq, "gaps",
-	    (json_int_t)s->gaps, "missing", (json_int_t)s->missing, "restarts", (json_int_t)s->restarts,
-	    "garbage_messages", (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total", (json_int_t)s->dropped_total,
-	    "keyless_total", (json_int_t)s->keyless_total, "seed", (json_int_t)s->o.seed, "status", "enabled", 1,
-	    "published_batches", (json_int_t)atomic_load(&s->published_batches), "published_events",
-	    (json_int_t)atomic_load(&s->published_events), "dropped_events", (json_int_t)atomic_load(&s->dropped_events),
-	    "skipped_keyless_events", (json_int_t)atomic_load(&s->skipped_keyless), "tenants", wire, "master_tenants",
-	    master);
+		"{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}", "messages",
+		(json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent, "last_seq", (json_int_t)s->last_seq,
+		"gaps", (json_int_t)s->gaps, "missing", (json_int_t)s->missing, "restarts", (json_int_t)s->restarts,
+		"garbage_messages", (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total",
+		(json_int_t)s->dropped_total, "keyless_total", (json_int_t)s->keyless_total, "seed",
+		(json_int_t)s->o.seed, "status", "enabled", 1, "published_batches",
+		(json_int_t)atomic_load(&s->published_batches), "published_events",
+		(json_int_t)atomic_load(&s->published_events), "dropped_events",
+		(json_int_t)atomic_load(&s->dropped_events), "skipped_keyless_events",
+		(json_int_t)atomic_load(&s->skipped_keyless), "tenants", wire, "master_tenants", master);
 	json_t *dec = json_object();
 	for (int r = 0; r < 2; r++)
 		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)s->garbage[r]));
@@ -599,13 +596,12 @@ static void write_truth(struct sim *s, const char *path)
 
 /* --- main --- */
 
-static const char usage[] =
-	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
-	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID\n"
-	"  --legacy on|off (on)  --object-key on|off (on)  --status-names spec|upstream (spec)\n"
-	"  --truth FILE   write the ground truth at exit\n"
-	"phases: steady:rate=N[,seconds=S] ops:count=N burst:events=N clear:all restart\n"
-	"        standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S wait\n";
+static const char usage[] = "usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
+			    "  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID\n"
+			    "  --legacy on|off (on)  --object-key on|off (on)  --status-names spec|upstream (spec)\n"
+			    "  --truth FILE   write the ground truth at exit\n"
+			    "phases: steady:rate=N[,seconds=S] ops:count=N burst:events=N clear:all restart\n"
+			    "        standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S wait\n";
 
 static void on_signal(int sig)
 {
@@ -628,8 +624,13 @@ int main(int argc, char **argv)
 	struct sim sim = {0};
 	struct sim *s = &sim;
 	struct opts *o = &s->o;
-	*o = (struct opts){.backend = "mooncake-master-1", .tenants = 4, .keys = 2000, .queue_cap = 65536,
-	                   .seed = 1, .legacy = true, .object_key = true};
+	*o = (struct opts){.backend = "mooncake-master-1",
+			   .tenants = 4,
+			   .keys = 2000,
+			   .queue_cap = 65536,
+			   .seed = 1,
+			   .legacy = true,
+			   .object_key = true};
 	o->phases = calloc((size_t)argc, sizeof(char *));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -640,19 +641,32 @@ int main(int argc, char **argv)
 		if (i + 1 >= argc)
 			die("%s needs a value\n%s", a, usage);
 		const char *v = argv[++i];
-		if (!strcmp(a, "--pub")) o->pub = v;
-		else if (!strcmp(a, "--status")) o->status_addr = v;
-		else if (!strcmp(a, "--truth")) o->truth = v;
-		else if (!strcmp(a, "--backend")) o->backend = v;
-		else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
-		else if (!strcmp(a, "--tenants")) o->tenants = (unsigned)atoi(v);
-		else if (!strcmp(a, "--keys")) o->keys = (unsigned)atoi(v);
-		else if (!strcmp(a, "--queue")) o->queue_cap = (unsigned)atoi(v);
-		else if (!strcmp(a, "--legacy")) o->legacy = onoff(v, a);
-		else if (!strcmp(a, "--object-key")) o->object_key = onoff(v, a);
-		else if (!strcmp(a, "--status-names")) o->upstream_status_names = !strcmp(v, "upstream");
-		else if (!strcmp(a, "--phase")) o->phases[o->n_phases++] = (char *)v;
-		else die("unknown flag %s\n%s", a, usage);
+		if (!strcmp(a, "--pub"))
+			o->pub = v;
+		else if (!strcmp(a, "--status"))
+			o->status_addr = v;
+		else if (!strcmp(a, "--truth"))
+			o->truth = v;
+		else if (!strcmp(a, "--backend"))
+			o->backend = v;
+		else if (!strcmp(a, "--seed"))
+			o->seed = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--tenants"))
+			o->tenants = (unsigned)atoi(v);
+		else if (!strcmp(a, "--keys"))
+			o->keys = (unsigned)atoi(v);
+		else if (!strcmp(a, "--queue"))
+			o->queue_cap = (unsigned)atoi(v);
+		else if (!strcmp(a, "--legacy"))
+			o->legacy = onoff(v, a);
+		else if (!strcmp(a, "--object-key"))
+			o->object_key = onoff(v, a);
+		else if (!strcmp(a, "--status-names"))
+			o->upstream_status_names = !strcmp(v, "upstream");
+		else if (!strcmp(a, "--phase"))
+			o->phases[o->n_phases++] = (char *)v;
+		else
+			die("unknown flag %s\n%s", a, usage);
 	}
 	if (!o->pub)
 		die("--pub is required\n%s", usage);
@@ -675,7 +689,7 @@ int main(int argc, char **argv)
 	s->status = o->status_addr ? status_start(s, o->status_addr) : NULL;
 	pub_open(s);
 	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, s->status ? ", status on " : "",
-	        s->status ? o->status_addr : "");
+		s->status ? o->status_addr : "");
 	for (size_t i = 0; i < o->n_phases && !stopping; i++)
 		run_phase(s, o->phases[i]);
 	flush(s);
