@@ -8,7 +8,7 @@ packages=(
   libzmq3-dev libmsgpack-dev libmicrohttpd-dev libcurl4-openssl-dev
   libjansson-dev libxxhash-dev zlib1g-dev libcmocka-dev
   libgnutls28-dev libcrypt-dev libyaml-dev openssl
-  valgrind curl prometheus python3 clang libclang-rt-14-dev
+  valgrind curl prometheus python3 clang libclang-rt-14-dev clang-format
 )
 
 missing=()

@@ -23,6 +23,9 @@ configure() {  # dir, extra meson args...
   ninja -C "$dir"
 }
 
+echo "== style (tools/format.sh --check)"
+tools/format.sh --check
+
 echo "== build and test (warnings are errors)"
 configure build
 meson test -C build --print-errorlogs
