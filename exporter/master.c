@@ -33,9 +33,10 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 	    !get_u64(root, "published_events", &out->published_events) ||
 	    !get_u64(root, "dropped_events", &out->dropped_events))
 		goto out;
-	/* The spec's name, else the name upstream uses today. */
-	if (!get_u64(root, "skipped_keyless_events", &out->skipped_keyless_events) &&
-	    !get_u64(root, "skipped_unparsed_keys", &out->skipped_keyless_events))
+	/* The spec's field, upstream's field, or both: at least one. */
+	out->has_keyless = get_u64(root, "skipped_keyless_events", &out->skipped_keyless_events);
+	out->has_unparsed = get_u64(root, "skipped_unparsed_keys", &out->skipped_unparsed_keys);
+	if (!out->has_keyless && !out->has_unparsed)
 		goto out;
 	rc = KV_POLL_OK;
 out:
@@ -70,14 +71,13 @@ static void window_add(kv_master *m, double now, const kv_master_status *st)
 	m->drop_ratio = dp + dd ? (double)dd / (double)(dp + dd) : 0.0;
 }
 
-static bool went_backwards(const kv_master_status *old, const kv_master_status *now)
+static kv_loss_counters counters_of(const kv_master_status *st)
 {
-	return now->published_batches < old->published_batches || now->published_events < old->published_events ||
-	       now->dropped_events < old->dropped_events;
+	return (kv_loss_counters){st->published_batches, st->published_events, st->dropped_events};
 }
 
 void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
-		      const kv_master_status *st, uint64_t stream_missing)
+                      const kv_master_status *st, const kv_stream_pos *before)
 {
 	m->polled = true;
 	m->last_poll_time = now;
@@ -87,6 +87,7 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 		 * not an error, and its counters (if any) are not ours to track. */
 		m->up = true;
 		m->standby = true;
+		m->behind_known = false;
 		return;
 	}
 	m->standby = false;
@@ -96,32 +97,27 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 		return;
 	}
 	m->up = true;
-	uint64_t dropped_delta = 0;
-	bool restarted = m->have_status && went_backwards(&m->status, st);
-	if (restarted) {
-		m->restarts++;
-		window_reset(m);
-	} else if (m->have_status) {
-		dropped_delta = st->dropped_events - m->status.dropped_events;
-	}
+	kv_loss_counters prev = counters_of(&m->status), cur = counters_of(st);
+	if (kv_loss_poll(&m->loss, m->have_status ? &prev : NULL, &cur, before))
+		window_reset(m); /* the drop ratio of a new process starts afresh */
 	window_add(m, now, st);
-
-	/* A restart takes with it the drops counted since the last poll: the
-	 * gaps seen meanwhile cannot be told apart, so the comparison starts
-	 * again (transport loss in that window goes unseen, rather than queue
-	 * drops being blamed on transport). */
-	if (!m->loss_base_set || restarted) {
-		m->loss_base_set = true;
-		m->missing_base = stream_missing;
-		m->dropped_since_base = 0;
-		m->lost_at_base = m->transport_lost;
-	} else {
-		m->dropped_since_base += dropped_delta;
-		uint64_t seen = stream_missing - m->missing_base;
-		uint64_t unexplained = seen > m->dropped_since_base ? seen - m->dropped_since_base : 0;
-		if (m->lost_at_base + unexplained > m->transport_lost)
-			m->transport_lost = m->lost_at_base + unexplained;
-	}
 	m->status = *st;
 	m->have_status = true;
+	m->last_sequence = kv_loss_master_last(&cur);
+}
+
+bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,
+                    uint64_t *upto_eid)
+{
+	if (!m->have_status || m->standby || !m->up || !m->status.enabled) {
+		m->behind_known = false;
+		return false;
+	}
+	kv_loss_counters cur = counters_of(&m->status);
+	bool lost = kv_loss_tail(&m->loss, &cur, now_pos, now, quiet_s, upto_seq, upto_eid);
+	m->behind_known = kv_loss_matched(&m->loss) && now_pos->started;
+	m->behind = m->behind_known && !lost && m->last_sequence > now_pos->position
+	                    ? m->last_sequence - now_pos->position
+	                    : 0;
+	return lost;
 }

@@ -114,6 +114,10 @@ static const struct src_u64 source_u64[] = {
 	 "Events inside messages whose sequence number repeated, not applied.", SRC(stats.duplicate_message_events)},
 	{"mooncake_kv_alloc_failures_total", "counter",
 	 "Messages or events lost because memory could not be allocated (each is logged).", SRC(stats.alloc_failures)},
+	{"mooncake_kv_sequence_tail_losses_total", "counter",
+	 "Lost tails: the master's last sequence number stayed ahead of this exporter with nothing arriving (counted "
+	 "in the gaps and missing numbers too).",
+	 SRC(seq.tail_losses)},
 	{"mooncake_kv_subscriber_reconnects_total", "counter",
 	 "Times the connection to the publisher came back after a disconnect.", SRC(stats.reconnects)},
 	{"mooncake_kv_label_values_sanitized_total", "counter",
@@ -304,13 +308,16 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 #define MST(f) offsetof(kv_master, f)
 
 enum value_kind { V_U64, V_DOUBLE, V_BOOL };
-enum present { ALWAYS, ONCE_POLLED, ONCE_VALID }; /* for sources with a status URL */
+/* A sample is rendered when the bool at this offset of kv_master is true:
+ * the offset plus one, 0 for always. */
+#define ALWAYS    0
+#define IF(field) (MST(field) + 1)
 
 static const struct master_metric {
 	const char *name, *type, *help;
 	size_t off;
 	enum value_kind kind;
-	enum present when;
+	size_t gate;
 } master_metrics[] = {
 	{"mooncake_kv_master_up", "gauge",
 	 "1 when the last status poll got an answer (a valid body, or 503 from a standby).", MST(up), V_BOOL, ALWAYS},
@@ -321,29 +328,58 @@ static const struct master_metric {
 	 V_BOOL, ALWAYS},
 	{"mooncake_kv_master_published_batches_total", "counter",
 	 "published_batches reported by the master: ZMQ messages sent.", MST(status.published_batches), V_U64,
-	 ONCE_VALID},
+	 IF(have_status)},
 	{"mooncake_kv_master_published_events_total", "counter",
 	 "published_events reported by the master: events inside those messages.", MST(status.published_events), V_U64,
-	 ONCE_VALID},
+	 IF(have_status)},
 	{"mooncake_kv_master_dropped_events_total", "counter",
 	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).",
-	 MST(status.dropped_events), V_U64, ONCE_VALID},
+	 MST(status.dropped_events), V_U64, IF(have_status)},
 	{"mooncake_kv_master_skipped_keyless_events_total", "counter",
-	 "skipped_keyless_events (upstream: skipped_unparsed_keys) reported by the master.",
-	 MST(status.skipped_keyless_events), V_U64, ONCE_VALID},
+	 "skipped_keyless_events reported by the master (the spec's field): per-object events not published for want "
+	 "of an object key.",
+	 MST(status.skipped_keyless_events), V_U64, IF(status.has_keyless)},
+	{"mooncake_kv_master_unparsed_keys_total", "counter",
+	 "skipped_unparsed_keys reported by the master (upstream's field): events whose key is not a decimal or 0x "
+	 "number, published with object_key all the same unless kv_events_emit_object_key=false.",
+	 MST(status.skipped_unparsed_keys), V_U64, IF(status.has_unparsed)},
+	{"mooncake_kv_master_last_sequence", "gauge",
+	 "Last sequence number the master's publisher process used: published_batches + dropped_events.",
+	 MST(last_sequence), V_U64, IF(have_status)},
+	{"mooncake_kv_sequence_behind", "gauge",
+	 "The master's last sequence number minus the last one this exporter received or counted lost, at the last "
+	 "poll (only while both describe the same publisher process).",
+	 MST(behind), V_U64, IF(behind_known)},
 	{"mooncake_kv_master_restarts_total", "counter",
-	 "Master restarts seen as its status counters moving backwards.", MST(restarts), V_U64, ALWAYS},
+	 "Publisher process restarts: the stream's sequence or event id went back, or the master's counters did "
+	 "(each restart counted once).",
+	 MST(loss.restarts), V_U64, ALWAYS},
+	{"mooncake_kv_queue_lost_events_total", "counter",
+	 "Missing sequence numbers explained by the master's dropped_events: events its full queue dropped.",
+	 MST(loss.queue), V_U64, ALWAYS},
 	{"mooncake_kv_transport_lost_messages_total", "counter",
-	 "Missing sequence numbers not explained by the master's dropped_events over the same time: "
-	 "messages lost in transport (PUB high-water mark, slow subscriber), each up to 64 events.",
-	 MST(transport_lost), V_U64, ALWAYS},
+	 "Missing sequence numbers the master's dropped_events does not explain: messages lost in transport "
+	 "(PUB high-water mark, slow subscriber, lost tail), each up to 64 events.",
+	 MST(loss.transport), V_U64, ALWAYS},
+	{"mooncake_kv_unattributed_lost_messages_total", "counter",
+	 "Missing sequence numbers whose cause is unknown: the master's counters that could explain them were lost "
+	 "with a restart before a poll saw them. queue + transport + unattributed = sequence_missing after each poll.",
+	 MST(loss.unattributed), V_U64, ALWAYS},
 	{"mooncake_kv_master_poll_duration_seconds", "gauge", "Duration of the last status poll.",
-	 MST(last_poll_duration), V_DOUBLE, ONCE_POLLED},
+	 MST(last_poll_duration), V_DOUBLE, IF(polled)},
 	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge",
-	 "When the last status poll finished, in unix seconds.", MST(last_poll_time), V_DOUBLE, ONCE_POLLED},
+	 "When the last status poll finished, in unix seconds.", MST(last_poll_time), V_DOUBLE, IF(polled)},
 	{"mooncake_kv_master_drop_ratio", "gauge",
-	 "dropped / (published + dropped) events over the last 60 s of polls.", MST(drop_ratio), V_DOUBLE, ONCE_POLLED},
+	 "dropped / (published + dropped) events over the last 60 s of polls.", MST(drop_ratio), V_DOUBLE, IF(polled)},
 };
+
+static bool gate_open(const kv_master *m, size_t gate)
+{
+	bool v = true;
+	if (gate)
+		memcpy(&v, (const char *)m + gate - 1, sizeof(v));
+	return v;
+}
 
 static void master_value(B *b, const kv_master *m, const struct master_metric *mm)
 {
@@ -378,8 +414,7 @@ static void render_master(B *b, const kv_exporter_snap *x)
 		for (size_t i = 0; i < x->n_sources; i++) {
 			const kv_source_snap *s = &x->sources[i];
 			const kv_master *m = &s->master;
-			if (!s->has_master || (mm->when == ONCE_POLLED && !m->polled) ||
-			    (mm->when == ONCE_VALID && !m->have_status))
+			if (!s->has_master || !gate_open(m, mm->gate))
 				continue;
 			open_sample(b, mm->name);
 			source_label(b, s);

@@ -1,28 +1,50 @@
 #include "kv_seqtrack.h"
 
-enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq)
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static void lose(kv_seqtrack *t, uint64_t n)
+{
+	t->gaps++;
+	t->missing += n;
+	t->epoch_missing += n;
+}
+
+enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, uint64_t first_eid)
 {
 	if (!t->started) {
 		t->started = true;
 		t->last_seq = seq;
+		t->epoch_whole = seq == 1;
 		return KV_SEQ_FIRST;
 	}
-	uint64_t last = t->last_seq;
-	if (seq == last) {
+	if (seq == t->last_seq) {
 		t->duplicates++;
 		return KV_SEQ_DUPLICATE;
 	}
-	t->last_seq = seq;
-	if (seq < last) {
+	/* a new process: its numbers restart at 1, and so do its event ids, which
+	 * tell a restart even when the new numbers are already past the old (a
+	 * late message of a counted tail has ids above the last one received) */
+	bool eid_back = has_eid && t->eid_started && seq > t->last_seq && first_eid <= t->last_event_id;
+	if (seq < t->last_seq || eid_back) {
 		t->resets++;
-		/* Event ids restart with the process: take a new baseline. */
 		t->eid_started = false;
+		t->eid_counted_upto = 0;
+		t->counted_upto = 0;
+		t->last_seq = seq;
+		t->epoch_whole = true;
+		t->epoch_missing = 0;
+		if (seq > 1)
+			lose(t, seq - 1);
 		return KV_SEQ_RESET;
 	}
-	if (seq == last + 1)
+	uint64_t from = kv_seq_position(t);
+	t->last_seq = seq;
+	if (seq <= from + 1)
 		return KV_SEQ_NEXT;
-	t->gaps++;
-	t->missing += seq - last - 1;
+	lose(t, seq - from - 1);
 	return KV_SEQ_GAP;
 }
 
@@ -36,9 +58,10 @@ bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t eid, bool message_was_rese
 	uint64_t last = t->last_event_id;
 	t->last_event_id = eid;
 	if (eid > last) {
-		if (eid != last + 1) {
+		uint64_t from = max_u64(last, t->eid_counted_upto);
+		if (eid > from + 1) {
 			t->event_id_gaps++;
-			t->event_ids_missing += eid - last - 1;
+			t->event_ids_missing += eid - from - 1;
 		}
 		return false;
 	}
@@ -46,4 +69,22 @@ bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t eid, bool message_was_rese
 		return false;
 	t->resets++;
 	return true;
+}
+
+uint64_t kv_seq_tail_lost(kv_seqtrack *t, uint64_t upto_seq, uint64_t upto_eid)
+{
+	uint64_t from = kv_seq_position(t);
+	if (!t->started || upto_seq <= from)
+		return 0;
+	uint64_t n = upto_seq - from;
+	lose(t, n);
+	t->tail_losses++;
+	t->counted_upto = upto_seq;
+	uint64_t efrom = max_u64(t->last_event_id, t->eid_counted_upto);
+	if (t->eid_started && upto_eid > efrom) {
+		t->event_id_gaps++;
+		t->event_ids_missing += upto_eid - efrom;
+		t->eid_counted_upto = upto_eid;
+	}
+	return n;
 }

@@ -139,9 +139,25 @@ static void log_rejection(const kv_source *s, enum kv_reason r, uint64_t seq, kv
 	       "suppressed", sup, NULL);
 }
 
+/* A gap or a reset, once per message, rate-limited; the poller logs the
+ * cause once the master's counters have been compared. */
+static void log_break(const kv_source *s, const kv_ingest_report *rep, kv_ratelimit *rl)
+{
+	unsigned held;
+	if (!kv_ratelimit_allow(rl, kv_now(), &held))
+		return;
+	char prev[24], seq[24], missing[24], sup[16];
+	snprintf(prev, sizeof(prev), "%llu", (unsigned long long)rep->prev_seq);
+	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)rep->seq);
+	snprintf(missing, sizeof(missing), "%llu", (unsigned long long)rep->missing);
+	snprintf(sup, sizeof(sup), "%u", held);
+	kv_log(KV_LOG_WARN, rep->verdict == KV_SEQ_RESET ? "publisher reset: sequence restarted" : "sequence gap",
+	       "source", s->cfg->name, "previous_seq", prev, "seq", seq, "missing", missing, "suppressed", sup, NULL);
+}
+
 /* Receives one whole multipart message (non-blocking) and ingests it.
  * Returns false when nothing was waiting. */
-static bool ingest_one(kv_source *s, kv_ratelimit *rl)
+static bool ingest_one(kv_source *s, kv_ratelimit *rl, kv_ratelimit *rl_break)
 {
 	zmq_msg_t parts[MAX_FRAMES], extra;
 	kv_frame frames[MAX_FRAMES];
@@ -176,6 +192,8 @@ static bool ingest_one(kv_source *s, kv_ratelimit *rl)
 	pthread_mutex_unlock(&s->lock);
 	if (rep.reject != KV_R_OK)
 		log_rejection(s, rep.reject, rep.seq, rl);
+	if (rep.verdict == KV_SEQ_GAP || rep.verdict == KV_SEQ_RESET)
+		log_break(s, &rep, rl_break);
 	if (rc != KV_OK)
 		kv_log(KV_LOG_ERROR, "out of memory: a message or an event was lost", "source", s->cfg->name, NULL);
 	for (size_t i = 0; i < n; i++)
@@ -186,7 +204,7 @@ static bool ingest_one(kv_source *s, kv_ratelimit *rl)
 static void *ingest_main(void *arg)
 {
 	kv_source *s = arg;
-	kv_ratelimit rl = KV_RATELIMIT(10.0, 5);
+	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
 	zmq_pollitem_t items[2] = {{s->sub, 0, ZMQ_POLLIN, 0}, {s->mon, 0, ZMQ_POLLIN, 0}};
 	while (!atomic_load(s->stop)) {
 		int n = zmq_poll(items, 2, POLL_MS);
@@ -200,7 +218,7 @@ static void *ingest_main(void *arg)
 		if (items[1].revents & ZMQ_POLLIN)
 			on_monitor_event(s);
 		if (items[0].revents & ZMQ_POLLIN)
-			for (int i = 0; i < DRAIN_PER_WAKEUP && ingest_one(s, &rl); i++)
+			for (int i = 0; i < DRAIN_PER_WAKEUP && ingest_one(s, &rl, &rl_break); i++)
 				;
 	}
 	close_sockets(s);

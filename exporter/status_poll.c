@@ -64,22 +64,41 @@ static void wait_until(const kv_source *s, double until)
 	}
 }
 
-static void log_outcome(const kv_source *s, const kv_master *before, const kv_master *after, enum kv_poll_error err,
-			long http)
+static const char *u64s(char *buf, size_t n, uint64_t v)
 {
-	char code[16];
-	snprintf(code, sizeof(code), "%ld", http);
+	snprintf(buf, n, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+static void log_outcome(const kv_source *s, const kv_master *before, const kv_master *after, enum kv_poll_error err,
+                        long http, uint64_t tail, kv_ratelimit *rl)
+{
+	char a[24], b[24], c[24], d[24];
 	/* log changes of state, not every failed poll: a dead master must not
 	 * turn into an error storm */
 	if (after->standby && !before->standby)
 		kv_log(KV_LOG_INFO, "master is a standby (503)", "source", s->cfg->name, NULL);
 	else if (!after->up && (before->up || !before->polled))
-		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", s->cfg->status,
-		       "reason", kv_poll_error_name(err), "http_status", code, NULL);
+		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", s->cfg->status, "reason",
+		       kv_poll_error_name(err), "http_status", u64s(a, sizeof(a), (uint64_t)http), NULL);
 	else if (after->up && !after->standby && (!before->up || before->standby))
 		kv_log(KV_LOG_INFO, "master status poll ok", "source", s->cfg->name, NULL);
-	if (after->restarts != before->restarts)
-		kv_log(KV_LOG_WARN, "master counters went backwards: restart", "source", s->cfg->name, NULL);
+
+	const kv_loss *l0 = &before->loss, *l1 = &after->loss;
+	unsigned held;
+	if (l1->restarts != l0->restarts && kv_ratelimit_allow(rl, kv_now(), &held))
+		kv_log(KV_LOG_WARN, "publisher restarted", "source", s->cfg->name, "restarts",
+		       u64s(a, sizeof(a), l1->restarts - l0->restarts), NULL);
+	if (tail && kv_ratelimit_allow(rl, kv_now(), &held))
+		kv_log(KV_LOG_WARN, "lost the tail of the stream", "source", s->cfg->name, "missing",
+		       u64s(a, sizeof(a), tail), "master_last_sequence", u64s(b, sizeof(b), after->last_sequence), NULL);
+	if ((l1->queue != l0->queue || l1->transport != l0->transport || l1->unattributed != l0->unattributed) &&
+	    kv_ratelimit_allow(rl, kv_now(), &held))
+		kv_log(KV_LOG_WARN, "missing sequence numbers attributed", "source", s->cfg->name, "queue",
+		       u64s(a, sizeof(a), l1->queue - l0->queue), "transport",
+		       u64s(b, sizeof(b), l1->transport - l0->transport), "unattributed",
+		       u64s(c, sizeof(c), l1->unattributed - l0->unattributed), "suppressed",
+		       u64s(d, sizeof(d), held), NULL);
 }
 
 void *kv_status_poll_main(void *arg)
@@ -105,13 +124,15 @@ void *kv_status_poll_main(void *arg)
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 
+	kv_ratelimit rl = KV_RATELIMIT(60.0, 10);
 	double next = kv_now();
 	while (!atomic_load(s->stop)) {
 		kv_buf_reset(&b.buf);
 		b.too_large = false;
 
+		kv_stream_pos pos;
 		pthread_mutex_lock(&s->lock);
-		uint64_t missing = kv_stream_seq(s->stream)->missing;
+		kv_stream_position(s->stream, &pos);
 		pthread_mutex_unlock(&s->lock);
 
 		double t0 = kv_now();
@@ -131,12 +152,20 @@ void *kv_status_poll_main(void *arg)
 		if (rc != CURLE_OK)
 			http = 0;
 
+		uint64_t tail = 0;
 		pthread_mutex_lock(&s->lock);
 		kv_master before = s->master;
-		kv_master_record(&s->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, missing);
+		kv_master_record(&s->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
+		if (err == KV_POLL_OK) {
+			/* the stream now, to tell a tail that is not coming */
+			uint64_t upto_seq, upto_eid;
+			kv_stream_position(s->stream, &pos);
+			if (kv_master_tail(&s->master, &pos, t1, c->poll_interval + pos.last_lag, &upto_seq, &upto_eid))
+				tail = kv_stream_tail_lost(s->stream, upto_seq, upto_eid);
+		}
 		kv_master after = s->master;
 		pthread_mutex_unlock(&s->lock);
-		log_outcome(s, &before, &after, err, http);
+		log_outcome(s, &before, &after, err, http, tail, &rl);
 
 		next += c->poll_interval;
 		if (next < kv_now()) /* a slow poll: do not try to catch up */

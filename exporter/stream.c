@@ -8,6 +8,9 @@ struct kv_stream {
 	kv_state *state;
 	kv_seqtrack seq;
 	kv_stream_stats stats;
+	bool reconnect_pending; /* reconnected; the next message tells whether anything was lost */
+	int64_t last_receive_ms;
+	double last_lag;
 };
 
 const double kv_lag_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -58,7 +61,56 @@ const kv_state *kv_stream_state(const kv_stream *st)
 void kv_stream_reconnected(kv_stream *st)
 {
 	st->stats.reconnects++;
-	kv_state_mark_stale(st->state, KV_STALE_RECONNECT);
+	st->reconnect_pending = st->seq.started;
+}
+
+/* Something was lost: the tenants' figures may be incomplete for `why`,
+ * and for the reconnect before it if one is waiting to be judged. */
+static void mark_loss(kv_stream *st, enum kv_stale_reason why)
+{
+	kv_state_mark_stale(st->state, why);
+	if (st->reconnect_pending)
+		kv_state_mark_stale(st->state, KV_STALE_RECONNECT);
+	st->reconnect_pending = false;
+}
+
+void kv_stream_position(const kv_stream *st, kv_stream_pos *out)
+{
+	const kv_seqtrack *t = &st->seq;
+	uint64_t eid = t->eid_started ? t->last_event_id : 0;
+	*out = (kv_stream_pos){
+		.started = t->started,
+		.epoch_whole = t->epoch_whole,
+		.position = kv_seq_position(t),
+		.last_event_id = eid > t->eid_counted_upto ? eid : t->eid_counted_upto,
+		.missing = t->missing,
+		.epoch_missing = t->epoch_missing,
+		.resets = t->resets,
+		.messages = st->stats.messages,
+		.last_receive_ms = st->last_receive_ms,
+		.last_lag = st->last_lag,
+	};
+}
+
+uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid)
+{
+	uint64_t n = kv_seq_tail_lost(&st->seq, upto_seq, upto_eid);
+	if (n)
+		mark_loss(st, KV_STALE_GAP);
+	return n;
+}
+
+/* The id of the first event that has one, for telling a restart. */
+static bool first_event_id(const kv_batch *b, uint64_t *eid)
+{
+	if (b->reject != KV_R_OK)
+		return false;
+	for (size_t i = 0; i < b->n_events; i++)
+		if (b->events[i].has_event_id) {
+			*eid = b->events[i].event_id;
+			return true;
+		}
+	return false;
 }
 
 static bool applicable(const kv_event *ev)
@@ -120,18 +172,21 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	int rc = kv_decode(st->decoder, frames, n_frames, &b);
 
 	ss->messages++;
+	st->last_receive_ms = now_ms;
 	/* The sequence counts before the payload is judged: a message with a
 	 * bad payload still closes or opens a gap. */
-	uint64_t missing_before = st->seq.missing;
-	rep->prev_seq = st->seq.last_seq;
+	uint64_t missing_before = st->seq.missing, eid = 0;
+	rep->prev_seq = kv_seq_position(&st->seq);
 	rep->seq = b.seq;
-	enum kv_seq_verdict v = b.has_seq ? kv_seq_observe(&st->seq, b.seq) : KV_SEQ_NEXT;
+	bool has_eid = rc == KV_OK && first_event_id(&b, &eid);
+	enum kv_seq_verdict v = b.has_seq ? kv_seq_observe(&st->seq, b.seq, has_eid, eid) : KV_SEQ_NEXT;
 	rep->verdict = v;
 	rep->missing = st->seq.missing - missing_before;
-	if (v == KV_SEQ_GAP)
-		kv_state_mark_stale(st->state, KV_STALE_GAP);
-	else if (v == KV_SEQ_RESET)
-		kv_state_mark_stale(st->state, KV_STALE_RESET);
+	if (v == KV_SEQ_GAP || (v == KV_SEQ_RESET && rep->missing))
+		mark_loss(st, KV_STALE_GAP);
+	if (v == KV_SEQ_RESET)
+		mark_loss(st, KV_STALE_RESET);
+	st->reconnect_pending = false; /* this message has told */
 
 	if (rc == KV_ENOMEM) { /* not the sender's fault: no decode error */
 		ss->alloc_failures++;
@@ -148,7 +203,8 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	ss->has_timestamp = true;
 	ss->last_timestamp_ms = b.timestamp_ms;
 	double lag = (double)(now_ms - b.timestamp_ms) / 1000.0;
-	kv_hist_observe(&ss->lag_seconds, lag > 0 ? lag : 0);
+	st->last_lag = lag > 0 ? lag : 0;
+	kv_hist_observe(&ss->lag_seconds, st->last_lag);
 	kv_hist_observe(&ss->batch_events, (double)b.n_events);
 	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD) {
 		size_t end = i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events;

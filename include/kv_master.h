@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kv_loss.h"
+
 /* Label values of mooncake_kv_master_poll_errors_total{reason}. */
 enum kv_poll_error {
 	KV_POLL_OK = 0,
@@ -28,7 +30,13 @@ typedef struct kv_master_status {
 	uint64_t published_batches;
 	uint64_t published_events;
 	uint64_t dropped_events;
-	uint64_t skipped_keyless_events; /* or upstream's skipped_unparsed_keys */
+	/* The spec's skipped_keyless_events (per-object events suppressed for
+	 * want of a key) and upstream's skipped_unparsed_keys (every event whose
+	 * key is not a number, published or not) are different figures: each is
+	 * kept only when the master reports it. */
+	bool has_keyless, has_unparsed;
+	uint64_t skipped_keyless_events;
+	uint64_t skipped_unparsed_keys;
 } kv_master_status;
 
 /* KV_POLL_OK, KV_POLL_PARSE (not JSON, not an object, too-big integer) or
@@ -49,27 +57,29 @@ typedef struct kv_master {
 	bool standby;     /* the last answer was 503: a standby master */
 	bool have_status; /* status holds a valid body */
 	kv_master_status status;
-	uint64_t restarts; /* counters moved backwards */
 	uint64_t poll_errors[KV_POLL__COUNT];
 	double last_poll_time;     /* unix seconds of the last finished poll */
 	double last_poll_duration; /* seconds */
 	double drop_ratio;         /* dropped / (published + dropped) over the window */
 	kv_drop_sample win[KV_DROP_WINDOW_SAMPLES];
 	size_t win_first, win_n;
-	/* Transport loss: missing sequence numbers not explained by drops. */
-	bool loss_base_set;
-	uint64_t missing_base; /* stream missing count at the first good poll */
-	uint64_t dropped_since_base;
-	uint64_t lost_at_base;   /* transport_lost when the comparison restarted */
-	uint64_t transport_lost; /* monotonic */
+	uint64_t last_sequence;     /* published_batches + dropped_events of the last valid answer */
+	bool behind_known;          /* the stream and the answer describe the same publisher process */
+	uint64_t behind;            /* last_sequence minus the stream's position, at the last poll */
+	kv_loss loss;               /* restarts and loss by cause */
 } kv_master;
 
 /* One poll finished at `now` (unix seconds) after `duration` seconds.
- * http_status is 0 when no response came.  stream_missing is the stream's
- * missing-sequence count read *before* the request was sent: every gap seen
- * by then was caused by drops the master had already counted, so the
- * comparison cannot blame transport for a drop the master reports late. */
+ * http_status is 0 when no response came.  before is the stream's position
+ * read *before* the request was sent (see kv_loss.h). */
 void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
-		      const kv_master_status *st, uint64_t stream_missing);
+                      const kv_master_status *st, const kv_stream_pos *before);
+
+/* After a valid answer, with the stream's position now: updates `behind` and
+ * says whether a tail is certainly lost (nothing arrived for quiet_s seconds
+ * and at two polls in a row the master was ahead); the caller then counts
+ * it with kv_stream_tail_lost(upto_seq, upto_eid). */
+bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,
+                    uint64_t *upto_eid);
 
 #endif

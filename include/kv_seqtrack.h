@@ -4,7 +4,13 @@
  * The publisher reserves a sequence number for every event its queue drops,
  * but assigns event ids only when it encodes: a sequence gap with no
  * event-id gap is loss in the publisher, an event-id gap is loss after it
- * (transport, subscriber high-water mark).  Both counters are kept. */
+ * (transport, subscriber high-water mark).  Both counters are kept.
+ *
+ * An epoch is one publisher process as the stream sees it: it ends at a
+ * reset.  A new process numbers from 1 (sequence and event id), so the first
+ * message after a reset carrying sequence s shows s - 1 numbers missing:
+ * reserved by queue drops before its first send, or lost.  The first epoch
+ * is joined part-way: its first message is a baseline. */
 #ifndef KV_SEQTRACK_H
 #define KV_SEQTRACK_H
 
@@ -13,30 +19,52 @@
 
 enum kv_seq_verdict {
 	KV_SEQ_FIRST,     /* first message: sets the baseline */
-	KV_SEQ_NEXT,      /* last + 1 */
+	KV_SEQ_NEXT,      /* last + 1 (or a late message of a tail already counted) */
 	KV_SEQ_GAP,       /* a jump forward: messages were lost */
 	KV_SEQ_DUPLICATE, /* the last number again */
-	KV_SEQ_RESET,     /* below the last: the publisher restarted */
+	KV_SEQ_RESET,     /* a new publisher process: the number or the event id went back */
 };
 
 typedef struct kv_seqtrack {
 	bool started;
 	bool eid_started;
+	bool epoch_whole;        /* the current epoch was seen from its start (after a reset, or from 1) */
 	uint64_t last_seq;
 	uint64_t last_event_id;
-	uint64_t gaps;    /* jumps forward */
-	uint64_t missing; /* sequence numbers skipped by those jumps */
+	uint64_t counted_upto;   /* tail loss already counted up to this number (0: none), this epoch */
+	uint64_t eid_counted_upto;
+	uint64_t gaps;           /* jumps forward, a lost tail included */
+	uint64_t missing;        /* sequence numbers skipped by those jumps */
+	uint64_t epoch_missing;  /* of which in the current epoch */
 	uint64_t duplicates;
-	uint64_t resets; /* sequence or event id moved backwards */
+	uint64_t resets;         /* sequence or event id moved backwards */
 	uint64_t event_id_gaps;
 	uint64_t event_ids_missing;
+	uint64_t tail_losses;    /* lost tails counted (kv_seq_tail_lost) */
 } kv_seqtrack;
 
-enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq);
+/* For each message: its sequence number and, when it decoded and has
+ * events, the id of its first event (has_eid false otherwise).  The event
+ * id catches a restart whose new process had already passed the old
+ * process's last number before its first message arrived. */
+enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, uint64_t first_eid);
 
-/* For each event id in a message, in order.  Returns true when it moved
- * backwards and the message's sequence number had not already shown the
- * reset (one restart counts once). */
+/* For each event id of an accepted message, in order.  Returns true when it
+ * moved backwards inside the message (a reset kv_seq_observe could not see;
+ * one restart counts once). */
 bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t event_id, bool message_was_reset);
+
+/* The publisher is known to have used numbers up to upto_seq (and event ids
+ * up to upto_eid, 0 if unknown) and they are not coming: counts the numbers
+ * after the last one seen as missing, once, as one gap.  A message of that
+ * tail that arrives after all is applied and not counted again.  Returns the
+ * numbers counted (0: nothing was behind). */
+uint64_t kv_seq_tail_lost(kv_seqtrack *t, uint64_t upto_seq, uint64_t upto_eid);
+
+/* The last number this epoch accounts for: received or counted lost. */
+static inline uint64_t kv_seq_position(const kv_seqtrack *t)
+{
+	return t->last_seq > t->counted_upto ? t->last_seq : t->counted_upto;
+}
 
 #endif

@@ -34,6 +34,20 @@ typedef struct kv_ingest_report {
 	enum kv_reason reject;       /* the message's rejection, else its first event's; KV_R_OK if none */
 } kv_ingest_report;
 
+/* Where the stream stands, for comparing it with the master's counters. */
+typedef struct kv_stream_pos {
+	bool started;            /* a message has arrived */
+	bool epoch_whole;        /* the current epoch was seen from its first number */
+	uint64_t position;       /* last number received or counted lost, this epoch */
+	uint64_t last_event_id;  /* last event id received or counted lost, this epoch (0: none) */
+	uint64_t missing;        /* all epochs */
+	uint64_t epoch_missing;  /* the current epoch */
+	uint64_t resets;
+	uint64_t messages;
+	int64_t last_receive_ms; /* wall clock of the last message (0: none) */
+	double last_lag;         /* seconds, receive minus publish, of the last decoded message */
+} kv_stream_pos;
+
 typedef struct kv_stream kv_stream;
 
 extern const double kv_lag_bounds[];
@@ -51,9 +65,17 @@ void kv_stream_free(kv_stream *st);
  * and the caller should log it. */
 int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep);
 
-/* The connection dropped and came back: whatever was sent meanwhile may be
- * lost without a visible gap (the publisher's LINGER=0), so trust is gone. */
+/* The connection dropped and came back.  Counted; the tenants turn stale
+ * (reason reconnect) only if the next message, or the master's last
+ * sequence, shows that something was lost meanwhile. */
 void kv_stream_reconnected(kv_stream *st);
+
+void kv_stream_position(const kv_stream *st, kv_stream_pos *out);
+
+/* The publisher used numbers up to upto_seq (event ids up to upto_eid, 0 if
+ * unknown) and they are not coming: the tail is counted lost, once, and the
+ * tenants turn stale (gap).  Returns the numbers counted. */
+uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid);
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
 const kv_seqtrack *kv_stream_seq(const kv_stream *st);

@@ -35,9 +35,12 @@ int main(int argc, char **argv)
 		src[i].connected = true;
 		kv_snapshot_stream(&src[i], st[i]);
 	}
-	kv_master_status ms = {true, 18, 32, 3083, 0};
+	kv_master_status ms = {.enabled = true, .published_batches = 18, .published_events = 32,
+	                       .dropped_events = 3083, .has_unparsed = true};
+	kv_stream_pos pos;
+	kv_stream_position(st[0], &pos);
 	src[0].has_master = true;
-	kv_master_record(&src[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, 0);
+	kv_master_record(&src[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
 	kv_exporter_snap x = {.version = "test",
 			      .revision = "none",
 			      .sources = src,

@@ -48,8 +48,10 @@ static int setup(void **state)
 	f->src[1].has_master = true;
 	kv_hist_init(&f->src[1].stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
 	kv_hist_init(&f->src[1].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
-	kv_master_status ms = {true, 10, 600, 25, 3};
-	kv_master_record(&f->src[1].master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, 0);
+	kv_master_status ms = {.enabled = true, .published_batches = 10, .published_events = 600,
+	                       .dropped_events = 25, .has_unparsed = true, .skipped_unparsed_keys = 3};
+	kv_stream_pos none = {0};
+	kv_master_record(&f->src[1].master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, &none);
 	f->x = (kv_exporter_snap){.version = "1.2.3",
 				  .revision = "abc",
 				  .sources = f->src,
@@ -117,7 +119,14 @@ static void test_values(void **state)
 	/* master figures only for the source that has a master */
 	LINE(f, "mooncake_kv_master_up{source=\"m\\\"1\"} 1");
 	LINE(f, "mooncake_kv_master_dropped_events_total{source=\"m\\\"1\"} 25");
-	LINE(f, "mooncake_kv_master_skipped_keyless_events_total{source=\"m\\\"1\"} 3");
+	LINE(f, "mooncake_kv_master_unparsed_keys_total{source=\"m\\\"1\"} 3");
+	LINE(f, "mooncake_kv_master_last_sequence{source=\"m\\\"1\"} 35");
+	LINE(f, "mooncake_kv_queue_lost_events_total{source=\"m\\\"1\"} 0");
+	LINE(f, "mooncake_kv_unattributed_lost_messages_total{source=\"m\\\"1\"} 0");
+	/* a master that reports upstream's field only has no spec field to show */
+	assert_null(strstr(f->out.data, "mooncake_kv_master_skipped_keyless_events_total{"));
+	/* no stream to compare with: how far behind is not known */
+	assert_null(strstr(f->out.data, "mooncake_kv_sequence_behind{"));
 	LINE(f, "mooncake_kv_master_poll_errors_total{source=\"m\\\"1\",reason=\"timeout\"} 0");
 	LINE(f, "mooncake_kv_master_last_poll_timestamp_seconds{source=\"m\\\"1\"} 1700000000.5");
 	assert_null(strstr(f->out.data, "mooncake_kv_master_up{source=\"m0\"}"));

@@ -24,6 +24,9 @@ static const struct seq_case seq_cases[] = {
 	{"reset to 1", {1, 2, 10, 1}, 4, KV_SEQ_RESET, 1, 7, 0, 1, 1},
 	{"reset then continue", {9, 10, 1, 2}, 4, KV_SEQ_NEXT, 0, 0, 0, 1, 2},
 	{"reset then gap", {9, 1, 5}, 3, KV_SEQ_GAP, 1, 3, 0, 1, 5},
+	/* a new process that dropped 50 events before its first send */
+	{"reset to a later first number", {200, 51}, 2, KV_SEQ_RESET, 1, 50, 0, 1, 51},
+	{"reset to 51 then gap", {99, 100, 51, 53}, 4, KV_SEQ_GAP, 2, 50 + 1, 0, 1, 53},
 	{"near u64 max", {UINT64_MAX - 1, UINT64_MAX}, 2, KV_SEQ_NEXT, 0, 0, 0, 0, UINT64_MAX},
 	{"huge jump", {0, UINT64_MAX}, 2, KV_SEQ_GAP, 1, UINT64_MAX - 1, 0, 0, UINT64_MAX},
 };
@@ -37,7 +40,7 @@ static void test_sequences(void **state)
 		enum kv_seq_verdict v = KV_SEQ_FIRST;
 		print_message("case: %s\n", c->name);
 		for (size_t j = 0; j < c->n; j++)
-			v = kv_seq_observe(&t, c->seqs[j]);
+			v = kv_seq_observe(&t, c->seqs[j], false, 0);
 		assert_int_equal(v, c->last_verdict);
 		assert_int_equal(t.gaps, c->gaps);
 		assert_int_equal(t.missing, c->missing);
@@ -62,8 +65,8 @@ static void test_event_ids(void **state)
 	assert_int_equal(t.resets, 1);
 	assert_false(kv_seq_observe_event_id(&t, 2, false));
 	/* when the sequence already showed the reset, the ids do not count it twice */
-	assert_int_equal(kv_seq_observe(&t, 10), KV_SEQ_FIRST);
-	assert_int_equal(kv_seq_observe(&t, 1), KV_SEQ_RESET);
+	assert_int_equal(kv_seq_observe(&t, 10, false, 0), KV_SEQ_FIRST);
+	assert_int_equal(kv_seq_observe(&t, 1, false, 0), KV_SEQ_RESET);
 	assert_int_equal(t.resets, 2);
 	assert_false(kv_seq_observe_event_id(&t, 1, true));
 	assert_int_equal(t.resets, 2);
@@ -75,21 +78,105 @@ static void test_reset_rebases_event_ids(void **state)
 {
 	(void)state;
 	kv_seqtrack t = {0};
-	kv_seq_observe(&t, 1);
+	kv_seq_observe(&t, 1, false, 0);
 	kv_seq_observe_event_id(&t, 100, false);
-	kv_seq_observe(&t, 2);
+	kv_seq_observe(&t, 2, false, 0);
 	kv_seq_observe_event_id(&t, 101, false);
-	assert_int_equal(kv_seq_observe(&t, 1), KV_SEQ_RESET);
+	assert_int_equal(kv_seq_observe(&t, 1, false, 0), KV_SEQ_RESET);
 	assert_false(kv_seq_observe_event_id(&t, 40, true));
 	assert_false(kv_seq_observe_event_id(&t, 41, true));
 	assert_int_equal(t.resets, 1);
 	assert_int_equal(t.event_id_gaps, 0);
 }
 
+/* A restart whose new process is already past the old one's last number
+ * is told by the event ids starting again. */
+static void test_reset_by_event_id(void **state)
+{
+	(void)state;
+	kv_seqtrack t = {0};
+	assert_int_equal(kv_seq_observe(&t, 1, true, 1), KV_SEQ_FIRST);
+	kv_seq_observe_event_id(&t, 1, false);
+	assert_int_equal(kv_seq_observe(&t, 2, true, 2), KV_SEQ_NEXT);
+	kv_seq_observe_event_id(&t, 2, false);
+	assert_true(t.epoch_whole);
+	/* new process: 5,050 events dropped before its first send, event id 1 */
+	assert_int_equal(kv_seq_observe(&t, 5051, true, 1), KV_SEQ_RESET);
+	assert_int_equal(t.resets, 1);
+	assert_int_equal(t.missing, 5050);
+	assert_int_equal(t.epoch_missing, 5050);
+	assert_int_equal(t.gaps, 1);
+	assert_false(kv_seq_observe_event_id(&t, 1, true));
+	assert_int_equal(t.resets, 1); /* counted once */
+	/* the next message of that process is just the next */
+	assert_int_equal(kv_seq_observe(&t, 5052, true, 2), KV_SEQ_NEXT);
+	/* a payload that did not decode has no id: the number alone decides */
+	assert_int_equal(kv_seq_observe(&t, 5053, false, 0), KV_SEQ_NEXT);
+	assert_int_equal(t.resets, 1);
+}
+
+static void test_epochs(void **state)
+{
+	(void)state;
+	kv_seqtrack t = {0};
+	kv_seq_observe(&t, 40, false, 0); /* joined part-way */
+	assert_false(t.epoch_whole);
+	kv_seq_observe(&t, 45, false, 0);
+	assert_int_equal(t.epoch_missing, 4);
+	kv_seq_observe(&t, 3, false, 0); /* a new process: 2 numbers before its first */
+	assert_true(t.epoch_whole);
+	assert_int_equal(t.epoch_missing, 2);
+	assert_int_equal(t.missing, 6);
+	kv_seqtrack u = {0};
+	kv_seq_observe(&u, 1, false, 0); /* joined at the very start */
+	assert_true(u.epoch_whole);
+}
+
+/* A tail the master says was sent and that never came: counted once, and
+ * not again when part of it turns up after all. */
+static void test_tail(void **state)
+{
+	(void)state;
+	kv_seqtrack t = {0};
+	assert_int_equal(kv_seq_tail_lost(&t, 10, 0), 0); /* nothing received: no position */
+	kv_seq_observe(&t, 1, true, 1);
+	kv_seq_observe_event_id(&t, 1, false);
+	kv_seq_observe(&t, 2, true, 2);
+	kv_seq_observe_event_id(&t, 2, false);
+	assert_int_equal(kv_seq_tail_lost(&t, 2, 2), 0); /* not behind */
+	assert_int_equal(kv_seq_tail_lost(&t, 10, 10), 8);
+	assert_int_equal(t.gaps, 1);
+	assert_int_equal(t.missing, 8);
+	assert_int_equal(t.epoch_missing, 8);
+	assert_int_equal(t.event_ids_missing, 8);
+	assert_int_equal(t.tail_losses, 1);
+	assert_int_equal(kv_seq_position(&t), 10);
+	assert_int_equal(kv_seq_tail_lost(&t, 10, 10), 0); /* once */
+	/* a late message of the tail: applied, not a reset, nothing counted */
+	assert_int_equal(kv_seq_observe(&t, 7, true, 7), KV_SEQ_NEXT);
+	assert_false(kv_seq_observe_event_id(&t, 7, false));
+	assert_int_equal(t.missing, 8);
+	assert_int_equal(t.event_ids_missing, 8);
+	assert_int_equal(t.resets, 0);
+	/* the stream goes on past the tail: only numbers after it count */
+	assert_int_equal(kv_seq_observe(&t, 11, true, 11), KV_SEQ_NEXT);
+	assert_false(kv_seq_observe_event_id(&t, 11, false));
+	assert_int_equal(kv_seq_observe(&t, 14, true, 14), KV_SEQ_GAP);
+	kv_seq_observe_event_id(&t, 14, false);
+	assert_int_equal(t.missing, 8 + 2);
+	assert_int_equal(t.event_ids_missing, 8 + 2);
+	/* a restart forgets the counted tail */
+	assert_int_equal(kv_seq_observe(&t, 1, true, 1), KV_SEQ_RESET);
+	assert_int_equal(kv_seq_position(&t), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sequences),
+		cmocka_unit_test(test_reset_by_event_id),
+		cmocka_unit_test(test_epochs),
+		cmocka_unit_test(test_tail),
 		cmocka_unit_test(test_event_ids),
 		cmocka_unit_test(test_reset_rebases_event_ids),
 	};

@@ -93,7 +93,8 @@ static void test_reset_applies_new_events(void **state)
 }
 
 /* The event id moving backwards with the sequence going on is a restart
- * too (a publisher that kept its sequence but not its ids, or two of them). */
+ * too: a new process that numbered past the old one before its first
+ * message arrived.  It numbers from 1, so the numbers before are missing. */
 static void test_event_id_reset(void **state)
 {
 	kv_stream *st = ((struct fx *)*state)->st;
@@ -101,7 +102,8 @@ static void test_event_id_reset(void **state)
 	stored_at(st, 2, 51, "a", "x");
 	stored_at(st, 3, 1, "a", "y");
 	assert_int_equal(kv_stream_seq(st)->resets, 1);
-	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RESET);
+	assert_int_equal(kv_stream_seq(st)->missing, 2);
+	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RESET | KV_STALE_GAP);
 	assert_int_equal(media_of(st, "a", "y"), KV_MEDIUM_CPU);
 }
 
@@ -200,13 +202,40 @@ static void test_histograms_and_timestamp(void **state)
 	msg_destroy(&m);
 }
 
-static void test_reconnect_marks_stale(void **state)
+/* A reconnect is not a loss: the next message (or the master's last
+ * number) tells whether anything went missing meanwhile. */
+static void test_reconnect_stale_only_on_loss(void **state)
 {
 	kv_stream *st = ((struct fx *)*state)->st;
 	cleared_at(st, 1, 1, "a");
 	kv_stream_reconnected(st);
 	assert_int_equal(kv_stream_stats_of(st)->reconnects, 1);
-	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RECONNECT);
+	assert_int_equal(tenant(st, "a")->stale, 0);
+	stored_at(st, 2, 2, "a", "k"); /* nothing was lost */
+	assert_int_equal(tenant(st, "a")->stale, 0);
+
+	kv_stream_reconnected(st);
+	stored_at(st, 5, 5, "a", "k2"); /* two messages were lost */
+	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RECONNECT | KV_STALE_GAP);
+
+	cleared_at(st, 6, 6, "a");
+	kv_stream_reconnected(st);
+	stored_at(st, 7, 7, "a", "k3");
+	assert_int_equal(tenant(st, "a")->stale, 0);
+	/* nothing arrives after this reconnect, but the master says 9 were sent */
+	cleared_at(st, 8, 8, "a");
+	kv_stream_reconnected(st);
+	assert_int_equal(kv_stream_tail_lost(st, 9, 9), 1);
+	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RECONNECT | KV_STALE_GAP);
+	assert_int_equal(kv_stream_stats_of(st)->reconnects, 4);
+
+	kv_stream_pos pos;
+	kv_stream_position(st, &pos);
+	assert_true(pos.started);
+	assert_int_equal(pos.position, 9);
+	assert_int_equal(pos.last_event_id, 9);
+	assert_int_equal(pos.missing, 2 + 1);
+	assert_int_equal(pos.messages, 6);
 }
 
 int main(void)
@@ -220,7 +249,7 @@ int main(void)
 		T(test_bad_payload_keeps_sequence),
 		T(test_transport_loss_by_event_id),
 		T(test_histograms_and_timestamp),
-		T(test_reconnect_marks_stale),
+		T(test_reconnect_stale_only_on_loss),
 	};
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
 }
