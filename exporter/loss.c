@@ -5,14 +5,15 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* Numbers found missing with `left` drops of their process still able to
- * explain them; the rest is transport loss (counters known) or
- * unattributed (counters gone). */
-static uint64_t attribute(kv_loss *l, uint64_t fresh, uint64_t left, bool counters_known)
+/* Numbers found missing, with `left` drops of their process still able to
+ * explain them.  The rest is transport loss when those counters are the
+ * process's current ones (current), unattributed when the process has
+ * moved on since they were read: its later drops are unknown. */
+static uint64_t attribute(kv_loss *l, uint64_t fresh, uint64_t left, bool current)
 {
-	uint64_t q = counters_known ? min_u64(fresh, left) : 0;
+	uint64_t q = min_u64(fresh, left);
 	l->queue += q;
-	if (counters_known)
+	if (current)
 		l->transport += fresh - q;
 	else
 		l->unattributed += fresh - q;
@@ -64,7 +65,8 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	if (d > 0) {
 		uint64_t closed = pos->missing - pos->epoch_missing;
 		uint64_t fresh = closed - l->closed_done - l->epoch_done;
-		attribute(l, fresh, left_of(l, l->dropped_prev), l->epoch_based && !l->orphan && !absorbed);
+		bool known = l->epoch_based && !l->orphan && !absorbed;
+		attribute(l, fresh, known ? left_of(l, l->dropped_prev) : 0, false);
 		l->closed_done = closed;
 		l->epoch_done = 0;
 		l->epoch_used = 0;
@@ -76,7 +78,7 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	 * stream's epoch keeps what the old counters explain and is orphaned */
 	if (master_only) {
 		uint64_t fresh = pos->epoch_missing - l->epoch_done;
-		attribute(l, fresh, left_of(l, l->dropped_prev), l->epoch_based && !l->orphan);
+		attribute(l, fresh, l->epoch_based && !l->orphan ? left_of(l, l->dropped_prev) : 0, false);
 		l->epoch_done = pos->epoch_missing;
 		l->orphan = true;
 		l->credit++;
