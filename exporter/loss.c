@@ -30,8 +30,7 @@ bool kv_loss_matched(const kv_loss *l)
 	return l->polled && l->epoch_based && !l->orphan && !l->credit;
 }
 
-uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_counters *now,
-                      const kv_stream_pos *pos)
+uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_counters *now, const kv_stream_pos *pos)
 {
 	/* 1. restarts: each stream reset is one; a restart the counters show
 	 * (backwards, or behind what the stream already received of the same
@@ -42,11 +41,11 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	uint64_t absorbed = min_u64(d, l->credit);
 	l->credit -= absorbed;
 	uint64_t restarts = d - absorbed;
-	bool backwards = prev && (now->published_batches < prev->published_batches ||
-	                          now->published_events < prev->published_events ||
-	                          now->dropped_events < prev->dropped_events);
+	bool backwards = prev &&
+			 (now->published_batches < prev->published_batches ||
+			  now->published_events < prev->published_events || now->dropped_events < prev->dropped_events);
 	bool behind = kv_loss_matched(l) && d == 0 && pos->started &&
-	              (pos->position > kv_loss_master_last(now) || pos->last_event_id > now->published_events);
+		      (pos->position > kv_loss_master_last(now) || pos->last_event_id > now->published_events);
 	bool master_only = false;
 	if (l->polled && d == 0 && (backwards || behind)) {
 		restarts = 1;
@@ -108,8 +107,8 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	return restarts;
 }
 
-bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s,
-                  double quiet_s, uint64_t *upto_seq, uint64_t *upto_eid)
+bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
+		  uint64_t *upto_seq, uint64_t *upto_eid)
 {
 	uint64_t last = kv_loss_master_last(now);
 	bool ahead = kv_loss_matched(l) && pos->started && last > pos->position;

@@ -77,7 +77,7 @@ static kv_loss_counters counters_of(const kv_master_status *st)
 }
 
 void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
-                      const kv_master_status *st, const kv_stream_pos *before)
+		      const kv_master_status *st, const kv_stream_pos *before)
 {
 	m->polled = true;
 	m->last_poll_time = now;
@@ -107,7 +107,7 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 }
 
 bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,
-                    uint64_t *upto_eid)
+		    uint64_t *upto_eid)
 {
 	if (!m->have_status || m->standby || !m->up || !m->status.enabled) {
 		m->behind_known = false;
@@ -117,7 +117,7 @@ bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, doub
 	bool lost = kv_loss_tail(&m->loss, &cur, now_pos, now, quiet_s, upto_seq, upto_eid);
 	m->behind_known = kv_loss_matched(&m->loss) && now_pos->started;
 	m->behind = m->behind_known && !lost && m->last_sequence > now_pos->position
-	                    ? m->last_sequence - now_pos->position
-	                    : 0;
+			    ? m->last_sequence - now_pos->position
+			    : 0;
 	return lost;
 }

@@ -121,6 +121,9 @@ static void on_monitor_event(kv_source *s)
 		       s->cfg->name, "endpoint", s->cfg->zmq, NULL);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
 		atomic_store(&s->connected, false);
+		pthread_mutex_lock(&s->lock);
+		kv_stream_disconnected(s->stream);
+		pthread_mutex_unlock(&s->lock);
 		kv_log(KV_LOG_WARN, "disconnected from the publisher", "source", s->cfg->name, "endpoint", s->cfg->zmq,
 		       NULL);
 	}

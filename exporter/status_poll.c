@@ -71,7 +71,7 @@ static const char *u64s(char *buf, size_t n, uint64_t v)
 }
 
 static void log_outcome(const kv_source *s, const kv_master *before, const kv_master *after, enum kv_poll_error err,
-                        long http, uint64_t tail, kv_ratelimit *rl)
+			long http, uint64_t tail, kv_ratelimit *rl)
 {
 	char a[24], b[24], c[24], d[24];
 	/* log changes of state, not every failed poll: a dead master must not
@@ -79,8 +79,8 @@ static void log_outcome(const kv_source *s, const kv_master *before, const kv_ma
 	if (after->standby && !before->standby)
 		kv_log(KV_LOG_INFO, "master is a standby (503)", "source", s->cfg->name, NULL);
 	else if (!after->up && (before->up || !before->polled))
-		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", s->cfg->status, "reason",
-		       kv_poll_error_name(err), "http_status", u64s(a, sizeof(a), (uint64_t)http), NULL);
+		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", s->cfg->status,
+		       "reason", kv_poll_error_name(err), "http_status", u64s(a, sizeof(a), (uint64_t)http), NULL);
 	else if (after->up && !after->standby && (!before->up || before->standby))
 		kv_log(KV_LOG_INFO, "master status poll ok", "source", s->cfg->name, NULL);
 
@@ -91,14 +91,15 @@ static void log_outcome(const kv_source *s, const kv_master *before, const kv_ma
 		       u64s(a, sizeof(a), l1->restarts - l0->restarts), NULL);
 	if (tail && kv_ratelimit_allow(rl, kv_now(), &held))
 		kv_log(KV_LOG_WARN, "lost the tail of the stream", "source", s->cfg->name, "missing",
-		       u64s(a, sizeof(a), tail), "master_last_sequence", u64s(b, sizeof(b), after->last_sequence), NULL);
+		       u64s(a, sizeof(a), tail), "master_last_sequence", u64s(b, sizeof(b), after->last_sequence),
+		       NULL);
 	if ((l1->queue != l0->queue || l1->transport != l0->transport || l1->unattributed != l0->unattributed) &&
 	    kv_ratelimit_allow(rl, kv_now(), &held))
 		kv_log(KV_LOG_WARN, "missing sequence numbers attributed", "source", s->cfg->name, "queue",
 		       u64s(a, sizeof(a), l1->queue - l0->queue), "transport",
 		       u64s(b, sizeof(b), l1->transport - l0->transport), "unattributed",
-		       u64s(c, sizeof(c), l1->unattributed - l0->unattributed), "suppressed",
-		       u64s(d, sizeof(d), held), NULL);
+		       u64s(c, sizeof(c), l1->unattributed - l0->unattributed), "suppressed", u64s(d, sizeof(d), held),
+		       NULL);
 }
 
 void *kv_status_poll_main(void *arg)

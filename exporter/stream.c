@@ -9,6 +9,8 @@ struct kv_stream {
 	kv_seqtrack seq;
 	kv_stream_stats stats;
 	bool reconnect_pending; /* reconnected; the next message tells whether anything was lost */
+	bool disconnected;
+	uint64_t breaks_at_disconnect; /* gaps + resets when the connection dropped */
 	int64_t last_receive_ms;
 	double last_lag;
 };
@@ -58,10 +60,22 @@ const kv_state *kv_stream_state(const kv_stream *st)
 	return st->state;
 }
 
+void kv_stream_disconnected(kv_stream *st)
+{
+	st->disconnected = true;
+	st->breaks_at_disconnect = st->seq.gaps + st->seq.resets;
+}
+
 void kv_stream_reconnected(kv_stream *st)
 {
 	st->stats.reconnects++;
-	st->reconnect_pending = st->seq.started;
+	/* the monitor's word may come after the first message of the new
+	 * connection: a loss seen since the disconnect is this reconnect's */
+	if (st->disconnected && st->seq.gaps + st->seq.resets > st->breaks_at_disconnect)
+		kv_state_mark_stale(st->state, KV_STALE_RECONNECT);
+	else
+		st->reconnect_pending = st->seq.started;
+	st->disconnected = false;
 }
 
 /* Something was lost: the tenants' figures may be incomplete for `why`,

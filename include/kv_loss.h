@@ -56,8 +56,7 @@ static inline uint64_t kv_loss_master_last(const kv_loss_counters *c)
  * pos the stream's position read before the request was sent: every gap
  * seen by then was caused by drops the master had already counted.
  * Returns the restarts decided at this poll. */
-uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_counters *now,
-                      const kv_stream_pos *pos);
+uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_counters *now, const kv_stream_pos *pos);
 
 /* True when the stream's current epoch and the master's counters describe the
  * same publisher process, so that the master's last number can be compared
@@ -69,7 +68,7 @@ bool kv_loss_matched(const kv_loss *l);
  * at two polls in a row with nothing arriving in between, and nothing has
  * arrived for longer than quiet_s seconds; *upto_seq and *upto_eid say
  * up to where (*upto_eid 0 when the event ids cannot tell). */
-bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s,
-                  double quiet_s, uint64_t *upto_seq, uint64_t *upto_eid);
+bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
+		  uint64_t *upto_seq, uint64_t *upto_eid);
 
 #endif

@@ -63,23 +63,23 @@ typedef struct kv_master {
 	double drop_ratio;         /* dropped / (published + dropped) over the window */
 	kv_drop_sample win[KV_DROP_WINDOW_SAMPLES];
 	size_t win_first, win_n;
-	uint64_t last_sequence;     /* published_batches + dropped_events of the last valid answer */
-	bool behind_known;          /* the stream and the answer describe the same publisher process */
-	uint64_t behind;            /* last_sequence minus the stream's position, at the last poll */
-	kv_loss loss;               /* restarts and loss by cause */
+	uint64_t last_sequence; /* published_batches + dropped_events of the last valid answer */
+	bool behind_known;      /* the stream and the answer describe the same publisher process */
+	uint64_t behind;        /* last_sequence minus the stream's position, at the last poll */
+	kv_loss loss;           /* restarts and loss by cause */
 } kv_master;
 
 /* One poll finished at `now` (unix seconds) after `duration` seconds.
  * http_status is 0 when no response came.  before is the stream's position
  * read *before* the request was sent (see kv_loss.h). */
 void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
-                      const kv_master_status *st, const kv_stream_pos *before);
+		      const kv_master_status *st, const kv_stream_pos *before);
 
 /* After a valid answer, with the stream's position now: updates `behind` and
  * says whether a tail is certainly lost (nothing arrived for quiet_s seconds
  * and at two polls in a row the master was ahead); the caller then counts
  * it with kv_stream_tail_lost(upto_seq, upto_eid). */
 bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,
-                    uint64_t *upto_eid);
+		    uint64_t *upto_eid);
 
 #endif

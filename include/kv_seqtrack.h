@@ -28,19 +28,19 @@ enum kv_seq_verdict {
 typedef struct kv_seqtrack {
 	bool started;
 	bool eid_started;
-	bool epoch_whole;        /* the current epoch was seen from its start (after a reset, or from 1) */
+	bool epoch_whole; /* the current epoch was seen from its start (after a reset, or from 1) */
 	uint64_t last_seq;
 	uint64_t last_event_id;
-	uint64_t counted_upto;   /* tail loss already counted up to this number (0: none), this epoch */
+	uint64_t counted_upto; /* tail loss already counted up to this number (0: none), this epoch */
 	uint64_t eid_counted_upto;
-	uint64_t gaps;           /* jumps forward, a lost tail included */
-	uint64_t missing;        /* sequence numbers skipped by those jumps */
-	uint64_t epoch_missing;  /* of which in the current epoch */
+	uint64_t gaps;          /* jumps forward, a lost tail included */
+	uint64_t missing;       /* sequence numbers skipped by those jumps */
+	uint64_t epoch_missing; /* of which in the current epoch */
 	uint64_t duplicates;
-	uint64_t resets;         /* sequence or event id moved backwards */
+	uint64_t resets; /* sequence or event id moved backwards */
 	uint64_t event_id_gaps;
 	uint64_t event_ids_missing;
-	uint64_t tail_losses;    /* lost tails counted (kv_seq_tail_lost) */
+	uint64_t tail_losses; /* lost tails counted (kv_seq_tail_lost) */
 } kv_seqtrack;
 
 /* For each message: its sequence number and, when it decoded and has

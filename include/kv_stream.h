@@ -36,12 +36,12 @@ typedef struct kv_ingest_report {
 
 /* Where the stream stands, for comparing it with the master's counters. */
 typedef struct kv_stream_pos {
-	bool started;            /* a message has arrived */
-	bool epoch_whole;        /* the current epoch was seen from its first number */
-	uint64_t position;       /* last number received or counted lost, this epoch */
-	uint64_t last_event_id;  /* last event id received or counted lost, this epoch (0: none) */
-	uint64_t missing;        /* all epochs */
-	uint64_t epoch_missing;  /* the current epoch */
+	bool started;           /* a message has arrived */
+	bool epoch_whole;       /* the current epoch was seen from its first number */
+	uint64_t position;      /* last number received or counted lost, this epoch */
+	uint64_t last_event_id; /* last event id received or counted lost, this epoch (0: none) */
+	uint64_t missing;       /* all epochs */
+	uint64_t epoch_missing; /* the current epoch */
 	uint64_t resets;
 	uint64_t messages;
 	int64_t last_receive_ms; /* wall clock of the last message (0: none) */
@@ -65,9 +65,10 @@ void kv_stream_free(kv_stream *st);
  * and the caller should log it. */
 int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep);
 
-/* The connection dropped and came back.  Counted; the tenants turn stale
- * (reason reconnect) only if the next message, or the master's last
- * sequence, shows that something was lost meanwhile. */
+/* The connection dropped, and came back.  Counted; the tenants turn stale
+ * (reason reconnect) only if a loss shows between the two, in the next
+ * message, or in the master's last sequence number. */
+void kv_stream_disconnected(kv_stream *st);
 void kv_stream_reconnected(kv_stream *st);
 
 void kv_stream_position(const kv_stream *st, kv_stream_pos *out);

@@ -35,8 +35,11 @@ int main(int argc, char **argv)
 		src[i].connected = true;
 		kv_snapshot_stream(&src[i], st[i]);
 	}
-	kv_master_status ms = {.enabled = true, .published_batches = 18, .published_events = 32,
-	                       .dropped_events = 3083, .has_unparsed = true};
+	kv_master_status ms = {.enabled = true,
+			       .published_batches = 18,
+			       .published_events = 32,
+			       .dropped_events = 3083,
+			       .has_unparsed = true};
 	kv_stream_pos pos;
 	kv_stream_position(st[0], &pos);
 	src[0].has_master = true;

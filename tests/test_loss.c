@@ -99,11 +99,13 @@ static uint64_t poll(struct world *w)
 static void expect(const struct world *w, uint64_t restarts, uint64_t queue, uint64_t transport, uint64_t unattributed)
 {
 	const kv_loss *l = &w->loss;
-	if (l->restarts != restarts || l->queue != queue || l->transport != transport || l->unattributed != unattributed)
+	if (l->restarts != restarts || l->queue != queue || l->transport != transport ||
+	    l->unattributed != unattributed)
 		fail_msg("restarts %llu queue %llu transport %llu unattributed %llu; want %llu %llu %llu %llu",
-		         (unsigned long long)l->restarts, (unsigned long long)l->queue, (unsigned long long)l->transport,
-		         (unsigned long long)l->unattributed, (unsigned long long)restarts, (unsigned long long)queue,
-		         (unsigned long long)transport, (unsigned long long)unattributed);
+			 (unsigned long long)l->restarts, (unsigned long long)l->queue,
+			 (unsigned long long)l->transport, (unsigned long long)l->unattributed,
+			 (unsigned long long)restarts, (unsigned long long)queue, (unsigned long long)transport,
+			 (unsigned long long)unattributed);
 }
 
 static void test_queue_drops_explained(void **state)
@@ -200,7 +202,7 @@ static void test_reset_seen_after_the_poll(void **state)
 	poll(w);
 	restart(w);
 	drop(w, 30);
-	sends(w, 12, false); /* sent, but not here yet: held back below */
+	sends(w, 12, false);          /* sent, but not here yet: held back below */
 	assert_int_equal(poll(w), 0); /* not backwards, not behind: not visible yet */
 	/* now its messages arrive (played again as delivered, same numbers) */
 	restart(w);

@@ -87,8 +87,11 @@ static void test_parse(void **state)
 
 static kv_master_status S(uint64_t batches, uint64_t events, uint64_t dropped)
 {
-	return (kv_master_status){.enabled = true, .published_batches = batches, .published_events = events,
-	                          .dropped_events = dropped, .has_unparsed = true};
+	return (kv_master_status){.enabled = true,
+				  .published_batches = batches,
+				  .published_events = events,
+				  .dropped_events = dropped,
+				  .has_unparsed = true};
 }
 
 static const kv_stream_pos no_stream = {0};
@@ -133,12 +136,12 @@ static void test_skipped_fields_kept_apart(void **state)
 	(void)state;
 	kv_master_status st;
 	const char *up = "{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-	                 "\"skipped_unparsed_keys\":2}";
+			 "\"skipped_unparsed_keys\":2}";
 	assert_int_equal(kv_master_parse(up, strlen(up), &st), KV_POLL_OK);
 	assert_true(st.has_unparsed && !st.has_keyless);
 	assert_int_equal(st.skipped_unparsed_keys, 2);
 	const char *both = "{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-	                   "\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":7}";
+			   "\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":7}";
 	assert_int_equal(kv_master_parse(both, strlen(both), &st), KV_POLL_OK);
 	assert_true(st.has_unparsed && st.has_keyless);
 	assert_int_equal(st.skipped_keyless_events, 7);

@@ -48,8 +48,12 @@ static int setup(void **state)
 	f->src[1].has_master = true;
 	kv_hist_init(&f->src[1].stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
 	kv_hist_init(&f->src[1].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
-	kv_master_status ms = {.enabled = true, .published_batches = 10, .published_events = 600,
-	                       .dropped_events = 25, .has_unparsed = true, .skipped_unparsed_keys = 3};
+	kv_master_status ms = {.enabled = true,
+			       .published_batches = 10,
+			       .published_events = 600,
+			       .dropped_events = 25,
+			       .has_unparsed = true,
+			       .skipped_unparsed_keys = 3};
 	kv_stream_pos none = {0};
 	kv_master_record(&f->src[1].master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, &none);
 	f->x = (kv_exporter_snap){.version = "1.2.3",

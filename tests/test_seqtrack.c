@@ -173,12 +173,9 @@ static void test_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sequences),
-		cmocka_unit_test(test_reset_by_event_id),
-		cmocka_unit_test(test_epochs),
-		cmocka_unit_test(test_tail),
-		cmocka_unit_test(test_event_ids),
-		cmocka_unit_test(test_reset_rebases_event_ids),
+		cmocka_unit_test(test_sequences), cmocka_unit_test(test_reset_by_event_id),
+		cmocka_unit_test(test_epochs),    cmocka_unit_test(test_tail),
+		cmocka_unit_test(test_event_ids), cmocka_unit_test(test_reset_rebases_event_ids),
 	};
 	return cmocka_run_group_tests_name("seqtrack", tests, NULL, NULL);
 }

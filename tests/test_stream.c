@@ -229,13 +229,23 @@ static void test_reconnect_stale_only_on_loss(void **state)
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RECONNECT | KV_STALE_GAP);
 	assert_int_equal(kv_stream_stats_of(st)->reconnects, 4);
 
+	/* the monitor's word of the reconnect came after the first message */
+	cleared_at(st, 10, 10, "a");
+	kv_stream_disconnected(st);
+	stored_at(st, 12, 12, "a", "k4");
+	assert_int_equal(tenant(st, "a")->stale, KV_STALE_GAP);
+	kv_stream_reconnected(st);
+	assert_int_equal(tenant(st, "a")->stale, KV_STALE_GAP | KV_STALE_RECONNECT);
+
 	kv_stream_pos pos;
+	cleared_at(st, 13, 13, "a");
+	kv_stream_tail_lost(st, 13, 13);
 	kv_stream_position(st, &pos);
 	assert_true(pos.started);
-	assert_int_equal(pos.position, 9);
-	assert_int_equal(pos.last_event_id, 9);
-	assert_int_equal(pos.missing, 2 + 1);
-	assert_int_equal(pos.messages, 6);
+	assert_int_equal(pos.position, 13);
+	assert_int_equal(pos.last_event_id, 13);
+	assert_int_equal(pos.missing, 2 + 1 + 1);
+	assert_int_equal(pos.messages, 9);
 }
 
 int main(void)

@@ -13,14 +13,14 @@ static kv_stream_pos position(const kv_seqtrack *t, uint64_t messages)
 {
 	uint64_t eid = t->eid_started ? t->last_event_id : 0;
 	return (kv_stream_pos){.started = t->started,
-	                       .epoch_whole = t->epoch_whole,
-	                       .position = kv_seq_position(t),
-	                       .last_event_id = eid > t->eid_counted_upto ? eid : t->eid_counted_upto,
-	                       .missing = t->missing,
-	                       .epoch_missing = t->epoch_missing,
-	                       .resets = t->resets,
-	                       .messages = messages,
-	                       .last_receive_ms = 1};
+			       .epoch_whole = t->epoch_whole,
+			       .position = kv_seq_position(t),
+			       .last_event_id = eid > t->eid_counted_upto ? eid : t->eid_counted_upto,
+			       .missing = t->missing,
+			       .epoch_missing = t->epoch_missing,
+			       .resets = t->resets,
+			       .messages = messages,
+			       .last_receive_ms = 1};
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	now += 1 + (size ? data[0] % 5 : 0);
 	kv_stream_pos pos = position(&t, messages);
 	kv_master_record(&m, now, 0.01, http == 503 ? KV_POLL_HTTP_STATUS : err, http, err == KV_POLL_OK ? &st : NULL,
-	                 &pos);
+			 &pos);
 	uint64_t upto, eid;
 	if (err == KV_POLL_OK && http == 200 && kv_master_tail(&m, &pos, now + 100, 5, &upto, &eid))
 		kv_seq_tail_lost(&t, upto, eid);

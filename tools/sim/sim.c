@@ -1,5 +1,12 @@
-/* mooncake-kv-sim: a Mooncake master's KV event publisher, as the subscriber
- * guide describes it, for demos and tests.
+/* mooncake-kv-sim: a Mooncake master's KV event publisher and status
+ * endpoint, for demos and tests.  By default it behaves as the upstream
+ * master does (kvcache-ai/Mooncake at 3b5a594): RemoveAll and BatchRemove
+ * publish nothing, no `cleared` ever, a standby binds no PUB port and its
+ * promotion starts a new publisher at 1, and the status reports
+ * skipped_unparsed_keys (every event whose key is not a number: all of the
+ * simulator's textual keys).  --spec-extras on adds what the subscriber
+ * guide describes beyond that: `cleared` from RemoveAll and the status's
+ * skipped_keyless_events.
  *
  *   mooncake-kv-sim --pub tcp://127.0.0.1:5557 --status 127.0.0.1:9003 \
  *       --phase steady:rate=2000                      (the demo: until Ctrl-C)
@@ -8,14 +15,18 @@
  *
  * Phases run in order:
  *   steady:rate=N[,seconds=S]  random operations at N events/s (S=0: forever)
- *   ops:count=N                N random operations, sent as fast as allowed
+ *   ops:count=N[,batch=B]      N random operations, sent as fast as allowed, B events a message (64)
  *   burst:events=N             N stored events enqueued before the sender runs:
  *                              whatever exceeds --queue is dropped oldest-first,
  *                              each drop reserving one sequence number
- *   clear:all                  RemoveAll on every tenant (cleared where it held objects)
+ *   clear:all                  RemoveAll on every tenant (with --spec-extras: cleared where it held objects)
+ *   batch-remove:count=N       BatchRemove of N random objects: no event, as upstream
  *   restart                    new publisher process: sequence, event ids and
  *                              counters back to their start, socket re-bound
- *   standby:seconds=S          the status endpoint answers 503 for S seconds
+ *   standby:seconds=S          the master stands by for S seconds: status 503, no PUB port;
+ *                              then it is promoted and starts a new publisher (at 1)
+ *   rebind[:lose=N]            the PUB socket is closed and bound again, numbering goes on
+ *                              (a connection reset that loses nothing, or N messages sent meanwhile)
  *   outage:seconds=S           the status endpoint is gone (connection refused) for S seconds
  *   garbage:count=N            N messages with a valid sequence and a bad payload
  *   sleep:seconds=S
@@ -59,9 +70,9 @@ struct tenant_truth {
 
 struct opts {
 	const char *pub, *status_addr, *truth, *backend;
-	unsigned tenants, keys, queue_cap;
+	unsigned tenants, keys, queue_cap, sndhwm;
 	uint64_t seed;
-	bool legacy, object_key, upstream_status_names;
+	bool legacy, object_key, spec_extras;
 	char **phases;
 	size_t n_phases;
 };
@@ -74,8 +85,9 @@ struct sim {
 	uint64_t rng;
 	/* publisher process state (reset by restart) */
 	uint64_t next_seq, next_event_id;
-	atomic_ullong published_batches, published_events, dropped_events, skipped_keyless;
+	atomic_ullong published_batches, published_events, dropped_events, skipped;
 	atomic_bool standby;
+	unsigned batch; /* events a message at most (MAX_BATCH, or less for an ops phase) */
 	/* the queue */
 	struct event *queue;
 	size_t q_head, q_len;
@@ -86,7 +98,8 @@ struct sim {
 	/* stream facts */
 	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
 	uint64_t garbage[2]; /* by garbage_reasons */
-	uint64_t dropped_total, keyless_total;
+	uint64_t dropped_total, keyless_total, silent_removals;
+	uint64_t unheard, lost_messages, lost_events; /* sent while no socket was bound */
 	struct MHD_Daemon *status;
 };
 
@@ -238,7 +251,7 @@ static void stream_break(struct sim *s)
 
 static void send_batch(struct sim *s)
 {
-	size_t n = s->q_len < MAX_BATCH ? s->q_len : MAX_BATCH;
+	size_t n = s->q_len < s->batch ? s->q_len : s->batch;
 	if (!n)
 		return;
 	msgpack_sbuffer sb;
@@ -249,23 +262,33 @@ static void send_batch(struct sim *s)
 	msgpack_pack_array(&pk, 3);
 	msgpack_pack_int64(&pk, ts);
 	msgpack_pack_array(&pk, n);
+	/* with no socket (rebind:lose=N) the message goes to no subscriber, as
+	 * a PUB socket drops what it has nobody to send to */
+	bool heard = s->pub != NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct event *e = &s->queue[(s->q_head + i) % s->o.queue_cap];
 		pack_event(s, &pk, e, s->next_event_id++, ts);
-		wire_apply(s, e);
+		if (heard)
+			wire_apply(s, e);
 	}
 	msgpack_pack_uint32(&pk, 0);
-	if (s->reserved) { /* the gap comes right before the surviving tail */
-		s->gaps++;
-		s->missing += s->reserved;
-		stream_break(s);
-		s->reserved = 0;
-	}
 	uint64_t seq = s->next_seq++;
-	send_frames(s, seq, sb.data, sb.size);
-	s->last_seq = seq;
-	s->messages++;
-	s->events_sent += n;
+	if (!heard) {
+		s->unheard++;
+		s->lost_messages++;
+		s->lost_events += n;
+	} else {
+		if (s->reserved || s->unheard) { /* the gap comes right before the surviving tail */
+			s->gaps++;
+			s->missing += s->reserved + s->unheard;
+			stream_break(s);
+			s->reserved = s->unheard = 0;
+		}
+		send_frames(s, seq, sb.data, sb.size);
+		s->last_seq = seq;
+		s->messages++;
+		s->events_sent += n;
+	}
 	s->q_head = (s->q_head + n) % s->o.queue_cap;
 	s->q_len -= n;
 	atomic_fetch_add(&s->published_batches, 1);
@@ -297,10 +320,16 @@ static void enqueue(struct sim *s, const struct event *e)
 
 static void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsigned medium)
 {
+	if (k == CLEARED && !s->o.spec_extras)
+		return; /* upstream never publishes cleared */
+	/* upstream counts every key that is not a number (ours are textual) in
+	 * skipped_unparsed_keys, published or not; the spec counts only the
+	 * events it does not publish, in skipped_keyless_events */
+	if (k != CLEARED && (!s->o.spec_extras || !s->o.object_key))
+		atomic_fetch_add(&s->skipped, 1);
 	if (k != CLEARED && !s->o.object_key) {
-		/* the spec: without object keys no per-object event is published */
+		/* without object keys a textual key leaves no trace on the wire */
 		s->keyless_total++;
-		atomic_fetch_add(&s->skipped_keyless, 1);
 		return;
 	}
 	struct event e = {k, t, key, medium};
@@ -317,6 +346,14 @@ static void op_removed(struct sim *s, unsigned t, unsigned k, unsigned m)
 {
 	*cell(s, s->master, t, k) &= (unsigned char)~m;
 	publish(s, REMOVED, t, k, m);
+}
+
+/* BatchRemove, RemoveByRegex, the clean-ups: erased without an event. */
+static void op_silent_remove(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned char *c = cell(s, s->master, t, k);
+	s->silent_removals += *c != 0;
+	*c = 0;
 }
 
 static void op_remove_all(struct sim *s, unsigned t)
@@ -340,10 +377,12 @@ static void random_op(struct sim *s)
 		op_stored(s, t, k, m);
 	else if (r < 890)
 		op_removed(s, t, k, m);
-	else if (r < 998) { /* upsert: removed for the old value, then stored */
+	else if (r < 990) { /* upsert: removed for the old value, then stored */
 		op_removed(s, t, k, m);
 		op_stored(s, t, k, m);
-	} else
+	} else if (r < 998)
+		op_silent_remove(s, t, k);
+	else
 		op_remove_all(s, t);
 }
 
@@ -369,8 +408,8 @@ static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const
 			 (unsigned long long)atomic_load(&s->published_batches),
 			 (unsigned long long)atomic_load(&s->published_events),
 			 (unsigned long long)atomic_load(&s->dropped_events),
-			 s->o.upstream_status_names ? "skipped_unparsed_keys" : "skipped_keyless_events",
-			 (unsigned long long)atomic_load(&s->skipped_keyless));
+			 s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+			 (unsigned long long)atomic_load(&s->skipped));
 	}
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(r, "Content-Type", "application/json");
@@ -403,7 +442,7 @@ static struct MHD_Daemon *status_start(struct sim *s, const char *addr)
 static void pub_open(struct sim *s)
 {
 	s->pub = zmq_socket(s->zctx, ZMQ_XPUB);
-	int zero = 0, hwm = 10000;
+	int zero = 0, hwm = (int)s->o.sndhwm;
 	zmq_setsockopt(s->pub, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(s->pub, ZMQ_SNDHWM, &hwm, sizeof(hwm));
 	if (zmq_bind(s->pub, s->o.pub) != 0)
@@ -424,6 +463,28 @@ static void pub_close(struct sim *s)
 {
 	zmq_close(s->pub);
 	s->pub = NULL;
+}
+
+/* Sends what is queued, lets it leave (LINGER=0 discards what is still
+ * queued when the socket goes, as the upstream captures took care to
+ * avoid) and closes the socket. */
+static void pub_stop(struct sim *s)
+{
+	flush(s);
+	sleep_s(0.3);
+	pub_close(s);
+}
+
+/* A new publisher process: numbers, event ids and counters from the start. */
+static void new_publisher(struct sim *s)
+{
+	s->next_seq = s->next_event_id = 1;
+	atomic_store(&s->published_batches, 0);
+	atomic_store(&s->published_events, 0);
+	atomic_store(&s->dropped_events, 0);
+	atomic_store(&s->skipped, 0);
+	s->restarts++;
+	stream_break(s);
 }
 
 /* --- phases --- */
@@ -474,6 +535,8 @@ static void phase_garbage(struct sim *s, uint64_t n)
 		s->garbage[garbage[i % kinds].reason]++;
 		s->last_seq = seq;
 		s->messages++;
+		/* a message the publisher sent, as far as its counters go */
+		atomic_fetch_add(&s->published_batches, 1);
 		if (i % 1000 == 999) /* stay under the send high-water mark */
 			sleep_s(0.005);
 	}
@@ -485,12 +548,15 @@ static void run_phase(struct sim *s, const char *spec)
 		phase_steady(s, param(spec, "rate", 1000), param(spec, "seconds", 0));
 	else if (!strncmp(spec, "ops", 3)) {
 		uint64_t n = (uint64_t)param(spec, "count", 1000);
+		double b = param(spec, "batch", MAX_BATCH);
+		s->batch = b >= 1 && b <= MAX_BATCH ? (unsigned)b : MAX_BATCH;
 		for (uint64_t i = 0; i < n && !stopping; i++) {
 			random_op(s);
-			if (s->q_len >= MAX_BATCH)
+			if (s->q_len >= s->batch)
 				send_batch(s);
 		}
 		flush(s);
+		s->batch = MAX_BATCH;
 	} else if (!strncmp(spec, "burst", 5)) {
 		uint64_t n = (uint64_t)param(spec, "events", 1000);
 		for (uint64_t i = 0; i < n; i++)
@@ -502,24 +568,36 @@ static void run_phase(struct sim *s, const char *spec)
 			op_remove_all(s, t);
 		flush(s);
 	} else if (!strcmp(spec, "restart")) {
-		flush(s);
-		/* as the upstream captures did: let the queue leave before the
-		 * socket goes, since LINGER=0 discards what is still queued */
+		pub_stop(s);
+		new_publisher(s);
 		sleep_s(0.3);
-		pub_close(s);
-		s->next_seq = s->next_event_id = 1;
-		atomic_store(&s->published_batches, 0);
-		atomic_store(&s->published_events, 0);
-		atomic_store(&s->dropped_events, 0);
-		atomic_store(&s->skipped_keyless, 0);
-		s->restarts++;
-		stream_break(s);
+		pub_open(s);
+	} else if (!strncmp(spec, "rebind", 6)) {
+		pub_stop(s);
+		/* lose=N: N random operations, one event a message, sent while the
+		 * socket is gone: lost, with their numbers and event ids */
+		uint64_t lose = (uint64_t)param(spec, "lose", 0);
+		s->batch = 1;
+		for (uint64_t i = 0; i < lose; i++) {
+			random_op(s);
+			flush(s);
+		}
+		s->batch = MAX_BATCH;
 		sleep_s(0.3);
 		pub_open(s);
 	} else if (!strncmp(spec, "standby", 7)) {
+		/* upstream builds the publisher only on promotion: a standby has no
+		 * PUB port, and the next leader's publisher numbers from 1 */
+		pub_stop(s);
 		atomic_store(&s->standby, true);
 		sleep_s(param(spec, "seconds", 1));
+		new_publisher(s);
 		atomic_store(&s->standby, false);
+		pub_open(s);
+	} else if (!strncmp(spec, "batch-remove", 12)) {
+		uint64_t n = (uint64_t)param(spec, "count", 100);
+		for (uint64_t i = 0; i < n; i++)
+			op_silent_remove(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
 	} else if (!strncmp(spec, "outage", 6)) {
 		if (s->status) {
 			MHD_stop_daemon(s->status);
@@ -574,17 +652,22 @@ static void write_truth(struct sim *s, const char *path)
 			json_array_append_new(wire, tenant_json(s, t, s->wire, &s->truth[t]));
 		json_array_append_new(master, tenant_json(s, t, s->master, NULL));
 	}
-	json_t *root = json_pack(
-		"{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}", "messages",
-		(json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent, "last_seq", (json_int_t)s->last_seq,
-		"gaps", (json_int_t)s->gaps, "missing", (json_int_t)s->missing, "restarts", (json_int_t)s->restarts,
-		"garbage_messages", (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total",
-		(json_int_t)s->dropped_total, "keyless_total", (json_int_t)s->keyless_total, "seed",
-		(json_int_t)s->o.seed, "status", "enabled", 1, "published_batches",
-		(json_int_t)atomic_load(&s->published_batches), "published_events",
-		(json_int_t)atomic_load(&s->published_events), "dropped_events",
-		(json_int_t)atomic_load(&s->dropped_events), "skipped_keyless_events",
-		(json_int_t)atomic_load(&s->skipped_keyless), "tenants", wire, "master_tenants", master);
+	json_t *root = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}",
+				 "messages", (json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent,
+				 "last_seq", (json_int_t)s->last_seq, "gaps", (json_int_t)s->gaps, "missing",
+				 (json_int_t)s->missing, "restarts", (json_int_t)s->restarts, "garbage_messages",
+				 (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total",
+				 (json_int_t)s->dropped_total, "keyless_total", (json_int_t)s->keyless_total, "seed",
+				 (json_int_t)s->o.seed, "status", "enabled", 1, "published_batches",
+				 (json_int_t)atomic_load(&s->published_batches), "published_events",
+				 (json_int_t)atomic_load(&s->published_events), "dropped_events",
+				 (json_int_t)atomic_load(&s->dropped_events),
+				 s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+				 (json_int_t)atomic_load(&s->skipped), "tenants", wire, "master_tenants", master);
+	json_object_set_new(root, "silent_removals", json_integer((json_int_t)s->silent_removals));
+	json_object_set_new(root, "lost_messages", json_integer((json_int_t)s->lost_messages));
+	json_object_set_new(root, "lost_events", json_integer((json_int_t)s->lost_events));
+	json_object_set_new(root, "spec_extras", json_boolean(s->o.spec_extras));
 	json_t *dec = json_object();
 	for (int r = 0; r < 2; r++)
 		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)s->garbage[r]));
@@ -596,12 +679,15 @@ static void write_truth(struct sim *s, const char *path)
 
 /* --- main --- */
 
-static const char usage[] = "usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
-			    "  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID\n"
-			    "  --legacy on|off (on)  --object-key on|off (on)  --status-names spec|upstream (spec)\n"
-			    "  --truth FILE   write the ground truth at exit\n"
-			    "phases: steady:rate=N[,seconds=S] ops:count=N burst:events=N clear:all restart\n"
-			    "        standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S wait\n";
+static const char usage[] =
+	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
+	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID  --sndhwm N (10000)\n"
+	"  --legacy on|off (on)  --object-key on|off (on)\n"
+	"  --spec-extras on|off (off)  off: as the upstream master (no cleared, skipped_unparsed_keys);\n"
+	"                              on: cleared from RemoveAll, skipped_keyless_events\n"
+	"  --truth FILE   write the ground truth at exit\n"
+	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
+	"        restart rebind[:lose=N] standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S wait\n";
 
 static void on_signal(int sig)
 {
@@ -628,6 +714,7 @@ int main(int argc, char **argv)
 			   .tenants = 4,
 			   .keys = 2000,
 			   .queue_cap = 65536,
+			   .sndhwm = 10000,
 			   .seed = 1,
 			   .legacy = true,
 			   .object_key = true};
@@ -661,8 +748,10 @@ int main(int argc, char **argv)
 			o->legacy = onoff(v, a);
 		else if (!strcmp(a, "--object-key"))
 			o->object_key = onoff(v, a);
-		else if (!strcmp(a, "--status-names"))
-			o->upstream_status_names = !strcmp(v, "upstream");
+		else if (!strcmp(a, "--sndhwm"))
+			o->sndhwm = (unsigned)atoi(v);
+		else if (!strcmp(a, "--spec-extras"))
+			o->spec_extras = onoff(v, a);
 		else if (!strcmp(a, "--phase"))
 			o->phases[o->n_phases++] = (char *)v;
 		else
@@ -678,6 +767,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	s->rng = o->seed;
+	s->batch = MAX_BATCH;
 	s->next_seq = s->next_event_id = 1;
 	s->queue = calloc(o->queue_cap, sizeof(*s->queue));
 	s->master = calloc((size_t)o->tenants * o->keys, 1);
