@@ -57,6 +57,8 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 		l->epoch_based = false;
 	}
 	l->restarts += restarts;
+	if (restarts)
+		l->tail_watch = false; /* the last number was another process's */
 
 	/* 2. epochs the stream closed since the last poll: what they lost beyond
 	 * what was attributed can only be explained by the drops of the process
@@ -107,24 +109,28 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	return restarts;
 }
 
-bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
-		  uint64_t *upto_seq, uint64_t *upto_eid)
+bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s,
+                  double quiet_s, uint64_t *upto_seq, uint64_t *upto_eid)
 {
 	uint64_t last = kv_loss_master_last(now);
-	bool ahead = kv_loss_matched(l) && pos->started && last > pos->position;
-	bool again = l->tail_watch && l->tail_master_last == last && l->tail_position == pos->position;
-	l->tail_watch = ahead;
+	bool matched = kv_loss_matched(l) && pos->started;
+	bool prev = matched && l->tail_watch; /* the previous answer was this process's too */
+	l->behind_known = prev;
+	l->behind = prev && l->tail_master_last > pos->position ? l->tail_master_last - pos->position : 0;
+	bool again = prev && l->tail_master_last == last && l->tail_position == pos->position;
+	l->tail_watch = matched;
 	l->tail_master_last = last;
 	l->tail_position = pos->position;
-	if (!ahead || !again || now_s - (double)pos->last_receive_ms / 1000.0 <= quiet_s)
+	if (!again || last <= pos->position || now_s - (double)pos->last_receive_ms / 1000.0 <= quiet_s)
 		return false;
 	*upto_seq = last;
 	*upto_eid = pos->last_event_id && now->published_events > pos->last_event_id ? now->published_events : 0;
-	l->tail_watch = false;
 	/* the stream counts these now: attribute them at once, so that the
 	 * books balance after this poll too */
 	uint64_t n = last - pos->position;
 	l->epoch_used += attribute(l, n, left_of(l, now->dropped_events), true);
 	l->epoch_done += n;
+	l->tail_position = last;
+	l->behind = 0;
 	return true;
 }

@@ -87,7 +87,7 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 		 * not an error, and its counters (if any) are not ours to track. */
 		m->up = true;
 		m->standby = true;
-		m->behind_known = false;
+		m->loss.behind_known = false;
 		return;
 	}
 	m->standby = false;

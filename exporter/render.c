@@ -347,9 +347,10 @@ static const struct master_metric {
 	 "Last sequence number the master's publisher process used: published_batches + dropped_events.",
 	 MST(last_sequence), V_U64, IF(have_status)},
 	{"mooncake_kv_sequence_behind", "gauge",
-	 "The master's last sequence number minus the last one this exporter received or counted lost, at the last "
-	 "poll (only while both describe the same publisher process).",
-	 MST(behind), V_U64, IF(behind_known)},
+	 "Sequence numbers the master had used by the previous poll that this exporter has neither received nor "
+	 "counted lost: above 0, it is more than a poll interval behind (only while the stream and the master "
+	 "describe the same publisher process).",
+	 MST(loss.behind), V_U64, IF(loss.behind_known)},
 	{"mooncake_kv_master_restarts_total", "counter",
 	 "Publisher process restarts: the stream's sequence or event id went back, or the master's counters did "
 	 "(each restart counted once).",

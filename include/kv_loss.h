@@ -32,9 +32,14 @@ typedef struct kv_loss {
 	uint64_t epoch_done;      /* missing numbers of the current epoch already attributed */
 	uint64_t epoch_used;      /* the current process's drops used (or unseeable): never explain twice */
 	uint64_t dropped_prev;    /* dropped_events of the last valid answer */
-	/* tail watch: the master's last number and our position at the last poll */
+	/* the master's last number and our position at the last poll, while
+	 * both described the same process */
 	bool tail_watch;
 	uint64_t tail_master_last, tail_position;
+	/* numbers the master had used at the previous poll that the stream has
+	 * neither received nor counted lost: a stream more than a poll behind */
+	bool behind_known;
+	uint64_t behind;
 	/* results */
 	uint64_t restarts;
 	uint64_t queue, transport, unattributed;
@@ -63,11 +68,12 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
  * with the stream's position. */
 bool kv_loss_matched(const kv_loss *l);
 
-/* Called after kv_loss_poll with the stream's position now.  True when a
- * tail is certainly lost: the master's last number was ahead of the stream
- * at two polls in a row with nothing arriving in between, and nothing has
- * arrived for longer than quiet_s seconds; *upto_seq and *upto_eid say
- * up to where (*upto_eid 0 when the event ids cannot tell). */
+/* Called after kv_loss_poll with the stream's position now; updates
+ * `behind`.  True when a tail is certainly lost: the master's last number
+ * was ahead of the stream at two polls in a row with nothing arriving in
+ * between, and nothing has arrived for longer than quiet_s seconds;
+ * *upto_seq and *upto_eid say up to where (*upto_eid 0 when the event ids
+ * cannot tell).  The numbers are attributed at once. */
 bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
 		  uint64_t *upto_seq, uint64_t *upto_eid);
 

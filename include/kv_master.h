@@ -75,8 +75,8 @@ typedef struct kv_master {
 void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
 		      const kv_master_status *st, const kv_stream_pos *before);
 
-/* After a valid answer, with the stream's position now: updates `behind` and
- * says whether a tail is certainly lost (nothing arrived for quiet_s seconds
+/* After a valid answer, with the stream's position now: updates
+ * loss.behind and says whether a tail is certainly lost (nothing arrived for quiet_s seconds
  * and at two polls in a row the master was ahead); the caller then counts
  * it with kv_stream_tail_lost(upto_seq, upto_eid). */
 bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,

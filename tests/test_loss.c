@@ -226,16 +226,20 @@ static void test_tail_loss(void **state)
 	poll(w);
 	kv_stream_position(w->st, &pos);
 	assert_false(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid)); /* once is not enough */
+	assert_false(w->loss.behind_known); /* no earlier answer to compare with */
 	poll(w);
 	kv_stream_position(w->st, &pos);
 	/* quiet for less than the interval: not yet */
 	assert_false(kv_loss_tail(&w->loss, &c, &pos, (double)pos.last_receive_ms / 1000 + 5, 6, &upto, &eid));
+	assert_true(w->loss.behind_known);
+	assert_int_equal(w->loss.behind, 24); /* what the master had used by the last poll, not here */
 	poll(w);
 	kv_stream_position(w->st, &pos);
 	assert_true(kv_loss_tail(&w->loss, &c, &pos, (double)pos.last_receive_ms / 1000 + 7, 6, &upto, &eid));
 	assert_int_equal(upto, 34);
 	assert_int_equal(eid, 30);
 	assert_int_equal(kv_stream_tail_lost(w->st, upto, eid), 24);
+	assert_int_equal(w->loss.behind, 0);
 	/* counted at once: the tail's own drops are queue, the rest transport */
 	expect(w, 0, 4, 20, 0);
 	assert_int_equal(kv_stream_seq(w->st)->event_ids_missing, 20);
@@ -246,6 +250,26 @@ static void test_tail_loss(void **state)
 	poll(w);
 	expect(w, 0, 4, 20, 0);
 	assert_int_equal(kv_stream_seq(w->st)->event_ids_missing, 20);
+}
+
+/* A stream that keeps up is never behind, however busy: only what the master
+ * had used by the previous poll counts. */
+static void test_busy_is_not_behind(void **state)
+{
+	struct world *w = *state;
+	uint64_t upto, eid;
+	for (int i = 0; i < 5; i++) {
+		sends(w, 50, true);
+		poll(w);
+		kv_loss_counters c = {w->batches + 7, w->events + 7, w->dropped}; /* 7 more in flight */
+		kv_stream_pos pos;
+		kv_stream_position(w->st, &pos);
+		assert_false(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid));
+		if (i > 0)
+			assert_true(w->loss.behind_known);
+		assert_int_equal(w->loss.behind, 0);
+		sends(w, 7, true); /* they arrive */
+	}
 }
 
 /* Joined part-way: drops from before we joined explain nothing later. */
@@ -331,6 +355,7 @@ int main(void)
 		T(test_two_restarts_between_polls),
 		T(test_reset_seen_after_the_poll),
 		T(test_tail_loss),
+		T(test_busy_is_not_behind),
 		T(test_joined_part_way),
 		T(test_first_poll_race),
 		cmocka_unit_test(test_random_histories),
