@@ -109,8 +109,8 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	return restarts;
 }
 
-bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s,
-                  double quiet_s, uint64_t *upto_seq, uint64_t *upto_eid)
+bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
+		  uint64_t *upto_seq, uint64_t *upto_eid)
 {
 	uint64_t last = kv_loss_master_last(now);
 	bool matched = kv_loss_matched(l) && pos->started;

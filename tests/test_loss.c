@@ -226,7 +226,7 @@ static void test_tail_loss(void **state)
 	poll(w);
 	kv_stream_position(w->st, &pos);
 	assert_false(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid)); /* once is not enough */
-	assert_false(w->loss.behind_known); /* no earlier answer to compare with */
+	assert_false(w->loss.behind_known);                                     /* no earlier answer to compare with */
 	poll(w);
 	kv_stream_position(w->st, &pos);
 	/* quiet for less than the interval: not yet */

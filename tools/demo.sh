@@ -23,15 +23,18 @@ trap cleanup EXIT INT TERM
 build/mooncake-kv-exporter --zmq.endpoint "$PUB" --master.url "http://$STATUS" \
   --master.poll-interval 1s --web.listen-address "$WEB" > "$logdir/exporter.log" 2>&1 &
 pids+=($!)
-# Four tenants, random stored/removed/upserts/clears at 2,000 events/s, with a
-# publisher restart and a queue-overflow burst along the way.
+# A master as upstream runs it: four tenants, random stored/removed/upserts at
+# 2,000 events/s (and removals that publish nothing, as upstream's BatchRemove),
+# a queue-overflow burst, a publisher restart whose new process drops events
+# before its first send, then steady traffic.
 build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --seed 42 --queue 2000 \
-  --phase steady:rate=2000,seconds=20 --phase burst:events=5000 --phase restart \
+  --phase steady:rate=2000,seconds=3 --phase burst:events=5000 --phase sleep:seconds=1.5 \
+  --phase restart --phase burst:events=3000 \
   --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
 pids+=($!)
 
 for _ in $(seq 50); do curl -sf "http://$WEB/-/ready" >/dev/null && break; sleep 0.2; done
-sleep 2
+sleep 9
 cat <<MSG
 
   exporter   http://$WEB/metrics     (landing page: http://$WEB/)
@@ -40,7 +43,10 @@ cat <<MSG
 
 A few live lines:
 MSG
-curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(objects|messages_received_total|sequence_gaps_total|master_published_events_total|subscriber_connected)[{ ]' | head -12
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(objects|messages_received_total|master_published_events_total|subscriber_connected)[{ ]' | head -8
+echo
+echo "Loss by cause (every missing sequence number in one bucket) and the restart, counted once:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(sequence_missing|queue_lost_events|transport_lost_messages|unattributed_lost_messages|master_restarts|publisher_resets)_total[{ ]|^mooncake_kv_sequence_behind[{ ]'
 echo
 echo "Ctrl-C stops both."
 if [ -n "${DEMO_SECONDS:-}" ]; then sleep "$DEMO_SECONDS"; else wait; fi
