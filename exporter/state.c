@@ -17,6 +17,8 @@ struct kv_state {
 	uint64_t tenants_overflow;
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
+	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
+	kv_recon_log *record;
 };
 
 void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects)
@@ -51,6 +53,7 @@ void kv_state_free(kv_state *s)
 {
 	if (!s)
 		return;
+	kv_state_record_stop(s);
 	for (size_t i = 0; i < s->n_tenants; i++) {
 		atomic_fetch_sub(&s->budget->objects, kv_objtable_count(&s->tenants[i]->objects));
 		tenant_free(s->tenants[i]);
@@ -252,6 +255,10 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	int rc = tenant_for(s, ev, p->tenant, &t);
 	if (rc != KV_OK)
 		return rc;
+	/* recorded whether the live table takes it or not (a limit): it is
+	 * what happened at the master */
+	if (t == s->recorded)
+		kv_recon_log_add(s->record, p->key_hash, ev->type, ev->medium);
 	if (ev->type == KV_EV_CLEARED)
 		clear_tenant(s, t);
 	else if ((rc = update_object(s, t, ev, p->key_hash)) != KV_OK)
@@ -271,6 +278,62 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 {
 	for (size_t i = 0; i < s->n_tenants; i++)
 		s->tenants[i]->stale |= why;
+}
+
+uint64_t kv_state_key_hash(const kv_state *s, kv_str key)
+{
+	return XXH3_64bits_withSeed(key.ptr, key.len, s->seed);
+}
+
+unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash)
+{
+	return kv_objtable_get(&t->objects, hash);
+}
+
+int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_log *log)
+{
+	if (s->recorded)
+		return KV_EINVAL;
+	uint64_t h = tenant_hash(s, backend, tenant);
+	kv_tenant *t = find(s, h, backend, tenant);
+	if (!t) {
+		int rc = add_tenant(s, h, backend, tenant, &t);
+		if (rc != KV_OK)
+			return rc;
+	}
+	s->recorded = t;
+	s->record = log;
+	return KV_OK;
+}
+
+void kv_state_record_stop(kv_state *s)
+{
+	s->recorded = NULL;
+	s->record = NULL;
+}
+
+size_t kv_state_recorded_objects(const kv_state *s)
+{
+	return s->recorded ? kv_objtable_count(&s->recorded->objects) : 0;
+}
+
+int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
+{
+	kv_tenant *t = s->recorded;
+	if (!t)
+		return KV_EINVAL;
+	size_t before = kv_objtable_count(&t->objects), after = kv_recon_objects(fresh);
+	size_t used = atomic_load(&s->budget->objects);
+	if (after > before && used + (after - before) > s->budget->max_objects)
+		return KV_ELIMIT;
+	atomic_fetch_add(&s->budget->objects, after);
+	atomic_fetch_sub(&s->budget->objects, before);
+	*old = t->objects;
+	t->objects = fresh->objects;
+	memcpy(t->counts.placement, fresh->placement, sizeof(t->counts.placement));
+	t->stale = stale;
+	memset(fresh, 0, sizeof(*fresh));
+	return KV_OK;
 }
 
 size_t kv_state_tenant_count(const kv_state *s)

@@ -13,6 +13,7 @@
 #include "kv_common.h"
 #include "kv_decode.h"
 #include "kv_objtable.h"
+#include "kv_recon.h"
 
 /* Limits shared by every stream of a process: one memory bound however
  * many masters are watched.  The counts are atomic because each stream is
@@ -33,8 +34,9 @@ enum kv_stale_reason {
 	KV_STALE_RESET = 4,     /* the publisher restarted */
 	KV_STALE_RECONNECT = 8, /* the connection dropped */
 	KV_STALE_OVERFLOW = 16, /* the object limit refused one of its objects */
+	KV_STALE_RECONCILE_INCOMPLETE = 32, /* reconciled, but some keys could not be asked about */
 };
-#define KV_STALE__BITS 5
+#define KV_STALE__BITS 6
 
 /* The `reason` label value of bit index i (KV_STALE_STARTUP is bit 0). */
 const char *kv_stale_reason_name(unsigned bit);
@@ -108,6 +110,29 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
+
+/* --- reconciliation (see kv_recon.h) --- */
+
+/* The hash a key has in this state (seeded per process). */
+uint64_t kv_state_key_hash(const kv_state *s, kv_str key);
+unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash);
+
+/* Starts recording every event applied to tenant (backend, tenant) into
+ * log, creating the tenant if it does not exist yet.  One recording at a
+ * time per state.  Returns 0, KV_ELIMIT (no room for the tenant), KV_ENOMEM
+ * or KV_EINVAL (a recording is running). */
+int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_log *log);
+void kv_state_record_stop(kv_state *s);
+
+/* Cut-over: the recorded tenant's objects become fresh's (moved in), its
+ * placement figures fresh's, its stale bits `stale`; the object budget
+ * follows.  Its old table is moved to *old for the caller to free outside
+ * any lock.  Returns 0, or KV_ELIMIT when the budget has no room for the
+ * difference (nothing changes), or KV_EINVAL when nothing is recorded. */
+int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
+
+/* Objects of the recorded tenant now (0 when none is recorded). */
+size_t kv_state_recorded_objects(const kv_state *s);
 
 size_t kv_state_tenant_count(const kv_state *s);
 /* Tenants in the order they were first seen; stable pointers. */

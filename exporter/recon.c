@@ -1,0 +1,89 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_recon.h"
+
+void kv_recon_log_init(kv_recon_log *l, size_t max)
+{
+	memset(l, 0, sizeof(*l));
+	l->max = max;
+}
+
+int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium)
+{
+	if (l->overflow)
+		return KV_ELIMIT;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		if (cap > l->max)
+			cap = l->max;
+		if (cap <= l->n) {
+			l->overflow = true;
+			return KV_ELIMIT;
+		}
+		kv_recon_event *p = realloc(l->ev, cap * sizeof(*p));
+		if (!p) {
+			l->overflow = true;
+			return KV_ENOMEM;
+		}
+		l->ev = p;
+		l->cap = cap;
+	}
+	l->ev[l->n++] = (kv_recon_event){hash, (uint8_t)type, (uint8_t)medium};
+	return KV_OK;
+}
+
+void kv_recon_log_free(kv_recon_log *l)
+{
+	free(l->ev);
+	kv_recon_log_init(l, l->max);
+}
+
+/* The state's rule for one object: placement counts follow its media. */
+static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del)
+{
+	unsigned before;
+	int rc = kv_objtable_update(&t->objects, hash, add, del, true, &before);
+	if (rc != KV_OK)
+		return rc;
+	unsigned after = (before | add) & ~del;
+	if (before)
+		t->placement[kv_placement_of(before)]--;
+	if (after)
+		t->placement[kv_placement_of(after)]++;
+	return KV_OK;
+}
+
+int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media)
+{
+	media &= KV_MEDIUM_CPU | KV_MEDIUM_DISK;
+	return set_media(t, hash, media, (KV_MEDIUM_CPU | KV_MEDIUM_DISK) & ~media);
+}
+
+int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = KV_OK;
+		switch (ev[i].type) {
+		case KV_EV_STORED:
+			rc = set_media(t, ev[i].hash, ev[i].medium, 0);
+			break;
+		case KV_EV_REMOVED:
+			rc = set_media(t, ev[i].hash, 0, ev[i].medium);
+			break;
+		case KV_EV_CLEARED:
+			kv_objtable_clear(&t->objects);
+			memset(t->placement, 0, sizeof(t->placement));
+			break;
+		}
+		if (rc != KV_OK)
+			return rc;
+	}
+	return KV_OK;
+}
+
+void kv_recon_table_free(kv_recon_table *t)
+{
+	kv_objtable_clear(&t->objects);
+	memset(t->placement, 0, sizeof(t->placement));
+}
