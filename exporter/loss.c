@@ -44,8 +44,11 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	bool backwards = prev &&
 			 (now->published_batches < prev->published_batches ||
 			  now->published_events < prev->published_events || now->dropped_events < prev->dropped_events);
+	/* the publisher counts a batch after sending it: the stream may be one
+	 * message (up to 64 events) ahead of the counters of its own process */
 	bool behind = kv_loss_matched(l) && d == 0 && pos->started &&
-		      (pos->position > kv_loss_master_last(now) || pos->last_event_id > now->published_events);
+		      (pos->position > kv_loss_master_last(now) + 1 ||
+		       pos->last_event_id > now->published_events + KV_LOSS_BATCH_EVENTS);
 	bool master_only = false;
 	if (l->polled && d == 0 && (backwards || behind)) {
 		restarts = 1;

@@ -21,6 +21,9 @@
 
 #include "kv_stream.h"
 
+/* Events in one message at most (the upstream publisher's batch). */
+#define KV_LOSS_BATCH_EVENTS 64
+
 typedef struct kv_loss {
 	bool polled;              /* a valid answer has been seen */
 	bool epoch_based;         /* the stream's current epoch is compared with the master's counters */

@@ -29,11 +29,11 @@ void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
 
 /* Why a tenant's figures may be incomplete (bits of kv_tenant.stale). */
 enum kv_stale_reason {
-	KV_STALE_STARTUP = 1,   /* seen only since we joined: no snapshot exists */
-	KV_STALE_GAP = 2,       /* messages were lost */
-	KV_STALE_RESET = 4,     /* the publisher restarted */
-	KV_STALE_RECONNECT = 8, /* the connection dropped */
-	KV_STALE_OVERFLOW = 16, /* the object limit refused one of its objects */
+	KV_STALE_STARTUP = 1,               /* seen only since we joined: no snapshot exists */
+	KV_STALE_GAP = 2,                   /* messages were lost */
+	KV_STALE_RESET = 4,                 /* the publisher restarted */
+	KV_STALE_RECONNECT = 8,             /* the connection dropped */
+	KV_STALE_OVERFLOW = 16,             /* the object limit refused one of its objects */
 	KV_STALE_RECONCILE_INCOMPLETE = 32, /* reconciled, but some keys could not be asked about */
 };
 #define KV_STALE__BITS 6

@@ -165,6 +165,21 @@ static void test_restart_seen_by_counters_first(void **state)
 	expect(w, 1, 7, 0, 0);
 }
 
+/* The publisher counts a batch after sending it: a stream one message ahead
+ * of the counters is no restart. */
+static void test_counters_a_message_late(void **state)
+{
+	struct world *w = *state;
+	sends(w, 10, true);
+	poll(w);
+	publish(w, true);
+	w->batches--, w->events--; /* sent and received, not counted yet */
+	assert_int_equal(poll(w), 0);
+	w->batches++, w->events++;
+	assert_int_equal(poll(w), 0);
+	expect(w, 0, 0, 0, 0);
+}
+
 /* Seen by both at the same poll: once. */
 static void test_restart_seen_by_both(void **state)
 {
@@ -352,6 +367,7 @@ int main(void)
 		T(test_fast_restart_is_not_transport),
 		T(test_restart_seen_by_counters_first),
 		T(test_restart_seen_by_both),
+		T(test_counters_a_message_late),
 		T(test_two_restarts_between_polls),
 		T(test_reset_seen_after_the_poll),
 		T(test_tail_loss),

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #define KEYS 64
-#define OPS 400
+#define OPS  400
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -56,10 +56,10 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 		for (int i = 0; i < OPS; i++) {
 			unsigned kind = (unsigned)(rnd(&r) % 100);
 			ops[i] = (kv_recon_event){key_hash((unsigned)(rnd(&r) % KEYS)),
-			                          kind < 55   ? KV_EV_STORED
-			                          : kind < 99 ? KV_EV_REMOVED
-			                                      : KV_EV_CLEARED,
-			                          (uint8_t)(1 + rnd(&r) % 2)};
+						  kind < 55   ? KV_EV_STORED
+						  : kind < 99 ? KV_EV_REMOVED
+							      : KV_EV_CLEARED,
+						  (uint8_t)(1 + rnd(&r) % 2)};
 			if (ops[i].type == KV_EV_CLEARED)
 				ops[i].medium = 0;
 		}
@@ -79,7 +79,8 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 			if (i == cut)
 				break;
 			if (i >= r0)
-				assert_int_equal(kv_recon_log_add(&log, ops[i].hash, ops[i].type, ops[i].medium), KV_OK);
+				assert_int_equal(kv_recon_log_add(&log, ops[i].hash, ops[i].type, ops[i].medium),
+						 KV_OK);
 			apply(model, &ops[i]);
 		}
 		kv_recon_table t = {0};
@@ -91,7 +92,7 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 		for (unsigned k = 0; k < KEYS; k++) {
 			if (kv_objtable_get(&t.objects, key_hash(k)) != model[k])
 				fail_msg("seed %llu key %u: %u, want %u", (unsigned long long)seed, k,
-				         kv_objtable_get(&t.objects, key_hash(k)), model[k]);
+					 kv_objtable_get(&t.objects, key_hash(k)), model[k]);
 			if (model[k])
 				place[kv_placement_of(model[k])]++;
 		}
@@ -123,8 +124,12 @@ static kv_str S(const char *s)
 
 static kv_event stored(const char *tenant, const char *key, unsigned medium, enum kv_event_type type)
 {
-	return (kv_event){.type = type, .medium = (uint8_t)medium, .has_key = true, .backend_id = S("b"),
-	                  .tenant_id = S(tenant), .object_key = S(key)};
+	return (kv_event){.type = type,
+			  .medium = (uint8_t)medium,
+			  .has_key = true,
+			  .backend_id = S("b"),
+			  .tenant_id = S(tenant),
+			  .object_key = S(key)};
 }
 
 /* The state records the tenant's events, and the cut-over swaps its
