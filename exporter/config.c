@@ -106,12 +106,14 @@ static int dup_into(char **dst, const char *v)
 
 static void source_cfg_free(kv_source_cfg *s)
 {
+	free(s->backend);
 	free(s->name);
 	free(s->zmq);
 	free(s->status);
 }
 
-static int add_source(struct parse *p, const char *name, const char *zmq, const char *status)
+static int add_source(struct parse *p, const char *name, const char *zmq, const char *status, bool reconcile,
+		      const char *backend)
 {
 	kv_config *c = p->c;
 	if (!name_ok(name))
@@ -125,8 +127,13 @@ static int add_source(struct parse *p, const char *name, const char *zmq, const 
 		return set_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
 	if (status && !url_ok(status))
 		return set_err(p, "source \"%s\": status URL \"%s\" must start with http:// or https://", name, status);
-	kv_source_cfg s = {0};
-	if (dup_into(&s.name, name) || dup_into(&s.zmq, zmq) || (status && dup_into(&s.status, status))) {
+	if (reconcile && !status)
+		return set_err(p, "source \"%s\": reconciliation needs the master's admin URL (status=URL)", name);
+	if (backend && !*backend)
+		return set_err(p, "source \"%s\": backend= needs a backend_id", name);
+	kv_source_cfg s = {.reconcile = reconcile};
+	if (dup_into(&s.name, name) || dup_into(&s.zmq, zmq) || (status && dup_into(&s.status, status)) ||
+	    (backend && dup_into(&s.backend, backend))) {
 		source_cfg_free(&s);
 		return set_err(p, "out of memory");
 	}
@@ -177,11 +184,23 @@ static int set_num(struct parse *p, const struct flag *f, const char *val)
 static int set_duration(struct parse *p, const struct flag *f, const char *val)
 {
 	double d;
-	if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > 3600)
-		return set_err(p, "%s \"%s\" is not a duration between 10ms and 1h (like 5s, 500ms)", f->name, val);
+	double most = f->off == offsetof(kv_config, reconcile_interval) ? 86400 : 3600;
+	if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > most)
+		return set_err(p, "%s \"%s\" is not a duration between 10ms and %s (like 5s, 500ms)", f->name, val,
+			       most > 3600 ? "24h" : "1h");
 	memcpy((char *)p->c + f->off, &d, sizeof(d));
 	if (f->off == offsetof(kv_config, poll_timeout))
 		p->timeout_given = true;
+	return KV_OK;
+}
+
+/* A switch: --flag alone means true; --flag=true|false */
+static int set_switch(struct parse *p, const struct flag *f, const char *val)
+{
+	if (strcmp(val, "true") && strcmp(val, "false"))
+		return set_err(p, "%s=%s must be true or false", f->name, val);
+	bool v = !strcmp(val, "true");
+	memcpy((char *)p->c + f->off, &v, sizeof(v));
 	return KV_OK;
 }
 
@@ -234,7 +253,7 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
 	char *copy = strdup(val), *save = NULL;
-	const char *name = NULL, *zmq = NULL, *status = NULL;
+	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL;
 	if (!copy)
 		return set_err(p, "out of memory");
 	int rc = KV_OK;
@@ -245,17 +264,22 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 			break;
 		}
 		*eq = '\0';
-		const char **slot = !strcmp(kv, "name")     ? &name
-				    : !strcmp(kv, "zmq")    ? &zmq
-				    : !strcmp(kv, "status") ? &status
-							    : NULL;
+		const char **slot = !strcmp(kv, "name")        ? &name
+				    : !strcmp(kv, "zmq")       ? &zmq
+				    : !strcmp(kv, "status")    ? &status
+				    : !strcmp(kv, "reconcile") ? &reconcile
+				    : !strcmp(kv, "backend")   ? &backend
+							       : NULL;
 		if (!slot)
-			rc = set_err(p, "--source: unknown key \"%s\" (name, zmq, status)", kv);
+			rc = set_err(p, "--source: unknown key \"%s\" (name, zmq, status, reconcile, backend)", kv);
 		else
 			*slot = eq + 1;
 	}
+	if (rc == KV_OK && reconcile && strcmp(reconcile, "true") && strcmp(reconcile, "false"))
+		rc = set_err(p, "--source: reconcile=%s must be true or false", reconcile);
 	if (rc == KV_OK)
-		rc = name ? add_source(p, name, zmq, status) : set_err(p, "--source needs name=NAME");
+		rc = name ? add_source(p, name, zmq, status, reconcile && !strcmp(reconcile, "true"), backend)
+			  : set_err(p, "--source needs name=NAME");
 	free(copy);
 	return rc;
 }
@@ -281,6 +305,16 @@ static const struct flag flags[] = {
 	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL, "DUR  default 2s"},
 	{"--master.max-body-bytes", set_num, CFG(max_status_bytes), 1024, 1ull << 30, NULL,
 	 "N  default 1048576; a larger answer is refused and counted"},
+	HEADING("Reconciliation with the master (opt-in: it costs the master a full key listing):"),
+	{"--master.reconcile", set_switch, CFG(reconcile), 0, 0, NULL,
+	 "[true|false]  rebuild tenant default of the --zmq.endpoint source from the master (in --source: "
+	 "reconcile=true, backend=ID)"},
+	{"--master.reconcile-interval", set_duration, CFG(reconcile_interval), 0, 0, NULL,
+	 "DUR  at most one reconciliation per source this often, default 10m"},
+	{"--master.reconcile-max-keys", set_num, CFG(reconcile_max_keys), 1, 1ull << 34, NULL,
+	 "N  a longer listing is abandoned and counted; default --limits.max-objects"},
+	{"--master.reconcile-max-replay", set_num, CFG(reconcile_max_replay), 1000, 1ull << 30, NULL,
+	 "N  events recorded while one reconciliation runs, default 1000000"},
 	HEADING("Web:"),
 	{"--web.listen-address", set_listen, CFG(listen_address), 0, 0, NULL,
 	 "[HOST]:PORT  default " DEFAULT_LISTEN " (port 0 picks a free one)"},
@@ -338,6 +372,8 @@ static int set_defaults(kv_config *c)
 	memset(c, 0, sizeof(*c));
 	c->poll_interval = 5;
 	c->poll_timeout = 2;
+	c->reconcile_interval = 600;
+	c->reconcile_max_replay = 1000000;
 	c->max_status_bytes = 1 << 20;
 	c->max_tenants = 10000;
 	c->max_objects = 10000000;
@@ -357,10 +393,15 @@ static int finish(struct parse *p)
 	kv_config *c = p->c;
 	if (p->master_url && !p->zmq_endpoint)
 		return set_err(p, "--master.url needs --zmq.endpoint");
-	if (p->zmq_endpoint && add_source(p, "default", p->zmq_endpoint, p->master_url) != KV_OK)
+	if (c->reconcile && !p->zmq_endpoint)
+		return set_err(p,
+			       "--master.reconcile is for the --zmq.endpoint source; use reconcile=true in --source");
+	if (p->zmq_endpoint && add_source(p, "default", p->zmq_endpoint, p->master_url, c->reconcile, NULL) != KV_OK)
 		return KV_EINVAL;
 	if (c->n_sources == 0)
 		return set_err(p, "no source: give --zmq.endpoint or --source (see --help)");
+	if (!c->reconcile_max_keys)
+		c->reconcile_max_keys = c->max_objects;
 	if (c->poll_timeout > c->poll_interval) {
 		if (p->timeout_given)
 			return set_err(p, "--master.timeout must not exceed --master.poll-interval");
@@ -401,7 +442,7 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 			set_err(&p, "unknown flag %s (see --help)", name);
 			goto done;
 		}
-		const char *val = eq ? eq + 1 : NULL;
+		const char *val = eq ? eq + 1 : f->set == set_switch ? "true" : NULL;
 		if (!val && i + 1 >= argc) {
 			set_err(&p, "flag %s needs a value", name);
 			goto done;

@@ -121,3 +121,14 @@ bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, doub
 			    : 0;
 	return lost;
 }
+
+void kv_master_record_keys(kv_master *m, enum kv_poll_error err, double keys)
+{
+	if (err != KV_POLL_OK) {
+		m->keys_errors[err]++;
+		m->keys_known = false;
+		return;
+	}
+	m->keys = keys;
+	m->keys_known = true;
+}

@@ -3,6 +3,7 @@
  * master tracking and the metrics. */
 #include "kv_common.h"
 #include "kv_master.h"
+#include "kv_recon.h"
 #include "kv_state.h"
 
 static const char *const reason_names[KV_R__COUNT] = {
@@ -68,4 +69,27 @@ static const char *const stale_reason_names[KV_STALE__BITS] = {
 const char *kv_stale_reason_name(unsigned bit)
 {
 	return bit < KV_STALE__BITS ? stale_reason_names[bit] : "invalid";
+}
+
+static const char *const recon_result_names[KV_RECON__RESULTS] = {
+	[KV_RECON_OK] = "ok",
+	[KV_RECON_FAILED] = "failed",
+	[KV_RECON_ABORTED] = "aborted",
+	[KV_RECON_SUPERSEDED] = "superseded",
+};
+
+const char *kv_recon_result_name(enum kv_recon_result r)
+{
+	return (unsigned)r < KV_RECON__RESULTS ? recon_result_names[r] : "invalid";
+}
+
+static const char *const recon_correction_names[KV_CORR__KINDS] = {
+	[KV_CORR_ADDED] = "added",
+	[KV_CORR_REMOVED] = "removed",
+	[KV_CORR_MEDIUM] = "medium",
+};
+
+const char *kv_recon_correction_name(enum kv_recon_correction k)
+{
+	return (unsigned)k < KV_CORR__KINDS ? recon_correction_names[k] : "invalid";
 }

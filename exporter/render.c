@@ -366,6 +366,9 @@ static const struct master_metric {
 	 "Missing sequence numbers whose cause is unknown: the master's counters that could explain them were lost "
 	 "with a restart before a poll saw them. queue + transport + unattributed = sequence_missing after each poll.",
 	 MST(loss.unattributed), V_U64, ALWAYS},
+	{"mooncake_kv_master_keys", "gauge",
+	 "master_key_count of the master's /metrics: keys of all its tenants, as the master counts them.", MST(keys),
+	 V_DOUBLE, IF(keys_known)},
 	{"mooncake_kv_master_poll_duration_seconds", "gauge", "Duration of the last status poll.",
 	 MST(last_poll_duration), V_DOUBLE, IF(polled)},
 	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge",
@@ -422,15 +425,90 @@ static void render_master(B *b, const kv_exporter_snap *x)
 			master_value(b, m, mm);
 		}
 	}
-	header(b, "mooncake_kv_master_poll_errors_total", "counter", "Failed status polls, by reason.");
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} errs[] = {
+		{"mooncake_kv_master_poll_errors_total", "Failed status polls, by reason.", MST(poll_errors)},
+		{"mooncake_kv_master_keys_poll_errors_total",
+		 "Failed reads of master_key_count from the master's /metrics, by reason (field: no such metric).",
+		 MST(keys_errors)},
+	};
+	for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
+		header(b, errs[e].name, "counter", errs[e].help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_source_snap *s = &x->sources[i];
+			if (!s->has_master)
+				continue;
+			const uint64_t *n = (const uint64_t *)((const char *)&s->master + errs[e].off);
+			for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++) {
+				open_sample(b, errs[e].name);
+				source_label(b, s);
+				close_u64(b, "reason", kv_poll_error_name(r), n[r]);
+			}
+		}
+	}
+}
+
+/* --- reconciliation, for the sources that reconcile --- */
+
+static void render_recon(B *b, const kv_exporter_snap *x)
+{
+	bool any = false;
+	for (size_t i = 0; i < x->n_sources; i++)
+		any |= x->sources[i].recon.enabled;
+	if (!any)
+		return;
+	header(b, "mooncake_kv_reconciliations_total", "counter",
+	       "Reconciliations of tenant default with the master, by result (ok, failed, aborted by a limit, "
+	       "superseded by a break in the stream).");
 	for (size_t i = 0; i < x->n_sources; i++) {
 		const kv_source_snap *s = &x->sources[i];
-		if (!s->has_master)
-			continue;
-		for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++) {
-			open_sample(b, "mooncake_kv_master_poll_errors_total");
+		for (int r = 0; s->recon.enabled && r < KV_RECON__RESULTS; r++) {
+			open_sample(b, "mooncake_kv_reconciliations_total");
 			source_label(b, s);
-			close_u64(b, "reason", kv_poll_error_name(r), s->master.poll_errors[r]);
+			close_u64(b, "result", kv_recon_result_name(r), s->recon.results[r]);
+		}
+	}
+	header(b, "mooncake_kv_reconcile_corrections_total", "counter",
+	       "Objects reconciliation corrected: added (the master had them, the stream's view did not), removed "
+	       "(the other way round), medium (on other media): the drift the stream alone would have shown.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		for (int k = 0; s->recon.enabled && k < KV_CORR__KINDS; k++) {
+			open_sample(b, "mooncake_kv_reconcile_corrections_total");
+			source_label(b, s);
+			close_u64(b, "kind", kv_recon_correction_name(k), s->recon.corrections[k]);
+		}
+	}
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		bool double_value, after_success;
+	} gauges[] = {
+		{"mooncake_kv_reconcile_duration_seconds", "Duration of the last reconciliation attempt.",
+		 offsetof(kv_recon_stats, last_duration), true, false},
+		{"mooncake_kv_reconcile_last_success_timestamp_seconds",
+		 "When the last reconciliation succeeded, in unix seconds.", offsetof(kv_recon_stats, last_success),
+		 true, true},
+		{"mooncake_kv_reconcile_listed_keys", "Keys the master listed in the last successful reconciliation.",
+		 offsetof(kv_recon_stats, last_keys), false, true},
+	};
+	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+		header(b, gauges[g].name, "gauge", gauges[g].help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_recon_stats *r = &x->sources[i].recon;
+			if (!r->enabled || !(gauges[g].after_success ? r->has_success : r->has_duration))
+				continue;
+			open_sample(b, gauges[g].name);
+			source_label(b, &x->sources[i]);
+			if (gauges[g].double_value) {
+				double d;
+				memcpy(&d, (const char *)r + gauges[g].off, sizeof(d));
+				close_double(b, d);
+			} else {
+				close_u64(b, NULL, NULL, field_u64(r, gauges[g].off));
+			}
 		}
 	}
 }
@@ -495,6 +573,7 @@ int kv_render(B *out, const kv_exporter_snap *x)
 	render_sources(out, x);
 	render_tenants(out, x);
 	render_master(out, x);
+	render_recon(out, x);
 	render_exporter(out, x);
 	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
 }

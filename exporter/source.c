@@ -9,6 +9,7 @@
 
 #include "kv_clock.h"
 #include "kv_log.h"
+#include "kv_reconcile.h"
 #include "kv_source.h"
 #include "kv_status_poll.h"
 
@@ -244,6 +245,11 @@ int kv_source_start(kv_source *s)
 			return KV_ENOMEM;
 		s->poll_started = true;
 	}
+	if (s->cfg->reconcile) {
+		if (pthread_create(&s->recon_thread, NULL, kv_reconcile_main, s) != 0)
+			return KV_ENOMEM;
+		s->recon_started = true;
+	}
 	return KV_OK;
 }
 
@@ -255,6 +261,8 @@ void kv_source_destroy(kv_source *s)
 		close_sockets(s); /* never handed to a thread */
 	if (s->poll_started)
 		pthread_join(s->poll_thread, NULL);
+	if (s->recon_started)
+		pthread_join(s->recon_thread, NULL);
 	kv_stream_free(s->stream);
 	pthread_mutex_destroy(&s->lock);
 }
@@ -267,6 +275,8 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 	pthread_mutex_lock(&s->lock);
 	int rc = kv_snapshot_stream(out, s->stream);
 	out->master = s->master;
+	out->recon = s->recon;
+	out->recon.enabled = s->cfg->reconcile;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

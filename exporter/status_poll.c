@@ -1,68 +1,20 @@
-/* The libcurl shell around kv_master: one easy handle per source, reused so
- * the connection stays open, polled every --master.poll-interval. */
+/* The poller: every --master.poll-interval, GET <url>/kv_events/status
+ * (kv_master: restarts, loss by cause, a lost tail) and GET <url>/metrics
+ * for master_key_count (the drift of the stream's view), over one reused
+ * connection. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <curl/curl.h>
 
-#include "kv_buf.h"
 #include "kv_clock.h"
+#include "kv_fetch.h"
 #include "kv_log.h"
+#include "kv_promtext.h"
 #include "kv_source.h"
 #include "kv_status_poll.h"
 
-struct body {
-	kv_buf buf;
-	size_t limit;
-	bool too_large;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *arg)
-{
-	struct body *b = arg;
-	size_t len = size * n;
-	if (b->buf.len + len > b->limit) {
-		b->too_large = true;
-		return 0; /* a short count aborts the transfer */
-	}
-	kv_buf_add(&b->buf, p, len);
-	return kv_buf_ok(&b->buf) ? len : 0;
-}
-
-static enum kv_poll_error classify(CURLcode rc, const struct body *b)
-{
-	if (b->too_large)
-		return KV_POLL_BODY_TOO_LARGE;
-	switch (rc) {
-	case CURLE_OPERATION_TIMEDOUT:
-		return KV_POLL_TIMEOUT;
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_COULDNT_RESOLVE_PROXY:
-	case CURLE_SSL_CONNECT_ERROR:
-		return KV_POLL_CONNECT;
-	default:
-		/* the peer closed or spoke something other than HTTP: what came
-		 * back cannot be read */
-		return rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ? KV_POLL_CONNECT
-												   : KV_POLL_PARSE;
-	}
-}
-
-/* Sleeps until `until` (unix seconds) or the stop flag, in short steps. */
-static void wait_until(const kv_source *s, double until)
-{
-	while (!atomic_load(s->stop)) {
-		double left = until - kv_now();
-		if (left <= 0)
-			return;
-		if (left > 0.05)
-			left = 0.05;
-		struct timespec ts = {0, (long)(left * 1e9)};
-		nanosleep(&ts, NULL);
-	}
-}
+#define DRIFT_POLLS 3 /* polls in a row before a difference counts as drift */
 
 static const char *u64s(char *buf, size_t n, uint64_t v)
 {
@@ -102,56 +54,71 @@ static void log_outcome(const kv_source *s, const kv_master *before, const kv_ma
 		       NULL);
 }
 
+/* Objects of the source, and whether all of them are in tenant `default`
+ * of one backend (the only tenant the master's listing covers). */
+static uint64_t source_objects(const kv_stream *st, bool *all_default)
+{
+	const kv_state *state = kv_stream_state(st);
+	uint64_t n = 0;
+	*all_default = true;
+	for (size_t i = 0; i < kv_state_tenant_count(state); i++) {
+		const kv_tenant *t = kv_state_tenant_at(state, i);
+		uint64_t o = kv_tenant_objects(t);
+		n += o;
+		if (o && (t->tenant_len != 7 || memcmp(t->tenant_id, "default", 7)))
+			*all_default = false;
+	}
+	return n;
+}
+
+/* The master's key count: kept in kv_master, and compared with the
+ * stream's view (drift: see the reconciler). */
+static void poll_keys(kv_source *s, kv_fetch *f, const char *url)
+{
+	long http;
+	double keys = 0;
+	enum kv_poll_error err = kv_fetch_get(f, url, &http);
+	if (err == KV_POLL_OK &&
+	    kv_promtext_sum(f->body.data ? f->body.data : "", f->body.len, "master_key_count", &keys) != KV_OK)
+		err = KV_POLL_FIELD;
+	pthread_mutex_lock(&s->lock);
+	kv_master_record_keys(&s->master, err, keys);
+	bool all_default;
+	double objects = (double)source_objects(s->stream, &all_default);
+	bool apart = err == KV_POLL_OK && all_default && fabs(objects - keys) > fmax(16, keys / 100);
+	s->drift_polls = apart ? s->drift_polls + 1 : 0;
+	pthread_mutex_unlock(&s->lock);
+	atomic_store(&s->drift, s->drift_polls >= DRIFT_POLLS);
+}
+
 void *kv_status_poll_main(void *arg)
 {
 	kv_source *s = arg;
 	const kv_config *c = s->config;
-	char url[2048];
+	char url[2048], keys_url[2048];
 	snprintf(url, sizeof(url), "%s/kv_events/status", s->cfg->status);
-	CURL *h = curl_easy_init();
-	if (!h) {
+	snprintf(keys_url, sizeof(keys_url), "%s/metrics", s->cfg->status);
+	kv_fetch f;
+	if (kv_fetch_init(&f, c->poll_timeout, c->max_status_bytes) != KV_OK) {
 		kv_log(KV_LOG_ERROR, "curl_easy_init failed", "source", s->cfg->name, NULL);
+		kv_fetch_free(&f);
 		return NULL;
 	}
-	struct body b = {.limit = c->max_status_bytes};
-	kv_buf_init(&b.buf);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->poll_timeout * 1000));
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->poll_timeout * 1000));
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "mooncake-kv-exporter");
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-
 	kv_ratelimit rl = KV_RATELIMIT(60.0, 10);
 	double next = kv_now();
 	while (!atomic_load(s->stop)) {
-		kv_buf_reset(&b.buf);
-		b.too_large = false;
-
 		kv_stream_pos pos;
 		pthread_mutex_lock(&s->lock);
 		kv_stream_position(s->stream, &pos);
 		pthread_mutex_unlock(&s->lock);
 
 		double t0 = kv_now();
-		CURLcode rc = curl_easy_perform(h);
+		long http;
+		enum kv_poll_error err = kv_fetch_get(&f, url, &http);
 		double t1 = kv_now();
-		long http = 0;
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
-
-		enum kv_poll_error err = KV_POLL_OK;
 		kv_master_status st;
-		if (rc != CURLE_OK)
-			err = classify(rc, &b);
-		else if (http != 200)
-			err = KV_POLL_HTTP_STATUS;
-		else
-			err = kv_master_parse(b.buf.data ? b.buf.data : "", b.buf.len, &st);
-		if (rc != CURLE_OK)
-			http = 0;
+		if (err == KV_POLL_OK)
+			err = kv_master_parse(f.body.data ? f.body.data : "", f.body.len, &st);
 
 		uint64_t tail = 0;
 		pthread_mutex_lock(&s->lock);
@@ -167,13 +134,14 @@ void *kv_status_poll_main(void *arg)
 		kv_master after = s->master;
 		pthread_mutex_unlock(&s->lock);
 		log_outcome(s, &before, &after, err, http, tail, &rl);
+		if (err == KV_POLL_OK)
+			poll_keys(s, &f, keys_url);
 
 		next += c->poll_interval;
 		if (next < kv_now()) /* a slow poll: do not try to catch up */
 			next = kv_now() + c->poll_interval;
-		wait_until(s, next);
+		kv_sleep_until(s->stop, next);
 	}
-	kv_buf_free(&b.buf);
-	curl_easy_cleanup(h);
+	kv_fetch_free(&f);
 	return NULL;
 }

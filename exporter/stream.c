@@ -66,6 +66,21 @@ void kv_stream_disconnected(kv_stream *st)
 	st->breaks_at_disconnect = st->seq.gaps + st->seq.resets;
 }
 
+int kv_stream_record_start(kv_stream *st, kv_str backend, kv_str tenant, kv_recon_log *log)
+{
+	return kv_state_record_start(st->state, backend, tenant, log);
+}
+
+void kv_stream_record_stop(kv_stream *st)
+{
+	kv_state_record_stop(st->state);
+}
+
+int kv_stream_adopt(kv_stream *st, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
+{
+	return kv_state_adopt(st->state, fresh, stale, old);
+}
+
 void kv_stream_reconnected(kv_stream *st)
 {
 	st->stats.reconnects++;
@@ -100,6 +115,7 @@ void kv_stream_position(const kv_stream *st, kv_stream_pos *out)
 		.missing = t->missing,
 		.epoch_missing = t->epoch_missing,
 		.resets = t->resets,
+		.breaks = t->gaps + t->resets,
 		.messages = st->stats.messages,
 		.last_receive_ms = st->last_receive_ms,
 		.last_lag = st->last_lag,

@@ -2,12 +2,15 @@
 #ifndef KV_CONFIG_H
 #define KV_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "kv_log.h"
 
 typedef struct kv_source_cfg {
+	bool reconcile; /* rebuild tenant default from the master's listing */
+	char *backend;  /* backend_id to reconcile, or NULL: the one the stream carries */
 	char *name;
 	char *zmq;    /* ZMQ endpoint of the master's PUB socket */
 	char *status; /* master admin base URL, or NULL */
@@ -22,6 +25,10 @@ typedef struct kv_config {
 	char *run_as_user;     /* NULL: keep the starting user */
 	double poll_interval;  /* seconds */
 	double poll_timeout;
+	bool reconcile;              /* --master.reconcile, for the --zmq.endpoint source */
+	double reconcile_interval;   /* seconds between reconciliations at the most */
+	size_t reconcile_max_keys;   /* 0: --limits.max-objects */
+	size_t reconcile_max_replay; /* events recorded during one reconciliation */
 	size_t max_status_bytes;
 	size_t max_tenants;
 	size_t max_objects;

@@ -67,6 +67,10 @@ typedef struct kv_master {
 	bool behind_known;      /* the stream and the answer describe the same publisher process */
 	uint64_t behind;        /* last_sequence minus the stream's position, at the last poll */
 	kv_loss loss;           /* restarts and loss by cause */
+	/* the master's own key count (master_key_count of its /metrics) */
+	bool keys_known;
+	double keys;
+	uint64_t keys_errors[KV_POLL__COUNT];
 } kv_master;
 
 /* One poll finished at `now` (unix seconds) after `duration` seconds.
@@ -74,6 +78,9 @@ typedef struct kv_master {
  * read *before* the request was sent (see kv_loss.h). */
 void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
 		      const kv_master_status *st, const kv_stream_pos *before);
+
+/* The outcome of reading master_key_count from the master's /metrics. */
+void kv_master_record_keys(kv_master *m, enum kv_poll_error err, double keys);
 
 /* After a valid answer, with the stream's position now: updates
  * loss.behind and says whether a tail is certainly lost (nothing arrived for quiet_s seconds

@@ -54,6 +54,37 @@ int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media);
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
 void kv_recon_table_free(kv_recon_table *t);
 
+/* Label values of mooncake_kv_reconciliations_total{result}. */
+enum kv_recon_result {
+	KV_RECON_OK,
+	KV_RECON_FAILED,     /* the master did not answer as it should */
+	KV_RECON_ABORTED,    /* a limit: the listing or the replay was too long, or no room */
+	KV_RECON_SUPERSEDED, /* the stream broke meanwhile: try again */
+	KV_RECON__RESULTS
+};
+
+/* Label values of mooncake_kv_reconcile_corrections_total{kind}. */
+enum kv_recon_correction {
+	KV_CORR_ADDED,   /* the master had it, the stream's view did not */
+	KV_CORR_REMOVED, /* the stream's view had it, the master did not */
+	KV_CORR_MEDIUM,  /* both had it, on other media */
+	KV_CORR__KINDS
+};
+
+const char *kv_recon_result_name(enum kv_recon_result r);
+const char *kv_recon_correction_name(enum kv_recon_correction k);
+
+/* What a source's reconciliations did, for the metrics. */
+typedef struct kv_recon_stats {
+	bool enabled;
+	uint64_t results[KV_RECON__RESULTS];
+	uint64_t corrections[KV_CORR__KINDS];
+	bool has_duration, has_success;
+	double last_duration; /* seconds, of the last attempt that got to the end */
+	double last_success;  /* unix seconds */
+	uint64_t last_keys;   /* keys the last successful listing held */
+} kv_recon_stats;
+
 static inline uint64_t kv_recon_objects(const kv_recon_table *t)
 {
 	return kv_objtable_count(&t->objects);

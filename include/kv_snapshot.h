@@ -29,6 +29,7 @@ typedef struct kv_source_snap {
 	uint64_t table_bytes;
 	bool has_master;
 	kv_master master;
+	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
 	size_t n_tenants;
 	size_t cap_tenants;

@@ -22,7 +22,12 @@ typedef struct kv_source {
 	kv_stream *stream;
 	kv_master master;
 
-	void *sub, *mon; /* owned by the ingest thread once it runs */
+	void *sub, *mon;      /* owned by the ingest thread once it runs */
+	unsigned drift_polls; /* poller only: polls in a row the stream and master_key_count disagree */
+	atomic_bool drift;    /* they disagree: the stream's view has gone wrong */
+	kv_recon_stats recon; /* under lock */
+	bool recon_started;
+	pthread_t recon_thread;
 	atomic_bool connected;
 	atomic_bool ever_connected; /* for /-/ready */
 	bool ingest_started, poll_started;

@@ -43,6 +43,7 @@ typedef struct kv_stream_pos {
 	uint64_t missing;       /* all epochs */
 	uint64_t epoch_missing; /* the current epoch */
 	uint64_t resets;
+	uint64_t breaks; /* gaps + restarts: anything that can have lost an event */
 	uint64_t messages;
 	int64_t last_receive_ms; /* wall clock of the last message (0: none) */
 	double last_lag;         /* seconds, receive minus publish, of the last decoded message */
@@ -77,6 +78,12 @@ void kv_stream_position(const kv_stream *st, kv_stream_pos *out);
  * unknown) and they are not coming: the tail is counted lost, once, and the
  * tenants turn stale (gap).  Returns the numbers counted. */
 uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid);
+
+/* Reconciliation: recording a tenant's events and the cut-over, as the
+ * state's functions of the same names (kv_state.h). */
+int kv_stream_record_start(kv_stream *st, kv_str backend, kv_str tenant, kv_recon_log *log);
+void kv_stream_record_stop(kv_stream *st);
+int kv_stream_adopt(kv_stream *st, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
 const kv_seqtrack *kv_stream_seq(const kv_stream *st);

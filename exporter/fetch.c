@@ -1,0 +1,81 @@
+#include <string.h>
+
+#include "kv_fetch.h"
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+	kv_fetch *f = arg;
+	size_t len = size * n;
+	if (f->body.len + len > f->limit) {
+		f->too_large = true;
+		return 0; /* a short count aborts the transfer */
+	}
+	kv_buf_add(&f->body, p, len);
+	return kv_buf_ok(&f->body) ? len : 0;
+}
+
+void kv_fetch_setopts(CURL *h, double timeout_s)
+{
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "mooncake-kv-exporter");
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+}
+
+int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit)
+{
+	memset(f, 0, sizeof(*f));
+	kv_buf_init(&f->body);
+	f->limit = limit;
+	if (!(f->h = curl_easy_init()))
+		return KV_ENOMEM;
+	kv_fetch_setopts(f->h, timeout_s);
+	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_easy_setopt(f->h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(f->h, CURLOPT_WRITEDATA, f);
+	return KV_OK;
+}
+
+void kv_fetch_free(kv_fetch *f)
+{
+	if (f->h)
+		curl_easy_cleanup(f->h);
+	kv_buf_free(&f->body);
+	memset(f, 0, sizeof(*f));
+}
+
+enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
+{
+	if (too_large)
+		return KV_POLL_BODY_TOO_LARGE;
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		return KV_POLL_TIMEOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+		return KV_POLL_CONNECT;
+	default:
+		/* the peer spoke something other than HTTP, or cut the body
+		 * short: what came back cannot be read */
+		return KV_POLL_PARSE;
+	}
+}
+
+enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)
+{
+	kv_buf_reset(&f->body);
+	f->too_large = false;
+	curl_easy_setopt(f->h, CURLOPT_URL, url);
+	CURLcode rc = curl_easy_perform(f->h);
+	*http = 0;
+	if (rc != CURLE_OK)
+		return kv_fetch_classify(rc, f->too_large);
+	curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, http);
+	return *http == 200 ? KV_POLL_OK : KV_POLL_HTTP_STATUS;
+}

@@ -1,0 +1,35 @@
+/* One HTTP GET at a time over a reused libcurl easy handle (the connection
+ * stays open), with a bounded body: the shell the status poller and the
+ * reconciler talk to the master through. */
+#ifndef KV_FETCH_H
+#define KV_FETCH_H
+
+#include <stdbool.h>
+#include <curl/curl.h>
+
+#include "kv_buf.h"
+#include "kv_master.h"
+
+typedef struct kv_fetch {
+	CURL *h;
+	kv_buf body; /* the last answer's body (NUL-terminated; data NULL when empty) */
+	size_t limit;
+	bool too_large;
+} kv_fetch;
+
+/* Returns 0 or KV_ENOMEM. */
+int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit);
+void kv_fetch_free(kv_fetch *f);
+
+/* GETs url.  Returns KV_POLL_OK for a 200 with a body within the limit,
+ * else the reason (KV_POLL_HTTP_STATUS for another status); *http is the
+ * status, 0 when no answer came. */
+enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http);
+
+/* The reason for a failed transfer (too_large: the body outgrew its limit). */
+enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large);
+
+/* The common options: no signals, timeouts, user agent, http(s) only. */
+void kv_fetch_setopts(CURL *h, double timeout_s);
+
+#endif
