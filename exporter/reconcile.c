@@ -19,32 +19,32 @@
 #include "kv_source.h"
 #include "kv_utf8.h"
 
-#define QUERY_KEY_BYTES  8192        /* encoded keys in one batch query's URL */
-#define MAX_BATCH_KEYS   QUERY_KEY_BYTES
-#define MAX_KEY_BYTES    16384       /* a longer line is no key we can ask about */
-#define CARRY_BYTES      (64 * 1024) /* listing bytes held before the transfer pauses */
-#define QUERY_BODY_BYTES (64u << 20)
-#define CUTOVER_EVENTS   4096        /* replayed under the lock at the cut-over, at most */
-#define PERIODS_WITHOUT_CAUSE 6      /* intervals between reconciliations nothing calls for */
+#define QUERY_KEY_BYTES       8192 /* encoded keys in one batch query's URL */
+#define MAX_BATCH_KEYS        QUERY_KEY_BYTES
+#define MAX_KEY_BYTES         16384       /* a longer line is no key we can ask about */
+#define CARRY_BYTES           (64 * 1024) /* listing bytes held before the transfer pauses */
+#define QUERY_BODY_BYTES      (64u << 20)
+#define CUTOVER_EVENTS        4096 /* replayed under the lock at the cut-over, at most */
+#define PERIODS_WITHOUT_CAUSE 6    /* intervals between reconciliations nothing calls for */
 
 struct attempt {
 	kv_source *s;
 	kv_str backend;
 	const kv_config *c;
-	char *base;        /* the admin URL */
-	kv_fetch query;    /* batch queries */
-	CURL *list;        /* the listing, driven by multi so that it can pause */
+	char *base;     /* the admin URL */
+	kv_fetch query; /* batch queries */
+	CURL *list;     /* the listing, driven by multi so that it can pause */
 	CURLM *multi;
-	kv_buf carry;      /* listing bytes not yet split into keys */
-	bool skipping;     /* inside an overlong line */
-	kv_buf keys;       /* the batch: raw keys, each NUL-terminated */
-	kv_buf url;        /* the batch's query URL */
+	kv_buf carry;  /* listing bytes not yet split into keys */
+	bool skipping; /* inside an overlong line */
+	kv_buf keys;   /* the batch: raw keys, each NUL-terminated */
+	kv_buf url;    /* the batch's query URL */
 	size_t n_keys;
 	uint32_t key_at[MAX_BATCH_KEYS];
 	kv_recon_table fresh;
 	uint64_t listed, incomplete, both;
 	uint64_t corr[KV_CORR__KINDS];
-	const char *why;   /* the reason of a failure, for the log */
+	const char *why; /* the reason of a failure, for the log */
 	char why_buf[128];
 };
 
@@ -110,9 +110,9 @@ static bool run_query(struct attempt *a)
 		if (json_is_true(json_object_get(e, "ok")))
 			media[i] = media_of(e);
 		else if (!json_is_string(json_object_get(e, "error")) ||
-		         strcmp(json_string_value(json_object_get(e, "error")), "OBJECT_NOT_FOUND"))
+			 strcmp(json_string_value(json_object_get(e, "error")), "OBJECT_NOT_FOUND"))
 			a->incomplete++; /* not answered, or a failed lookup: unknown */
-		/* OBJECT_NOT_FOUND: removed since the listing, as the replay will say */
+					 /* OBJECT_NOT_FOUND: removed since the listing, as the replay will say */
 	}
 	json_decref(root);
 
@@ -265,7 +265,8 @@ static const char *backend_of(kv_source *s, const char **why)
 		const kv_tenant *t = kv_state_tenant_at(st, i);
 		if (!first)
 			first = t;
-		else if (t->backend_len != first->backend_len || memcmp(t->backend_id, first->backend_id, t->backend_len)) {
+		else if (t->backend_len != first->backend_len ||
+			 memcmp(t->backend_id, first->backend_id, t->backend_len)) {
 			*why = "the stream carries several backend_ids: give backend= in --source";
 			return NULL;
 		}
@@ -297,8 +298,8 @@ static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint6
 			res = KV_RECON_ABORTED;
 			a->why = "no room under --limits.max-objects";
 			if (kv_recon_replay(&a->fresh, log->ev, log->n) == KV_OK &&
-			    kv_stream_adopt(s->stream, &a->fresh, a->incomplete ? KV_STALE_RECONCILE_INCOMPLETE : 0, &old) ==
-			            KV_OK) {
+			    kv_stream_adopt(s->stream, &a->fresh, a->incomplete ? KV_STALE_RECONCILE_INCOMPLETE : 0,
+					    &old) == KV_OK) {
 				res = KV_RECON_OK;
 				a->corr[KV_CORR_REMOVED] = before > a->both ? before - a->both : 0;
 			}
@@ -378,8 +379,8 @@ static const char *cause(kv_source *s, const char *backend, bool ever_ok, double
 	if (atomic_load(&s->drift))
 		return "drift";
 	pthread_mutex_lock(&s->lock);
-	const kv_tenant *t = kv_state_find_tenant(kv_stream_state(s->stream), (kv_str){backend, (uint32_t)strlen(backend)},
-	                                          (kv_str){"default", 7});
+	const kv_tenant *t = kv_state_find_tenant(kv_stream_state(s->stream),
+						  (kv_str){backend, (uint32_t)strlen(backend)}, (kv_str){"default", 7});
 	bool stale = t && (t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE);
 	pthread_mutex_unlock(&s->lock);
 	if (stale)
@@ -390,7 +391,7 @@ static const char *cause(kv_source *s, const char *backend, bool ever_ok, double
 }
 
 static void log_result(const kv_source *s, const struct attempt *a, enum kv_recon_result res, const char *why,
-                       double secs)
+		       double secs)
 {
 	char keys[24], added[24], removed[24], medium[24], incomplete[24], dur[24];
 	snprintf(keys, sizeof(keys), "%llu", (unsigned long long)a->listed);

@@ -184,3 +184,31 @@ def wait_for(pred, timeout, what):
             return
         time.sleep(0.05)
     raise AssertionError("timed out waiting until " + what)
+
+
+def run_tests(names, only=None):
+    """Runs every test_* function of a module's globals (those whose name
+    holds `only`, if given), each with fresh Procs; prints one line per test
+    and closes with 'N passed, N failed'.  Returns the exit code."""
+    import traceback
+    tests = [(n, f) for n, f in names.items() if n.startswith("test_") and callable(f)]
+    if only:
+        tests = [(n, f) for n, f in tests if only in n]
+    passed = failed = 0
+    for name, fn in tests:
+        procs = Procs()
+        t0 = time.time()
+        try:
+            fn(procs)
+            passed += 1
+            print("ok   %-45s %.1fs" % (name, time.time() - t0), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %-45s %.1fs" % (name, time.time() - t0), flush=True)
+            traceback.print_exc()
+            for p in procs.procs:
+                print("--- log of %s (last 2000 bytes):\n%s" % (p.name, procs.log(p)[-2000:]))
+        finally:
+            procs.close()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0

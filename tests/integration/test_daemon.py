@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 
-from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, in_threads, wait_for
+from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, in_threads, run_tests, wait_for
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 BLASTER = os.path.join(os.path.dirname(SIM), "mooncake-kv-blaster")
@@ -712,29 +712,5 @@ def test_sigterm_clean_under_valgrind(procs):
     assert rc == 0, "exit %s: %s" % (rc, procs.log(exp.proc)[-3000:])
 
 
-def main():
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    if ONLY:
-        tests = [(n, f) for n, f in tests if ONLY in n]
-    passed = failed = 0
-    for name, fn in tests:
-        procs = Procs()
-        t0 = time.time()
-        try:
-            fn(procs)
-            passed += 1
-            print("ok   %-45s %.1fs" % (name, time.time() - t0), flush=True)
-        except Exception:
-            failed += 1
-            print("FAIL %-45s %.1fs" % (name, time.time() - t0), flush=True)
-            traceback.print_exc()
-            for p in procs.procs:
-                print("--- log of %s (last 2000 bytes):\n%s" % (p.name, procs.log(p)[-2000:]))
-        finally:
-            procs.close()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(globals(), ONLY))

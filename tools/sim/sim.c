@@ -30,6 +30,7 @@
  *   outage:seconds=S           the status endpoint is gone (connection refused) for S seconds
  *   garbage:count=N            N messages with a valid sequence and a bad payload
  *   sleep:seconds=S
+ *   truth                      write the ground truth now (and again at exit)
  *   wait                       until SIGINT/SIGTERM
  *
  * The ground truth (--truth FILE, written at exit) holds what a subscriber
@@ -38,72 +39,19 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <arpa/inet.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <msgpack.h>
 #include <zmq.h>
 
-#define MAX_BATCH 64
-
-enum kind { STORED, REMOVED, CLEARED };
-
-struct event {
-	enum kind kind;
-	unsigned tenant;
-	unsigned key;
-	unsigned medium; /* 1 cpu, 2 disk; 0 for cleared */
-};
-
-struct tenant_truth {
-	uint64_t events[3];
-	uint64_t dup, unknown;
-	bool exact; /* a cleared was sent since the last break in the stream */
-	bool seen;  /* at least one event reached the wire */
-};
-
-struct opts {
-	const char *pub, *status_addr, *truth, *backend;
-	unsigned tenants, keys, queue_cap, sndhwm;
-	uint64_t seed;
-	bool legacy, object_key, spec_extras;
-	char **phases;
-	size_t n_phases;
-};
+#include "sim.h"
 
 static volatile sig_atomic_t stopping;
 
-struct sim {
-	struct opts o;
-	void *zctx, *pub;
-	uint64_t rng;
-	/* publisher process state (reset by restart) */
-	uint64_t next_seq, next_event_id;
-	atomic_ullong published_batches, published_events, dropped_events, skipped;
-	atomic_bool standby;
-	unsigned batch; /* events a message at most (MAX_BATCH, or less for an ops phase) */
-	/* the queue */
-	struct event *queue;
-	size_t q_head, q_len;
-	uint64_t reserved; /* sequence numbers reserved by drops since the last send */
-	/* models: the master's (authoritative) and the wire's (what was sent) */
-	unsigned char *master, *wire;
-	struct tenant_truth *truth;
-	/* stream facts */
-	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
-	uint64_t garbage[2]; /* by garbage_reasons */
-	uint64_t dropped_total, keyless_total, silent_removals;
-	uint64_t unheard, lost_messages, lost_events; /* sent while no socket was bound */
-	struct MHD_Daemon *status;
-};
-
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -144,17 +92,6 @@ static void tenant_name(unsigned t, char *buf, size_t n)
 		snprintf(buf, n, "default");
 	else
 		snprintf(buf, n, "tenant-%u", t);
-}
-
-static int key_name(unsigned k, char *buf, size_t n)
-{
-	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
-	return snprintf(buf, n, "model-%c/layer%02u/%016llx", 'a' + (int)(k % 3), k % 80, (unsigned long long)h);
-}
-
-static unsigned char *cell(struct sim *s, unsigned char *model, unsigned t, unsigned k)
-{
-	return &model[(size_t)t * s->o.keys + k];
 }
 
 /* --- the wire --- */
@@ -336,24 +273,35 @@ static void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsign
 	enqueue(s, &e);
 }
 
+void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media)
+{
+	pthread_mutex_lock(&s->model_lock);
+	unsigned char *c = cell(s, s->master, t, k);
+	if (!*c && media)
+		atomic_fetch_add(&s->master_keys, 1);
+	else if (*c && !media)
+		atomic_fetch_sub(&s->master_keys, 1);
+	*c = media;
+	pthread_mutex_unlock(&s->model_lock);
+}
+
 static void op_stored(struct sim *s, unsigned t, unsigned k, unsigned m)
 {
-	*cell(s, s->master, t, k) |= (unsigned char)m;
+	master_set(s, t, k, (unsigned char)(*cell(s, s->master, t, k) | m));
 	publish(s, STORED, t, k, m);
 }
 
 static void op_removed(struct sim *s, unsigned t, unsigned k, unsigned m)
 {
-	*cell(s, s->master, t, k) &= (unsigned char)~m;
+	master_set(s, t, k, (unsigned char)(*cell(s, s->master, t, k) & ~m));
 	publish(s, REMOVED, t, k, m);
 }
 
 /* BatchRemove, RemoveByRegex, the clean-ups: erased without an event. */
 static void op_silent_remove(struct sim *s, unsigned t, unsigned k)
 {
-	unsigned char *c = cell(s, s->master, t, k);
-	s->silent_removals += *c != 0;
-	*c = 0;
+	s->silent_removals += *cell(s, s->master, t, k) != 0;
+	master_set(s, t, k, 0);
 }
 
 static void op_remove_all(struct sim *s, unsigned t)
@@ -363,8 +311,18 @@ static void op_remove_all(struct sim *s, unsigned t)
 		had |= *cell(s, s->master, t, k) != 0;
 	if (!had)
 		return; /* not emitted for a tenant that held no objects */
-	memset(cell(s, s->master, t, 0), 0, s->o.keys);
+	for (unsigned k = 0; k < s->o.keys; k++)
+		master_set(s, t, k, 0);
 	publish(s, CLEARED, t, 0, 0);
+}
+
+/* Objects the master holds before any subscriber: no event for them. */
+static void preload(struct sim *s, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+		master_set(s, t, k, (unsigned char)(1 + rnd(s) % 3));
+	}
 }
 
 /* One random operation; returns the events it generated at most (1 or 2). */
@@ -384,55 +342,6 @@ static void random_op(struct sim *s)
 		op_silent_remove(s, t, k);
 	else
 		op_remove_all(s, t);
-}
-
-/* --- status endpoint --- */
-
-static enum MHD_Result status_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				      const char *version, const char *upload, size_t *upload_size, void **ctx)
-{
-	(void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
-	struct sim *s = cls;
-	char body[512];
-	unsigned code = MHD_HTTP_OK;
-	if (strcmp(url, "/kv_events/status") != 0) {
-		code = MHD_HTTP_NOT_FOUND;
-		snprintf(body, sizeof(body), "not found\n");
-	} else if (atomic_load(&s->standby)) {
-		code = MHD_HTTP_SERVICE_UNAVAILABLE;
-		snprintf(body, sizeof(body), "{\"error\":\"service plane not active\"}");
-	} else {
-		snprintf(body, sizeof(body),
-			 "{\"enabled\":true,\"published_batches\":%llu,\"published_events\":%llu,"
-			 "\"dropped_events\":%llu,\"%s\":%llu}",
-			 (unsigned long long)atomic_load(&s->published_batches),
-			 (unsigned long long)atomic_load(&s->published_events),
-			 (unsigned long long)atomic_load(&s->dropped_events),
-			 s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
-			 (unsigned long long)atomic_load(&s->skipped));
-	}
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	enum MHD_Result rc = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
-static struct MHD_Daemon *status_start(struct sim *s, const char *addr)
-{
-	const char *colon = strrchr(addr, ':');
-	if (!colon)
-		die("--status must be HOST:PORT");
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-	char host[64];
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
-		die("--status host must be an IPv4 address");
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, status_handler, s,
-						MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
-	if (!d)
-		die("cannot listen on %s", addr);
-	return d;
 }
 
 /* --- the publisher socket --- */
@@ -542,6 +451,8 @@ static void phase_garbage(struct sim *s, uint64_t n)
 	}
 }
 
+static void write_truth(struct sim *s, const char *path);
+
 static void run_phase(struct sim *s, const char *spec)
 {
 	if (!strncmp(spec, "steady", 6))
@@ -602,12 +513,17 @@ static void run_phase(struct sim *s, const char *spec)
 		if (s->status) {
 			MHD_stop_daemon(s->status);
 			sleep_s(param(spec, "seconds", 1));
-			s->status = status_start(s, s->o.status_addr);
+			s->status = admin_start(s, s->o.status_addr);
 		}
 	} else if (!strncmp(spec, "garbage", 7)) {
 		phase_garbage(s, (uint64_t)param(spec, "count", 100));
 	} else if (!strncmp(spec, "sleep", 5)) {
 		sleep_s(param(spec, "seconds", 1));
+	} else if (!strcmp(spec, "truth")) {
+		flush(s);
+		sleep_s(0.2); /* sent, before the truth says so */
+		if (s->o.truth)
+			write_truth(s, s->o.truth);
 	} else if (!strcmp(spec, "wait")) {
 		while (!stopping)
 			sleep_s(0.1);
@@ -672,7 +588,10 @@ static void write_truth(struct sim *s, const char *path)
 	for (int r = 0; r < 2; r++)
 		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)s->garbage[r]));
 	json_object_set_new(root, "decode_errors", dec);
-	if (json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS) != 0)
+	/* whole or not at all: a reader may be waiting for the file */
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) != 0 || rename(tmp, path) != 0)
 		fprintf(stderr, "mooncake-kv-sim: cannot write %s\n", path);
 	json_decref(root);
 }
@@ -682,12 +601,14 @@ static void write_truth(struct sim *s, const char *path)
 static const char usage[] =
 	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
 	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID  --sndhwm N (10000)\n"
+	"  --preload N    random objects the master holds before any subscriber (no event for them)\n"
 	"  --legacy on|off (on)  --object-key on|off (on)\n"
 	"  --spec-extras on|off (off)  off: as the upstream master (no cleared, skipped_unparsed_keys);\n"
 	"                              on: cleared from RemoveAll, skipped_keyless_events\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
-	"        restart rebind[:lose=N] standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S wait\n";
+	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S "
+	"wait\n";
 
 static void on_signal(int sig)
 {
@@ -748,6 +669,8 @@ int main(int argc, char **argv)
 			o->legacy = onoff(v, a);
 		else if (!strcmp(a, "--object-key"))
 			o->object_key = onoff(v, a);
+		else if (!strcmp(a, "--preload"))
+			o->preload = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--sndhwm"))
 			o->sndhwm = (unsigned)atoi(v);
 		else if (!strcmp(a, "--spec-extras"))
@@ -776,7 +699,9 @@ int main(int argc, char **argv)
 	if (!s->queue || !s->master || !s->wire || !s->truth)
 		die("out of memory");
 	s->zctx = zmq_ctx_new();
-	s->status = o->status_addr ? status_start(s, o->status_addr) : NULL;
+	pthread_mutex_init(&s->model_lock, NULL);
+	preload(s, o->preload);
+	s->status = o->status_addr ? admin_start(s, o->status_addr) : NULL;
 	pub_open(s);
 	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, s->status ? ", status on " : "",
 		s->status ? o->status_addr : "");

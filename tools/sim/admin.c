@@ -1,0 +1,194 @@
+/* The simulated master's admin HTTP endpoints, in upstream's formats
+ * (mooncake-store/src/master_admin_service.cpp,
+ * docs/source/api-reference/http/http-service.md):
+ *   GET /kv_events/status   the publisher's counters (503 on a standby)
+ *   GET /get_all_keys       keys of tenant default, one a line, streamed
+ *   GET /batch_query_keys?keys=k1,k2   replicas of tenant default's keys
+ *   GET /metrics            master_key_count: keys of all tenants
+ * A standby answers 503 on every one of them. */
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "sim.h"
+
+
+#define LIST_BLOCK (64 * 1024)
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", type);
+	enum MHD_Result rc = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned code, json_t *j)
+{
+	char *body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return reply(c, code, "application/json; charset=utf-8", body, strlen(body));
+}
+
+static enum MHD_Result status(struct sim *s, struct MHD_Connection *c)
+{
+	json_t *j = json_pack("{s:b,s:I,s:I,s:I}", "enabled", 1, "published_batches",
+	                      (json_int_t)atomic_load(&s->published_batches), "published_events",
+	                      (json_int_t)atomic_load(&s->published_events), "dropped_events",
+	                      (json_int_t)atomic_load(&s->dropped_events));
+	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+	                    json_integer((json_int_t)atomic_load(&s->skipped)));
+	return reply_json(c, MHD_HTTP_OK, j);
+}
+
+/* The listing streams in blocks: the next key index is its cursor. */
+struct listing {
+	struct sim *s;
+	unsigned next;
+};
+
+static ssize_t list_block(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct listing *l = cls;
+	struct sim *s = l->s;
+	size_t n = 0;
+	pthread_mutex_lock(&s->model_lock);
+	for (; l->next < s->o.keys && max - n > 64; l->next++) {
+		if (!*cell(s, s->master, 0, l->next))
+			continue;
+		n += (size_t)key_name(l->next, buf + n, max - n);
+		buf[n++] = '\n';
+	}
+	pthread_mutex_unlock(&s->model_lock);
+	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static enum MHD_Result get_all_keys(struct sim *s, struct MHD_Connection *c)
+{
+	struct listing *l = calloc(1, sizeof(*l));
+	if (!l)
+		return MHD_NO;
+	l->s = s;
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, LIST_BLOCK, list_block, l, free);
+	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+	enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* 0x9e3779b97f4a7c15 times this is 1 modulo 2^64: the key's hex part
+ * gives its index back. */
+static uint64_t golden_inverse(void)
+{
+	uint64_t g = 0x9e3779b97f4a7c15ull, x = g; /* Newton: x = x (2 - g x) */
+	for (int i = 0; i < 6; i++)
+		x *= 2 - g * x;
+	return x;
+}
+
+/* The key's index, or -1 when the simulator has no such key. */
+static long key_index(const struct sim *s, const char *key)
+{
+	size_t n = strlen(key);
+	if (n < 16)
+		return -1;
+	char *end;
+	uint64_t h = strtoull(key + n - 16, &end, 16);
+	uint64_t k = h * golden_inverse();
+	char want[128];
+	if (*end || k >= s->o.keys)
+		return -1;
+	key_name((unsigned)k, want, sizeof(want));
+	return strcmp(want, key) ? -1 : (long)k;
+}
+
+static json_t *replicas(unsigned n)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s,s:I}", "transport_endpoint_", "127.0.0.1:12345", "size_", 4096));
+	return a;
+}
+
+static enum MHD_Result batch_query_keys(struct sim *s, struct MHD_Connection *c)
+{
+	/* libmicrohttpd has URL-decoded the argument */
+	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "keys");
+	char *keys = strdup(arg ? arg : ""), *save = NULL;
+	json_t *data = json_object();
+	for (char *k = strtok_r(keys, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		long i = key_index(s, k);
+		pthread_mutex_lock(&s->model_lock);
+		unsigned m = i >= 0 ? *cell(s, s->master, 0, (unsigned)i) : 0;
+		pthread_mutex_unlock(&s->model_lock);
+		json_t *e;
+		if (!m) {
+			e = json_pack("{s:b,s:s}", "ok", 0, "error", "OBJECT_NOT_FOUND");
+		} else {
+			/* memory replicas always as "values"; disk ones under one of the
+			 * three names upstream uses, by key */
+			static const char *const disk[] = {"disk_values", "local_disk_values", "nof_values"};
+			e = json_pack("{s:b,s:o}", "ok", 1, "values", replicas(m & 1));
+			if (m & 2)
+				json_object_set_new(e, disk[i % 3], replicas(1));
+		}
+		json_object_set_new(data, k, e);
+	}
+	free(keys);
+	return reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:o}", "success", 1, "data", data));
+}
+
+static enum MHD_Result metrics(struct sim *s, struct MHD_Connection *c)
+{
+	char *body = malloc(256);
+	int n = snprintf(body, 256,
+	                 "# HELP master_key_count Total number of keys in the master\n"
+	                 "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
+	                 (unsigned long long)atomic_load(&s->master_keys));
+	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, (size_t)n);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	(void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
+	struct sim *s = cls;
+	static const struct {
+		const char *path;
+		enum MHD_Result (*fn)(struct sim *, struct MHD_Connection *);
+	} routes[] = {{"/kv_events/status", status},
+	              {"/get_all_keys", get_all_keys},
+	              {"/batch_query_keys", batch_query_keys},
+	              {"/metrics", metrics}};
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(url, routes[i].path))
+			continue;
+		if (atomic_load(&s->standby))
+			return reply_json(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			                  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1011, "error_message",
+			                            "service plane is not active"));
+		return routes[i].fn(s, c);
+	}
+	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", strdup("not found\n"), 10);
+}
+
+struct MHD_Daemon *admin_start(struct sim *s, const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	if (!colon)
+		die("--status must be HOST:PORT");
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	char host[64];
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
+		die("--status host must be an IPv4 address");
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handler, s,
+	                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+	if (!d)
+		die("cannot listen on %s", addr);
+	return d;
+}
