@@ -201,7 +201,8 @@ static bool drain(struct attempt *a, bool at_end)
 		p = nl ? nl + 1 : end;
 	}
 	size_t left = (size_t)(end - p);
-	memmove(a->carry.data, p, left);
+	if (left && p != a->carry.data)
+		memmove(a->carry.data, p, left);
 	a->carry.len = left;
 	return true;
 }
