@@ -43,7 +43,9 @@ echo "== the concurrency tests under ThreadSanitizer"
 configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dtests=false
 (cd tests/integration && KVX_SANITIZED=1 \
   TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
-  python3 test_daemon.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k scrape)
+  python3 test_daemon.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k scrape &&
+  KVX_SANITIZED=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
+  python3 test_reconcile.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k exact)
 
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
 meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \
