@@ -56,6 +56,42 @@ static void test_defaults(void **state)
 	assert_int_equal(c.web_max_connections, 64);
 	assert_int_equal(c.log_level, KV_LOG_INFO);
 	assert_int_equal(c.log_format, KV_LOG_LOGFMT);
+	assert_false(c.reconcile || c.sources[0].reconcile);
+	assert_null(c.sources[0].backend);
+	assert_true(c.reconcile_interval == 600);
+	assert_int_equal(c.reconcile_max_keys, c.max_objects); /* follows the object limit */
+	assert_int_equal(c.reconcile_max_replay, 1000000);
+	kv_config_free(&c);
+}
+
+static void test_reconcile_flags(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	/* the switch alone, and the single source takes it */
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.url=http://m:1", "--master.reconcile",
+			       "--master.reconcile-interval=90s", "--master.reconcile-max-keys=5000",
+			       "--master.reconcile-max-replay", "2000", "--limits.max-objects=9", NULL),
+			 KV_CONFIG_RUN);
+	assert_true(c.sources[0].reconcile);
+	assert_true(c.reconcile_interval == 90);
+	assert_int_equal(c.reconcile_max_keys, 5000);
+	assert_int_equal(c.reconcile_max_replay, 2000);
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.url=http://m:1", "--master.reconcile=false", NULL),
+			 KV_CONFIG_RUN);
+	assert_false(c.sources[0].reconcile);
+	kv_config_free(&c);
+	/* per source */
+	assert_int_equal(parse(&c, err, sizeof(err),
+			       "--source=name=a,zmq=tcp://a:1,status=http://a:2,reconcile=true,backend=b9",
+			       "--source=name=b,zmq=tcp://b:1,status=http://b:2,reconcile=false", NULL),
+			 KV_CONFIG_RUN);
+	assert_true(c.sources[0].reconcile);
+	assert_string_equal(c.sources[0].backend, "b9");
+	assert_false(c.sources[1].reconcile);
+	assert_int_equal(c.reconcile_max_keys, 10000000);
 	kv_config_free(&c);
 }
 
@@ -150,6 +186,14 @@ static const struct bad {
 	{{EP, "--log.level=loud"}, "--log.level \"loud\""},
 	{{EP, "--log.format=xml"}, "--log.format \"xml\""},
 	{{EP, "--run-as-user="}, "non-empty"},
+	{{EP, "--master.reconcile"}, "needs the master's admin URL"},
+	{{EP, "--master.reconcile=yes"}, "must be true or false"},
+	{{"--source=name=a,zmq=tcp://a:1,status=http://a:2", "--master.reconcile"}, "is for the --zmq.endpoint"},
+	{{"--source=name=a,zmq=tcp://a:1,status=http://a:2,reconcile=1"}, "true or false"},
+	{{"--source=name=a,zmq=tcp://a:1,backend="}, "needs a backend_id"},
+	{{EP, "--master.reconcile-interval=25h"}, "between 10ms and 24h"},
+	{{EP, "--master.reconcile-max-keys=0"}, "--master.reconcile-max-keys"},
+	{{EP, "--master.reconcile-max-replay=10"}, "from 1000"},
 };
 
 static void test_bad_values(void **state)
@@ -186,6 +230,10 @@ static void test_help_lists_every_flag(void **state)
 		"--master.poll-interval",
 		"--master.timeout",
 		"--master.max-body-bytes",
+		"--master.reconcile",
+		"--master.reconcile-interval",
+		"--master.reconcile-max-keys",
+		"--master.reconcile-max-replay",
 		"--web.listen-address",
 		"--web.telemetry-path",
 		"--web.max-connections",
@@ -245,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_flag_both_forms),
 		cmocka_unit_test(test_sources),
+		cmocka_unit_test(test_reconcile_flags),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_timeout_yields_to_short_interval),
 		cmocka_unit_test(test_help_lists_every_flag),

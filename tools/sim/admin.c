@@ -14,7 +14,6 @@
 
 #include "sim.h"
 
-
 #define LIST_BLOCK (64 * 1024)
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body, size_t len)
@@ -36,11 +35,11 @@ static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned code, json_
 static enum MHD_Result status(struct sim *s, struct MHD_Connection *c)
 {
 	json_t *j = json_pack("{s:b,s:I,s:I,s:I}", "enabled", 1, "published_batches",
-	                      (json_int_t)atomic_load(&s->published_batches), "published_events",
-	                      (json_int_t)atomic_load(&s->published_events), "dropped_events",
-	                      (json_int_t)atomic_load(&s->dropped_events));
+			      (json_int_t)atomic_load(&s->published_batches), "published_events",
+			      (json_int_t)atomic_load(&s->published_events), "dropped_events",
+			      (json_int_t)atomic_load(&s->dropped_events));
 	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
-	                    json_integer((json_int_t)atomic_load(&s->skipped)));
+			    json_integer((json_int_t)atomic_load(&s->skipped)));
 	return reply_json(c, MHD_HTTP_OK, j);
 }
 
@@ -110,7 +109,8 @@ static json_t *replicas(unsigned n)
 {
 	json_t *a = json_array();
 	for (unsigned i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s,s:I}", "transport_endpoint_", "127.0.0.1:12345", "size_", 4096));
+		json_array_append_new(a,
+				      json_pack("{s:s,s:I}", "transport_endpoint_", "127.0.0.1:12345", "size_", 4096));
 	return a;
 }
 
@@ -146,14 +146,14 @@ static enum MHD_Result metrics(struct sim *s, struct MHD_Connection *c)
 {
 	char *body = malloc(256);
 	int n = snprintf(body, 256,
-	                 "# HELP master_key_count Total number of keys in the master\n"
-	                 "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
-	                 (unsigned long long)atomic_load(&s->master_keys));
+			 "# HELP master_key_count Total number of keys in the master\n"
+			 "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
+			 (unsigned long long)atomic_load(&s->master_keys));
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, (size_t)n);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                               const char *version, const char *upload, size_t *upload_size, void **ctx)
+			       const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	(void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
 	struct sim *s = cls;
@@ -161,16 +161,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		const char *path;
 		enum MHD_Result (*fn)(struct sim *, struct MHD_Connection *);
 	} routes[] = {{"/kv_events/status", status},
-	              {"/get_all_keys", get_all_keys},
-	              {"/batch_query_keys", batch_query_keys},
-	              {"/metrics", metrics}};
+		      {"/get_all_keys", get_all_keys},
+		      {"/batch_query_keys", batch_query_keys},
+		      {"/metrics", metrics}};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(url, routes[i].path))
 			continue;
 		if (atomic_load(&s->standby))
 			return reply_json(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			                  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1011, "error_message",
-			                            "service plane is not active"));
+					  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1011, "error_message",
+						    "service plane is not active"));
 		return routes[i].fn(s, c);
 	}
 	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", strdup("not found\n"), 10);
@@ -187,7 +187,7 @@ struct MHD_Daemon *admin_start(struct sim *s, const char *addr)
 	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
 		die("--status host must be an IPv4 address");
 	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handler, s,
-	                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+						MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
 	if (!d)
 		die("cannot listen on %s", addr);
 	return d;

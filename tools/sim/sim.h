@@ -67,7 +67,6 @@ struct sim {
 	atomic_ullong master_keys;  /* keys of all tenants in the master's model */
 };
 
-
 /* The simulator's keys are textual, as most integrations' are. */
 static inline int key_name(unsigned k, char *buf, size_t n)
 {
