@@ -43,6 +43,15 @@ int main(int argc, char **argv)
 	kv_stream_pos pos;
 	kv_stream_position(st[0], &pos);
 	src[0].has_master = true;
+	/* a source that reconciles, so that every family shows */
+	src[0].recon = (kv_recon_stats){.enabled = true,
+					.results = {3, 1, 0, 1},
+					.corrections = {120, 7, 2},
+					.has_duration = true,
+					.last_duration = 0.25,
+					.has_success = true,
+					.last_success = 1795982100.0,
+					.last_keys = 4000};
 	kv_master_record(&src[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
 	kv_exporter_snap x = {.version = "test",
 			      .revision = "none",

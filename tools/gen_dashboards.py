@@ -123,6 +123,19 @@ def overview():
               [(f"mooncake_kv_sequence_behind{{{SRC}}}", "{{source}}")],
               desc="Sequence numbers the master had used by the previous poll that have not arrived: above 0, the "
                    "exporter is more than a poll interval behind and its receive queue is filling."),
+        panel("timeseries", "Stream coverage of the master's keys",
+              [("source:mooncake_kv_stream_coverage:ratio{source=~\"$source\"}", "{{source}}")],
+              unit="percentunit",
+              desc="Objects the exporter shows / master_key_count of the master's /metrics. Below 1: objects "
+                   "from before the exporter started or lost events; above 1: removals upstream publishes no "
+                   "event for (BatchRemove, RemoveAll). Reconciliation brings tenant default back to 1."),
+        panel("timeseries", "Reconciliations and corrections",
+              [(f"sum by (source, result) (increase(mooncake_kv_reconciliations_total{{{SRC}}}[{RI}]))",
+                "{{source}} {{result}}"),
+               (f"sum by (source, kind) (increase(mooncake_kv_reconcile_corrections_total{{{SRC}}}[{RI}]))",
+                "{{source}} corrected: {{kind}}")],
+              desc="Reconciliations of tenant default with the master by result, and the objects each corrected: "
+                   "the drift the stream alone would have shown."),
         panel("timeseries", "Publisher drop ratio (60 s)",
               [(f"mooncake_kv_master_drop_ratio{{{SRC}}}", "{{source}}")], unit="percentunit"),
         panel("timeseries", "Event lag (receive time - publish time)",
