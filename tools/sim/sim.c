@@ -338,10 +338,15 @@ static void random_op(struct sim *s)
 	else if (r < 990) { /* upsert: removed for the old value, then stored */
 		op_removed(s, t, k, m);
 		op_stored(s, t, k, m);
-	} else if (r < 998)
+	} else if (r < 998) {
 		op_silent_remove(s, t, k);
-	else
+	} else if (s->o.spec_extras || rnd(s) % 20 == 0) {
+		/* a RemoveAll that tells nobody is rare in a real cluster: upstream
+		 * masters get one in 20 of the spec's */
 		op_remove_all(s, t);
+	} else {
+		op_silent_remove(s, t, k);
+	}
 }
 
 /* --- the publisher socket --- */
