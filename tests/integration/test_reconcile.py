@@ -84,6 +84,7 @@ def test_reconcile_makes_default_exact(procs):
     assert truth["silent_removals"] > 0 and truth["gaps"] >= 1 and truth["restarts"] == 1
     log = procs.log(exp.proc)
     assert 'msg="reconciled tenant default with the master"' in log and "cause=startup" in log
+    assert log.count("cause=stale") >= 2, log  # after the gap and after the restart (and RemoveAll's drift)
 
 
 def test_drift_of_a_default_only_master(procs):
@@ -101,6 +102,21 @@ def test_drift_of_a_default_only_master(procs):
     assert figures(m, "d", "default")["objects"] == master["objects"]
     assert m.get("mooncake_kv_master_keys", source="d") == master["objects"]
     assert "cause=drift" in procs.log(exp.proc)
+
+
+def test_replay_overflow_aborts(procs):
+    """More events arrive during the listing than --master.reconcile-max-replay:
+    the attempt is abandoned and counted, the stream's view stays."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "steady:rate=20000,seconds=6", "truth", "wait"], seed=47,
+              extra=["--preload", "1500000", "--tenants", "1", "--keys", "300000"])
+    exp = Exporter(procs, EXPORTER, ["name=o,zmq=%s,status=%s,reconcile=true" % (sim.zmq, sim.status_url)],
+                   extra=["--master.reconcile-max-replay", "1000", "--master.reconcile-interval", "100ms"])
+    sim.start()
+    wait_for(lambda: exp.metrics().find("mooncake_kv_reconciliations_total", source="o", result="aborted")
+             .get(frozenset({("source", "o"), ("result", "aborted")}), 0) >= 1, 30, "an aborted reconciliation")
+    assert "more events than --master.reconcile-max-replay" in procs.log(exp.proc)
+    m = exp.metrics()
+    assert figures(m, "o", "default")["stale"] == 1  # never adopted
 
 
 class Lying(http.server.BaseHTTPRequestHandler):

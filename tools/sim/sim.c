@@ -340,9 +340,9 @@ static void random_op(struct sim *s)
 		op_stored(s, t, k, m);
 	} else if (r < 998) {
 		op_silent_remove(s, t, k);
-	} else if (s->o.spec_extras || rnd(s) % 20 == 0) {
-		/* a RemoveAll that tells nobody is rare in a real cluster: upstream
-		 * masters get one in 20 of the spec's */
+	} else if (s->o.spec_extras) {
+		/* RemoveAll is an operator's act, not traffic: upstream masters get
+		 * it only from the clear:all phase (and it tells nobody) */
 		op_remove_all(s, t);
 	} else {
 		op_silent_remove(s, t, k);
