@@ -124,6 +124,10 @@ static const struct src_u64 source_u64[] = {
 	 "Tenants whose backend_id or tenant_id was not valid UTF-8 (or held NUL) and is shown with U+FFFD.",
 	 SRC(unclean_labels)},
 	{"mooncake_kv_object_table_bytes", "gauge", "Bytes held by this source's object tables.", SRC(table_bytes)},
+	{"mooncake_kv_receive_backlog_messages", "gauge",
+	 "Messages the ingest thread has drained since it last found its socket empty: 0 or a few while it keeps up, "
+	 "growing while it works through a backlog (ZMQ does not tell its queue's length).",
+	 SRC(backlog)},
 };
 
 static uint64_t field_u64(const void *base, size_t off)

@@ -3,6 +3,7 @@
  * then owned by the ingest thread, polled with a short timeout so that a
  * stop is noticed within 100 ms. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
@@ -16,6 +17,10 @@
 #define POLL_MS          100
 #define MAX_FRAMES       4 /* frames kept of a message; more are counted and dropped */
 #define DRAIN_PER_WAKEUP 256
+/* A busy streak this long (messages from a wake-up until the socket is
+ * empty) has left freed message buffers in the allocator's arenas: hand
+ * them back (docs/performance.md, "Memory after a burst"). */
+#define TRIM_AFTER_MESSAGES 1024
 
 static int setopt_int(void *sock, int opt, int v)
 {
@@ -74,6 +79,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->stop = stop;
 	atomic_init(&s->connected, false);
 	atomic_init(&s->ever_connected, false);
+	atomic_init(&s->backlog, 0);
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
 		return KV_ENOMEM;
@@ -221,9 +227,19 @@ static void *ingest_main(void *arg)
 		}
 		if (items[1].revents & ZMQ_POLLIN)
 			on_monitor_event(s);
-		if (items[0].revents & ZMQ_POLLIN)
-			for (int i = 0; i < DRAIN_PER_WAKEUP && ingest_one(s, &rl, &rl_break); i++)
-				;
+		if (!(items[0].revents & ZMQ_POLLIN))
+			continue;
+		int i = 0;
+		while (i < DRAIN_PER_WAKEUP && ingest_one(s, &rl, &rl_break))
+			i++;
+		uint64_t streak = atomic_load_explicit(&s->backlog, memory_order_relaxed) + (uint64_t)i;
+		if (i == DRAIN_PER_WAKEUP) { /* more waiting: still catching up */
+			atomic_store_explicit(&s->backlog, streak, memory_order_relaxed);
+			continue;
+		}
+		atomic_store_explicit(&s->backlog, 0, memory_order_relaxed);
+		if (streak >= TRIM_AFTER_MESSAGES)
+			malloc_trim(0);
 	}
 	close_sockets(s);
 	return NULL;
@@ -271,6 +287,7 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 {
 	out->name = s->cfg->name;
 	out->connected = atomic_load(&s->connected);
+	out->backlog = atomic_load_explicit(&s->backlog, memory_order_relaxed);
 	out->has_master = s->cfg->status != NULL;
 	pthread_mutex_lock(&s->lock);
 	int rc = kv_snapshot_stream(out, s->stream);

@@ -21,6 +21,7 @@ typedef struct kv_tenant_snap {
 typedef struct kv_source_snap {
 	const char *name;
 	bool connected;
+	uint64_t backlog; /* messages drained since the socket was last found empty */
 	kv_stream_stats stats;
 	kv_seqtrack seq;
 	uint64_t tenants_overflow;

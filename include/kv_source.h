@@ -29,7 +29,8 @@ typedef struct kv_source {
 	bool recon_started;
 	pthread_t recon_thread;
 	atomic_bool connected;
-	atomic_bool ever_connected; /* for /-/ready */
+	atomic_uint_fast64_t backlog; /* messages drained since the socket was last found empty */
+	atomic_bool ever_connected;   /* for /-/ready */
 	bool ingest_started, poll_started;
 	pthread_t ingest_thread;
 	pthread_t poll_thread;

@@ -23,7 +23,8 @@ RULES = os.path.join(ROOT, "alerts", "mooncake-kv.rules.yml")
 MUST_FIRE = {"MooncakeKVPublisherDroppingEvents", "MooncakeKVSequenceGaps", "MooncakeKVPublisherReset",
              "MooncakeKVDecodeErrors", "MooncakeKVTenantsStale", "MooncakeKVMasterUnreachable"}
 MUST_NOT = {"MooncakeKVStreamSilent", "MooncakeKVTransportLoss", "MooncakeKVPublisherDisabled",
-            "MooncakeKVKeylessEvents", "MooncakeKVLimitOverflow", "MooncakeKVSubscriberDisconnected"}
+            "MooncakeKVKeylessEvents", "MooncakeKVLimitOverflow", "MooncakeKVSubscriberDisconnected",
+            "MooncakeKVExporterBehind", "MooncakeKVReconciliationFailing"}
 
 STORY = ["sleep:seconds=2", "ops:count=2000", "sleep:seconds=1.5", "burst:events=3000", "sleep:seconds=1.5",
          "ops:count=1000", "sleep:seconds=1.5", "restart", "sleep:seconds=1.5", "ops:count=1000",
@@ -103,7 +104,9 @@ def main():
 
     try:
         sim = Sim(procs, SIM, STORY, seed=77, extra=["--queue", "1000", "--tenants", "4"], truth=False)
-        exp = Exporter(procs, EXPORTER, [sim.source("m0")], extra=["--master.timeout", "150ms"])
+        # reconciling, as an operator would: every dashboard panel then has series
+        exp = Exporter(procs, EXPORTER, [sim.source("m0") + ",reconcile=true"],
+                       extra=["--master.timeout", "150ms", "--master.reconcile-interval", "1s"])
         prom = Prom(procs, exp.port)
         # counters must have samples from before the story for increase() to see it
         wait_for(lambda: prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"], 20,
