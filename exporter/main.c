@@ -47,6 +47,22 @@ static int drop_privileges(const char *user)
 	return KV_OK;
 }
 
+/* What the receive queues can hold at the worst: every source's ZMQ queue
+ * full of messages of the largest size accepted. */
+static void log_queue_bound(const kv_config *c)
+{
+	char hwm[24], size[24], worst[32];
+	snprintf(hwm, sizeof(hwm), "%d", c->zmq_rcvhwm);
+	snprintf(size, sizeof(size), "%lld", c->zmq_max_message_size);
+	if (c->zmq_rcvhwm) /* 0 is ZMQ's "no limit" */
+		snprintf(worst, sizeof(worst), "%.0f",
+			 (double)c->zmq_rcvhwm * (double)c->zmq_max_message_size * (double)c->n_sources);
+	else
+		snprintf(worst, sizeof(worst), "unbounded");
+	kv_log(KV_LOG_INFO, "receive queues bounded", "rcvhwm_messages", hwm, "max_message_bytes", size,
+	       "worst_case_bytes", worst, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	kv_config cfg;
@@ -62,6 +78,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kv_log_setup(cfg.log_level, cfg.log_format);
+	log_queue_bound(&cfg);
 	kv_webconfig web = {0};
 	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != KV_OK) {
 		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
@@ -119,7 +136,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		kv_log(KV_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->zmq, "status",
-		       s->cfg->status ? s->cfg->status : "", NULL);
+		       s->cfg->status ? s->cfg->status : "", "reconcile", s->cfg->reconcile ? "true" : "false", NULL);
 	}
 	http = kv_http_start(&x);
 	if (!http) {

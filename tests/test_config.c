@@ -51,8 +51,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_status_bytes, 1 << 20);
 	assert_int_equal(c.max_tenants, 10000);
 	assert_int_equal(c.max_objects, 10000000);
-	assert_int_equal(c.zmq_rcvhwm, 10000);
-	assert_int_equal(c.zmq_max_message_size, 4 << 20);
+	assert_int_equal(c.zmq_rcvhwm, 2000);
+	assert_int_equal(c.zmq_max_message_size, 1 << 20);
 	assert_int_equal(c.web_max_connections, 64);
 	assert_int_equal(c.log_level, KV_LOG_INFO);
 	assert_int_equal(c.log_format, KV_LOG_LOGFMT);
