@@ -78,7 +78,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kv_log_setup(cfg.log_level, cfg.log_format);
-	log_queue_bound(&cfg);
 	kv_webconfig web = {0};
 	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != KV_OK) {
 		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
@@ -129,6 +128,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	log_queue_bound(&cfg); /* after the checks: a bad value's one line stays alone */
 	for (size_t i = 0; i < cfg.n_sources; i++) {
 		kv_source *s = &sources[i];
 		if (kv_source_start(s) != KV_OK) {

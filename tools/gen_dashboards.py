@@ -190,6 +190,11 @@ def exporter():
                                                  "{{instance}}")], unit="s"),
         panel("timeseries", "Scrape size", [(f"mooncake_kv_exporter_last_scrape_bytes{{{inst}}}", "{{instance}}")],
               unit="bytes"),
+        panel("timeseries", "Receive backlog and lag behind the master",
+              [(f"mooncake_kv_receive_backlog_messages{{{SRC}}}", "{{source}} messages drained since the socket was empty"),
+               (f"mooncake_kv_sequence_behind{{{SRC}}}", "{{source}} sequence numbers behind the master")],
+              desc="Both near 0 while the exporter keeps up; growing, it is falling behind and its receive queue "
+                   "(--zmq.rcvhwm) is filling."),
         panel("timeseries", "Decode errors by reason",
               [(f"sum by (source, reason) (rate(mooncake_kv_decode_errors_total{{{SRC}}}[{RI}]))",
                 "{{source}} {{reason}}")], unit="ops"),
