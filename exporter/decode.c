@@ -199,9 +199,9 @@ static enum kv_reason decode_medium(const msgpack_object *o, uint8_t *medium)
 	enum kv_reason r = decode_required_str(o, &s);
 	if (r != KV_R_OK)
 		return r;
-	if (str_ieq(&s, "cpu"))
+	if (str_ieq(&s, kv_medium_name(KV_MEDIUM_CPU)))
 		*medium = KV_MEDIUM_CPU;
-	else if (str_ieq(&s, "disk"))
+	else if (str_ieq(&s, kv_medium_name(KV_MEDIUM_DISK)))
 		*medium = KV_MEDIUM_DISK;
 	else
 		return KV_R_UNKNOWN_MEDIUM;

@@ -93,3 +93,8 @@ const char *kv_recon_correction_name(enum kv_recon_correction k)
 {
 	return (unsigned)k < KV_CORR__KINDS ? recon_correction_names[k] : "invalid";
 }
+
+const char *kv_medium_name(enum kv_medium m)
+{
+	return m == KV_MEDIUM_CPU ? "cpu" : m == KV_MEDIUM_DISK ? "disk" : "invalid";
+}

@@ -280,10 +280,9 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	       "Live objects readable on a medium; an object on both media counts under both.");
 	FOR_TENANTS(x, s, t)
 	{
-		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "cpu",
-			      kv_counts_on_medium(&t->counts, KV_MEDIUM_CPU));
-		tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", "disk",
-			      kv_counts_on_medium(&t->counts, KV_MEDIUM_DISK));
+		for (enum kv_medium m = KV_MEDIUM_CPU; m <= KV_MEDIUM_DISK; m++)
+			tenant_sample(b, "mooncake_kv_objects_by_medium", s, t, "medium", kv_medium_name(m),
+				      kv_counts_on_medium(&t->counts, m));
 	}
 
 	header(b, "mooncake_kv_objects_by_placement", "gauge",

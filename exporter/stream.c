@@ -103,9 +103,8 @@ static void mark_loss(kv_stream *st, enum kv_stale_reason why)
 	st->reconnect_pending = false;
 }
 
-void kv_stream_position(const kv_stream *st, kv_stream_pos *out)
+void kv_stream_position_of_seq(const kv_seqtrack *t, kv_stream_pos *out)
 {
-	const kv_seqtrack *t = &st->seq;
 	uint64_t eid = t->eid_started ? t->last_event_id : 0;
 	*out = (kv_stream_pos){
 		.started = t->started,
@@ -116,10 +115,15 @@ void kv_stream_position(const kv_stream *st, kv_stream_pos *out)
 		.epoch_missing = t->epoch_missing,
 		.resets = t->resets,
 		.breaks = t->gaps + t->resets,
-		.messages = st->stats.messages,
-		.last_receive_ms = st->last_receive_ms,
-		.last_lag = st->last_lag,
 	};
+}
+
+void kv_stream_position(const kv_stream *st, kv_stream_pos *out)
+{
+	kv_stream_position_of_seq(&st->seq, out);
+	out->messages = st->stats.messages;
+	out->last_receive_ms = st->last_receive_ms;
+	out->last_lag = st->last_lag;
 }
 
 uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid)

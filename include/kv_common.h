@@ -61,6 +61,7 @@ enum kv_reason {
 const char *kv_reason_name(enum kv_reason r);
 const char *kv_event_type_name(enum kv_event_type t);
 const char *kv_placement_name(enum kv_placement p);
+const char *kv_medium_name(enum kv_medium m);
 
 /* Placement of a non-empty media mask. */
 static inline enum kv_placement kv_placement_of(unsigned media)

@@ -73,6 +73,9 @@ void kv_stream_disconnected(kv_stream *st);
 void kv_stream_reconnected(kv_stream *st);
 
 void kv_stream_position(const kv_stream *st, kv_stream_pos *out);
+/* The part of a position the sequence tracker alone knows (messages,
+ * receive time and lag left 0). */
+void kv_stream_position_of_seq(const kv_seqtrack *t, kv_stream_pos *out);
 
 /* The publisher used numbers up to upto_seq (event ids up to upto_eid, 0 if
  * unknown) and they are not coming: the tail is counted lost, once, and the

@@ -5,22 +5,18 @@
 #include <stddef.h>
 
 #include "kv_master.h"
+#include "kv_stream.h"
 
-/* The stream side, as a real sequence tracker fed numbers from the input,
+/* The stream side is a real sequence tracker fed numbers from the input,
  * so that the positions handed to the loss accounting are ones a stream
  * can have. */
 static kv_stream_pos position(const kv_seqtrack *t, uint64_t messages)
 {
-	uint64_t eid = t->eid_started ? t->last_event_id : 0;
-	return (kv_stream_pos){.started = t->started,
-			       .epoch_whole = t->epoch_whole,
-			       .position = kv_seq_position(t),
-			       .last_event_id = eid > t->eid_counted_upto ? eid : t->eid_counted_upto,
-			       .missing = t->missing,
-			       .epoch_missing = t->epoch_missing,
-			       .resets = t->resets,
-			       .messages = messages,
-			       .last_receive_ms = 1};
+	kv_stream_pos pos;
+	kv_stream_position_of_seq(t, &pos);
+	pos.messages = messages;
+	pos.last_receive_ms = 1;
+	return pos;
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
