@@ -44,6 +44,7 @@ struct attempt {
 	kv_recon_table fresh;
 	uint64_t listed, incomplete, both;
 	uint64_t corr[KV_CORR__KINDS];
+	bool standby;    /* the master answered 503: a standby, nothing to count */
 	const char *why; /* the reason of a failure, for the log */
 	char why_buf[128];
 };
@@ -245,6 +246,10 @@ static bool list_keys(struct attempt *a)
 		a->why = "stopping";
 		return false;
 	}
+	if (rc == CURLE_HTTP_RETURNED_ERROR && http == 503) {
+		a->standby = true;
+		return false;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(a->why_buf, sizeof(a->why_buf), "listing: %s (HTTP %ld)", curl_easy_strerror(rc), http);
 		a->why = a->why_buf;
@@ -351,7 +356,9 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 		pthread_mutex_lock(&s->lock);
 		kv_stream_record_stop(s->stream);
 		pthread_mutex_unlock(&s->lock);
-		res = a->listed > a->c->reconcile_max_keys ? KV_RECON_ABORTED : KV_RECON_FAILED;
+		res = a->standby                             ? KV_RECON__RESULTS /* not counted */
+		      : a->listed > a->c->reconcile_max_keys ? KV_RECON_ABORTED
+							     : KV_RECON_FAILED;
 	} else {
 		res = cut_over(a, &log, pos.breaks, a->c->reconcile_max_replay);
 	}
@@ -368,6 +375,7 @@ static void reset_attempt(struct attempt *a)
 	a->n_keys = 0;
 	a->skipping = false;
 	a->listed = a->incomplete = a->both = 0;
+	a->standby = false;
 	memset(a->corr, 0, sizeof(a->corr));
 	a->why = NULL;
 }
@@ -436,7 +444,12 @@ void *kv_reconcile_main(void *arg)
 		unsigned held;
 		pthread_mutex_lock(&s->lock);
 		backend = backend_of(s, &why);
+		bool standby = s->master.standby;
 		pthread_mutex_unlock(&s->lock);
+		if (standby) { /* nothing to ask a standby, and no failure either */
+			next = kv_now() + 1;
+			continue;
+		}
 		if (!backend) {
 			if (s->cfg->backend || kv_ratelimit_allow(&rl, kv_now(), &held))
 				kv_log(KV_LOG_INFO, "reconciler waits", "source", s->cfg->name, "reason", why, NULL);
@@ -452,6 +465,10 @@ void *kv_reconcile_main(void *arg)
 		reset_attempt(&a);
 		enum kv_recon_result res = attempt(&a, backend);
 		double t1 = kv_now();
+		if (res == KV_RECON__RESULTS) { /* a standby: ask again later, count nothing */
+			next = t1 + c->reconcile_interval;
+			continue;
+		}
 		pthread_mutex_lock(&s->lock);
 		kv_recon_stats *r = &s->recon;
 		r->results[res]++;

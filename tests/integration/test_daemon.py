@@ -48,14 +48,24 @@ def settle(exp, truth, source):
     return exp.metrics()
 
 
-def check_truth(m, truth, source, with_master=True):
-    """Every tenant figure and every stream counter equals the ground truth."""
+def check_truth(m, truth, source, with_master=True, reconciled=()):
+    """Every tenant figure and every stream counter equals the ground truth; the
+    objects of the tenants in `reconciled` equal the master's true state."""
     def eq(name, want, **labels):
         got = m.get(name, **labels)
         assert got == want, "%s%s = %s, want %s" % (name, labels, got, want)
 
-    for t in truth["tenants"]:
+    master = {t["tenant_id"]: t for t in truth["master_tenants"]}
+    for wire in truth["tenants"]:
+        t = dict(wire)
         L = dict(source=source, backend_id=t["backend_id"], tenant_id=t["tenant_id"])
+        if t["tenant_id"] in reconciled:
+            t.update({k: master[t["tenant_id"]][k] for k in ("objects", "cpu", "disk", "cpu_only", "disk_only",
+                                                              "cpu_and_disk")}, stale=False)
+            # duplicates and unknown removals count what the stream saw against the view of the
+            # moment, which reconciliations changed
+            t["stored_duplicates"] = m.get("mooncake_kv_stored_duplicates_total", **L)
+            t["removed_unknown"] = m.get("mooncake_kv_removed_unknown_total", **L)
         eq("mooncake_kv_objects", t["objects"], **L)
         eq("mooncake_kv_objects_by_medium", t["cpu"], medium="cpu", **L)
         eq("mooncake_kv_objects_by_medium", t["disk"], medium="disk", **L)
@@ -68,7 +78,7 @@ def check_truth(m, truth, source, with_master=True):
         eq("mooncake_kv_removed_unknown_total", t["removed_unknown"], **L)
         eq("mooncake_kv_state_stale", 1 if t["stale"] else 0, **L)
     assert len(m.find("mooncake_kv_objects", source=source)) == len(truth["tenants"])
-    if not truth["gaps"] and not truth["restarts"]:
+    if not truth["gaps"] and not truth["restarts"] and not reconciled:
         # without a break, a tenant is stale only for want of a snapshot
         eq("mooncake_kv_stale_tenants", sum(1 for t in truth["tenants"] if t["stale"]),
            source=source, reason="startup")
@@ -364,7 +374,9 @@ def test_standby_master(procs):
     # upstream: a standby has no publisher; its promotion starts a new one at 1
     sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=300", "standby:seconds=1.5", "ops:count=200",
                            "sleep:seconds=0.5"], seed=3)
-    exp = Exporter(procs, EXPORTER, [sim.source("s")])
+    # reconciling too: a standby is not asked, and that is no failure
+    exp = Exporter(procs, EXPORTER, [sim.source("s") + ",reconcile=true"],
+                   extra=["--master.reconcile-interval", "200ms"])
     sim.start()
     wait_for(lambda: exp.metrics().get("mooncake_kv_master_standby", source="s") == 1, 5, "standby shows")
     m = exp.metrics()
@@ -375,7 +387,11 @@ def test_standby_master(procs):
     assert exp.metrics().find("mooncake_kv_master_poll_errors_total", source="s") == errors
     assert m.get("mooncake_kv_master_poll_errors_total", source="s", reason="http_status") == 0
     truth = sim.wait()
-    check_truth(settle(exp, truth, "s"), truth, "s")
+    m = settle(exp, truth, "s")
+    assert m.get("mooncake_kv_reconciliations_total", source="s", result="failed") == 0
+    assert m.get("mooncake_kv_reconciliations_total", source="s", result="ok") >= 1
+    # tenant default is the master's own state now; the others are what the stream told
+    check_truth(m, truth, "s", reconciled=("default",))
 
 
 def test_malformed_storm(procs):
