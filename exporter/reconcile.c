@@ -213,14 +213,16 @@ static bool list_keys(struct attempt *a)
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s/get_all_keys", a->base);
-	kv_fetch_setopts(a->list, a->c->poll_timeout);
+	/* the status poll's timeout is for a small answer: a listing and its
+	 * queries get at least 10 s to connect and 30 s of stall */
+	kv_fetch_setopts(a->list, fmax(a->c->poll_timeout, 10));
 	curl_easy_setopt(a->list, CURLOPT_URL, url);
 	curl_easy_setopt(a->list, CURLOPT_WRITEFUNCTION, on_listing);
 	curl_easy_setopt(a->list, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(a->list, CURLOPT_FAILONERROR, 1L); /* a 503 or 500 body is no listing */
 	/* a large listing takes long: give up only when it stalls */
 	curl_easy_setopt(a->list, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(a->list, CURLOPT_LOW_SPEED_TIME, (long)ceil(a->c->poll_timeout * 5));
+	curl_easy_setopt(a->list, CURLOPT_LOW_SPEED_TIME, (long)fmax(ceil(a->c->poll_timeout * 5), 30));
 	curl_multi_add_handle(a->multi, a->list);
 	int running = 1;
 	bool ok = true;
