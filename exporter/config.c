@@ -446,7 +446,11 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 			set_err(&p, "unknown flag %s (see --help)", name);
 			goto done;
 		}
-		const char *val = eq ? eq + 1 : f->set == set_switch ? "true" : NULL;
+		const char *val = eq ? eq + 1 : NULL;
+		if (!val && f->set == set_switch) /* --flag, or --flag true|false */
+			val = i + 1 < argc && (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false"))
+				      ? argv[++i]
+				      : "true";
 		if (!val && i + 1 >= argc) {
 			set_err(&p, "flag %s needs a value", name);
 			goto done;
