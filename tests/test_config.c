@@ -83,6 +83,11 @@ static void test_reconcile_flags(void **state)
 			 KV_CONFIG_RUN);
 	assert_false(c.sources[0].reconcile);
 	kv_config_free(&c);
+	assert_int_equal(
+		parse(&c, err, sizeof(err), EP, "--master.url=http://m:1", "--master.reconcile", "false", NULL),
+		KV_CONFIG_RUN);
+	assert_false(c.sources[0].reconcile);
+	kv_config_free(&c);
 	/* per source */
 	assert_int_equal(parse(&c, err, sizeof(err),
 			       "--source=name=a,zmq=tcp://a:1,status=http://a:2,reconcile=true,backend=b9",
