@@ -333,6 +333,11 @@ static const struct flag flags[] = {
 	 "N  receive high-water mark in messages, default 2000 (0: no limit)"},
 	{"--zmq.max-message-size", set_num, CFG(zmq_max_message_size), 1024, 1ull << 31, NULL,
 	 "N  bytes; a larger message disconnects its sender, default 1048576 (64 events of 16 KiB)"},
+	HEADING("Key groups (object counts per model, release, ... derived from the keys; see docs/key-groups.md):"),
+	{"--key.group-regex", set_string, CFG(key_group_regex), 0, 0, NULL,
+	 "REGEX  PCRE2; its named groups, joined by '/', are the key_group label, like ^(?<model>[^@]+)@"},
+	{"--limits.max-key-groups", set_num, CFG(max_key_groups), 1, 65000, NULL,
+	 "N  default 200 (all sources together); more count under key_group=\"__overflow__\""},
 	HEADING("Logging:"),
 	{"--log.level", set_choice, CFG(log_level), 0, 0, log_levels, "debug|info|warn|error  default info"},
 	{"--log.format", set_choice, CFG(log_format), 0, 0, log_formats, "logfmt|json  default logfmt"},
@@ -374,6 +379,7 @@ static int set_defaults(kv_config *c)
 	c->poll_timeout = 2;
 	c->reconcile_interval = 600;
 	c->reconcile_max_replay = 1000000;
+	c->max_key_groups = 200;
 	c->max_status_bytes = 1 << 20;
 	c->max_tenants = 10000;
 	c->max_objects = 10000000;
@@ -406,6 +412,8 @@ static int finish(struct parse *p)
 		return set_err(p, "no source: give --zmq.endpoint or --source (see --help)");
 	if (!c->reconcile_max_keys)
 		c->reconcile_max_keys = c->max_objects;
+	if (c->key_group_regex && !(c->key_groups = kv_keygroup_compile(c->key_group_regex, p->err, p->errlen)))
+		return KV_EINVAL;
 	if (c->poll_timeout > c->poll_interval) {
 		if (p->timeout_given)
 			return set_err(p, "--master.timeout must not exceed --master.poll-interval");
@@ -475,5 +483,7 @@ void kv_config_free(kv_config *c)
 	free(c->telemetry_path);
 	free(c->web_config_file);
 	free(c->run_as_user);
+	free(c->key_group_regex);
+	kv_keygroup_free(c->key_groups);
 	memset(c, 0, sizeof(*c));
 }

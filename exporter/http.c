@@ -117,6 +117,8 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 		.tracked_tenants = atomic_load(&x->budget->tenants),
 		.max_objects = x->budget->max_objects,
 		.max_tenants = x->budget->max_tenants,
+		.max_key_groups = x->budget->max_key_groups,
+		.tracked_key_groups = atomic_load(&x->budget->key_groups),
 		.scrapes = atomic_load(&h->scrapes),
 		.last_scrape_seconds = atomic_load(&h->last_seconds),
 		.last_scrape_bytes = atomic_load(&h->last_bytes),

@@ -101,6 +101,7 @@ int main(int argc, char **argv)
 	atomic_init(&stop, false);
 	kv_budget budget;
 	kv_budget_init(&budget, cfg.max_tenants, cfg.max_objects);
+	budget.max_key_groups = cfg.max_key_groups;
 	void *zctx = zmq_ctx_new();
 	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
 	kv_exporter x = {.config = &cfg,

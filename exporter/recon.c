@@ -9,7 +9,7 @@ void kv_recon_log_init(kv_recon_log *l, size_t max)
 	l->max = max;
 }
 
-int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium)
+int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group)
 {
 	if (l->overflow)
 		return KV_ELIMIT;
@@ -29,7 +29,7 @@ int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned med
 		l->ev = p;
 		l->cap = cap;
 	}
-	l->ev[l->n++] = (kv_recon_event){hash, (uint8_t)type, (uint8_t)medium};
+	l->ev[l->n++] = (kv_recon_event){hash, (uint8_t)type, (uint8_t)medium, (uint16_t)group};
 	return KV_OK;
 }
 
@@ -39,10 +39,14 @@ void kv_recon_log_free(kv_recon_log *l)
 	kv_recon_log_init(l, l->max);
 }
 
-/* The state's rule for one object: placement counts follow its media. */
-static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del)
+/* The state's rule for one object: placement counts follow its media, in
+ * the tenant's figures and its group's. */
+static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del, unsigned group)
 {
+	kv_group_counts *g = kv_group_vec_at(&t->groups, group);
 	unsigned before;
+	if (!g)
+		return KV_ENOMEM;
 	int rc = kv_objtable_update(&t->objects, hash, add, del, true, &before);
 	if (rc != KV_OK)
 		return rc;
@@ -51,13 +55,14 @@ static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned de
 		t->placement[kv_placement_of(before)]--;
 	if (after)
 		t->placement[kv_placement_of(after)]++;
+	kv_group_move(g, before, after);
 	return KV_OK;
 }
 
-int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media)
+int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group)
 {
 	media &= KV_MEDIUM_CPU | KV_MEDIUM_DISK;
-	return set_media(t, hash, media, (KV_MEDIUM_CPU | KV_MEDIUM_DISK) & ~media);
+	return set_media(t, hash, media, (KV_MEDIUM_CPU | KV_MEDIUM_DISK) & ~media, group);
 }
 
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
@@ -66,14 +71,15 @@ int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
 		int rc = KV_OK;
 		switch (ev[i].type) {
 		case KV_EV_STORED:
-			rc = set_media(t, ev[i].hash, ev[i].medium, 0);
+			rc = set_media(t, ev[i].hash, ev[i].medium, 0, ev[i].group);
 			break;
 		case KV_EV_REMOVED:
-			rc = set_media(t, ev[i].hash, 0, ev[i].medium);
+			rc = set_media(t, ev[i].hash, 0, ev[i].medium, ev[i].group);
 			break;
 		case KV_EV_CLEARED:
 			kv_objtable_clear(&t->objects);
 			memset(t->placement, 0, sizeof(t->placement));
+			kv_group_vec_empty(&t->groups);
 			break;
 		}
 		if (rc != KV_OK)
@@ -86,4 +92,5 @@ void kv_recon_table_free(kv_recon_table *t)
 {
 	kv_objtable_clear(&t->objects);
 	memset(t->placement, 0, sizeof(t->placement));
+	kv_group_vec_free(&t->groups);
 }

@@ -42,6 +42,9 @@ struct attempt {
 	size_t n_keys;
 	uint32_t key_at[MAX_BATCH_KEYS];
 	kv_recon_table fresh;
+	kv_keygroup_matcher *matcher; /* with key groups: the listed keys' groups */
+	kv_buf gnames;                /* the batch's group names */
+	uint32_t gname_at[MAX_BATCH_KEYS], gname_len[MAX_BATCH_KEYS];
 	uint64_t listed, incomplete, both;
 	uint64_t corr[KV_CORR__KINDS];
 	bool standby;    /* the master answered 503: a standby, nothing to count */
@@ -103,8 +106,16 @@ static bool run_query(struct attempt *a)
 	const kv_state *state = kv_stream_state(a->s->stream);
 	unsigned media[MAX_BATCH_KEYS];
 	uint64_t hash[MAX_BATCH_KEYS];
+	uint32_t group[MAX_BATCH_KEYS];
+	kv_buf_reset(&a->gnames);
 	for (size_t i = 0; i < a->n_keys; i++) {
 		const char *key = a->keys.data + a->key_at[i];
+		if (a->matcher) { /* the group's name now, its id under the lock */
+			char name[KV_KEYGROUP_MAX_LEN];
+			a->gname_at[i] = (uint32_t)a->gnames.len;
+			a->gname_len[i] = (uint32_t)kv_keygroup_of(a->matcher, key, strlen(key), name);
+			kv_buf_add(&a->gnames, name, a->gname_len[i]);
+		}
 		const json_t *e = json_object_get(data, key);
 		hash[i] = kv_state_key_hash(state, (kv_str){key, (uint32_t)strlen(key)});
 		media[i] = 0;
@@ -117,9 +128,16 @@ static bool run_query(struct attempt *a)
 	}
 	json_decref(root);
 
+	if (!kv_buf_ok(&a->gnames)) {
+		a->why = "out of memory";
+		return false;
+	}
 	pthread_mutex_lock(&a->s->lock);
 	const kv_tenant *t = kv_state_find_tenant(state, a->backend, (kv_str){"default", 7});
 	for (size_t i = 0; i < a->n_keys; i++) {
+		group[i] = a->matcher
+				   ? kv_stream_group_id(a->s->stream, a->gnames.data + a->gname_at[i], a->gname_len[i])
+				   : KV_GROUP_NONE;
 		unsigned old = t ? kv_state_media_by_hash(t, hash[i]) : 0;
 		if (!media[i])
 			continue;
@@ -129,7 +147,7 @@ static bool run_query(struct attempt *a)
 	}
 	pthread_mutex_unlock(&a->s->lock);
 	for (size_t i = 0; i < a->n_keys; i++)
-		if (media[i] && kv_recon_put(&a->fresh, hash[i], media[i]) != KV_OK) {
+		if (media[i] && kv_recon_put(&a->fresh, hash[i], media[i], group[i]) != KV_OK) {
 			a->why = "out of memory";
 			return false;
 		}
@@ -426,6 +444,11 @@ void *kv_reconcile_main(void *arg)
 	const kv_config *c = s->config;
 	struct attempt a = {.s = s, .c = c, .base = s->cfg->status};
 	kv_buf_init(&a.carry);
+	kv_buf_init(&a.gnames);
+	if (c->key_groups && !(a.matcher = kv_keygroup_matcher_new(c->key_groups))) {
+		kv_log(KV_LOG_ERROR, "reconciler: out of memory", "source", s->cfg->name, NULL);
+		goto out;
+	}
 	kv_buf_init(&a.keys);
 	kv_buf_init(&a.url);
 	a.list = curl_easy_init();
@@ -501,6 +524,8 @@ out:
 	kv_buf_free(&a.carry);
 	kv_buf_free(&a.keys);
 	kv_buf_free(&a.url);
+	kv_buf_free(&a.gnames);
+	kv_keygroup_matcher_free(a.matcher);
 	kv_fetch_free(&a.query);
 	if (a.list)
 		curl_easy_cleanup(a.list);

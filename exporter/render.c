@@ -306,6 +306,57 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	}
 }
 
+/* --- key groups --- */
+
+static void group_sample(B *b, const char *name, const kv_source_snap *s, const kv_tenant_snap *t,
+			 const kv_group_counts *g, const char *extra_name, const char *extra_value, uint64_t v)
+{
+	open_sample(b, name);
+	tenant_labels(b, s, t);
+	kv_str gn = g->id < s->n_group_names ? s->group_names[g->id] : (kv_str){"", 0};
+	kv_buf_adds(b, ",key_group=\"");
+	kv_render_label_value(b, gn.ptr, gn.len, true); /* from the keys: sanitised */
+	kv_buf_addc(b, '"');
+	close_u64(b, extra_name, extra_value, v);
+}
+
+#define FOR_GROUPS(s, t, g)                            \
+	FOR_TENANTS(x, s, t)                           \
+	for (size_t gi_ = 0; gi_ < t->n_groups; gi_++) \
+		for (const kv_group_counts *g = &s->group_pool[t->group_at + gi_]; g; g = NULL)
+
+static void render_groups(B *b, const kv_exporter_snap *x)
+{
+	bool any = false;
+	for (size_t i = 0; i < x->n_sources; i++)
+		any |= x->sources[i].has_groups;
+	if (!any)
+		return;
+	header(b, "mooncake_kv_objects_by_key_group", "gauge",
+	       "Live objects of the tenant whose key falls in the key group (--key.group-regex; \"\" when it "
+	       "does not match, \"__overflow__\" beyond --limits.max-key-groups).");
+	FOR_GROUPS(s, t, g)
+	group_sample(b, "mooncake_kv_objects_by_key_group", s, t, g, NULL, NULL, kv_group_objects(g));
+
+	header(b, "mooncake_kv_objects_by_key_group_medium", "gauge",
+	       "Live objects of the key group readable on a medium; an object on both counts under both.");
+	FOR_GROUPS(s, t, g)
+	{
+		uint64_t both = g->placement[KV_PLACE_CPU_AND_DISK];
+		group_sample(b, "mooncake_kv_objects_by_key_group_medium", s, t, g, "medium",
+			     kv_medium_name(KV_MEDIUM_CPU), g->placement[KV_PLACE_CPU_ONLY] + both);
+		group_sample(b, "mooncake_kv_objects_by_key_group_medium", s, t, g, "medium",
+			     kv_medium_name(KV_MEDIUM_DISK), g->placement[KV_PLACE_DISK_ONLY] + both);
+	}
+
+	header(b, "mooncake_kv_key_group_events_total", "counter",
+	       "stored and removed events applied to the key group's objects.");
+	FOR_GROUPS(s, t, g)
+	for (int e = KV_EV_STORED; e <= KV_EV_REMOVED; e++)
+		group_sample(b, "mooncake_kv_key_group_events_total", s, t, g, "event_type", kv_event_type_name(e),
+			     g->events[e]);
+}
+
 /* --- master --- */
 
 #define MST(f) offsetof(kv_master, f)
@@ -551,6 +602,22 @@ static void render_exporter(B *b, const kv_exporter_snap *x)
 	      "Events for a new tenant refused by --limits.max-tenants.", (double)tov);
 	plain(b, "mooncake_kv_objects_overflow_total", "counter",
 	      "stored events for a new object refused by --limits.max-objects.", (double)oov);
+	bool groups = false;
+	uint64_t gov = 0;
+	for (size_t i = 0; i < x->n_sources; i++) {
+		groups |= x->sources[i].has_groups;
+		gov += x->sources[i].groups_overflow;
+	}
+	if (groups) {
+		plain(b, "mooncake_kv_tracked_key_groups", "gauge", "Key groups held in memory, all sources.",
+		      (double)x->tracked_key_groups);
+		plain(b, "mooncake_kv_limit_max_key_groups", "gauge", "--limits.max-key-groups.",
+		      (double)x->max_key_groups);
+		plain(b, "mooncake_kv_key_groups_overflow_total", "counter",
+		      "Events whose key's new group was refused by --limits.max-key-groups (counted under "
+		      "__overflow__).",
+		      (double)gov);
+	}
 	plain(b, "mooncake_kv_exporter_scrapes_total", "counter", "Scrapes of the metrics path served before this one.",
 	      (double)x->scrapes);
 	plain(b, "mooncake_kv_exporter_last_scrape_duration_seconds", "gauge",
@@ -575,6 +642,7 @@ int kv_render(B *out, const kv_exporter_snap *x)
 {
 	render_sources(out, x);
 	render_tenants(out, x);
+	render_groups(out, x);
 	render_master(out, x);
 	render_recon(out, x);
 	render_exporter(out, x);

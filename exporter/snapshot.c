@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <string.h>
 
 #include "kv_snapshot.h"
 
@@ -24,9 +25,38 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		snap->tenants = p;
 		snap->cap_tenants = n;
 	}
+	/* the groups: one pool for all tenants, and the names by id */
+	size_t groups = 0, names = kv_state_group_count(s);
+	for (size_t i = 0; i < n; i++)
+		groups += kv_state_tenant_at(s, i)->groups.n;
+	snap->has_groups = kv_state_has_keygroups(s);
+	snap->groups_overflow = kv_state_groups_overflow(s);
+	if (groups > snap->group_pool_cap) {
+		kv_group_counts *p = realloc(snap->group_pool, groups * sizeof(*p));
+		if (!p)
+			return KV_ENOMEM;
+		snap->group_pool = p;
+		snap->group_pool_cap = groups;
+	}
+	if (names > snap->cap_group_names) {
+		kv_str *p = realloc(snap->group_names, names * sizeof(*p));
+		if (!p)
+			return KV_ENOMEM;
+		snap->group_names = p;
+		snap->cap_group_names = names;
+	}
+	for (size_t g = 0; g < names; g++)
+		snap->group_names[g] = kv_state_group_name(s, (uint32_t)g);
+	snap->n_group_names = names;
+	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
 		const kv_tenant *t = kv_state_tenant_at(s, i);
 		kv_tenant_snap *o = &snap->tenants[i];
+		o->group_at = at;
+		o->n_groups = t->groups.n;
+		if (t->groups.n)
+			memcpy(snap->group_pool + at, t->groups.v, t->groups.n * sizeof(*t->groups.v));
+		at += t->groups.n;
 		o->backend_id = t->backend_id;
 		o->tenant_id = t->tenant_id;
 		o->backend_len = t->backend_len;
@@ -42,6 +72,11 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 void kv_source_snap_release(kv_source_snap *snap)
 {
 	free(snap->tenants);
+	free(snap->group_pool);
+	free(snap->group_names);
 	snap->tenants = NULL;
-	snap->n_tenants = snap->cap_tenants = 0;
+	snap->group_pool = NULL;
+	snap->group_names = NULL;
+	snap->n_tenants = snap->cap_tenants = snap->group_pool_cap = 0;
+	snap->n_group_names = snap->cap_group_names = 0;
 }

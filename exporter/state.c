@@ -19,14 +19,23 @@ struct kv_state {
 	uint64_t unclean_labels;
 	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
 	kv_recon_log *record;
+	/* key groups: NULL matcher when off; names by id, an index by hash */
+	kv_keygroup_matcher *matcher;
+	kv_str *gnames;
+	size_t n_gnames, cap_gnames;
+	uint32_t *gindex; /* open addressing: id + 1, 0 empty; at most half full */
+	size_t gindex_mask;
+	uint64_t groups_overflow;
 };
 
 void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects)
 {
 	b->max_tenants = max_tenants;
 	b->max_objects = max_objects;
+	b->max_key_groups = 200;
 	atomic_init(&b->tenants, 0);
 	atomic_init(&b->objects, 0);
+	atomic_init(&b->key_groups, 0);
 }
 
 kv_state *kv_state_new(kv_budget *budget, uint64_t seed)
@@ -44,6 +53,7 @@ kv_state *kv_state_new(kv_budget *budget, uint64_t seed)
 static void tenant_free(kv_tenant *t)
 {
 	kv_objtable_clear(&t->objects);
+	kv_group_vec_free(&t->groups);
 	free(t->backend_id);
 	free(t->tenant_id);
 	free(t);
@@ -61,6 +71,13 @@ void kv_state_free(kv_state *s)
 	atomic_fetch_sub(&s->budget->tenants, s->n_tenants);
 	free(s->tenants);
 	free(s->index);
+	if (s->n_gnames > 2) /* "" and the overflow group do not count */
+		atomic_fetch_sub(&s->budget->key_groups, s->n_gnames - 2);
+	for (size_t i = 0; i < s->n_gnames; i++)
+		free((char *)s->gnames[i].ptr);
+	free(s->gnames);
+	free(s->gindex);
+	kv_keygroup_matcher_free(s->matcher);
 	free(s);
 }
 
@@ -201,12 +218,16 @@ static void clear_tenant(kv_state *s, kv_tenant *t)
 	atomic_fetch_sub(&s->budget->objects, kv_objtable_count(&t->objects));
 	kv_objtable_clear(&t->objects);
 	memset(t->counts.placement, 0, sizeof(t->counts.placement));
+	kv_group_vec_empty(&t->groups);
 	t->stale = 0; /* the only way back to exact: we know it is empty */
 }
 
-static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t h)
+static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t h, uint32_t group)
 {
 	bool stored = ev->type == KV_EV_STORED;
+	kv_group_counts *g = NULL;
+	if (s->matcher && !(g = kv_group_vec_at(&t->groups, group)))
+		return KV_ENOMEM; /* nothing changed yet */
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
 	int rc = kv_objtable_update(&t->objects, h, stored ? ev->medium : 0, stored ? 0 : ev->medium, room, &before);
@@ -219,6 +240,10 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t
 		return rc;
 
 	unsigned after = stored ? before | ev->medium : before & ~(unsigned)ev->medium;
+	if (g) {
+		g->events[stored ? 0 : 1]++;
+		kv_group_move(g, before, after);
+	}
 	if (after == before) {
 		if (stored)
 			t->counts.stored_duplicates++;
@@ -245,6 +270,12 @@ void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p)
 	if (ev->type == KV_EV_CLEARED)
 		return;
 	p->key_hash = XXH3_64bits_withSeed(ev->object_key.ptr, ev->object_key.len, s->seed);
+	p->group = KV_GROUP_NONE;
+	if (s->matcher) {
+		char name[KV_KEYGROUP_MAX_LEN];
+		size_t n = kv_keygroup_of(s->matcher, ev->object_key.ptr, ev->object_key.len, name);
+		p->group = kv_state_group_id(s, name, n);
+	}
 	if (p->tenant)
 		kv_objtable_prefetch(&p->tenant->objects, p->key_hash);
 }
@@ -258,10 +289,10 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	/* recorded whether the live table takes it or not (a limit): it is
 	 * what happened at the master */
 	if (t == s->recorded)
-		kv_recon_log_add(s->record, p->key_hash, ev->type, ev->medium);
+		kv_recon_log_add(s->record, p->key_hash, ev->type, ev->medium, p->group);
 	if (ev->type == KV_EV_CLEARED)
 		clear_tenant(s, t);
-	else if ((rc = update_object(s, t, ev, p->key_hash)) != KV_OK)
+	else if ((rc = update_object(s, t, ev, p->key_hash, p->group)) != KV_OK)
 		return rc;
 	t->counts.events[ev->type]++;
 	return KV_OK;
@@ -278,6 +309,101 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 {
 	for (size_t i = 0; i < s->n_tenants; i++)
 		s->tenants[i]->stale |= why;
+}
+
+static kv_str dup_str(const char *p, size_t n)
+{
+	char *c = malloc(n + 1);
+	if (c) {
+		memcpy(c, p, n);
+		c[n] = '\0';
+	}
+	return (kv_str){c, (uint32_t)n};
+}
+
+static int add_group_name(kv_state *s, const char *name, size_t len)
+{
+	if (s->n_gnames == s->cap_gnames) {
+		size_t cap = s->cap_gnames ? s->cap_gnames * 2 : 16;
+		kv_str *p = realloc(s->gnames, cap * sizeof(*p));
+		if (!p)
+			return KV_ENOMEM;
+		s->gnames = p;
+		s->cap_gnames = cap;
+	}
+	/* the index stays at most half full */
+	if ((s->n_gnames + 1) * 2 > (s->gindex ? s->gindex_mask + 1 : 0)) {
+		size_t cap = s->gindex ? (s->gindex_mask + 1) * 2 : 64;
+		uint32_t *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return KV_ENOMEM;
+		for (size_t i = 0; i < s->n_gnames; i++) {
+			uint64_t h = XXH3_64bits(s->gnames[i].ptr, s->gnames[i].len);
+			size_t j = h & (cap - 1);
+			while (n[j])
+				j = (j + 1) & (cap - 1);
+			n[j] = (uint32_t)i + 1;
+		}
+		free(s->gindex);
+		s->gindex = n;
+		s->gindex_mask = cap - 1;
+	}
+	kv_str c = dup_str(name, len);
+	if (!c.ptr)
+		return KV_ENOMEM;
+	size_t j = XXH3_64bits(name, len) & s->gindex_mask;
+	while (s->gindex[j])
+		j = (j + 1) & s->gindex_mask;
+	s->gindex[j] = (uint32_t)s->n_gnames + 1;
+	s->gnames[s->n_gnames++] = c;
+	return KV_OK;
+}
+
+int kv_state_set_keygroups(kv_state *s, const kv_keygroup_re *re)
+{
+	if (!(s->matcher = kv_keygroup_matcher_new(re)) || add_group_name(s, "", 0) != KV_OK ||
+	    add_group_name(s, "__overflow__", 12) != KV_OK)
+		return KV_ENOMEM;
+	return KV_OK;
+}
+
+bool kv_state_has_keygroups(const kv_state *s)
+{
+	return s->matcher != NULL;
+}
+
+uint32_t kv_state_group_id(kv_state *s, const char *name, size_t len)
+{
+	if (!len || !s->gindex)
+		return KV_GROUP_NONE;
+	for (size_t j = XXH3_64bits(name, len) & s->gindex_mask; s->gindex[j]; j = (j + 1) & s->gindex_mask) {
+		const kv_str *g = &s->gnames[s->gindex[j] - 1];
+		if (g->len == len && memcmp(g->ptr, name, len) == 0)
+			return s->gindex[j] - 1;
+	}
+	/* a new group: within the budget of all sources, or the overflow group */
+	if (atomic_fetch_add(&s->budget->key_groups, 1) >= s->budget->max_key_groups ||
+	    add_group_name(s, name, len) != KV_OK) {
+		atomic_fetch_sub(&s->budget->key_groups, 1);
+		s->groups_overflow++;
+		return KV_GROUP_OVERFLOW;
+	}
+	return (uint32_t)s->n_gnames - 1;
+}
+
+size_t kv_state_group_count(const kv_state *s)
+{
+	return s->n_gnames;
+}
+
+kv_str kv_state_group_name(const kv_state *s, uint32_t id)
+{
+	return id < s->n_gnames ? s->gnames[id] : (kv_str){"", 0};
+}
+
+uint64_t kv_state_groups_overflow(const kv_state *s)
+{
+	return s->groups_overflow;
 }
 
 uint64_t kv_state_key_hash(const kv_state *s, kv_str key)
@@ -331,6 +457,20 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	*old = t->objects;
 	t->objects = fresh->objects;
 	memcpy(t->counts.placement, fresh->placement, sizeof(t->counts.placement));
+	/* the groups' objects are the fresh table's; their events go on */
+	for (uint32_t i = 0; i < fresh->groups.n; i++) {
+		kv_group_counts *g = kv_group_vec_at(&t->groups, fresh->groups.v[i].id);
+		if (g)
+			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));
+	}
+	for (uint32_t i = 0; i < t->groups.n; i++) {
+		bool kept = false;
+		for (uint32_t j = 0; j < fresh->groups.n && !kept; j++)
+			kept = fresh->groups.v[j].id == t->groups.v[i].id;
+		if (!kept)
+			memset(t->groups.v[i].placement, 0, sizeof(t->groups.v[i].placement));
+	}
+	kv_group_vec_free(&fresh->groups);
 	t->stale = stale;
 	memset(fresh, 0, sizeof(*fresh));
 	return KV_OK;

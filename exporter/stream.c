@@ -81,6 +81,16 @@ int kv_stream_adopt(kv_stream *st, kv_recon_table *fresh, unsigned stale, kv_obj
 	return kv_state_adopt(st->state, fresh, stale, old);
 }
 
+int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re)
+{
+	return kv_state_set_keygroups(st->state, re);
+}
+
+uint32_t kv_stream_group_id(kv_stream *st, const char *name, size_t len)
+{
+	return kv_state_group_id(st->state, name, len);
+}
+
 void kv_stream_reconnected(kv_stream *st)
 {
 	st->stats.reconnects++;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "kv_keygroup.h"
 #include "kv_log.h"
 
 typedef struct kv_source_cfg {
@@ -29,6 +30,9 @@ typedef struct kv_config {
 	double reconcile_interval;   /* seconds between reconciliations at the most */
 	size_t reconcile_max_keys;   /* 0: --limits.max-objects */
 	size_t reconcile_max_replay; /* events recorded during one reconciliation */
+	char *key_group_regex;       /* --key.group-regex, or NULL */
+	kv_keygroup_re *key_groups;  /* compiled from it at parse time, or NULL */
+	size_t max_key_groups;
 	size_t max_status_bytes;
 	size_t max_tenants;
 	size_t max_objects;

@@ -21,12 +21,14 @@
 #include <stdint.h>
 
 #include "kv_common.h"
+#include "kv_groupcount.h"
 #include "kv_objtable.h"
 
 typedef struct kv_recon_event {
 	uint64_t hash;  /* the key's hash in the state's keying */
 	uint8_t type;   /* enum kv_event_type */
 	uint8_t medium; /* KV_MEDIUM_*, 0 for cleared */
+	uint16_t group; /* the key's group (kv_groupcount.h), 0 without key groups */
 } kv_recon_event;
 
 /* Events of one tenant, in the order they were applied; bounded. */
@@ -38,17 +40,19 @@ typedef struct kv_recon_log {
 
 void kv_recon_log_init(kv_recon_log *l, size_t max);
 /* Returns 0, or KV_ELIMIT / KV_ENOMEM with overflow set. */
-int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium);
+int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group);
 void kv_recon_log_free(kv_recon_log *l);
 
 /* The fresh view of one tenant, with the same figures the state keeps. */
 typedef struct kv_recon_table {
 	kv_objtable objects;
 	uint64_t placement[KV_PLACE__COUNT];
+	kv_group_vec groups; /* per key group (placements only) */
 } kv_recon_table;
 
-/* Sets an object's media exactly (0 removes it).  Returns 0 or KV_ENOMEM. */
-int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media);
+/* Sets an object of key group `group` to media exactly (0 removes it).
+ * Returns 0 or KV_ENOMEM. */
+int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group);
 /* Applies events in order: stored adds its medium, removed takes it away,
  * cleared empties the table.  Returns 0 or KV_ENOMEM. */
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);

@@ -16,6 +16,7 @@ typedef struct kv_tenant_snap {
 	bool labels_unclean;
 	unsigned stale;
 	kv_tenant_counts counts;
+	size_t group_at, n_groups; /* its groups: group_pool[group_at .. + n_groups) */
 } kv_tenant_snap;
 
 typedef struct kv_source_snap {
@@ -34,6 +35,14 @@ typedef struct kv_source_snap {
 	kv_tenant_snap *tenants; /* owned by the snapshot */
 	size_t n_tenants;
 	size_t cap_tenants;
+	/* key groups (has_groups): every tenant's group figures, and the names
+	 * by id (bytes borrowed from the state: group names are never freed) */
+	bool has_groups;
+	kv_group_counts *group_pool;
+	size_t group_pool_cap;
+	kv_str *group_names;
+	size_t n_group_names, cap_group_names;
+	uint64_t groups_overflow;
 } kv_source_snap;
 
 typedef struct kv_process_snap {
@@ -55,6 +64,8 @@ typedef struct kv_exporter_snap {
 	uint64_t tracked_tenants;
 	uint64_t max_objects;
 	uint64_t max_tenants;
+	uint64_t max_key_groups;
+	uint64_t tracked_key_groups;
 	uint64_t scrapes;           /* before this one */
 	double last_scrape_seconds; /* snapshot + render + compress of the previous scrape */
 	uint64_t last_scrape_bytes;

@@ -12,6 +12,8 @@
 
 #include "kv_common.h"
 #include "kv_decode.h"
+#include "kv_groupcount.h"
+#include "kv_keygroup.h"
 #include "kv_objtable.h"
 #include "kv_recon.h"
 
@@ -21,8 +23,10 @@
 typedef struct kv_budget {
 	size_t max_tenants;
 	size_t max_objects;
+	size_t max_key_groups; /* 200 unless set after kv_budget_init */
 	atomic_size_t tenants;
 	atomic_size_t objects;
+	atomic_size_t key_groups;
 } kv_budget;
 
 void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
@@ -70,6 +74,7 @@ typedef struct kv_tenant {
 	uint64_t hash;
 	kv_objtable objects;
 	kv_tenant_counts counts;
+	kv_group_vec groups; /* per key group, with --key.group-regex */
 	unsigned stale;      /* kv_stale_reason bits; 0 = exact */
 	bool labels_unclean; /* an id is not valid UTF-8 (or has NUL) */
 } kv_tenant;
@@ -102,6 +107,7 @@ int kv_state_apply(kv_state *s, const kv_event *ev);
  * batch afterwards finds the memory there instead of waiting for it. */
 typedef struct kv_prepared {
 	uint64_t key_hash;
+	uint32_t group;    /* the key's group (KV_GROUP_NONE without key groups) */
 	kv_tenant *tenant; /* NULL: not known yet (applying creates it) */
 } kv_prepared;
 
@@ -110,6 +116,21 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
+
+/* --- key groups (see kv_keygroup.h) --- */
+
+/* Turns key groups on, with a regex that must outlive the state.  Returns 0
+ * or KV_ENOMEM. */
+int kv_state_set_keygroups(kv_state *s, const kv_keygroup_re *re);
+bool kv_state_has_keygroups(const kv_state *s);
+/* The id of the group named name[0..len), registered if new; beyond the
+ * budget's max_key_groups (all states together) KV_GROUP_OVERFLOW. */
+uint32_t kv_state_group_id(kv_state *s, const char *name, size_t len);
+size_t kv_state_group_count(const kv_state *s);
+/* The name of a group id; its bytes are kept as long as the state. */
+kv_str kv_state_group_name(const kv_state *s, uint32_t id);
+/* New groups refused by --limits.max-key-groups. */
+uint64_t kv_state_groups_overflow(const kv_state *s);
 
 /* --- reconciliation (see kv_recon.h) --- */
 

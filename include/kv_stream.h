@@ -87,6 +87,9 @@ uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid
 int kv_stream_record_start(kv_stream *st, kv_str backend, kv_str tenant, kv_recon_log *log);
 void kv_stream_record_stop(kv_stream *st);
 int kv_stream_adopt(kv_stream *st, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
+/* Key groups (kv_state.h): turning them on, and the id of a group name. */
+int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re);
+uint32_t kv_stream_group_id(kv_stream *st, const char *name, size_t len);
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
 const kv_seqtrack *kv_stream_seq(const kv_stream *st);

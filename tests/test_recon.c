@@ -55,11 +55,13 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 		kv_recon_event ops[OPS];
 		for (int i = 0; i < OPS; i++) {
 			unsigned kind = (unsigned)(rnd(&r) % 100);
-			ops[i] = (kv_recon_event){key_hash((unsigned)(rnd(&r) % KEYS)),
+			unsigned k = (unsigned)(rnd(&r) % KEYS);
+			/* the group is a function of the key, as the regex makes it */
+			ops[i] = (kv_recon_event){key_hash(k),
 						  kind < 55   ? KV_EV_STORED
 						  : kind < 99 ? KV_EV_REMOVED
 							      : KV_EV_CLEARED,
-						  (uint8_t)(1 + rnd(&r) % 2)};
+						  (uint8_t)(1 + rnd(&r) % 2), (uint16_t)(k % 3)};
 			if (ops[i].type == KV_EV_CLEARED)
 				ops[i].medium = 0;
 		}
@@ -79,17 +81,20 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 			if (i == cut)
 				break;
 			if (i >= r0)
-				assert_int_equal(kv_recon_log_add(&log, ops[i].hash, ops[i].type, ops[i].medium),
-						 KV_OK);
+				assert_int_equal(
+					kv_recon_log_add(&log, ops[i].hash, ops[i].type, ops[i].medium, ops[i].group),
+					KV_OK);
 			apply(model, &ops[i]);
 		}
 		kv_recon_table t = {0};
 		for (unsigned k = 0; k < KEYS; k++)
-			assert_int_equal(kv_recon_put(&t, key_hash(k), seen[k]), KV_OK);
+			assert_int_equal(kv_recon_put(&t, key_hash(k), seen[k], k % 3), KV_OK);
 		assert_int_equal(kv_recon_replay(&t, log.ev, log.n), KV_OK);
 
-		uint64_t place[KV_PLACE__COUNT] = {0};
+		uint64_t place[KV_PLACE__COUNT] = {0}, gplace[3][KV_PLACE__COUNT] = {{0}};
 		for (unsigned k = 0; k < KEYS; k++) {
+			if (model[k])
+				gplace[k % 3][kv_placement_of(model[k])]++;
 			if (kv_objtable_get(&t.objects, key_hash(k)) != model[k])
 				fail_msg("seed %llu key %u: %u, want %u", (unsigned long long)seed, k,
 					 kv_objtable_get(&t.objects, key_hash(k)), model[k]);
@@ -97,6 +102,8 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 				place[kv_placement_of(model[k])]++;
 		}
 		assert_memory_equal(t.placement, place, sizeof(place));
+		for (uint32_t g = 0; g < 3; g++) /* and per group */
+			assert_memory_equal(kv_group_vec_at(&t.groups, g)->placement, gplace[g], sizeof(gplace[g]));
 		kv_recon_table_free(&t);
 		kv_recon_log_free(&log);
 	}
@@ -108,9 +115,9 @@ static void test_log_is_bounded(void **state)
 	kv_recon_log log;
 	kv_recon_log_init(&log, 3000);
 	for (int i = 0; i < 3000; i++)
-		assert_int_equal(kv_recon_log_add(&log, (uint64_t)i << 2, KV_EV_STORED, KV_MEDIUM_CPU), KV_OK);
+		assert_int_equal(kv_recon_log_add(&log, (uint64_t)i << 2, KV_EV_STORED, KV_MEDIUM_CPU, 0), KV_OK);
 	assert_false(log.overflow);
-	assert_int_equal(kv_recon_log_add(&log, 1ull << 40, KV_EV_STORED, KV_MEDIUM_CPU), KV_ELIMIT);
+	assert_int_equal(kv_recon_log_add(&log, 1ull << 40, KV_EV_STORED, KV_MEDIUM_CPU, 0), KV_ELIMIT);
 	assert_true(log.overflow);
 	assert_int_equal(log.n, 3000);
 	assert_int_equal(log.ev[2999].hash, (uint64_t)2999 << 2);
@@ -162,9 +169,9 @@ static void test_record_and_adopt(void **state)
 
 	/* the master says: a on both media, c on disk, d on cpu */
 	kv_recon_table t = {0};
-	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK);
-	kv_recon_put(&t, kv_state_key_hash(s, S("c")), KV_MEDIUM_DISK);
-	kv_recon_put(&t, kv_state_key_hash(s, S("d")), KV_MEDIUM_CPU);
+	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0);
+	kv_recon_put(&t, kv_state_key_hash(s, S("c")), KV_MEDIUM_DISK, 0);
+	kv_recon_put(&t, kv_state_key_hash(s, S("d")), KV_MEDIUM_CPU, 0);
 	kv_recon_replay(&t, log.ev, log.n); /* + b on disk, a loses cpu */
 	kv_objtable old;
 	assert_int_equal(kv_state_adopt(s, &t, 0, &old), KV_OK);
@@ -187,7 +194,7 @@ static void test_record_and_adopt(void **state)
 	assert_int_equal(kv_state_record_start(s, S("b"), S("new"), &log), KV_OK); /* created */
 	kv_recon_table big = {0};
 	for (uint64_t i = 1; i <= 95; i++)
-		kv_recon_put(&big, i << 2, KV_MEDIUM_CPU);
+		kv_recon_put(&big, i << 2, KV_MEDIUM_CPU, 0);
 	assert_int_equal(kv_state_adopt(s, &big, 0, &old), KV_ELIMIT);
 	assert_int_equal(atomic_load(&budget.objects), 6);
 	kv_state_record_stop(s);

@@ -7,7 +7,7 @@ packages=(
   gcc meson ninja-build pkg-config
   libzmq3-dev libmsgpack-dev libmicrohttpd-dev libcurl4-openssl-dev
   libjansson-dev libxxhash-dev zlib1g-dev libcmocka-dev
-  libgnutls28-dev libcrypt-dev libyaml-dev openssl
+  libgnutls28-dev libcrypt-dev libyaml-dev libpcre2-dev openssl
   valgrind curl prometheus python3 clang libclang-rt-14-dev clang-format
 )
 
