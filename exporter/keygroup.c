@@ -9,8 +9,8 @@
 
 struct kv_keygroup_re {
 	pcre2_code *code;
-	uint32_t n;           /* named groups */
-	uint32_t number[64];  /* their group numbers, in pattern order */
+	uint32_t n;          /* named groups */
+	uint32_t number[64]; /* their group numbers, in pattern order */
 };
 
 struct kv_keygroup_matcher {
@@ -43,9 +43,10 @@ kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errle
 	pcre2_pattern_info(c, PCRE2_INFO_NAMETABLE, &table);
 	kv_keygroup_re *re = calloc(1, sizeof(*re));
 	if (!n || n > 64 || !re) {
-		snprintf(err, errlen, "--key.group-regex: %s", !re ? "out of memory"
-		                                           : n ? "more than 64 named groups"
-		                                               : "needs a named group, like (?<model>[^@]+)");
+		snprintf(err, errlen, "--key.group-regex: %s",
+			 !re ? "out of memory"
+			 : n ? "more than 64 named groups"
+			     : "needs a named group, like (?<model>[^@]+)");
 		pcre2_code_free(c);
 		free(re);
 		return NULL;

@@ -98,13 +98,13 @@ static kv_str S(const char *s)
 static void apply(kv_state *s, const char *tenant, const char *type, const char *key, unsigned medium)
 {
 	kv_event e = {.type = !strcmp(type, "stored")    ? KV_EV_STORED
-	                      : !strcmp(type, "removed") ? KV_EV_REMOVED
-	                                                 : KV_EV_CLEARED,
-	              .medium = (uint8_t)medium,
-	              .has_key = key != NULL,
-	              .backend_id = S("b"),
-	              .tenant_id = S(tenant),
-	              .object_key = S(key ? key : "")};
+			      : !strcmp(type, "removed") ? KV_EV_REMOVED
+							 : KV_EV_CLEARED,
+		      .medium = (uint8_t)medium,
+		      .has_key = key != NULL,
+		      .backend_id = S("b"),
+		      .tenant_id = S(tenant),
+		      .object_key = S(key ? key : "")};
 	assert_int_equal(kv_state_apply(s, &e), KV_OK);
 }
 
@@ -155,7 +155,8 @@ static void test_set_semantics_per_group(void **state)
 	assert_int_equal(kv_group_objects(none), 1); /* the key that does not match */
 	/* the groups add up to the tenant */
 	const kv_tenant *t = kv_state_find_tenant(s, S("b"), S("t"));
-	assert_int_equal(kv_tenant_objects(t), kv_group_objects(llama) + kv_group_objects(qwen) + kv_group_objects(none));
+	assert_int_equal(kv_tenant_objects(t),
+			 kv_group_objects(llama) + kv_group_objects(qwen) + kv_group_objects(none));
 
 	apply(s, "t", "cleared", NULL, 0);
 	assert_int_equal(kv_group_objects(in_group(s, "t", "llama")), 0);

@@ -59,7 +59,7 @@ static ssize_t list_block(void *cls, uint64_t pos, char *buf, size_t max)
 	for (; l->next < s->o.keys && max - n > 64; l->next++) {
 		if (!*cell(s, s->master, 0, l->next))
 			continue;
-		n += (size_t)key_name(l->next, buf + n, max - n);
+		n += (size_t)key_name(s, l->next, buf + n, max - n);
 		buf[n++] = '\n';
 	}
 	pthread_mutex_unlock(&s->model_lock);
@@ -101,7 +101,7 @@ static long key_index(const struct sim *s, const char *key)
 	char want[128];
 	if (*end || k >= s->o.keys)
 		return -1;
-	key_name((unsigned)k, want, sizeof(want));
+	key_name(s, (unsigned)k, want, sizeof(want));
 	return strcmp(want, key) ? -1 : (long)k;
 }
 

@@ -136,7 +136,7 @@ static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e,
 	if (!per_object)
 		return;
 	if (s->o.object_key) {
-		key_name(e->key, key, sizeof(key));
+		key_name(s, e->key, key, sizeof(key));
 		pack_str(pk, "object_key"), pack_str(pk, key);
 	}
 	pack_str(pk, "seq_hashes"), msgpack_pack_array(pk, 0);
@@ -554,6 +554,26 @@ static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model
 			      (json_int_t)(place[0] + place[2]), "disk", (json_int_t)(place[1] + place[2]), "cpu_only",
 			      (json_int_t)place[0], "disk_only", (json_int_t)place[1], "cpu_and_disk",
 			      (json_int_t)place[2]);
+	/* per model: what --key.group-regex should make of this tenant */
+	json_t *groups = json_object();
+	for (unsigned k = 0; k < s->o.keys; k++) {
+		unsigned m = model[(size_t)t * s->o.keys + k];
+		if (!m)
+			continue;
+		json_t *g = json_object_get(groups, key_model(s, k));
+		if (!g) {
+			g = json_pack("{s:I,s:I,s:I}", "objects", (json_int_t)0, "cpu", (json_int_t)0, "disk",
+				      (json_int_t)0);
+			json_object_set_new(groups, key_model(s, k), g);
+		}
+		json_object_set_new(g, "objects", json_integer(json_integer_value(json_object_get(g, "objects")) + 1));
+		if (m & 1)
+			json_object_set_new(g, "cpu", json_integer(json_integer_value(json_object_get(g, "cpu")) + 1));
+		if (m & 2)
+			json_object_set_new(g, "disk",
+					    json_integer(json_integer_value(json_object_get(g, "disk")) + 1));
+	}
+	json_object_set_new(j, "groups", groups);
 	if (tt) {
 		json_object_set_new(j, "stored", json_integer((json_int_t)tt->events[STORED]));
 		json_object_set_new(j, "removed", json_integer((json_int_t)tt->events[REMOVED]));
@@ -607,6 +627,8 @@ static const char usage[] =
 	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
 	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID  --sndhwm N (10000)\n"
 	"  --preload N    random objects the master holds before any subscriber (no event for them)\n"
+	"  --key-style plain|vllm|lmcache|sglang (plain)  --models N (3; 1..4): keys shaped like an integration's,\n"
+	"                 over N models; the truth gives each tenant's figures per model (\"groups\")\n"
 	"  --legacy on|off (on)  --object-key on|off (on)\n"
 	"  --spec-extras on|off (off)  off: as the upstream master (no cleared, skipped_unparsed_keys);\n"
 	"                              on: cleared from RemoveAll, skipped_keyless_events\n"
@@ -641,6 +663,7 @@ int main(int argc, char **argv)
 			   .keys = 2000,
 			   .queue_cap = 65536,
 			   .sndhwm = 10000,
+			   .models = 3,
 			   .seed = 1,
 			   .legacy = true,
 			   .object_key = true};
@@ -674,6 +697,16 @@ int main(int argc, char **argv)
 			o->legacy = onoff(v, a);
 		else if (!strcmp(a, "--object-key"))
 			o->object_key = onoff(v, a);
+		else if (!strcmp(a, "--key-style")) {
+			static const char *const styles[] = {"plain", "vllm", "lmcache", "sglang"};
+			o->key_style = -1;
+			for (int k = 0; k < 4; k++)
+				if (!strcmp(v, styles[k]))
+					o->key_style = k;
+			if (o->key_style < 0)
+				die("--key-style is plain, vllm, lmcache or sglang");
+		} else if (!strcmp(a, "--models"))
+			o->models = (unsigned)atoi(v);
 		else if (!strcmp(a, "--preload"))
 			o->preload = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--sndhwm"))
@@ -687,6 +720,8 @@ int main(int argc, char **argv)
 	}
 	if (!o->pub)
 		die("--pub is required\n%s", usage);
+	if (o->models < 1 || o->models > 4)
+		die("--models 1..4");
 	if (o->tenants < 1 || o->tenants > 100000 || o->keys < 1 || o->keys > 10000000 || o->queue_cap < 1)
 		die("--tenants 1..100000, --keys 1..10000000, --queue >= 1");
 	if (!o->n_phases)

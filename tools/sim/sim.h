@@ -35,6 +35,8 @@ struct opts {
 	const char *pub, *status_addr, *truth, *backend;
 	unsigned tenants, keys, queue_cap, sndhwm;
 	uint64_t preload; /* objects the master holds before any subscriber */
+	int key_style;    /* enum key_style */
+	unsigned models;  /* models (or releases) the keys spread over, key_style != KEYS_PLAIN */
 	uint64_t seed;
 	bool legacy, object_key, spec_extras;
 	char **phases;
@@ -67,11 +69,31 @@ struct sim {
 	atomic_ullong master_keys;  /* keys of all tenants in the master's model */
 };
 
-/* The simulator's keys are textual, as most integrations' are. */
-static inline int key_name(unsigned k, char *buf, size_t n)
+/* Key shapes of the integrations (docs/key-groups.md); the model of key k is
+ * key_model(k), and every key ends with 16 hex digits that give k back. */
+enum key_style { KEYS_PLAIN, KEYS_VLLM, KEYS_LMCACHE, KEYS_SGLANG };
+
+static inline const char *key_model(const struct sim *s, unsigned k)
 {
-	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
-	return snprintf(buf, n, "model-%c/layer%02u/%016llx", 'a' + (int)(k % 3), k % 80, (unsigned long long)h);
+	static const char *const plain[] = {"model-a", "model-b", "model-c"};
+	static const char *const models[] = {"llama-3.1-8b", "llama-3.1-8b-r2", "qwen2.5-7b", "deepseek-v3"};
+	return s->o.key_style == KEYS_PLAIN ? plain[k % 3] : models[k % s->o.models];
+}
+
+static inline int key_name(const struct sim *s, unsigned k, char *buf, size_t n)
+{
+	unsigned long long h = (unsigned long long)((uint64_t)k * 0x9e3779b97f4a7c15ull);
+	const char *m = key_model(s, k);
+	switch (s->o.key_style) {
+	case KEYS_VLLM: /* [cache_prefix@]model@tp_rank:N@pcpN@dcpN@pp_rank:N@group:N@hash */
+		return snprintf(buf, n, "%s@tp_rank:%u@pcp0@dcp0@pp_rank:0@group:0@%016llx", m, k % 2, h);
+	case KEYS_LMCACHE: /* fmt@model@world_size@worker_id@chunk_hash */
+		return snprintf(buf, n, "vllm@%s@2@%u@%016llx", m, k % 2, h);
+	case KEYS_SGLANG: /* extra_backend_tag_model_pagehash (the simulator's hash is short) */
+		return snprintf(buf, n, "prod_%s_%016llx", m, h);
+	default:
+		return snprintf(buf, n, "%s/layer%02u/%016llx", m, k % 80, h);
+	}
 }
 
 static inline unsigned char *cell(struct sim *s, unsigned char *model, unsigned t, unsigned k)
