@@ -15,13 +15,15 @@ int main(int argc, char **argv)
 	}
 	size_t n = (size_t)argc - 1;
 	kv_budget budget;
+	char err[128];
+	kv_keygroup_re *re = kv_keygroup_compile("^(?<p>[^/]+)/", err, sizeof(err)); /* every family shows */
 	kv_budget_init(&budget, 1000, 1000000);
 	kv_stream **st = calloc(n, sizeof(*st));
 	kv_source_snap *src = calloc(n, sizeof(*src));
 	char(*names)[24] = calloc(n, sizeof(*names));
 	for (size_t i = 0; i < n; i++) {
 		zmqcap *c = zmqcap_open(argv[i + 1]);
-		if (!c || !(st[i] = kv_stream_new(&budget, 1))) {
+		if (!c || !(st[i] = kv_stream_new(&budget, 1)) || kv_stream_set_keygroups(st[i], re) != KV_OK) {
 			fprintf(stderr, "cannot read %s\n", argv[i + 1]);
 			return 1;
 		}
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
 		kv_stream_free(st[i]);
 	}
 	free(st);
+	kv_keygroup_free(re);
 	free(src);
 	free(names);
 	return rc == KV_OK ? 0 : 1;

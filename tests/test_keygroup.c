@@ -50,6 +50,28 @@ static void test_rule(void **state)
 	assert_int_equal(strlen(group("^(?<p>[^@]+)@", nul, sizeof(nul) - 1)), 1);
 }
 
+/* The regexes docs/key-groups.md gives, on keys of each integration's shape. */
+static void test_documented_regexes(void **state)
+{
+	(void)state;
+	const char *vllm = "(?<model>[^@]+)@tp_rank:", *vllm_p = "^(?:(?<prefix>[^@]+)@)?(?<model>[^@]+)@tp_rank:";
+	assert_string_equal(G(vllm, "Qwen2.5-7B@tp_rank:0@pcp0@dcp0@pp_rank:0@group:0@00ff00ff00ff00ff"), "Qwen2.5-7B");
+	assert_string_equal(G(vllm, "canary@Qwen2.5-7B@tp_rank:1@pcp0@dcp0@pp_rank:0@00ff00ff00ff00ff"), "Qwen2.5-7B");
+	assert_string_equal(G(vllm_p, "canary@Qwen2.5-7B@tp_rank:1@pcp0@dcp0@pp_rank:0@group:2@00ff"),
+			    "canary/Qwen2.5-7B");
+	assert_string_equal(G(vllm_p, "Qwen2.5-7B@tp_rank:1@pcp0@dcp0@pp_rank:0@00ff"), "/Qwen2.5-7B");
+	const char *lmc = "^(?<fmt>[^@]+)@(?<model>[^@]+)@";
+	assert_string_equal(G(lmc, "vllm@meta-llama/Llama-3.1-8B@4@1@3f2a"), "vllm/meta-llama/Llama-3.1-8B");
+	assert_string_equal(G(lmc, "vllm@llama-3.1-8b@4@1@3f2a@bfloat16@lora%a1"), "vllm/llama-3.1-8b");
+	assert_string_equal(G("^[^@]+@(?<model>[^@]+)@", "vllm@llama-3.1-8b@4@1@3f2a"), "llama-3.1-8b");
+	const char *h64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char key[160];
+	snprintf(key, sizeof(key), "rel7_%s_0_k", h64);
+	assert_string_equal(G("^(?<tag>[^_]+)_", key), "rel7");
+	snprintf(key, sizeof(key), "rel7_Qwen-Qwen2.5-7B_%s_k", h64);
+	assert_string_equal(G("^(?<tag>[^_]+)_(?<model>.+)_[0-9a-f]{64}", key), "rel7/Qwen-Qwen2.5-7B");
+}
+
 static void test_twenty_groups(void **state)
 {
 	(void)state;
@@ -197,11 +219,9 @@ static void test_overflow(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rule),
-		cmocka_unit_test(test_twenty_groups),
-		cmocka_unit_test(test_long_group_is_cut),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_set_semantics_per_group),
+		cmocka_unit_test(test_rule),          cmocka_unit_test(test_documented_regexes),
+		cmocka_unit_test(test_twenty_groups), cmocka_unit_test(test_long_group_is_cut),
+		cmocka_unit_test(test_errors),        cmocka_unit_test(test_set_semantics_per_group),
 		cmocka_unit_test(test_overflow),
 	};
 	return cmocka_run_group_tests_name("keygroup", tests, NULL, NULL);

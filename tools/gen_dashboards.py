@@ -225,9 +225,39 @@ def exporter():
     ])
 
 
+def keygroups():
+    group_var = var_query("key_group", "Key group",
+                          'label_values(mooncake_kv_objects_by_key_group{source=~"$source"}, key_group)')
+    KG = TEN + ',key_group=~"$key_group"'
+    return dashboard("mooncake-kv-key-groups", "Mooncake KV / Key groups",
+                     "Which model or release holds the cache: objects per key group (--key.group-regex), their media "
+                     "and churn.", [var_datasource(), SOURCE_VAR, TENANT_VAR, group_var], [
+        panel("timeseries", "Objects per key group",
+              [(f"sum by (key_group) (mooncake_kv_objects_by_key_group{{{KG}}})", "{{key_group}}")], stack=True, w=24,
+              desc="Live objects whose key falls in each group, all selected tenants; \"\" is keys the regex does "
+                   "not match, __overflow__ groups beyond --limits.max-key-groups. During a rolling upgrade the old "
+                   "release's line should fall to 0."),
+        panel("timeseries", "Medium mix per key group",
+              [(f"sum by (key_group, medium) (mooncake_kv_objects_by_key_group_medium{{{KG}}})",
+                "{{key_group}} {{medium}}")], desc="An object on both media counts under both."),
+        panel("timeseries", "Churn per key group",
+              [(f"sum by (key_group, event_type) (rate(mooncake_kv_key_group_events_total{{{KG}}}[{RI}]))",
+                "{{key_group}} {{event_type}}")], unit="ops"),
+        panel("bargauge", "Top 10 key groups by objects",
+              [(f"topk(10, sum by (key_group) (mooncake_kv_objects_by_key_group{{{KG}}}))", "{{key_group}}")],
+              displayMode="gradient", orientation="horizontal"),
+        panel("timeseries", "Key groups against the limit",
+              [("mooncake_kv_tracked_key_groups", "{{instance}} groups"),
+               ("mooncake_kv_limit_max_key_groups", "{{instance}} --limits.max-key-groups"),
+               (f"sum by (instance) (increase(mooncake_kv_key_groups_overflow_total[{RI}]))",
+                "{{instance}} events into __overflow__")]),
+    ])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "dashboards")
-    for name, d in (("overview", overview()), ("tenants", tenants()), ("exporter", exporter())):
+    for name, d in (("overview", overview()), ("tenants", tenants()), ("exporter", exporter()),
+                    ("key-groups", keygroups())):
         with open(os.path.join(out, "mooncake-kv-%s.json" % name), "w") as f:
             json.dump(d, f, indent=2, sort_keys=True)
             f.write("\n")

@@ -24,7 +24,7 @@ MUST_FIRE = {"MooncakeKVPublisherDroppingEvents", "MooncakeKVSequenceGaps", "Moo
              "MooncakeKVDecodeErrors", "MooncakeKVTenantsStale", "MooncakeKVMasterUnreachable"}
 MUST_NOT = {"MooncakeKVStreamSilent", "MooncakeKVTransportLoss", "MooncakeKVPublisherDisabled",
             "MooncakeKVKeylessEvents", "MooncakeKVLimitOverflow", "MooncakeKVSubscriberDisconnected",
-            "MooncakeKVExporterBehind", "MooncakeKVReconciliationFailing"}
+            "MooncakeKVExporterBehind", "MooncakeKVReconciliationFailing", "MooncakeKVKeyGroupsOverflow"}
 
 STORY = ["sleep:seconds=2", "ops:count=2000", "sleep:seconds=1.5", "burst:events=3000", "sleep:seconds=1.5",
          "ops:count=1000", "sleep:seconds=1.5", "restart", "sleep:seconds=1.5", "ops:count=1000",
@@ -65,7 +65,7 @@ class Prom:
 
 
 def dashboard_queries():
-    subst = {"$source": "m0", "$tenant_id": ".*", "$instance": ".*", "$__rate_interval": "1m"}
+    subst = {"$source": "m0", "$tenant_id": ".*", "$instance": ".*", "$key_group": ".*", "$__rate_interval": "1m"}
     for f in sorted(os.listdir(os.path.join(ROOT, "dashboards"))):
         if not f.endswith(".json"):
             continue
@@ -106,7 +106,8 @@ def main():
         sim = Sim(procs, SIM, STORY, seed=77, extra=["--queue", "1000", "--tenants", "4"], truth=False)
         # reconciling, as an operator would: every dashboard panel then has series
         exp = Exporter(procs, EXPORTER, [sim.source("m0") + ",reconcile=true"],
-                       extra=["--master.timeout", "150ms", "--master.reconcile-interval", "1s"])
+                       extra=["--master.timeout", "150ms", "--master.reconcile-interval", "1s",
+                              "--key.group-regex", "^(?<model>[^/]+)/"])
         prom = Prom(procs, exp.port)
         # counters must have samples from before the story for increase() to see it
         wait_for(lambda: prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"], 20,
