@@ -110,10 +110,11 @@ static void source_cfg_free(kv_source_cfg *s)
 	free(s->name);
 	free(s->zmq);
 	free(s->status);
+	kv_keygroup_free(s->key_groups);
 }
 
 static int add_source(struct parse *p, const char *name, const char *zmq, const char *status, bool reconcile,
-		      const char *backend)
+		      const char *backend, const char *group_regex)
 {
 	kv_config *c = p->c;
 	if (!name_ok(name))
@@ -132,6 +133,11 @@ static int add_source(struct parse *p, const char *name, const char *zmq, const 
 	if (backend && !*backend)
 		return set_err(p, "source \"%s\": backend= needs a backend_id", name);
 	kv_source_cfg s = {.reconcile = reconcile};
+	if (group_regex) {
+		char why[200];
+		if (!(s.key_groups = kv_keygroup_compile(group_regex, why, sizeof(why))))
+			return set_err(p, "source \"%s\": group_regex: %s", name, why);
+	}
 	if (dup_into(&s.name, name) || dup_into(&s.zmq, zmq) || (status && dup_into(&s.status, status)) ||
 	    (backend && dup_into(&s.backend, backend))) {
 		source_cfg_free(&s);
@@ -248,14 +254,24 @@ static int set_master_url(struct parse *p, const struct flag *f, const char *val
 	return dup_into(&p->master_url, val) ? set_err(p, "out of memory") : KV_OK;
 }
 
-/* name=m0,zmq=tcp://host:5557,status=http://host:9003 */
+/* name=m0,zmq=tcp://host:5557,status=http://host:9003[,group_regex=RE]
+ * group_regex= comes last and takes the rest: a regex may hold commas. */
 static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
 	char *copy = strdup(val), *save = NULL;
-	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL;
+	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL, *group_regex = NULL;
 	if (!copy)
 		return set_err(p, "out of memory");
+	static const char gr[] = "group_regex=";
+	char *g = !strncmp(copy, gr, sizeof(gr) - 1) ? copy : strstr(copy, ",group_regex=");
+	if (g) {
+		if (*g == ',')
+			*g++ = '\0';
+		else
+			copy[0] = '\0';
+		group_regex = g + sizeof(gr) - 1;
+	}
 	int rc = KV_OK;
 	for (char *kv = strtok_r(copy, ",", &save); kv && rc == KV_OK; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
@@ -271,14 +287,17 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 				    : !strcmp(kv, "backend")   ? &backend
 							       : NULL;
 		if (!slot)
-			rc = set_err(p, "--source: unknown key \"%s\" (name, zmq, status, reconcile, backend)", kv);
+			rc = set_err(
+				p, "--source: unknown key \"%s\" (name, zmq, status, reconcile, backend, group_regex)",
+				kv);
 		else
 			*slot = eq + 1;
 	}
 	if (rc == KV_OK && reconcile && strcmp(reconcile, "true") && strcmp(reconcile, "false"))
 		rc = set_err(p, "--source: reconcile=%s must be true or false", reconcile);
 	if (rc == KV_OK)
-		rc = name ? add_source(p, name, zmq, status, reconcile && !strcmp(reconcile, "true"), backend)
+		rc = name ? add_source(p, name, zmq, status, reconcile && !strcmp(reconcile, "true"), backend,
+				       group_regex)
 			  : set_err(p, "--source needs name=NAME");
 	free(copy);
 	return rc;
@@ -335,7 +354,8 @@ static const struct flag flags[] = {
 	 "N  bytes; a larger message disconnects its sender, default 1048576 (64 events of 16 KiB)"},
 	HEADING("Key groups (object counts per model, release, ... derived from the keys; see docs/key-groups.md):"),
 	{"--key.group-regex", set_string, CFG(key_group_regex), 0, 0, NULL,
-	 "REGEX  PCRE2; its named groups, joined by '/', are the key_group label, like ^(?<model>[^@]+)@"},
+	 "REGEX  PCRE2; its named groups, joined by '/', are the key_group label, like ^(?<model>[^@]+)@ "
+	 "(in --source: group_regex=REGEX, last)"},
 	{"--limits.max-key-groups", set_num, CFG(max_key_groups), 1, 65000, NULL,
 	 "N  default 200 (all sources together); more count under key_group=\"__overflow__\""},
 	HEADING("Logging:"),
@@ -406,14 +426,16 @@ static int finish(struct parse *p)
 	if (c->reconcile && !p->zmq_endpoint)
 		return set_err(p,
 			       "--master.reconcile is for the --zmq.endpoint source; use reconcile=true in --source");
-	if (p->zmq_endpoint && add_source(p, "default", p->zmq_endpoint, p->master_url, c->reconcile, NULL) != KV_OK)
+	if (p->zmq_endpoint &&
+	    add_source(p, "default", p->zmq_endpoint, p->master_url, c->reconcile, NULL, NULL) != KV_OK)
 		return KV_EINVAL;
 	if (c->n_sources == 0)
 		return set_err(p, "no source: give --zmq.endpoint or --source (see --help)");
 	if (!c->reconcile_max_keys)
 		c->reconcile_max_keys = c->max_objects;
-	if (c->key_group_regex && !(c->key_groups = kv_keygroup_compile(c->key_group_regex, p->err, p->errlen)))
-		return KV_EINVAL;
+	char why[200];
+	if (c->key_group_regex && !(c->key_groups = kv_keygroup_compile(c->key_group_regex, why, sizeof(why))))
+		return set_err(p, "--key.group-regex: %s", why);
 	if (c->poll_timeout > c->poll_interval) {
 		if (p->timeout_given)
 			return set_err(p, "--master.timeout must not exceed --master.poll-interval");
@@ -472,6 +494,11 @@ done:
 	free(p.zmq_endpoint);
 	free(p.master_url);
 	return rc;
+}
+
+const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s)
+{
+	return s->key_groups ? s->key_groups : c->key_groups;
 }
 
 void kv_config_free(kv_config *c)

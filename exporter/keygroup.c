@@ -33,7 +33,7 @@ kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errle
 	if (!c) {
 		PCRE2_UCHAR msg[256];
 		pcre2_get_error_message(code, msg, sizeof(msg));
-		snprintf(err, errlen, "--key.group-regex: %s at offset %zu", (const char *)msg, (size_t)off);
+		snprintf(err, errlen, "%s at offset %zu", (const char *)msg, (size_t)off);
 		return NULL;
 	}
 	uint32_t n = 0, entry = 0;
@@ -43,7 +43,7 @@ kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errle
 	pcre2_pattern_info(c, PCRE2_INFO_NAMETABLE, &table);
 	kv_keygroup_re *re = calloc(1, sizeof(*re));
 	if (!n || n > 64 || !re) {
-		snprintf(err, errlen, "--key.group-regex: %s",
+		snprintf(err, errlen, "%s",
 			 !re ? "out of memory"
 			 : n ? "more than 64 named groups"
 			     : "needs a named group, like (?<model>[^@]+)");

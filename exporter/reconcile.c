@@ -445,7 +445,8 @@ void *kv_reconcile_main(void *arg)
 	struct attempt a = {.s = s, .c = c, .base = s->cfg->status};
 	kv_buf_init(&a.carry);
 	kv_buf_init(&a.gnames);
-	if (c->key_groups && !(a.matcher = kv_keygroup_matcher_new(c->key_groups))) {
+	const kv_keygroup_re *re = kv_config_keygroups(c, s->cfg);
+	if (re && !(a.matcher = kv_keygroup_matcher_new(re))) {
 		kv_log(KV_LOG_ERROR, "reconciler: out of memory", "source", s->cfg->name, NULL);
 		goto out;
 	}

@@ -85,8 +85,8 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		return KV_ENOMEM;
 	}
 	int rc = KV_ENOMEM;
-	if (!(s->stream = kv_stream_new(budget, seed)) ||
-	    (cfg->key_groups && kv_stream_set_keygroups(s->stream, cfg->key_groups) != KV_OK))
+	const kv_keygroup_re *re = kv_config_keygroups(cfg, src);
+	if (!(s->stream = kv_stream_new(budget, seed)) || (re && kv_stream_set_keygroups(s->stream, re) != KV_OK))
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 	else
 		rc = open_sockets(s, zctx, err, errlen);

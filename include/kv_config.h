@@ -13,8 +13,9 @@ typedef struct kv_source_cfg {
 	bool reconcile; /* rebuild tenant default from the master's listing */
 	char *backend;  /* backend_id to reconcile, or NULL: the one the stream carries */
 	char *name;
-	char *zmq;    /* ZMQ endpoint of the master's PUB socket */
-	char *status; /* master admin base URL, or NULL */
+	char *zmq;                  /* ZMQ endpoint of the master's PUB socket */
+	char *status;               /* master admin base URL, or NULL */
+	kv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
 } kv_source_cfg;
 
 typedef struct kv_config {
@@ -50,6 +51,9 @@ enum kv_config_result { KV_CONFIG_RUN = 0, KV_CONFIG_EXIT = 1 };
  * err[0..errlen). */
 int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen);
 void kv_config_free(kv_config *c);
+/* The key-group regex of a source: its own group_regex=, else
+ * --key.group-regex, else NULL. */
+const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s);
 
 /* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or KV_EINVAL. */
 int kv_parse_duration(const char *s, double *seconds);

@@ -303,6 +303,45 @@ static void test_durations(void **state)
 	}
 }
 
+/* group_regex= in --source: last, taking the rest (commas and all); a source
+ * without it has --key.group-regex's; a bad one names the source. */
+static void test_key_group_regexes(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), "--key.group-regex=^(?<model>[^/]+)/",
+			       "--source=name=a,zmq=tcp://127.0.0.1:1,group_regex=^(?<tag>[^_]{1,8})_(?<m>[a,b]+),",
+			       "--source=name=b,zmq=tcp://127.0.0.1:2", NULL),
+			 KV_CONFIG_RUN);
+	assert_int_equal(c.n_sources, 2);
+	assert_string_equal(c.sources[0].zmq, "tcp://127.0.0.1:1");
+	const kv_keygroup_re *a = kv_config_keygroups(&c, &c.sources[0]), *b = kv_config_keygroups(&c, &c.sources[1]);
+	assert_non_null(a);
+	assert_ptr_equal(b, c.key_groups);
+	assert_int_equal(kv_keygroup_names(a), 2);
+	assert_int_equal(kv_keygroup_names(b), 1);
+	kv_keygroup_matcher *m = kv_keygroup_matcher_new(a);
+	char out[KV_KEYGROUP_MAX_LEN];
+	size_t n = kv_keygroup_of(m, "prod_b,a,", 9, out);
+	assert_int_equal(n, 8); /* the comma at the end is the pattern's, outside the group */
+	assert_memory_equal(out, "prod/b,a", 8);
+	kv_keygroup_matcher_free(m);
+	kv_config_free(&c);
+
+	assert_int_equal(parse(&c, err, sizeof(err), "--source=group_regex=(?<x>a),name=a,zmq=tcp://127.0.0.1:1", NULL),
+			 KV_EINVAL);
+	assert_non_null(strstr(err, "needs name=NAME"));
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), "--source=name=a,zmq=tcp://127.0.0.1:1,group_regex=(?<x>a", NULL),
+			 KV_EINVAL);
+	assert_string_equal(err, "source \"a\": group_regex: missing closing parenthesis at offset 6"); /* the end */
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--key.group-regex=(a)", NULL), KV_EINVAL);
+	assert_non_null(strstr(err, "--key.group-regex: needs a named group"));
+	kv_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_yields_to_short_interval),
 		cmocka_unit_test(test_help_lists_every_flag),
 		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_key_group_regexes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,5 +103,23 @@ def test_overflow(procs):
     assert m.get("mooncake_kv_tracked_key_groups") == 2
 
 
+def test_per_source_regex(procs):
+    """Two masters with different integrations in one exporter: the source
+    with group_regex= groups by its own regex, the other by --key.group-regex."""
+    sims = {style: Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=1500", "sleep:seconds=0.5"], seed=80 + i,
+                       extra=["--key-style", style, "--models", "2", "--tenants", "1"])
+            for i, style in enumerate(("vllm", "sglang"))}
+    sglang = STYLES["sglang"][0].replace("{16}", "{16,16}")  # a comma in the regex
+    exp = Exporter(procs, EXPORTER, [sims["vllm"].source("vllm"), sims["sglang"].source("sglang") + ",group_regex=" + sglang],
+                   extra=["--key.group-regex", STYLES["vllm"][0]])
+    for style, sim in sims.items():
+        truth = sim.start().wait()
+        wait_for(lambda: exp.metrics().get("mooncake_kv_messages_received_total", source=style) == truth["messages"],
+                 10, "every message of " + style)
+        want = {STYLES[style][1].format(model): g for model, g in truth["tenants"][0]["groups"].items()}
+        got = {g: f for g, f in groups(exp.metrics(), style, "default").items() if f["objects"]}
+        assert got == want, (style, got, want)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(globals(), ONLY))
