@@ -22,15 +22,20 @@ trap cleanup EXIT INT TERM
 
 # --master.reconcile: tenant default is rebuilt from the master's own key
 # listing, so it is exact from the first minute (and after every gap).
+# --key.group-regex: objects per model, from LMCache-shaped keys
+# (fmt@model@world_size@worker_id@chunk_hash; docs/key-groups.md).
 build/mooncake-kv-exporter --zmq.endpoint "$PUB" --master.url "http://$STATUS" --master.reconcile \
-  --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" > "$logdir/exporter.log" 2>&1 &
+  --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" \
+  --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' > "$logdir/exporter.log" 2>&1 &
 pids+=($!)
 # A master as upstream runs it, holding 6,000 objects from before the exporter
 # started (no event will ever tell of them): four tenants, random stored/removed/upserts at
 # 2,000 events/s (and removals that publish nothing, as upstream's BatchRemove),
 # a queue-overflow burst, a publisher restart whose new process drops events
-# before its first send, then steady traffic.
+# before its first send, then steady traffic; keys as LMCache makes them, for
+# three models.
 build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --seed 42 --queue 2000 --preload 6000 \
+  --key-style lmcache --models 3 \
   --phase steady:rate=2000,seconds=3 --phase burst:events=5000 --phase sleep:seconds=1.5 \
   --phase restart --phase burst:events=3000 \
   --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
@@ -53,6 +58,9 @@ curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(sequence_missing|queue_lo
 echo
 echo "Reconciliation with the master (tenant default exact, what the stream alone had missed):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(reconciliations_total\{.*"ok"|reconcile_corrections_total\{|master_keys\{|(objects|state_stale)\{.*tenant_id="default")'
+echo
+echo "Who holds the cache: objects per key group (format/model), tenant default:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_objects_by_key_group\{.*tenant_id="default"'
 echo
 echo "Ctrl-C stops both."
 if [ -n "${DEMO_SECONDS:-}" ]; then sleep "$DEMO_SECONDS"; else wait; fi

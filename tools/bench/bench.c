@@ -1,6 +1,7 @@
 /* mooncake-kv-bench: the in-process measurements of docs/performance.md.
  *
  *   mooncake-kv-bench decode            decode alone, and decode + state, over memory
+ *   mooncake-kv-bench groups [RE]       decode + state with and without a key-group regex
  *   mooncake-kv-bench recv EP N         ZMQ receive + decode, no state, until N events
  *   mooncake-kv-bench render            snapshot + render at 10, 1,000, 10,000 tenants
  *
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "kv_keygroup.h"
 #include "kv_render.h"
 #include "kv_stream.h"
 #include "workload.h"
@@ -26,6 +28,48 @@ static void be64(unsigned char *p, uint64_t v)
 {
 	for (int i = 7; i >= 0; i--, v >>= 8)
 		p[i] = (unsigned char)v;
+}
+
+/* decode + state: the exporter's whole per-message work, without ZMQ, on a
+ * live set of 1M keys loaded first; key groups on when re is not NULL.
+ * Returns events/s over two seconds. */
+static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const kv_keygroup_re *re, size_t *live)
+{
+	unsigned char seq[8] = {0};
+	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	kv_budget budget;
+	kv_budget_init(&budget, 1000, 20000000);
+	kv_stream *st = kv_stream_new(&budget, 1);
+	if (re && kv_stream_set_keygroups(st, re) != 0) {
+		kv_stream_free(st);
+		return 0;
+	}
+	size_t n_load;
+	wl_msg *load = wl_encode_load(wp, &n_load);
+	uint64_t s = 0, eid = 0, events = 0;
+	for (size_t i = 0; i < n_load; i++) {
+		be64(seq, ++s);
+		wl_stamp(&load[i], eid + 1, 0);
+		eid += WL_BATCH;
+		f[2] = (kv_frame){load[i].payload, load[i].len};
+		kv_stream_ingest(st, f, 3, 0, NULL);
+	}
+	wl_free(load, n_load);
+	double t0 = mono();
+	while (mono() - t0 < 2.0) {
+		for (size_t i = 0; i < n; i++) {
+			be64(seq, ++s);
+			wl_stamp(&m[i], eid + 1, 0);
+			eid += WL_BATCH;
+			f[2] = (kv_frame){m[i].payload, m[i].len};
+			kv_stream_ingest(st, f, 3, 0, NULL);
+			events += WL_BATCH;
+		}
+	}
+	double dt = mono() - t0;
+	*live = atomic_load(&budget.objects);
+	kv_stream_free(st);
+	return (double)events / dt;
 }
 
 static int bench_decode(void)
@@ -50,38 +94,10 @@ static int bench_decode(void)
 	printf("{\"what\":\"decode alone, in memory\",\"events_per_s\":%.0f,\"message_bytes\":%zu}\n",
 	       (double)events / dt, m[0].len);
 
-	/* decode + state: the exporter's whole per-message work, without ZMQ,
-	 * on a live set of 1M keys loaded first */
-	kv_budget budget;
-	kv_budget_init(&budget, 1000, 20000000);
-	kv_stream *st = kv_stream_new(&budget, 1);
-	size_t n_load;
-	wl_msg *load = wl_encode_load(&wp, &n_load);
-	uint64_t s = 0, eid = 0;
-	for (size_t i = 0; i < n_load; i++) {
-		be64(seq, ++s);
-		wl_stamp(&load[i], eid + 1, 0);
-		eid += WL_BATCH;
-		f[2] = (kv_frame){load[i].payload, load[i].len};
-		kv_stream_ingest(st, f, 3, 0, NULL);
-	}
-	wl_free(load, n_load);
-	events = 0;
-	t0 = mono();
-	while (mono() - t0 < 2.0) {
-		for (size_t i = 0; i < N; i++) {
-			be64(seq, ++s);
-			wl_stamp(&m[i], eid + 1, 0);
-			eid += WL_BATCH;
-			f[2] = (kv_frame){m[i].payload, m[i].len};
-			kv_stream_ingest(st, f, 3, 0, NULL);
-			events += WL_BATCH;
-		}
-	}
-	dt = mono() - t0;
-	printf("{\"what\":\"decode + state, in memory, 1M keys\",\"events_per_s\":%.0f,\"live_objects\":%zu}\n",
-	       (double)events / dt, atomic_load(&budget.objects));
-	kv_stream_free(st);
+	size_t live;
+	double rate = ingest_rate(&wp, m, N, NULL, &live);
+	printf("{\"what\":\"decode + state, in memory, 1M keys\",\"events_per_s\":%.0f,\"live_objects\":%zu}\n", rate,
+	       live);
 	kv_decoder_free(d);
 	wl_free(m, N);
 	return 0;
@@ -175,14 +191,54 @@ static int bench_render(void)
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Key groups' cost: the same ingest with and without a typical two-group
+ * regex, alternated five times each in one run so that drift in the
+ * machine's speed falls on both; the medians are compared. */
+static int bench_groups(const char *pattern)
+{
+	wl_params wp = {.keys = 1000000, .tenants = 16, .key_bytes = 100, .stored_pct = 60, .seed = 7};
+	enum { N = 2048, ROUNDS = 5 };
+	char err[256];
+	kv_keygroup_re *re = kv_keygroup_compile(pattern, err, sizeof(err));
+	if (!re) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 2;
+	}
+	wl_msg *m = wl_encode_mix(&wp, N);
+	double plain[ROUNDS], grouped[ROUNDS];
+	size_t live;
+	for (int r = 0; r < ROUNDS; r++) {
+		plain[r] = ingest_rate(&wp, m, N, NULL, &live);
+		grouped[r] = ingest_rate(&wp, m, N, re, &live);
+	}
+	qsort(plain, ROUNDS, sizeof(double), cmp_double);
+	qsort(grouped, ROUNDS, sizeof(double), cmp_double);
+	double a = plain[ROUNDS / 2], b = grouped[ROUNDS / 2];
+	printf("{\"what\":\"decode + state, in memory, 1M keys, key groups\",\"regex\":\"%s\",\"rounds\":%d,"
+	       "\"events_per_s_no_regex\":%.0f,\"events_per_s_regex\":%.0f,\"cost_percent\":%.1f,"
+	       "\"ns_per_event_no_regex\":%.0f,\"ns_per_event_regex\":%.0f}\n",
+	       pattern, ROUNDS, a, b, (a - b) / a * 100, 1e9 / a, 1e9 / b);
+	wl_free(m, N);
+	kv_keygroup_free(re);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "decode"))
 		return bench_decode();
 	if (argc >= 4 && !strcmp(argv[1], "recv"))
 		return bench_recv(argv[2], strtoull(argv[3], NULL, 10));
+	if (argc >= 2 && !strcmp(argv[1], "groups"))
+		return bench_groups(argc >= 3 ? argv[2] : "^(?<model>[^/]+)/(?<tp>[^/]+)/");
 	if (argc >= 2 && !strcmp(argv[1], "render"))
 		return bench_render();
-	fprintf(stderr, "usage: %s decode | recv ENDPOINT EVENTS | render\n", argv[0]);
+	fprintf(stderr, "usage: %s decode | groups [REGEX] | recv ENDPOINT EVENTS | render\n", argv[0]);
 	return 2;
 }

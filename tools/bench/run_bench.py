@@ -131,8 +131,9 @@ def ns_per_event(r):
 
 def main():
     print("machine: " + machine(), flush=True)
-    for line in subprocess.run([BENCH, "decode"], capture_output=True, text=True, check=True).stdout.splitlines():
-        print(line, flush=True)
+    for mode in ("decode", "groups"):
+        for line in subprocess.run([BENCH, mode], capture_output=True, text=True, check=True).stdout.splitlines():
+            print(line, flush=True)
 
     # floor: ZMQ receive + decode from the blaster, no state
     port = free_port()

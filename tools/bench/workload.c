@@ -58,7 +58,10 @@ static void encode(wl_msg *out, const wl_params *p, const uint64_t *keys, const 
 	char key[4096], tenant[32], backend[40];
 	for (int i = 0; i < WL_BATCH; i++) {
 		/* a realistic key: model / layer / content hash, padded to key_bytes */
-		int n = snprintf(key, sizeof(key), "model-llama-70b/tp8/layer%02u/%016llx", (unsigned)(keys[i] % 80),
+		/* four models, two parallelisms: eight key groups for `bench groups` */
+		static const char *const model[] = {"llama-70b", "qwen2-72b", "mixtr-8x7", "gemma-27b"};
+		int n = snprintf(key, sizeof(key), "model-%s/tp%u/layer%02u/%016llx", model[keys[i] / 80 % 4],
+				 keys[i] / 320 % 2 ? 4u : 8u, (unsigned)(keys[i] % 80),
 				 (unsigned long long)(keys[i] * 0x9e3779b97f4a7c15ull));
 		for (; (unsigned)n < p->key_bytes && n < (int)sizeof(key) - 1; n++)
 			key[n] = (char)('a' + (keys[i] + (uint64_t)n) % 26);
