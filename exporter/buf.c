@@ -1,10 +1,24 @@
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv_buf.h"
+
+void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t max)
+{
+	size_t n = *cap ? *cap * 2 : first;
+	if (max && n > max)
+		n = max;
+	if (n <= *cap || n > SIZE_MAX / size)
+		return NULL;
+	void *p = realloc(items, n * size);
+	if (p)
+		*cap = n;
+	return p;
+}
 
 void kv_buf_init(kv_buf *b)
 {

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_buf.h"
 #include "kv_groupcount.h"
 
 kv_group_counts *kv_group_vec_at(kv_group_vec *g, uint32_t id)
@@ -9,12 +10,12 @@ kv_group_counts *kv_group_vec_at(kv_group_vec *g, uint32_t id)
 		if (g->v[i].id == id)
 			return &g->v[i];
 	if (g->n == g->cap) {
-		uint32_t cap = g->cap ? g->cap * 2 : 4;
-		kv_group_counts *p = realloc(g->v, cap * sizeof(*p));
+		size_t cap = g->cap;
+		kv_group_counts *p = kv_array_grow(g->v, &cap, sizeof(*p), 4, UINT32_MAX);
 		if (!p)
 			return NULL;
 		g->v = p;
-		g->cap = cap;
+		g->cap = (uint32_t)cap;
 	}
 	kv_group_counts *c = &g->v[g->n++];
 	memset(c, 0, sizeof(*c));

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_buf.h"
 #include "kv_recon.h"
 
 void kv_recon_log_init(kv_recon_log *l, size_t max)
@@ -14,20 +15,12 @@ int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned med
 	if (l->overflow)
 		return KV_ELIMIT;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		if (cap > l->max)
-			cap = l->max;
-		if (cap <= l->n) {
-			l->overflow = true;
-			return KV_ELIMIT;
-		}
-		kv_recon_event *p = realloc(l->ev, cap * sizeof(*p));
+		kv_recon_event *p = l->cap < l->max ? kv_array_grow(l->ev, &l->cap, sizeof(*p), 1024, l->max) : NULL;
 		if (!p) {
 			l->overflow = true;
-			return KV_ENOMEM;
+			return l->cap < l->max ? KV_ENOMEM : KV_ELIMIT;
 		}
 		l->ev = p;
-		l->cap = cap;
 	}
 	l->ev[l->n++] = (kv_recon_event){hash, (uint8_t)type, (uint8_t)medium, (uint16_t)group};
 	return KV_OK;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "kv_buf.h"
 #include "kv_state.h"
 #include "kv_utf8.h"
 
@@ -156,12 +157,10 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	if (!t || grow_index(s) != KV_OK)
 		goto fail;
 	if (s->n_tenants == s->cap_tenants) {
-		size_t ncap = s->cap_tenants ? s->cap_tenants * 2 : 16;
-		kv_tenant **n = realloc(s->tenants, ncap * sizeof(*n));
+		kv_tenant **n = kv_array_grow(s->tenants, &s->cap_tenants, sizeof(*n), 16, 0);
 		if (!n)
 			goto fail;
 		s->tenants = n;
-		s->cap_tenants = ncap;
 	}
 	t->backend_id = dup_bytes(backend);
 	t->tenant_id = dup_bytes(tenant);
@@ -324,12 +323,10 @@ static kv_str dup_str(const char *p, size_t n)
 static int add_group_name(kv_state *s, const char *name, size_t len)
 {
 	if (s->n_gnames == s->cap_gnames) {
-		size_t cap = s->cap_gnames ? s->cap_gnames * 2 : 16;
-		kv_str *p = realloc(s->gnames, cap * sizeof(*p));
+		kv_str *p = kv_array_grow(s->gnames, &s->cap_gnames, sizeof(*p), 16, 0);
 		if (!p)
 			return KV_ENOMEM;
 		s->gnames = p;
-		s->cap_gnames = cap;
 	}
 	/* the index stays at most half full */
 	if ((s->n_gnames + 1) * 2 > (s->gindex ? s->gindex_mask + 1 : 0)) {
@@ -337,13 +334,8 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 		uint32_t *n = calloc(cap, sizeof(*n));
 		if (!n)
 			return KV_ENOMEM;
-		for (size_t i = 0; i < s->n_gnames; i++) {
-			uint64_t h = XXH3_64bits(s->gnames[i].ptr, s->gnames[i].len);
-			size_t j = h & (cap - 1);
-			while (n[j])
-				j = (j + 1) & (cap - 1);
-			n[j] = (uint32_t)i + 1;
-		}
+		for (size_t i = 0; i < s->n_gnames; i++)
+			index_put(n, cap - 1, XXH3_64bits(s->gnames[i].ptr, s->gnames[i].len), (uint32_t)i + 1);
 		free(s->gindex);
 		s->gindex = n;
 		s->gindex_mask = cap - 1;
@@ -351,10 +343,7 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 	kv_str c = dup_str(name, len);
 	if (!c.ptr)
 		return KV_ENOMEM;
-	size_t j = XXH3_64bits(name, len) & s->gindex_mask;
-	while (s->gindex[j])
-		j = (j + 1) & s->gindex_mask;
-	s->gindex[j] = (uint32_t)s->n_gnames + 1;
+	index_put(s->gindex, s->gindex_mask, XXH3_64bits(name, len), (uint32_t)s->n_gnames + 1);
 	s->gnames[s->n_gnames++] = c;
 	return KV_OK;
 }

@@ -32,4 +32,10 @@ void kv_buf_add_u64(kv_buf *b, unsigned long long v);
 /* A sample value: integers exactly, others with enough digits to round-trip. */
 void kv_buf_add_double(kv_buf *b, double v);
 
+/* Growing an array of items of `size` bytes that is full at *cap items: the
+ * array reallocated to twice *cap (first when *cap is 0; at most max, 0: no
+ * bound), *cap updated.  NULL when out of memory or already at max; the
+ * array and *cap are then unchanged. */
+void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t max);
+
 #endif

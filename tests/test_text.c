@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -125,6 +126,30 @@ static void test_label_value_escaping(void **state)
 	kv_buf_free(&b);
 }
 
+/* kv_array_grow: first, then doubling, clamped at max; at max, or when the
+ * bytes would overflow, NULL with the array and the capacity unchanged. */
+static void test_array_grow(void **state)
+{
+	(void)state;
+	size_t cap = 0;
+	int *a = kv_array_grow(NULL, &cap, sizeof(int), 4, 10);
+	assert_non_null(a);
+	assert_int_equal(cap, 4);
+	for (int i = 0; i < 4; i++)
+		a[i] = i;
+	a = kv_array_grow(a, &cap, sizeof(int), 4, 10);
+	assert_int_equal(cap, 8);
+	assert_int_equal(a[3], 3); /* kept */
+	a = kv_array_grow(a, &cap, sizeof(int), 4, 10);
+	assert_int_equal(cap, 10);
+	assert_null(kv_array_grow(a, &cap, sizeof(int), 4, 10));
+	assert_int_equal(cap, 10);
+	size_t huge = SIZE_MAX / 2;
+	assert_null(kv_array_grow(a, &huge, sizeof(int), 4, 0));
+	assert_int_equal(huge, SIZE_MAX / 2);
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +157,7 @@ int main(void)
 		cmocka_unit_test(test_buf_numbers),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_label_value_escaping),
+		cmocka_unit_test(test_array_grow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
