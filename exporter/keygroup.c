@@ -108,7 +108,7 @@ size_t kv_keygroup_of(kv_keygroup_matcher *m, const char *key, size_t len, char 
 		uint32_t g = re->number[i];
 		size_t from = 0, to = 0;
 		if (g < pairs && ov[2 * g] != PCRE2_UNSET) /* an unset group is an empty part */
-			from = ov[2 * g], to = ov[2 * g + 1];
+			from = ov[2 * g], to = ov[2 * g + 1] < ov[2 * g] ? ov[2 * g] : ov[2 * g + 1];
 		any |= to > from;
 		if (i && n < KV_KEYGROUP_MAX_LEN)
 			out[n++] = '/';
