@@ -3,8 +3,10 @@
  * Input: records of [u8 frame count][per frame: u16 little-endian length,
  * bytes]; a truncated record ends the input.  Several messages per input,
  * so that sequence tracking, tenant state and the object tables see
- * histories, not single messages.  After every input the state's own
- * figures must agree with its tables: a violation aborts. */
+ * histories, not single messages.  Key groups are on, with a budget small
+ * enough to overflow.  After every input the state's own figures must agree
+ * with its tables, and each tenant's groups must add up to its objects: a
+ * violation aborts. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,11 @@ static void check(const kv_stream *st, const kv_budget *b)
 		if (kv_tenant_objects(t) != kv_objtable_count(&t->objects))
 			abort();
 		total += kv_objtable_count(&t->objects);
+		size_t in_groups = 0;
+		for (uint32_t g = 0; g < t->groups.n; g++)
+			in_groups += kv_group_objects(&t->groups.v[g]);
+		if (in_groups != kv_objtable_count(&t->objects))
+			abort();
 	}
 	if (total != atomic_load(&b->objects) || kv_state_tenant_count(kv_stream_state(st)) != atomic_load(&b->tenants))
 		abort();
@@ -28,10 +35,16 @@ static void check(const kv_stream *st, const kv_budget *b)
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	kv_budget budget;
+	static kv_keygroup_re *re;
+	if (!re && !(re = kv_keygroup_compile("^(?<a>[^@/]*)[@/](?<b>[^@]{0,3})", NULL, 0)))
+		abort();
 	kv_budget_init(&budget, 64, 4096); /* small: limits get hit too */
+	budget.max_key_groups = 4;
 	kv_stream *st = kv_stream_new(&budget, 42);
-	if (!st)
+	if (!st || kv_stream_set_keygroups(st, re) != KV_OK) {
+		kv_stream_free(st);
 		return 0;
+	}
 	size_t off = 0;
 	while (off < size) {
 		size_t n = data[off++] % (MAX_FRAMES + 1);
