@@ -5,9 +5,10 @@ the test suite: it takes half an hour.)
     ninja -C build && python3 tools/bench/soak.py [--minutes 30] [--rate 20000]
 
 The simulator plays a master at a steady rate with churn (stores, removes,
-upserts, clears, 200 tenants appearing as traffic reaches them) and a burst
-that overflows its queue every few minutes; /metrics is scraped every
-second.  Every 10 s the exporter's RSS, object table bytes and open file
+upserts, clears, 200 tenants appearing as traffic reaches them, LMCache-shaped
+keys of four models) and a burst that overflows its queue every few minutes;
+the exporter counts key groups and reconciles tenant default with the master
+(every 30 s at the most); /metrics is scraped every second.  Every 10 s the exporter's RSS, object table bytes and open file
 descriptors are sampled and printed.  At the end: the least-squares slope of
 RSS minus table bytes after the warm-up, and the verdict, "flat" or
 "growing", against the threshold printed beside it.  Loopback only; bounded
@@ -65,11 +66,14 @@ def main():
     for _ in range(int(MINUTES / 3) + 1):
         phases += ["steady:rate=%d,seconds=170" % RATE, "burst:events=100000"]
     sim = subprocess.Popen([SIM, "--pub", "tcp://127.0.0.1:%d" % pub, "--status", "127.0.0.1:%d" % adm,
-                            "--spec-extras", "on", "--tenants", "200", "--keys", "20000", "--queue", "20000"]
+                            "--spec-extras", "on", "--tenants", "200", "--keys", "20000", "--queue", "20000",
+                            "--key-style", "lmcache", "--models", "4"]
                            + sum((["--phase", p] for p in phases), []),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     exp = subprocess.Popen([EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:%d" % pub, "--master.url",
-                            "http://127.0.0.1:%d" % adm, "--web.listen-address", "127.0.0.1:%d" % web],
+                            "http://127.0.0.1:%d" % adm, "--web.listen-address", "127.0.0.1:%d" % web,
+                            "--key.group-regex", "^(?<fmt>[^@]+)@(?<model>[^@]+)@", "--master.reconcile",
+                            "--master.reconcile-interval", "30s"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stop = threading.Event()
 
@@ -91,6 +95,9 @@ def main():
             s = dict(t=round(time.time() - t0), rss_mib=round(rss / 2**20, 2), table_mib=round(table / 2**20, 2),
                      fds=int(m.get("process_open_fds", 0)), objects=int(m.get("mooncake_kv_tracked_objects", 0)),
                      tenants=int(m.get("mooncake_kv_tracked_tenants", 0)),
+                     groups=int(m.get("mooncake_kv_tracked_key_groups", 0)),
+                     reconciliations=int(sum(v for k, v in m.items()
+                                             if k.startswith("mooncake_kv_reconciliations_total"))),
                      missing=int(sum(v for k, v in m.items() if k.startswith("mooncake_kv_sequence_missing_total"))))
             samples.append(s)
             print(json.dumps(s), flush=True)
