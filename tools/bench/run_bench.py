@@ -2,6 +2,7 @@
 """The performance benchmark of docs/performance.md (issue: performance).
 
     ninja -C build && python3 tools/bench/run_bench.py [--quick]
+    python3 tools/bench/run_bench.py --groups     (only the key-group regex over ZMQ)
 
 Runs on loopback only, every phase bounded in events and time, and prints
 the machine, then each measurement.  Numbers are printed, never asserted."""
@@ -129,8 +130,39 @@ def ns_per_event(r):
     return round(r["cpu"] * 1e9 / max(r["applied"], 1))
 
 
+GROUP_REGEX = "^(?<model>[^/]+)/(?<tp>[^/]+)/"
+
+
+def key_groups_over_zmq():
+    """The key-group regex's cost end to end: two exporters, one without and
+    one with a typical two-group regex, each loaded with the 1M keys, then
+    paced at 1M events/s in turn, three rounds; the ingest thread's CPU per
+    event and the missing numbers, per round and as medians."""
+    plain, grouped = Exporter(), Exporter(["--key.group-regex", GROUP_REGEX])
+    for exp in (plain, grouped):
+        blast(exp, 0, load=True)
+    ns = {"no_regex": [], "regex": []}
+    missing = {"no_regex": 0, "regex": 0}
+    for _ in range(3):
+        for name, exp in (("no_regex", plain), ("regex", grouped)):
+            r = blast(exp, 4000000 // 64 * 64, rate=1000000)
+            ns[name].append(ns_per_event(r))
+            missing[name] += r["missing"]
+    groups = float(next(l.rsplit(" ", 1)[1] for l in grouped.scrape().splitlines()
+                        if l.startswith("mooncake_kv_tracked_key_groups ")))
+    a, b = statistics.median(ns["no_regex"]), statistics.median(ns["regex"])
+    out("key groups over ZMQ, paced 1M events/s, 1M live keys", regex=GROUP_REGEX, key_groups=groups,
+        ingest_ns_per_event_no_regex=ns["no_regex"], ingest_ns_per_event_regex=ns["regex"],
+        median_cost_percent=round(100 * (b - a) / a, 1), missing_no_regex=missing["no_regex"],
+        missing_regex=missing["regex"])
+    plain.stop()
+    grouped.stop()
+
+
 def main():
     print("machine: " + machine(), flush=True)
+    if "--groups" in sys.argv:
+        return key_groups_over_zmq()
     for mode in ("decode", "groups"):
         for line in subprocess.run([BENCH, mode], capture_output=True, text=True, check=True).stdout.splitlines():
             print(line, flush=True)
@@ -200,6 +232,8 @@ def main():
         p90_ms=round(1e3 * lats[int(0.9 * len(lats))], 2), samples=len(lats),
         note="includes one scrape of /metrics per poll")
     exp.stop()
+
+    key_groups_over_zmq()
 
     for line in subprocess.run([BENCH, "render"], capture_output=True, text=True, check=True).stdout.splitlines():
         print(line, flush=True)
