@@ -24,8 +24,9 @@
 #define MAX_KEY_BYTES         16384       /* a longer line is no key we can ask about */
 #define CARRY_BYTES           (64 * 1024) /* listing bytes held before the transfer pauses */
 #define QUERY_BODY_BYTES      (64u << 20)
-#define CUTOVER_EVENTS        4096 /* replayed under the lock at the cut-over, at most */
-#define PERIODS_WITHOUT_CAUSE 6    /* intervals between reconciliations nothing calls for */
+#define CUTOVER_EVENTS        4096                     /* replayed under the lock at the cut-over, at most */
+#define PERIODS_WITHOUT_CAUSE 6                        /* intervals between reconciliations nothing calls for */
+#define DEFAULT_TENANT        ((kv_str){"default", 7}) /* the one upstream's listing covers */
 
 struct attempt {
 	kv_source *s;
@@ -110,21 +111,23 @@ static bool run_query(struct attempt *a)
 	kv_buf_reset(&a->gnames);
 	for (size_t i = 0; i < a->n_keys; i++) {
 		const char *key = a->keys.data + a->key_at[i];
+		size_t len = strlen(key);
 		if (a->matcher) { /* the group's name now, its id under the lock */
 			char name[KV_KEYGROUP_MAX_LEN];
 			a->gname_at[i] = (uint32_t)a->gnames.len;
-			a->gname_len[i] = (uint32_t)kv_keygroup_of(a->matcher, key, strlen(key), name);
+			a->gname_len[i] = (uint32_t)kv_keygroup_of(a->matcher, key, len, name);
 			kv_buf_add(&a->gnames, name, a->gname_len[i]);
 		}
 		const json_t *e = json_object_get(data, key);
-		hash[i] = kv_state_key_hash(state, (kv_str){key, (uint32_t)strlen(key)});
+		hash[i] = kv_state_key_hash(state, (kv_str){key, (uint32_t)len});
 		media[i] = 0;
+		/* not answered, or a failed lookup: unknown; OBJECT_NOT_FOUND: removed
+		 * since the listing, as the replay will say */
 		if (json_is_true(json_object_get(e, "ok")))
 			media[i] = media_of(e);
 		else if (!json_is_string(json_object_get(e, "error")) ||
 			 strcmp(json_string_value(json_object_get(e, "error")), "OBJECT_NOT_FOUND"))
-			a->incomplete++; /* not answered, or a failed lookup: unknown */
-					 /* OBJECT_NOT_FOUND: removed since the listing, as the replay will say */
+			a->incomplete++;
 	}
 	json_decref(root);
 
@@ -133,7 +136,7 @@ static bool run_query(struct attempt *a)
 		return false;
 	}
 	pthread_mutex_lock(&a->s->lock);
-	const kv_tenant *t = kv_state_find_tenant(state, a->backend, (kv_str){"default", 7});
+	const kv_tenant *t = kv_state_find_tenant(state, a->backend, DEFAULT_TENANT);
 	for (size_t i = 0; i < a->n_keys; i++) {
 		group[i] = a->matcher
 				   ? kv_stream_group_id(a->s->stream, a->gnames.data + a->gname_at[i], a->gname_len[i])
@@ -301,6 +304,14 @@ static const char *backend_of(kv_source *s, const char **why)
 	return first ? first->backend_id : NULL;
 }
 
+/* An attempt that ends early: the stream stops recording for it. */
+static void stop_recording(kv_source *s)
+{
+	pthread_mutex_lock(&s->lock);
+	kv_stream_record_stop(s->stream);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Replays what was recorded (outside the lock while much is left), then
  * swaps the fresh table in under the lock. */
 static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint64_t breaks0, size_t max)
@@ -347,9 +358,7 @@ static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint6
 		int rc = kv_recon_replay(&a->fresh, taken.ev, taken.n);
 		kv_recon_log_free(&taken);
 		if (rc != KV_OK) {
-			pthread_mutex_lock(&s->lock);
-			kv_stream_record_stop(s->stream);
-			pthread_mutex_unlock(&s->lock);
+			stop_recording(s);
 			a->why = "out of memory";
 			return KV_RECON_ABORTED;
 		}
@@ -365,7 +374,7 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	pthread_mutex_lock(&s->lock);
 	kv_stream_pos pos;
 	kv_stream_position(s->stream, &pos);
-	int rc = kv_stream_record_start(s->stream, a->backend, (kv_str){"default", 7}, &log);
+	int rc = kv_stream_record_start(s->stream, a->backend, DEFAULT_TENANT, &log);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != KV_OK) {
 		a->why = "no room for tenant default under --limits.max-tenants";
@@ -373,9 +382,7 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	}
 	enum kv_recon_result res;
 	if (!list_keys(a)) {
-		pthread_mutex_lock(&s->lock);
-		kv_stream_record_stop(s->stream);
-		pthread_mutex_unlock(&s->lock);
+		stop_recording(s);
 		res = a->standby                             ? KV_RECON__RESULTS /* not counted */
 		      : a->listed > a->c->reconcile_max_keys ? KV_RECON_ABORTED
 							     : KV_RECON_FAILED;
@@ -409,7 +416,7 @@ static const char *cause(kv_source *s, const char *backend, bool ever_ok, double
 		return "drift";
 	pthread_mutex_lock(&s->lock);
 	const kv_tenant *t = kv_state_find_tenant(kv_stream_state(s->stream),
-						  (kv_str){backend, (uint32_t)strlen(backend)}, (kv_str){"default", 7});
+						  (kv_str){backend, (uint32_t)strlen(backend)}, DEFAULT_TENANT);
 	bool stale = t && (t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE);
 	pthread_mutex_unlock(&s->lock);
 	if (stale)
@@ -477,7 +484,7 @@ void *kv_reconcile_main(void *arg)
 			continue;
 		}
 		if (!backend) {
-			if (s->cfg->backend || kv_ratelimit_allow(&rl, kv_now(), &held))
+			if (kv_ratelimit_allow(&rl, kv_now(), &held))
 				kv_log(KV_LOG_INFO, "reconciler waits", "source", s->cfg->name, "reason", why, NULL);
 			next = kv_now() + 1;
 			continue;

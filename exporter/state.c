@@ -447,17 +447,11 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	t->objects = fresh->objects;
 	memcpy(t->counts.placement, fresh->placement, sizeof(t->counts.placement));
 	/* the groups' objects are the fresh table's; their events go on */
+	kv_group_vec_empty(&t->groups);
 	for (uint32_t i = 0; i < fresh->groups.n; i++) {
 		kv_group_counts *g = kv_group_vec_at(&t->groups, fresh->groups.v[i].id);
 		if (g)
 			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));
-	}
-	for (uint32_t i = 0; i < t->groups.n; i++) {
-		bool kept = false;
-		for (uint32_t j = 0; j < fresh->groups.n && !kept; j++)
-			kept = fresh->groups.v[j].id == t->groups.v[i].id;
-		if (!kept)
-			memset(t->groups.v[i].placement, 0, sizeof(t->groups.v[i].placement));
 	}
 	kv_group_vec_free(&fresh->groups);
 	t->stale = stale;
