@@ -229,14 +229,19 @@ static bool drain(struct attempt *a, bool at_end)
 	return true;
 }
 
+/* The status poll's timeout is for a small answer: a listing and its
+ * queries get at least 10 s to connect (and the listing 30 s of stall). */
+static double http_timeout(const kv_config *c)
+{
+	return fmax(c->poll_timeout, 10);
+}
+
 /* Streams the listing through the batch queries into a->fresh. */
 static bool list_keys(struct attempt *a)
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s/get_all_keys", a->base);
-	/* the status poll's timeout is for a small answer: a listing and its
-	 * queries get at least 10 s to connect and 30 s of stall */
-	kv_fetch_setopts(a->list, fmax(a->c->poll_timeout, 10));
+	kv_fetch_setopts(a->list, http_timeout(a->c));
 	curl_easy_setopt(a->list, CURLOPT_URL, url);
 	curl_easy_setopt(a->list, CURLOPT_WRITEFUNCTION, on_listing);
 	curl_easy_setopt(a->list, CURLOPT_WRITEDATA, a);
@@ -461,7 +466,7 @@ void *kv_reconcile_main(void *arg)
 	kv_buf_init(&a.url);
 	a.list = curl_easy_init();
 	a.multi = curl_multi_init();
-	if (kv_fetch_init(&a.query, fmax(c->poll_timeout, 10), QUERY_BODY_BYTES) != KV_OK || !a.list || !a.multi) {
+	if (kv_fetch_init(&a.query, http_timeout(c), QUERY_BODY_BYTES) != KV_OK || !a.list || !a.multi) {
 		kv_log(KV_LOG_ERROR, "reconciler: cannot set up libcurl", "source", s->cfg->name, NULL);
 		goto out;
 	}
