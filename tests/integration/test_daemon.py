@@ -464,7 +464,7 @@ def test_memory_bounded_against_millions_of_keys(procs):
                    extra=["--limits.max-tenants", "2000", "--limits.max-objects", "500000"])
     zmq = [a for a in exp.proc.args if a.startswith("name=x")][0].split("zmq=")[1]
     r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "2000000", "--tenants", "3000", "--backends", "1000",
-                        "--load", "--events", "640000", "--rate", "120000" if SANITIZED else "400000",
+                        "--load", "--events", "640000", "--rate", "120000" if SANITIZED else "200000",
                         "--mix-messages", "256"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     sent = json.loads(r.stdout)
