@@ -1,0 +1,126 @@
+#include <string.h>
+#include <jansson.h>
+
+#include "kv_common.h"
+#include "kv_ha.h"
+
+static const char *const state_names[KV_HA__STATES] = {
+	"unknown",    "starting",    "standby",       "candidate",
+	"recovering", "catching_up", "leader_warmup", "serving",
+};
+static const char *const role_names[KV_ROLE__COUNT] = {"unknown", "leader", "standby"};
+
+const char *kv_ha_state_name(enum kv_ha_state s)
+{
+	return (unsigned)s < KV_HA__STATES ? state_names[s] : "unknown";
+}
+
+const char *kv_ha_role_name(enum kv_ha_role r)
+{
+	return (unsigned)r < KV_ROLE__COUNT ? role_names[r] : "unknown";
+}
+
+enum kv_ha_role kv_ha_role_of(enum kv_ha_state s)
+{
+	if (s == KV_HA_UNKNOWN)
+		return KV_ROLE_UNKNOWN;
+	return s == KV_HA_SERVING || s == KV_HA_LEADER_WARMUP ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
+}
+
+static bool space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+enum kv_ha_state kv_ha_parse_state(const char *body, size_t len)
+{
+	while (len && space(*body))
+		body++, len--;
+	while (len && space(body[len - 1]))
+		len--;
+	for (int s = KV_HA_UNKNOWN + 1; s < KV_HA__STATES; s++)
+		if (strlen(state_names[s]) == len && !memcmp(state_names[s], body, len))
+			return (enum kv_ha_state)s;
+	return KV_HA_UNKNOWN;
+}
+
+int kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view)
+{
+	json_error_t err;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
+	int rc = KV_EINVAL;
+	const json_t *present = json_object_get(root, "present"), *v = json_object_get(root, "view_version");
+	*has_view = false;
+	if (!json_is_boolean(present))
+		goto out;
+	if (json_is_true(present)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			goto out;
+		*has_view = true;
+		*view = (uint64_t)json_integer_value(v);
+	}
+	rc = KV_OK;
+out:
+	json_decref(root);
+	return rc;
+}
+
+void kv_ha_init(kv_ha *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->leader = h->last_leader = -1;
+}
+
+bool kv_ha_judge(kv_ha *h, const kv_ha_obs *obs, size_t n)
+{
+	size_t serving = 0;
+	int first = -1;
+	bool leader_serves = false, has_view = false;
+	uint64_t view = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (obs[i].answered && obs[i].serving) {
+			serving++;
+			if (first < 0)
+				first = (int)i;
+			leader_serves |= (int)i == h->leader;
+		}
+		if (obs[i].answered && obs[i].has_view && (!has_view || obs[i].view_version > view)) {
+			has_view = true;
+			view = obs[i].view_version;
+		}
+	}
+	bool split = serving > 1;
+	if (split && !h->split_brain)
+		h->split_brains++;
+	h->split_brain = split;
+	/* in a split brain the member that served before keeps the title: the
+	 * other one is the intruder, and nothing has failed over yet */
+	h->leader = leader_serves ? h->leader : first;
+
+	bool moved = has_view && h->has_view && view > h->view;
+	if (has_view && (!h->has_view || view > h->view)) {
+		h->view = view;
+		h->has_view = true;
+	}
+	bool changed = false;
+	if (serving == 1) {
+		changed = h->last_leader >= 0 && h->leader != h->last_leader;
+		h->last_leader = h->leader;
+	}
+
+	bool counted = false;
+	if (moved && changed) {
+		counted = true;
+		h->unmatched_leader_change = h->unmatched_view_move = false;
+	} else if (moved) {
+		counted = !h->unmatched_leader_change;
+		h->unmatched_leader_change = false;
+		h->unmatched_view_move = counted;
+	} else if (changed) {
+		counted = !h->unmatched_view_move;
+		h->unmatched_view_move = false;
+		h->unmatched_leader_change = counted;
+	}
+	h->failovers += counted;
+	return counted;
+}

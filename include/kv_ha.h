@@ -1,0 +1,71 @@
+/* Highly available masters: what each member's admin endpoints say of its
+ * role (GET /ha_status, GET /leader), and the judgement over all members of
+ * a source: which one serves, when leadership changed (a failover), and
+ * when two serve at once (a split brain).  Pure: the pollers hand each
+ * member's latest answers here, under the source's lock. */
+#ifndef KV_HA_H
+#define KV_HA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* upstream's MasterRuntimeState (include/ha/ha_types.h), as /ha_status
+ * names it; KV_HA_UNKNOWN: no answer, or a word upstream does not use */
+enum kv_ha_state {
+	KV_HA_UNKNOWN = 0,
+	KV_HA_STARTING,
+	KV_HA_STANDBY,
+	KV_HA_CANDIDATE,
+	KV_HA_RECOVERING,
+	KV_HA_CATCHING_UP,
+	KV_HA_LEADER_WARMUP,
+	KV_HA_SERVING,
+	KV_HA__STATES
+};
+
+/* upstream's MasterRuntimeRoleToString: leader for leader_warmup and
+ * serving, standby for the other states */
+enum kv_ha_role { KV_ROLE_UNKNOWN = 0, KV_ROLE_LEADER, KV_ROLE_STANDBY, KV_ROLE__COUNT };
+
+const char *kv_ha_state_name(enum kv_ha_state s);
+const char *kv_ha_role_name(enum kv_ha_role r);
+enum kv_ha_role kv_ha_role_of(enum kv_ha_state s);
+
+/* The body of /ha_status (text/plain, surrounding white space ignored). */
+enum kv_ha_state kv_ha_parse_state(const char *body, size_t len);
+
+/* The body of /leader: {"present":bool,"leader_address":"...","view_version":N}.
+ * Returns 0 (has_view false when no leader is present) or KV_EINVAL. */
+int kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view);
+
+/* One member as its last polls saw it. */
+typedef struct kv_ha_obs {
+	bool answered;          /* its last status poll got an answer (200 or 503) */
+	bool serving;           /* it serves: /ha_status says serving, or (no /ha_status) the status answered 200 */
+	enum kv_ha_state state; /* KV_HA_UNKNOWN when it has no /ha_status */
+	bool has_view;
+	uint64_t view_version; /* of the leader it knows */
+} kv_ha_obs;
+
+typedef struct kv_ha {
+	int leader;      /* index of the serving member, -1: none serves now */
+	int last_leader; /* the last member that served alone, -1: none yet */
+	bool has_view;
+	uint64_t view;     /* the highest view_version any member reported */
+	uint64_t failovers;
+	bool split_brain; /* several members serve now */
+	uint64_t split_brains;
+	/* a leadership change shows twice, in the serving member and in the
+	 * view, and the two can reach us at different polls: the first one
+	 * counts and waits for the other */
+	bool unmatched_leader_change, unmatched_view_move;
+} kv_ha;
+
+void kv_ha_init(kv_ha *h);
+
+/* Judges the members' latest observations.  Returns true when a failover
+ * was counted by this call. */
+bool kv_ha_judge(kv_ha *h, const kv_ha_obs *obs, size_t n);
+
+#endif

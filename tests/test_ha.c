@@ -1,0 +1,266 @@
+/* Leadership among highly available masters (kv_ha): parsing what the
+ * masters say, and judging failovers and split brains from the members'
+ * observations as they arrive, one poll at a time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv_common.h"
+#include "kv_ha.h"
+
+static void test_parse_state(void **state)
+{
+	(void)state;
+	assert_int_equal(kv_ha_parse_state("serving", 7), KV_HA_SERVING);
+	assert_int_equal(kv_ha_parse_state(" leader_warmup\r\n", 16), KV_HA_LEADER_WARMUP);
+	assert_int_equal(kv_ha_parse_state("catching_up", 11), KV_HA_CATCHING_UP);
+	assert_int_equal(kv_ha_parse_state("standby", 7), KV_HA_STANDBY);
+	assert_int_equal(kv_ha_parse_state("servingx", 8), KV_HA_UNKNOWN);
+	assert_int_equal(kv_ha_parse_state("serv", 4), KV_HA_UNKNOWN);
+	assert_int_equal(kv_ha_parse_state("", 0), KV_HA_UNKNOWN);
+	assert_int_equal(kv_ha_parse_state("unknown", 7), KV_HA_UNKNOWN);
+	/* upstream's MasterRuntimeRoleToString */
+	assert_int_equal(kv_ha_role_of(KV_HA_SERVING), KV_ROLE_LEADER);
+	assert_int_equal(kv_ha_role_of(KV_HA_LEADER_WARMUP), KV_ROLE_LEADER);
+	for (int s = KV_HA_STARTING; s <= KV_HA_CATCHING_UP; s++)
+		assert_int_equal(kv_ha_role_of((enum kv_ha_state)s), KV_ROLE_STANDBY);
+	assert_int_equal(kv_ha_role_of(KV_HA_UNKNOWN), KV_ROLE_UNKNOWN);
+	assert_string_equal(kv_ha_state_name(KV_HA_CATCHING_UP), "catching_up");
+	assert_string_equal(kv_ha_role_name(KV_ROLE_STANDBY), "standby");
+}
+
+static void test_parse_leader(void **state)
+{
+	(void)state;
+	bool has;
+	uint64_t v = 0;
+	const char *ok = "{\"present\":true,\"leader_address\":\"10.0.0.1:50051\",\"view_version\":7}";
+	assert_int_equal(kv_ha_parse_leader(ok, strlen(ok), &has, &v), KV_OK);
+	assert_true(has);
+	assert_int_equal(v, 7);
+	const char *none = "{\"present\":false}";
+	assert_int_equal(kv_ha_parse_leader(none, strlen(none), &has, &v), KV_OK);
+	assert_false(has);
+	static const char *const bad[] = {
+		"",
+		"[]",
+		"{\"present\":1}",
+		"{\"present\":true}",
+		"{\"present\":true,\"view_version\":-1}",
+		"{\"present\":true,\"view_version\":\"7\"}",
+		"{\"present\":true,\"present\":false,\"view_version\":1}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(kv_ha_parse_leader(bad[i], strlen(bad[i]), &has, &v), KV_EINVAL);
+}
+
+/* A member as a poll sees it: s serving, standby, or down (no answer);
+ * view 0: no /leader answer. */
+enum { DOWN, STANDBY, SERVING };
+
+static kv_ha_obs obs(int s, uint64_t view)
+{
+	return (kv_ha_obs){.answered = s != DOWN,
+			   .serving = s == SERVING,
+			   .state = s == SERVING ? KV_HA_SERVING : s == STANDBY ? KV_HA_STANDBY : KV_HA_UNKNOWN,
+			   .has_view = s != DOWN && view > 0,
+			   .view_version = view};
+}
+
+/* The members' observations, updated one member at a time as the pollers
+ * do, judged after each update; returns the failovers counted. */
+struct cluster {
+	kv_ha h;
+	kv_ha_obs m[3];
+};
+
+static uint64_t poll(struct cluster *c, size_t i, int s, uint64_t view)
+{
+	c->m[i] = obs(s, view);
+	kv_ha_judge(&c->h, c->m, 3);
+	return c->h.failovers;
+}
+
+static void cluster_init(struct cluster *c)
+{
+	kv_ha_init(&c->h);
+	for (size_t i = 0; i < 3; i++)
+		c->m[i] = obs(STANDBY, 1);
+	c->m[0] = obs(SERVING, 1);
+	kv_ha_judge(&c->h, c->m, 3);
+}
+
+static void test_steady_and_flap(void **state)
+{
+	(void)state;
+	struct cluster c;
+	cluster_init(&c);
+	assert_int_equal(c.h.leader, 0);
+	assert_int_equal(c.h.view, 1);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(poll(&c, (size_t)i % 3, i % 3 ? STANDBY : SERVING, 1), 0);
+	/* the leader's admin flaps: gone, back, still the leader */
+	assert_int_equal(poll(&c, 0, DOWN, 0), 0);
+	assert_int_equal(c.h.leader, -1);
+	assert_int_equal(poll(&c, 0, SERVING, 1), 0);
+	assert_int_equal(c.h.leader, 0);
+	/* a standby that stays down changes nothing */
+	assert_int_equal(poll(&c, 2, DOWN, 0), 0);
+	assert_int_equal(c.h.split_brains, 0);
+}
+
+/* The two signs of one failover, in every order the polls can show them:
+ * one failover each time. */
+static void test_failover_counted_once(void **state)
+{
+	(void)state;
+	struct cluster c;
+	/* the new leader's poll shows both */
+	cluster_init(&c);
+	/* the old leader steps down and knows the new view: counted now */
+	assert_int_equal(poll(&c, 0, STANDBY, 2), 1);
+	assert_int_equal(poll(&c, 1, SERVING, 2), 1); /* the new leader: the same failover */
+	assert_int_equal(c.h.leader, 1);
+
+	/* the serving member changes first, the view after */
+	cluster_init(&c);
+	c.m[0] = obs(STANDBY, 1);
+	c.m[1] = obs(SERVING, 0); /* its /leader failed this time */
+	kv_ha_judge(&c.h, c.m, 3);
+	assert_int_equal(c.h.failovers, 1);
+	assert_int_equal(poll(&c, 1, SERVING, 2), 1);
+	assert_int_equal(poll(&c, 2, STANDBY, 2), 1);
+
+	/* both in one judgement */
+	cluster_init(&c);
+	c.m[0] = obs(STANDBY, 2);
+	c.m[1] = obs(SERVING, 2);
+	kv_ha_judge(&c.h, c.m, 3);
+	assert_int_equal(c.h.failovers, 1);
+
+	/* a window with nobody serving between the two leaders */
+	cluster_init(&c);
+	assert_int_equal(poll(&c, 0, STANDBY, 1), 0);
+	assert_int_equal(c.h.leader, -1);
+	assert_int_equal(poll(&c, 2, SERVING, 2), 1);
+	assert_int_equal(poll(&c, 0, STANDBY, 2), 1);
+	/* and back again: a second failover */
+	assert_int_equal(poll(&c, 2, STANDBY, 3), 2);
+	assert_int_equal(poll(&c, 0, SERVING, 3), 2);
+	assert_int_equal(c.h.leader, 0);
+	assert_int_equal(c.h.view, 3);
+}
+
+/* Masters without /leader: the serving member alone tells. */
+static void test_failover_without_views(void **state)
+{
+	(void)state;
+	struct cluster c;
+	kv_ha_init(&c.h);
+	c.m[0] = obs(SERVING, 0), c.m[1] = obs(STANDBY, 0), c.m[2] = obs(DOWN, 0);
+	kv_ha_judge(&c.h, c.m, 3);
+	assert_false(c.h.has_view);
+	assert_int_equal(poll(&c, 0, STANDBY, 0), 0);
+	assert_int_equal(poll(&c, 1, SERVING, 0), 1);
+	assert_int_equal(poll(&c, 1, STANDBY, 0), 1);
+	assert_int_equal(poll(&c, 0, SERVING, 0), 2);
+}
+
+/* One master (the sidecar): a promotion with a new view is a failover. */
+static void test_one_master(void **state)
+{
+	(void)state;
+	kv_ha h;
+	kv_ha_init(&h);
+	kv_ha_obs o = obs(SERVING, 4);
+	kv_ha_judge(&h, &o, 1);
+	o = obs(STANDBY, 4);
+	assert_false(kv_ha_judge(&h, &o, 1));
+	o = obs(SERVING, 5);
+	assert_true(kv_ha_judge(&h, &o, 1));
+	assert_int_equal(h.failovers, 1);
+	/* the first view seen is where we start, not a move */
+	kv_ha_init(&h);
+	o = obs(SERVING, 9);
+	assert_false(kv_ha_judge(&h, &o, 1));
+}
+
+static void test_split_brain(void **state)
+{
+	(void)state;
+	struct cluster c;
+	cluster_init(&c);
+	assert_int_equal(poll(&c, 1, SERVING, 1), 0);
+	assert_true(c.h.split_brain);
+	assert_int_equal(c.h.split_brains, 1);
+	assert_int_equal(c.h.leader, 0); /* the one that served before keeps the title */
+	assert_int_equal(poll(&c, 2, STANDBY, 1), 0);
+	assert_int_equal(c.h.split_brains, 1); /* the same episode */
+	/* the intruder steps down: over, nothing failed over */
+	assert_int_equal(poll(&c, 1, STANDBY, 1), 0);
+	assert_false(c.h.split_brain);
+	assert_int_equal(c.h.leader, 0);
+	/* a second episode that ends with the other one serving */
+	assert_int_equal(poll(&c, 2, SERVING, 2), 1);
+	assert_int_equal(c.h.split_brains, 2);
+	assert_int_equal(c.h.leader, 0);
+	assert_int_equal(poll(&c, 0, STANDBY, 2), 1);
+	assert_int_equal(c.h.leader, 2);
+	assert_false(c.h.split_brain);
+}
+
+/* Random histories of failovers, each a change of leader and a view bump
+ * seen by the pollers in random order with random flaps in between: the
+ * count equals the failovers played. */
+static void test_random_histories(void **state)
+{
+	(void)state;
+	uint64_t rng = 42;
+	for (int run = 0; run < 300; run++) {
+		struct cluster c;
+		cluster_init(&c);
+		size_t leader = 0;
+		uint64_t view = 1, played = 0;
+		for (int step = 0; step < 40; step++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned r = (unsigned)(rng >> 33);
+			if (r % 4 == 0) { /* a failover */
+				size_t next = (leader + 1 + (r >> 4) % 2) % 3;
+				view++;
+				played++;
+				/* old leader down, then the others in a random order */
+				size_t order[3] = {leader, next, 3 - leader - next};
+				if ((r >> 8) & 1) {
+					size_t t = order[0];
+					order[0] = order[1], order[1] = t;
+				}
+				for (size_t k = 0; k < 3; k++)
+					poll(&c, order[k], order[k] == next ? SERVING : STANDBY, view);
+				leader = next;
+			} else { /* a flap of some member, then it answers again */
+				size_t who = (r >> 4) % 3;
+				poll(&c, who, DOWN, 0);
+				poll(&c, who, who == leader ? SERVING : STANDBY, view);
+			}
+		}
+		assert_int_equal(c.h.failovers, played);
+		assert_int_equal(c.h.leader, (int)leader);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_state),
+		cmocka_unit_test(test_parse_leader),
+		cmocka_unit_test(test_steady_and_flap),
+		cmocka_unit_test(test_failover_counted_once),
+		cmocka_unit_test(test_failover_without_views),
+		cmocka_unit_test(test_one_master),
+		cmocka_unit_test(test_split_brain),
+		cmocka_unit_test(test_random_histories),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
