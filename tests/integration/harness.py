@@ -137,15 +137,22 @@ class Exporter:
 
 
 class Sim:
-    def __init__(self, procs, exe, phases, seed=1, extra=(), status=True, truth=True):
-        self.pub_port = free_port()
-        self.status_port = free_port() if status else None
-        self.zmq = "tcp://127.0.0.1:%d" % self.pub_port
-        self.status_url = "http://127.0.0.1:%d" % self.status_port if status else None
+    """The simulator: one master, or with members=N a cluster of N (member 0 leads
+    first), each with its own publisher endpoint and admin port."""
+    def __init__(self, procs, exe, phases, seed=1, extra=(), status=True, truth=True, members=1):
+        self.pub_ports = [free_port() for _ in range(members)]
+        self.status_ports = [free_port() for _ in range(members)] if status else []
+        self.zmqs = ["tcp://127.0.0.1:%d" % p for p in self.pub_ports]
+        self.status_urls = ["http://127.0.0.1:%d" % p for p in self.status_ports]
+        self.members = ["127.0.0.1:%d" % p for p in self.status_ports]  # the exporter's `member` label
+        self.pub_port, self.zmq = self.pub_ports[0], self.zmqs[0]
+        self.status_port = self.status_ports[0] if status else None
+        self.status_url = self.status_urls[0] if status else None
+        self.status_addr = self.members[0] if status else None
         self.truth_path = os.path.join(procs.dir, "truth-%d.json" % self.pub_port) if truth else None
-        self.argv = [exe, "--pub", self.zmq, "--seed", str(seed)] + list(extra)
-        if status:
-            self.argv += ["--status", "127.0.0.1:%d" % self.status_port]
+        self.argv = [exe, "--seed", str(seed)] + list(extra)
+        for i in range(members):
+            self.argv += ["--pub", self.zmqs[i]] + (["--status", self.members[i]] if status else [])
         if truth:
             self.argv += ["--truth", self.truth_path]
         for ph in phases:
@@ -155,6 +162,16 @@ class Sim:
     def source(self, name):
         s = "name=%s,zmq=%s" % (name, self.zmq)
         return s + (",status=" + self.status_url if self.status_url else "")
+
+    def ha_source(self, name, extra_members=()):
+        """A source of every member (master=ZMQ@URL each), plus (zmq, url) pairs of masters
+        the simulator does not play."""
+        pairs = list(zip(self.zmqs, self.status_urls)) + list(extra_members)
+        return "name=%s," % name + ",".join("master=%s@%s" % p for p in pairs)
+
+    def member_source(self, name, i):
+        """A one-master source of member i: the sidecar topology."""
+        return "name=%s,zmq=%s,status=%s" % (name, self.zmqs[i], self.status_urls[i])
 
     def start(self):
         self.proc = self.procs.start("sim-%d" % self.pub_port, self.argv)

@@ -5,7 +5,12 @@
  *   GET /get_all_keys       keys of tenant default, one a line, streamed
  *   GET /batch_query_keys?keys=k1,k2   replicas of tenant default's keys
  *   GET /metrics            master_key_count: keys of all tenants
- * A standby answers 503 on every one of them. */
+ *   GET /api/v1/tenant_quotas  the tenants' quotas (409 without --quotas on)
+ * A member that does not serve answers 503 on every one of them.  And, on
+ * every member (include/ha/ha_types.h):
+ *   GET /ha_status          serving or standby (text/plain)
+ *   GET /role               leader or standby (text/plain)
+ *   GET /leader             {"present":true,"leader_address":...,"view_version":N} */
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -32,8 +37,21 @@ static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned code, json_
 	return reply(c, code, "application/json; charset=utf-8", body, strlen(body));
 }
 
-static enum MHD_Result status(struct sim *s, struct MHD_Connection *c)
+static enum MHD_Result reply_text(struct MHD_Connection *c, const char *text)
 {
+	return reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", strdup(text), strlen(text));
+}
+
+static enum MHD_Result status(struct member *m, struct MHD_Connection *c)
+{
+	struct sim *s = m->s;
+	if (m->index != s->publishing) { /* serving in a split brain: no publisher of its own */
+		json_t *j = json_pack("{s:b,s:i,s:i,s:i}", "enabled", 0, "published_batches", 0, "published_events", 0,
+				      "dropped_events", 0);
+		json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+				    json_integer(0));
+		return reply_json(c, MHD_HTTP_OK, j);
+	}
 	json_t *j = json_pack("{s:b,s:I,s:I,s:I}", "enabled", 1, "published_batches",
 			      (json_int_t)atomic_load(&s->published_batches), "published_events",
 			      (json_int_t)atomic_load(&s->published_events), "dropped_events",
@@ -66,8 +84,9 @@ static ssize_t list_block(void *cls, uint64_t pos, char *buf, size_t max)
 	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
-static enum MHD_Result get_all_keys(struct sim *s, struct MHD_Connection *c)
+static enum MHD_Result get_all_keys(struct member *m, struct MHD_Connection *c)
 {
+	struct sim *s = m->s;
 	struct listing *l = calloc(1, sizeof(*l));
 	if (!l)
 		return MHD_NO;
@@ -114,8 +133,9 @@ static json_t *replicas(unsigned n)
 	return a;
 }
 
-static enum MHD_Result batch_query_keys(struct sim *s, struct MHD_Connection *c)
+static enum MHD_Result batch_query_keys(struct member *mb, struct MHD_Connection *c)
 {
+	struct sim *s = mb->s;
 	/* libmicrohttpd has URL-decoded the argument */
 	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "keys");
 	char *keys = strdup(arg ? arg : ""), *save = NULL;
@@ -142,8 +162,9 @@ static enum MHD_Result batch_query_keys(struct sim *s, struct MHD_Connection *c)
 	return reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:o}", "success", 1, "data", data));
 }
 
-static enum MHD_Result metrics(struct sim *s, struct MHD_Connection *c)
+static enum MHD_Result metrics(struct member *m, struct MHD_Connection *c)
 {
+	struct sim *s = m->s;
 	char *body = malloc(256);
 	int n = snprintf(body, 256,
 			 "# HELP master_key_count Total number of keys in the master\n"
@@ -152,31 +173,92 @@ static enum MHD_Result metrics(struct sim *s, struct MHD_Connection *c)
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, (size_t)n);
 }
 
+struct quota tenant_quota(struct sim *s, unsigned t)
+{
+	uint64_t objects = 0;
+	for (unsigned k = 0; k < s->o.keys; k++)
+		objects += *cell(s, s->master, t, k) != 0;
+	struct quota q = {.requested = (t + 1) * s->o.quota_unit, .charged = objects * OBJECT_BYTES};
+	/* an explicit policy on the even tenants grants what they ask; the
+	 * others get half of it */
+	q.explicit_policy = t % 2 == 0;
+	q.effective = q.explicit_policy ? q.requested : q.requested / 2;
+	q.over = q.charged > q.effective;
+	return q;
+}
+
+static enum MHD_Result tenant_quotas(struct member *m, struct MHD_Connection *c)
+{
+	struct sim *s = m->s;
+	if (!s->o.quotas)
+		return reply_json(c, MHD_HTTP_CONFLICT,
+				  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1, "error_message",
+					    "tenant quotas are not enabled"));
+	json_t *data = json_array();
+	pthread_mutex_lock(&s->model_lock);
+	for (unsigned t = 0; t < s->o.tenants; t++) {
+		struct quota q = tenant_quota(s, t);
+		char name[32];
+		tenant_name(t, name, sizeof(name));
+		json_array_append_new(data, json_pack("{s:s,s:I,s:I,s:I,s:b,s:b,s:b}", "tenant_id", name,
+						      "requested_quota_bytes", (json_int_t)q.requested,
+						      "effective_quota_bytes", (json_int_t)q.effective, "charged_bytes",
+						      (json_int_t)q.charged, "admission_closed", q.over, "over_quota",
+						      q.over, "has_explicit_policy", q.explicit_policy));
+	}
+	pthread_mutex_unlock(&s->model_lock);
+	return reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:o}", "success", 1, "data", data));
+}
+
+static enum MHD_Result ha_status(struct member *m, struct MHD_Connection *c)
+{
+	return reply_text(c, atomic_load(&m->serving) ? "serving" : "standby");
+}
+
+static enum MHD_Result role(struct member *m, struct MHD_Connection *c)
+{
+	return reply_text(c, atomic_load(&m->serving) ? "leader" : "standby");
+}
+
+static enum MHD_Result leader(struct member *m, struct MHD_Connection *c)
+{
+	struct sim *s = m->s;
+	const char *addr = s->o.status_addrs[s->publishing];
+	return reply_json(c, MHD_HTTP_OK,
+			  json_pack("{s:b,s:s,s:I}", "present", 1, "leader_address", addr ? addr : "", "view_version",
+				    (json_int_t)atomic_load(&s->view)));
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	(void)method, (void)version, (void)upload, (void)upload_size, (void)ctx;
-	struct sim *s = cls;
+	struct member *m = cls;
 	static const struct {
 		const char *path;
-		enum MHD_Result (*fn)(struct sim *, struct MHD_Connection *);
-	} routes[] = {{"/kv_events/status", status},
-		      {"/get_all_keys", get_all_keys},
-		      {"/batch_query_keys", batch_query_keys},
-		      {"/metrics", metrics}};
+		enum MHD_Result (*fn)(struct member *, struct MHD_Connection *);
+		bool service; /* 503 unless the member serves */
+	} routes[] = {{"/kv_events/status", status, true},
+		      {"/get_all_keys", get_all_keys, true},
+		      {"/batch_query_keys", batch_query_keys, true},
+		      {"/metrics", metrics, true},
+		      {"/api/v1/tenant_quotas", tenant_quotas, true},
+		      {"/ha_status", ha_status, false},
+		      {"/role", role, false},
+		      {"/leader", leader, false}};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(url, routes[i].path))
 			continue;
-		if (atomic_load(&s->standby))
+		if (routes[i].service && !atomic_load(&m->serving))
 			return reply_json(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 					  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1011, "error_message",
 						    "service plane is not active"));
-		return routes[i].fn(s, c);
+		return routes[i].fn(m, c);
 	}
 	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", strdup("not found\n"), 10);
 }
 
-struct MHD_Daemon *admin_start(struct sim *s, const char *addr)
+struct MHD_Daemon *admin_start(struct member *m, const char *addr)
 {
 	const char *colon = strrchr(addr, ':');
 	if (!colon)
@@ -186,7 +268,7 @@ struct MHD_Daemon *admin_start(struct sim *s, const char *addr)
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
 	if (inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &sa.sin_addr) != 1)
 		die("--status host must be an IPv4 address");
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handler, s,
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handler, m,
 						MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
 	if (!d)
 		die("cannot listen on %s", addr);

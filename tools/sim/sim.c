@@ -24,10 +24,16 @@
  *   restart                    new publisher process: sequence, event ids and
  *                              counters back to their start, socket re-bound
  *   standby:seconds=S          the master stands by for S seconds: status 503, no PUB port;
- *                              then it is promoted and starts a new publisher (at 1)
+ *                              then it is promoted (view_version + 1) and starts a new publisher (at 1)
+ *   failover[:to=I]            a cluster (--pub and --status once per member): the leader stands
+ *                              by and closes its publisher; member I (the next one) is promoted,
+ *                              view_version + 1, and starts its publisher at 1 on its own endpoint
+ *   split-brain:seconds=S[,member=I]  member I serves as well as the leader for S seconds
+ *   standby-publish:count=N[,member=I]  member I, standing by, publishes N operations on its own
+ *                              endpoint (numbered from 1): real mutations from a master that does not serve
  *   rebind[:lose=N]            the PUB socket is closed and bound again, numbering goes on
  *                              (a connection reset that loses nothing, or N messages sent meanwhile)
- *   outage:seconds=S           the status endpoint is gone (connection refused) for S seconds
+ *   outage:seconds=S[,member=I]  member I's admin endpoints are gone (connection refused) for S seconds
  *   garbage:count=N            N messages with a valid sequence and a bad payload
  *   sleep:seconds=S
  *   truth                      write the ground truth now (and again at exit)
@@ -35,7 +41,8 @@
  *
  * The ground truth (--truth FILE, written at exit) holds what a subscriber
  * that received every message must show, per tenant and per stream, and
- * what the master holds (including what the queue dropped). */
+ * what the master holds (including what the queue dropped), per member
+ * what its stream carried, and with --quotas on the tenants' quotas. */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -84,14 +91,6 @@ static void sleep_s(double s)
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stopping)
 		;
-}
-
-static void tenant_name(unsigned t, char *buf, size_t n)
-{
-	if (t == 0)
-		snprintf(buf, n, "default");
-	else
-		snprintf(buf, n, "tenant-%u", t);
 }
 
 /* --- the wire --- */
@@ -169,14 +168,16 @@ static void wire_apply(struct sim *s, const struct event *e)
 	t->events[e->kind]++;
 	if (e->kind == CLEARED) {
 		memset(cell(s, s->wire, e->tenant, 0), 0, s->o.keys);
+		memset(cell(s, s->wire_since, e->tenant, 0), 0, s->o.keys);
 		t->exact = true;
 		return;
 	}
-	unsigned char *c = cell(s, s->wire, e->tenant, e->key);
+	unsigned char *c = cell(s, s->wire, e->tenant, e->key), *since = cell(s, s->wire_since, e->tenant, e->key);
 	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~e->medium);
 	if (after == *c)
 		*(e->kind == STORED ? &t->dup : &t->unknown) += 1;
 	*c = (unsigned char)after;
+	*since = (unsigned char)(e->kind == STORED ? (*since | e->medium) : (*since & ~e->medium));
 }
 
 /* Every tenant loses its exactness when the stream breaks. */
@@ -184,6 +185,19 @@ static void stream_break(struct sim *s)
 {
 	for (unsigned t = 0; t < s->o.tenants; t++)
 		s->truth[t].exact = false;
+}
+
+/* A message left on the publishing member's socket. */
+static void sent(struct sim *s, uint64_t seq, size_t events)
+{
+	struct member *m = &s->members[s->publishing];
+	s->last_seq = seq;
+	s->messages++;
+	m->last_seq = seq;
+	m->messages++;
+	m->events += events;
+	if (!atomic_load(&m->serving))
+		m->standby_events += events;
 }
 
 static void send_batch(struct sim *s)
@@ -222,8 +236,7 @@ static void send_batch(struct sim *s)
 			s->reserved = s->unheard = 0;
 		}
 		send_frames(s, seq, sb.data, sb.size);
-		s->last_seq = seq;
-		s->messages++;
+		sent(s, seq, n);
 		s->events_sent += n;
 	}
 	s->q_head = (s->q_head + n) % s->o.queue_cap;
@@ -359,8 +372,9 @@ static void pub_open(struct sim *s)
 	int zero = 0, hwm = (int)s->o.sndhwm;
 	zmq_setsockopt(s->pub, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(s->pub, ZMQ_SNDHWM, &hwm, sizeof(hwm));
-	if (zmq_bind(s->pub, s->o.pub) != 0)
-		die("cannot bind %s: %s", s->o.pub, zmq_strerror(zmq_errno()));
+	const char *ep = s->o.pubs[s->publishing];
+	if (zmq_bind(s->pub, ep) != 0)
+		die("cannot bind %s: %s", ep, zmq_strerror(zmq_errno()));
 	zmq_pollitem_t it = {s->pub, 0, ZMQ_POLLIN, 0};
 	double until = now_s() + 10;
 	while (!stopping && now_s() < until) {
@@ -389,7 +403,9 @@ static void pub_stop(struct sim *s)
 	pub_close(s);
 }
 
-/* A new publisher process: numbers, event ids and counters from the start. */
+/* A new publisher process on the publishing member: numbers, event ids
+ * and counters from the start.  A restart for that member's stream if it
+ * published before. */
 static void new_publisher(struct sim *s)
 {
 	s->next_seq = s->next_event_id = 1;
@@ -397,8 +413,65 @@ static void new_publisher(struct sim *s)
 	atomic_store(&s->published_events, 0);
 	atomic_store(&s->dropped_events, 0);
 	atomic_store(&s->skipped, 0);
-	s->restarts++;
+	if (s->members[s->publishing].publishers++)
+		s->restarts++;
 	stream_break(s);
+}
+
+/* Member m wins an election: a new view, its publisher from 1.  A
+ * subscriber of that member alone sees the wire from here on. */
+static void promote(struct sim *s, unsigned m)
+{
+	atomic_fetch_add(&s->view, 1);
+	s->publishing = m;
+	new_publisher(s);
+	memset(s->wire_since, 0, (size_t)s->o.tenants * s->o.keys);
+	atomic_store(&s->members[m].serving, true);
+	pub_open(s);
+}
+
+/* The publisher's state, to let another member publish for a while. */
+struct pubstate {
+	void *pub;
+	unsigned publishing;
+	uint64_t next_seq, next_event_id, reserved, unheard, batches, events, dropped, skipped;
+};
+
+static struct pubstate pub_save(struct sim *s)
+{
+	return (struct pubstate){s->pub,
+				 s->publishing,
+				 s->next_seq,
+				 s->next_event_id,
+				 s->reserved,
+				 s->unheard,
+				 atomic_load(&s->published_batches),
+				 atomic_load(&s->published_events),
+				 atomic_load(&s->dropped_events),
+				 atomic_load(&s->skipped)};
+}
+
+static void pub_restore(struct sim *s, const struct pubstate *p)
+{
+	s->pub = p->pub;
+	s->publishing = p->publishing;
+	s->next_seq = p->next_seq;
+	s->next_event_id = p->next_event_id;
+	s->reserved = p->reserved;
+	s->unheard = p->unheard;
+	atomic_store(&s->published_batches, p->batches);
+	atomic_store(&s->published_events, p->events);
+	atomic_store(&s->dropped_events, p->dropped);
+	atomic_store(&s->skipped, p->skipped);
+}
+
+/* The member= of a phase, or the one after the publishing member. */
+static unsigned member_param(struct sim *s, double v)
+{
+	unsigned m = v < 0 ? (s->publishing + 1) % s->n_members : (unsigned)v;
+	if (m >= s->n_members)
+		die("member %u: the cluster has %u (give --pub once per member)", m, s->n_members);
+	return m;
 }
 
 /* --- phases --- */
@@ -447,8 +520,7 @@ static void phase_garbage(struct sim *s, uint64_t n)
 		uint64_t seq = s->next_seq++;
 		send_frames(s, seq, garbage[i % kinds].bytes, garbage[i % kinds].len);
 		s->garbage[garbage[i % kinds].reason]++;
-		s->last_seq = seq;
-		s->messages++;
+		sent(s, seq, 0);
 		/* a message the publisher sent, as far as its counters go */
 		atomic_fetch_add(&s->published_batches, 1);
 		if (i % 1000 == 999) /* stay under the send high-water mark */
@@ -501,24 +573,55 @@ static void run_phase(struct sim *s, const char *spec)
 		s->batch = MAX_BATCH;
 		sleep_s(0.3);
 		pub_open(s);
+	} else if (!strncmp(spec, "standby-publish", 15)) {
+		unsigned m = member_param(s, param(spec, "member", -1));
+		if (atomic_load(&s->members[m].serving))
+			die("standby-publish: member %u serves", m);
+		flush(s);
+		struct pubstate leader = pub_save(s);
+		s->publishing = m;
+		new_publisher(s);
+		pub_open(s);
+		for (uint64_t i = 0, n = (uint64_t)param(spec, "count", 100); i < n && !stopping; i++) {
+			random_op(s);
+			if (s->q_len >= s->batch)
+				send_batch(s);
+		}
+		pub_stop(s);
+		pub_restore(s, &leader);
 	} else if (!strncmp(spec, "standby", 7)) {
 		/* upstream builds the publisher only on promotion: a standby has no
 		 * PUB port, and the next leader's publisher numbers from 1 */
+		unsigned m = s->publishing;
 		pub_stop(s);
-		atomic_store(&s->standby, true);
+		atomic_store(&s->members[m].serving, false);
 		sleep_s(param(spec, "seconds", 1));
-		new_publisher(s);
-		atomic_store(&s->standby, false);
-		pub_open(s);
+		promote(s, m);
+	} else if (!strncmp(spec, "failover", 8)) {
+		unsigned to = member_param(s, param(spec, "to", -1));
+		if (to == s->publishing)
+			die("failover: member %u leads already", to);
+		pub_stop(s);
+		atomic_store(&s->members[s->publishing].serving, false);
+		sleep_s(0.2);
+		promote(s, to);
+	} else if (!strncmp(spec, "split-brain", 11)) {
+		unsigned m = member_param(s, param(spec, "member", -1));
+		atomic_store(&s->members[m].serving, true);
+		s->split_brains++;
+		sleep_s(param(spec, "seconds", 1));
+		atomic_store(&s->members[m].serving, m == s->publishing);
 	} else if (!strncmp(spec, "batch-remove", 12)) {
 		uint64_t n = (uint64_t)param(spec, "count", 100);
 		for (uint64_t i = 0; i < n; i++)
 			op_silent_remove(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
 	} else if (!strncmp(spec, "outage", 6)) {
-		if (s->status) {
-			MHD_stop_daemon(s->status);
+		double v = param(spec, "member", -1);
+		struct member *m = &s->members[v < 0 ? s->publishing : member_param(s, v)];
+		if (m->admin) {
+			MHD_stop_daemon(m->admin);
 			sleep_s(param(spec, "seconds", 1));
-			s->status = admin_start(s, s->o.status_addr);
+			m->admin = admin_start(m, s->o.status_addrs[m->index]);
 		}
 	} else if (!strncmp(spec, "garbage", 7)) {
 		phase_garbage(s, (uint64_t)param(spec, "count", 100));
@@ -606,6 +709,45 @@ static void write_truth(struct sim *s, const char *path)
 				 s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
 				 (json_int_t)atomic_load(&s->skipped), "tenants", wire, "master_tenants", master);
 	json_object_set_new(root, "silent_removals", json_integer((json_int_t)s->silent_removals));
+	/* what a subscriber of one member that forgets all when its master stands
+	 * by shows: the wire since the last promotion */
+	json_t *since = json_array();
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		if (s->truth[t].seen)
+			json_array_append_new(since, tenant_json(s, t, s->wire_since, NULL));
+	json_object_set_new(root, "tenants_since_promotion", since);
+	json_t *members = json_array();
+	for (unsigned i = 0; i < s->n_members; i++) {
+		const struct member *m = &s->members[i];
+		json_array_append_new(members,
+				      json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:b}", "status",
+						s->o.status_addrs[i] ? s->o.status_addrs[i] : "", "messages",
+						(json_int_t)m->messages, "events", (json_int_t)m->events, "last_seq",
+						(json_int_t)m->last_seq, "restarts",
+						(json_int_t)(m->publishers ? m->publishers - 1 : 0), "standby_events",
+						(json_int_t)m->standby_events, "serving", atomic_load(&m->serving)));
+	}
+	json_object_set_new(root, "members", members);
+	json_object_set_new(root, "leader", json_integer(s->publishing));
+	json_object_set_new(root, "view_version", json_integer((json_int_t)atomic_load(&s->view)));
+	/* every promotion moved the view: a failover */
+	json_object_set_new(root, "failovers", json_integer((json_int_t)atomic_load(&s->view) - 1));
+	json_object_set_new(root, "split_brains", json_integer((json_int_t)s->split_brains));
+	if (s->o.quotas) {
+		json_t *quotas = json_array();
+		pthread_mutex_lock(&s->model_lock);
+		for (unsigned t = 0; t < s->o.tenants; t++) {
+			struct quota q = tenant_quota(s, t);
+			char name[32];
+			tenant_name(t, name, sizeof(name));
+			json_array_append_new(quotas,
+					      json_pack("{s:s,s:I,s:I,s:I,s:b}", "tenant_id", name, "requested",
+							(json_int_t)q.requested, "effective", (json_int_t)q.effective,
+							"charged", (json_int_t)q.charged, "over", q.over));
+		}
+		pthread_mutex_unlock(&s->model_lock);
+		json_object_set_new(root, "quotas", quotas);
+	}
 	json_object_set_new(root, "lost_messages", json_integer((json_int_t)s->lost_messages));
 	json_object_set_new(root, "lost_events", json_integer((json_int_t)s->lost_events));
 	json_object_set_new(root, "spec_extras", json_boolean(s->o.spec_extras));
@@ -625,6 +767,9 @@ static void write_truth(struct sim *s, const char *path)
 
 static const char usage[] =
 	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
+	"  --pub and --status once per member of a cluster of masters (up to 4; member 0 leads first)\n"
+	"  --quotas on|off (off)  the leader answers /api/v1/tenant_quotas (off: 409, as a master without them)\n"
+	"  --quota-bytes N (1048576)  tenant t asks for (t + 1) * N bytes; each object is charged 4096\n"
 	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID  --sndhwm N (10000)\n"
 	"  --preload N    random objects the master holds before any subscriber (no event for them)\n"
 	"  --key-style plain|vllm|lmcache|sglang (plain)  --models N (3; 1..4): keys shaped like an integration's,\n"
@@ -634,7 +779,8 @@ static const char usage[] =
 	"                              on: cleared from RemoveAll, skipped_keyless_events\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
-	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S garbage:count=N sleep:seconds=S "
+	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] garbage:count=N\n"
+	"        failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I] sleep:seconds=S "
 	"wait\n";
 
 static void on_signal(int sig)
@@ -664,6 +810,7 @@ int main(int argc, char **argv)
 			   .queue_cap = 65536,
 			   .sndhwm = 10000,
 			   .models = 3,
+			   .quota_unit = 1 << 20,
 			   .seed = 1,
 			   .legacy = true,
 			   .object_key = true};
@@ -677,10 +824,14 @@ int main(int argc, char **argv)
 		if (i + 1 >= argc)
 			die("%s needs a value\n%s", a, usage);
 		const char *v = argv[++i];
-		if (!strcmp(a, "--pub"))
-			o->pub = v;
-		else if (!strcmp(a, "--status"))
-			o->status_addr = v;
+		if (!strcmp(a, "--pub") && o->n_pubs < MAX_MEMBERS)
+			o->pubs[o->n_pubs++] = v;
+		else if (!strcmp(a, "--status") && o->n_status < MAX_MEMBERS)
+			o->status_addrs[o->n_status++] = v;
+		else if (!strcmp(a, "--quotas"))
+			o->quotas = onoff(v, a);
+		else if (!strcmp(a, "--quota-bytes"))
+			o->quota_unit = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--truth"))
 			o->truth = v;
 		else if (!strcmp(a, "--backend"))
@@ -718,8 +869,10 @@ int main(int argc, char **argv)
 		else
 			die("unknown flag %s\n%s", a, usage);
 	}
-	if (!o->pub)
+	if (!o->n_pubs)
 		die("--pub is required\n%s", usage);
+	if (o->n_status && o->n_status != o->n_pubs)
+		die("--status once per --pub, or not at all");
 	if (o->models < 1 || o->models > 4)
 		die("--models 1..4");
 	if (o->tenants < 1 || o->tenants > 100000 || o->keys < 1 || o->keys > 10000000 || o->queue_cap < 1)
@@ -735,16 +888,26 @@ int main(int argc, char **argv)
 	s->queue = calloc(o->queue_cap, sizeof(*s->queue));
 	s->master = calloc((size_t)o->tenants * o->keys, 1);
 	s->wire = calloc((size_t)o->tenants * o->keys, 1);
+	s->wire_since = calloc((size_t)o->tenants * o->keys, 1);
 	s->truth = calloc(o->tenants, sizeof(*s->truth));
-	if (!s->queue || !s->master || !s->wire || !s->truth)
+	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->truth)
 		die("out of memory");
 	s->zctx = zmq_ctx_new();
 	pthread_mutex_init(&s->model_lock, NULL);
 	preload(s, o->preload);
-	s->status = o->status_addr ? admin_start(s, o->status_addr) : NULL;
+	s->n_members = o->n_pubs;
+	atomic_store(&s->view, 1);
+	for (unsigned i = 0; i < s->n_members; i++) {
+		struct member *m = &s->members[i];
+		m->s = s;
+		m->index = i;
+		atomic_store(&m->serving, i == 0);
+		m->admin = o->status_addrs[i] ? admin_start(m, o->status_addrs[i]) : NULL;
+	}
+	s->members[0].publishers = 1;
 	pub_open(s);
-	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s\n", o->pub, s->status ? ", status on " : "",
-		s->status ? o->status_addr : "");
+	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s (%u members)\n", o->pubs[0],
+		o->n_status ? ", status on " : "", o->n_status ? o->status_addrs[0] : "", s->n_members);
 	for (size_t i = 0; i < o->n_phases && !stopping; i++)
 		run_phase(s, o->phases[i]);
 	flush(s);
@@ -753,12 +916,14 @@ int main(int argc, char **argv)
 	if (o->truth)
 		write_truth(s, o->truth);
 	pub_close(s);
-	if (s->status)
-		MHD_stop_daemon(s->status);
+	for (unsigned i = 0; i < s->n_members; i++)
+		if (s->members[i].admin)
+			MHD_stop_daemon(s->members[i].admin);
 	zmq_ctx_term(s->zctx);
 	free(s->queue);
 	free(s->master);
 	free(s->wire);
+	free(s->wire_since);
 	free(s->truth);
 	free(o->phases);
 	return 0;

@@ -31,8 +31,14 @@ struct tenant_truth {
 	bool seen;  /* at least one event reached the wire */
 };
 
+#define MAX_MEMBERS 4
+
 struct opts {
-	const char *pub, *status_addr, *truth, *backend;
+	const char *pubs[MAX_MEMBERS], *status_addrs[MAX_MEMBERS]; /* --pub, --status: one per member */
+	unsigned n_pubs, n_status;
+	const char *truth, *backend;
+	bool quotas;         /* the leader answers /api/v1/tenant_quotas (else 409) */
+	uint64_t quota_unit; /* tenant t's requested quota: (t + 1) * quota_unit bytes */
 	unsigned tenants, keys, queue_cap, sndhwm;
 	uint64_t preload; /* objects the master holds before any subscriber */
 	int key_style;    /* enum key_style */
@@ -43,14 +49,28 @@ struct opts {
 	size_t n_phases;
 };
 
+/* One master of the cluster: member 0 leads at first; the others stand by,
+ * with no PUB socket, until a failover promotes one. */
+struct member {
+	struct sim *s;
+	unsigned index;
+	struct MHD_Daemon *admin;
+	atomic_bool serving;
+	/* what its stream carried, for the ground truth */
+	uint64_t messages, events, last_seq, publishers, standby_events;
+};
+
 struct sim {
 	struct opts o;
+	struct member members[MAX_MEMBERS];
+	unsigned n_members;
+	unsigned publishing; /* the member whose publisher is s->pub and the counters below */
+	atomic_ullong view;  /* view_version: grows with every leadership change */
 	void *zctx, *pub;
 	uint64_t rng;
 	/* publisher process state (reset by restart) */
 	uint64_t next_seq, next_event_id;
 	atomic_ullong published_batches, published_events, dropped_events, skipped;
-	atomic_bool standby;
 	unsigned batch; /* events a message at most (MAX_BATCH, or less for an ops phase) */
 	/* the queue */
 	struct event *queue;
@@ -58,15 +78,15 @@ struct sim {
 	uint64_t reserved; /* sequence numbers reserved by drops since the last send */
 	/* models: the master's (authoritative) and the wire's (what was sent) */
 	unsigned char *master, *wire;
+	unsigned char *wire_since; /* the wire since the last promotion of a one-master source (see write_truth) */
 	struct tenant_truth *truth;
 	/* stream facts */
-	uint64_t messages, events_sent, gaps, missing, restarts, last_seq;
+	uint64_t messages, events_sent, gaps, missing, restarts, last_seq, split_brains;
 	uint64_t garbage[2]; /* by garbage_reasons */
 	uint64_t dropped_total, keyless_total, silent_removals;
 	uint64_t unheard, lost_messages, lost_events; /* sent while no socket was bound */
-	struct MHD_Daemon *status;
-	pthread_mutex_t model_lock; /* the master's model: ops write, admin endpoints read */
-	atomic_ullong master_keys;  /* keys of all tenants in the master's model */
+	pthread_mutex_t model_lock;                   /* the master's model: ops write, admin endpoints read */
+	atomic_ullong master_keys;                    /* keys of all tenants in the master's model */
 };
 
 /* Key shapes of the integrations (docs/key-groups.md); the model of key k is
@@ -96,6 +116,14 @@ static inline int key_name(const struct sim *s, unsigned k, char *buf, size_t n)
 	}
 }
 
+static inline void tenant_name(unsigned t, char *buf, size_t n)
+{
+	if (t == 0)
+		snprintf(buf, n, "default");
+	else
+		snprintf(buf, n, "tenant-%u", t);
+}
+
 static inline unsigned char *cell(struct sim *s, unsigned char *model, unsigned t, unsigned k)
 {
 	return &model[(size_t)t * s->o.keys + k];
@@ -104,9 +132,21 @@ static inline unsigned char *cell(struct sim *s, unsigned char *model, unsigned 
 /* Sets a cell of the master's model, keeping master_keys. */
 void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media);
 
-/* The admin HTTP endpoints (admin.c): /kv_events/status, /get_all_keys,
- * /batch_query_keys, /metrics.  Dies when it cannot listen. */
-struct MHD_Daemon *admin_start(struct sim *s, const char *addr);
+/* Bytes the simulated store charges per object (its replicas' size_). */
+#define OBJECT_BYTES 4096
+
+/* Tenant t's quota figures from the master's model (call under model_lock). */
+struct quota {
+	uint64_t requested, effective, charged;
+	bool over, explicit_policy;
+};
+struct quota tenant_quota(struct sim *s, unsigned t);
+
+/* The admin HTTP endpoints of a member (admin.c): /kv_events/status,
+ * /get_all_keys, /batch_query_keys, /metrics, /api/v1/tenant_quotas (503
+ * unless it serves), /ha_status, /role, /leader.  Dies when it cannot
+ * listen. */
+struct MHD_Daemon *admin_start(struct member *m, const char *addr);
 
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
