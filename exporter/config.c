@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_buf.h"
 #include "kv_common.h"
 #include "kv_config.h"
 #include "version.h"
@@ -108,13 +109,55 @@ static void source_cfg_free(kv_source_cfg *s)
 {
 	free(s->backend);
 	free(s->name);
-	free(s->zmq);
-	free(s->status);
+	for (size_t i = 0; i < s->n_members; i++) {
+		free(s->members[i].zmq);
+		free(s->members[i].status);
+		free(s->members[i].label);
+	}
+	free(s->members);
 	kv_keygroup_free(s->key_groups);
 }
 
-static int add_source(struct parse *p, const char *name, const char *zmq, const char *status, bool reconcile,
-		      const char *backend, const char *group_regex)
+/* The host:port of an http(s) URL, without user info: the `member` label. */
+static char *url_host(const char *url)
+{
+	const char *h = strstr(url, "://") + 3, *end = h + strcspn(h, "/?#");
+	for (const char *at = h; at < end; at++)
+		if (*at == '@')
+			h = at + 1;
+	return strndup(h, (size_t)(end - h));
+}
+
+/* Adds member zmq[@status] to s.  Returns 0 or KV_EINVAL with the reason set. */
+static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const char *zmq, const char *status)
+{
+	if (!zmq || !*zmq)
+		return set_err(p, "source \"%s\" needs zmq=ENDPOINT (or master=ENDPOINT@URL)", name);
+	if (!strstr(zmq, "://"))
+		return set_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
+	if (status && !url_ok(status))
+		return set_err(p, "source \"%s\": status URL \"%s\" must start with http:// or https://", name, status);
+	kv_member_cfg *n = realloc(s->members, (s->n_members + 1) * sizeof(*n));
+	if (!n)
+		return set_err(p, "out of memory");
+	s->members = n;
+	kv_member_cfg *m = &s->members[s->n_members++];
+	*m = (kv_member_cfg){0};
+	if (dup_into(&m->zmq, zmq) || (status && (dup_into(&m->status, status) || !(m->label = url_host(status)))))
+		return set_err(p, "out of memory");
+	/* a trailing slash on the base URL would double up before the path */
+	size_t sl = m->status ? strlen(m->status) : 0;
+	if (sl && m->status[sl - 1] == '/')
+		m->status[sl - 1] = '\0';
+	for (size_t i = 0; m->label && i + 1 < s->n_members; i++)
+		if (s->members[i].label && !strcmp(s->members[i].label, m->label))
+			return set_err(p, "source \"%s\": two masters at %s", name, m->label);
+	return KV_OK;
+}
+
+/* zmq/status: the one-master forms; masters: "ZMQ@URL" strings, NUL-separated. */
+static int add_source(struct parse *p, const char *name, const char *zmq, const char *status, const char *masters,
+		      size_t n_masters, bool reconcile, const char *backend, const char *group_regex)
 {
 	kv_config *c = p->c;
 	if (!name_ok(name))
@@ -122,35 +165,48 @@ static int add_source(struct parse *p, const char *name, const char *zmq, const 
 	for (size_t i = 0; i < c->n_sources; i++)
 		if (strcmp(c->sources[i].name, name) == 0)
 			return set_err(p, "source name \"%s\" given twice", name);
-	if (!zmq || !*zmq)
-		return set_err(p, "source \"%s\" needs zmq=ENDPOINT", name);
-	if (!strstr(zmq, "://"))
-		return set_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
-	if (status && !url_ok(status))
-		return set_err(p, "source \"%s\": status URL \"%s\" must start with http:// or https://", name, status);
-	if (reconcile && !status)
-		return set_err(p, "source \"%s\": reconciliation needs the master's admin URL (status=URL)", name);
+	if (n_masters && (zmq || status))
+		return set_err(p, "source \"%s\": give master= or zmq=/status=, not both", name);
 	if (backend && !*backend)
 		return set_err(p, "source \"%s\": backend= needs a backend_id", name);
-	kv_source_cfg s = {.reconcile = reconcile};
-	if (group_regex) {
+	kv_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0};
+	int rc = KV_OK;
+	if (!n_masters)
+		rc = add_member(p, &s, name, zmq, status);
+	for (size_t i = 0; i < n_masters && rc == KV_OK; i++, masters += strlen(masters) + 1) {
+		/* the admin URL starts at the first "@http://" or "@https://": a
+		 * ZMQ endpoint has none, the URL's user info may hold an @ */
+		const char *at = strstr(masters, "@http");
+		while (at && !url_ok(at + 1))
+			at = strstr(at + 1, "@http");
+		if (!at) {
+			rc = set_err(p, "source \"%s\": master=%s is not ZMQ_ENDPOINT@ADMIN_URL", name, masters);
+			break;
+		}
+		char *z = strndup(masters, (size_t)(at - masters));
+		rc = z ? add_member(p, &s, name, z, at + 1) : set_err(p, "out of memory");
+		free(z);
+	}
+	if (rc == KV_OK && !(s.name = strdup(name)))
+		rc = set_err(p, "out of memory");
+	if (rc == KV_OK && backend && dup_into(&s.backend, backend))
+		rc = set_err(p, "out of memory");
+	s.polled = true;
+	for (size_t i = 0; i < s.n_members; i++)
+		s.polled &= s.members[i].status != NULL;
+	if (rc == KV_OK && reconcile && !s.polled)
+		rc = set_err(p, "source \"%s\": reconciliation needs the master's admin URL (status=URL)", name);
+	if (rc == KV_OK && group_regex) {
 		char why[200];
 		if (!(s.key_groups = kv_keygroup_compile(group_regex, why, sizeof(why))))
-			return set_err(p, "source \"%s\": group_regex: %s", name, why);
+			rc = set_err(p, "source \"%s\": group_regex: %s", name, why);
 	}
-	if (dup_into(&s.name, name) || dup_into(&s.zmq, zmq) || (status && dup_into(&s.status, status)) ||
-	    (backend && dup_into(&s.backend, backend))) {
+	kv_source_cfg *n = rc == KV_OK ? realloc(c->sources, (c->n_sources + 1) * sizeof(*n)) : NULL;
+	if (rc == KV_OK && !n)
+		rc = set_err(p, "out of memory");
+	if (rc != KV_OK) {
 		source_cfg_free(&s);
-		return set_err(p, "out of memory");
-	}
-	/* a trailing slash on the base URL would double up before the path */
-	size_t sl = s.status ? strlen(s.status) : 0;
-	if (sl && s.status[sl - 1] == '/')
-		s.status[sl - 1] = '\0';
-	kv_source_cfg *n = realloc(c->sources, (c->n_sources + 1) * sizeof(*n));
-	if (!n) {
-		source_cfg_free(&s);
-		return set_err(p, "out of memory");
+		return rc;
 	}
 	c->sources = n;
 	c->sources[c->n_sources++] = s;
@@ -254,13 +310,18 @@ static int set_master_url(struct parse *p, const struct flag *f, const char *val
 	return dup_into(&p->master_url, val) ? set_err(p, "out of memory") : KV_OK;
 }
 
-/* name=m0,zmq=tcp://host:5557,status=http://host:9003[,group_regex=RE]
- * group_regex= comes last and takes the rest: a regex may hold commas. */
+/* name=m0,zmq=tcp://host:5557,status=http://host:9003[,group_regex=RE], or
+ * name=m,master=tcp://a:5557@http://a:9003,master=... for a group of
+ * masters.  group_regex= comes last and takes the rest: a regex may hold
+ * commas. */
 static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
 	char *copy = strdup(val), *save = NULL;
 	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL, *group_regex = NULL;
+	kv_buf masters; /* the master= values, NUL-separated */
+	size_t n_masters = 0;
+	kv_buf_init(&masters);
 	if (!copy)
 		return set_err(p, "out of memory");
 	static const char gr[] = "group_regex=";
@@ -280,6 +341,11 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 			break;
 		}
 		*eq = '\0';
+		if (!strcmp(kv, "master")) {
+			kv_buf_add(&masters, eq + 1, strlen(eq + 1) + 1);
+			n_masters++;
+			continue;
+		}
 		const char **slot = !strcmp(kv, "name")        ? &name
 				    : !strcmp(kv, "zmq")       ? &zmq
 				    : !strcmp(kv, "status")    ? &status
@@ -287,18 +353,22 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 				    : !strcmp(kv, "backend")   ? &backend
 							       : NULL;
 		if (!slot)
-			rc = set_err(
-				p, "--source: unknown key \"%s\" (name, zmq, status, reconcile, backend, group_regex)",
-				kv);
+			rc = set_err(p,
+				     "--source: unknown key \"%s\" (name, zmq, status, master, reconcile, backend, "
+				     "group_regex)",
+				     kv);
 		else
 			*slot = eq + 1;
 	}
+	if (rc == KV_OK && !kv_buf_ok(&masters))
+		rc = set_err(p, "out of memory");
 	if (rc == KV_OK && reconcile && strcmp(reconcile, "true") && strcmp(reconcile, "false"))
 		rc = set_err(p, "--source: reconcile=%s must be true or false", reconcile);
 	if (rc == KV_OK)
-		rc = name ? add_source(p, name, zmq, status, reconcile && !strcmp(reconcile, "true"), backend,
-				       group_regex)
+		rc = name ? add_source(p, name, zmq, status, masters.data, n_masters,
+				       reconcile && !strcmp(reconcile, "true"), backend, group_regex)
 			  : set_err(p, "--source needs name=NAME");
+	kv_buf_free(&masters);
 	free(copy);
 	return rc;
 }
@@ -315,7 +385,8 @@ static const char *const log_formats[] = {"logfmt", "json", NULL};
 static const struct flag flags[] = {
 	HEADING("Sources (one exporter can watch several masters):"),
 	{"--source", set_source, 0, 0, 0, 0, NULL,
-	 "name=NAME,zmq=ENDPOINT[,status=URL]  repeatable; NAME is [A-Za-z0-9_.-]+"},
+	 "name=NAME,zmq=ENDPOINT[,status=URL]  repeatable; NAME is [A-Za-z0-9_.-]+; for highly available masters "
+	 "name=NAME,master=ENDPOINT@URL,master=ENDPOINT@URL... (one master= per member)"},
 	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL,
 	 "ENDPOINT  one source named \"default\" (with --master.url)"},
 	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)"},
@@ -427,7 +498,7 @@ static int finish(struct parse *p)
 		return set_err(p,
 			       "--master.reconcile is for the --zmq.endpoint source; use reconcile=true in --source");
 	if (p->zmq_endpoint &&
-	    add_source(p, "default", p->zmq_endpoint, p->master_url, c->reconcile, NULL, NULL) != KV_OK)
+	    add_source(p, "default", p->zmq_endpoint, p->master_url, NULL, 0, c->reconcile, NULL, NULL) != KV_OK)
 		return KV_EINVAL;
 	if (c->n_sources == 0)
 		return set_err(p, "no source: give --zmq.endpoint or --source (see --help)");

@@ -47,16 +47,20 @@ static int drop_privileges(const char *user)
 	return KV_OK;
 }
 
-/* What the receive queues can hold at the worst: every source's ZMQ queue
- * full of messages of the largest size accepted. */
+/* What the receive queues can hold at the worst: every subscriber's ZMQ
+ * queue (one per master of every source) full of messages of the largest
+ * size accepted. */
 static void log_queue_bound(const kv_config *c)
 {
 	char hwm[24], size[24], worst[32];
 	snprintf(hwm, sizeof(hwm), "%d", c->zmq_rcvhwm);
 	snprintf(size, sizeof(size), "%lld", c->zmq_max_message_size);
+	size_t subscribers = 0;
+	for (size_t i = 0; i < c->n_sources; i++)
+		subscribers += c->sources[i].n_members;
 	if (c->zmq_rcvhwm) /* 0 is ZMQ's "no limit" */
 		snprintf(worst, sizeof(worst), "%.0f",
-			 (double)c->zmq_rcvhwm * (double)c->zmq_max_message_size * (double)c->n_sources);
+			 (double)c->zmq_rcvhwm * (double)c->zmq_max_message_size * (double)subscribers);
 	else
 		snprintf(worst, sizeof(worst), "unbounded");
 	kv_log(KV_LOG_INFO, "receive queues bounded", "rcvhwm_messages", hwm, "max_message_bytes", size,
@@ -136,8 +140,10 @@ int main(int argc, char **argv)
 			kv_log(KV_LOG_ERROR, "cannot start a thread", "source", s->cfg->name, NULL);
 			goto out;
 		}
-		kv_log(KV_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->zmq, "status",
-		       s->cfg->status ? s->cfg->status : "", "reconcile", s->cfg->reconcile ? "true" : "false", NULL);
+		for (size_t j = 0; j < s->n_members; j++)
+			kv_log(KV_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->members[j].zmq, "status",
+			       s->cfg->members[j].status ? s->cfg->members[j].status : "", "reconcile",
+			       s->cfg->reconcile ? "true" : "false", NULL);
 	}
 	http = kv_http_start(&x);
 	if (!http) {

@@ -63,7 +63,7 @@ const char *kv_poll_error_name(enum kv_poll_error e)
 
 /* By bit index: KV_STALE_STARTUP is bit 0. */
 static const char *const stale_reason_names[KV_STALE__BITS] = {
-	"startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete",
+	"startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete", "failover",
 };
 
 const char *kv_stale_reason_name(unsigned bit)

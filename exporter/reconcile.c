@@ -32,9 +32,9 @@ struct attempt {
 	kv_source *s;
 	kv_str backend;
 	const kv_config *c;
-	char *base;     /* the admin URL */
-	kv_fetch query; /* batch queries */
-	CURL *list;     /* the listing, driven by multi so that it can pause */
+	const char *base; /* the serving master's admin URL */
+	kv_fetch query;   /* batch queries */
+	CURL *list;       /* the listing, driven by multi so that it can pause */
 	CURLM *multi;
 	kv_buf carry;  /* listing bytes not yet split into keys */
 	bool skipping; /* inside an overlong line */
@@ -104,7 +104,7 @@ static bool run_query(struct attempt *a)
 		json_decref(root);
 		return false;
 	}
-	const kv_state *state = kv_stream_state(a->s->stream);
+	const kv_state *state = a->s->state;
 	unsigned media[MAX_BATCH_KEYS];
 	uint64_t hash[MAX_BATCH_KEYS];
 	uint32_t group[MAX_BATCH_KEYS];
@@ -138,9 +138,8 @@ static bool run_query(struct attempt *a)
 	pthread_mutex_lock(&a->s->lock);
 	const kv_tenant *t = kv_state_find_tenant(state, a->backend, DEFAULT_TENANT);
 	for (size_t i = 0; i < a->n_keys; i++) {
-		group[i] = a->matcher
-				   ? kv_stream_group_id(a->s->stream, a->gnames.data + a->gname_at[i], a->gname_len[i])
-				   : KV_GROUP_NONE;
+		group[i] = a->matcher ? kv_state_group_id(a->s->state, a->gnames.data + a->gname_at[i], a->gname_len[i])
+				      : KV_GROUP_NONE;
 		unsigned old = t ? kv_state_media_by_hash(t, hash[i]) : 0;
 		if (!media[i])
 			continue;
@@ -293,7 +292,7 @@ static const char *backend_of(kv_source *s, const char **why)
 {
 	if (s->cfg->backend)
 		return s->cfg->backend;
-	const kv_state *st = kv_stream_state(s->stream);
+	const kv_state *st = s->state;
 	const kv_tenant *first = NULL;
 	for (size_t i = 0; i < kv_state_tenant_count(st); i++) {
 		const kv_tenant *t = kv_state_tenant_at(st, i);
@@ -313,7 +312,7 @@ static const char *backend_of(kv_source *s, const char **why)
 static void stop_recording(kv_source *s)
 {
 	pthread_mutex_lock(&s->lock);
-	kv_stream_record_stop(s->stream);
+	kv_state_record_stop(s->state);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -325,10 +324,8 @@ static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint6
 	size_t taken_total = 0;
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
-		kv_stream_pos pos;
-		kv_stream_position(s->stream, &pos);
 		enum kv_recon_result res = KV_RECON__RESULTS;
-		if (pos.breaks != breaks0) {
+		if (kv_source_breaks(s) != breaks0) {
 			a->why = "the stream lost events meanwhile";
 			res = KV_RECON_SUPERSEDED;
 		} else if (log->overflow) {
@@ -336,22 +333,22 @@ static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint6
 			res = KV_RECON_ABORTED;
 		} else if (log->n <= CUTOVER_EVENTS) {
 			kv_objtable old = {0};
-			size_t before = kv_state_recorded_objects(kv_stream_state(s->stream));
+			size_t before = kv_state_recorded_objects(s->state);
 			res = KV_RECON_ABORTED;
 			a->why = "no room under --limits.max-objects";
 			if (kv_recon_replay(&a->fresh, log->ev, log->n) == KV_OK &&
-			    kv_stream_adopt(s->stream, &a->fresh, a->incomplete ? KV_STALE_RECONCILE_INCOMPLETE : 0,
-					    &old) == KV_OK) {
+			    kv_state_adopt(s->state, &a->fresh, a->incomplete ? KV_STALE_RECONCILE_INCOMPLETE : 0,
+					   &old) == KV_OK) {
 				res = KV_RECON_OK;
 				a->corr[KV_CORR_REMOVED] = before > a->both ? before - a->both : 0;
 			}
-			kv_stream_record_stop(s->stream);
+			kv_state_record_stop(s->state);
 			pthread_mutex_unlock(&s->lock);
 			kv_objtable_clear(&old); /* large: freed outside the lock */
 			return res;
 		}
 		if (res != KV_RECON__RESULTS) {
-			kv_stream_record_stop(s->stream);
+			kv_state_record_stop(s->state);
 			pthread_mutex_unlock(&s->lock);
 			return res;
 		}
@@ -377,9 +374,8 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	kv_recon_log log;
 	kv_recon_log_init(&log, a->c->reconcile_max_replay);
 	pthread_mutex_lock(&s->lock);
-	kv_stream_pos pos;
-	kv_stream_position(s->stream, &pos);
-	int rc = kv_stream_record_start(s->stream, a->backend, DEFAULT_TENANT, &log);
+	uint64_t breaks = kv_source_breaks(s);
+	int rc = kv_state_record_start(s->state, a->backend, DEFAULT_TENANT, &log);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != KV_OK) {
 		a->why = "no room for tenant default under --limits.max-tenants";
@@ -392,7 +388,7 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 		      : a->listed > a->c->reconcile_max_keys ? KV_RECON_ABORTED
 							     : KV_RECON_FAILED;
 	} else {
-		res = cut_over(a, &log, pos.breaks, a->c->reconcile_max_replay);
+		res = cut_over(a, &log, breaks, a->c->reconcile_max_replay);
 	}
 	kv_recon_log_free(&log);
 	return res;
@@ -420,8 +416,8 @@ static const char *cause(kv_source *s, const char *backend, bool ever_ok, double
 	if (atomic_load(&s->drift))
 		return "drift";
 	pthread_mutex_lock(&s->lock);
-	const kv_tenant *t = kv_state_find_tenant(kv_stream_state(s->stream),
-						  (kv_str){backend, (uint32_t)strlen(backend)}, DEFAULT_TENANT);
+	const kv_tenant *t = kv_state_find_tenant(s->state, (kv_str){backend, (uint32_t)strlen(backend)},
+						  DEFAULT_TENANT);
 	bool stale = t && (t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE);
 	pthread_mutex_unlock(&s->lock);
 	if (stale)
@@ -454,7 +450,7 @@ void *kv_reconcile_main(void *arg)
 {
 	kv_source *s = arg;
 	const kv_config *c = s->config;
-	struct attempt a = {.s = s, .c = c, .base = s->cfg->status};
+	struct attempt a = {.s = s, .c = c};
 	kv_buf_init(&a.carry);
 	kv_buf_init(&a.gnames);
 	const kv_keygroup_re *re = kv_config_keygroups(c, s->cfg);
@@ -482,9 +478,10 @@ void *kv_reconcile_main(void *arg)
 		unsigned held;
 		pthread_mutex_lock(&s->lock);
 		backend = backend_of(s, &why);
-		bool standby = s->master.standby;
+		/* the serving master's: after a failover, the new leader's */
+		const char *base = kv_source_leader_url(s);
 		pthread_mutex_unlock(&s->lock);
-		if (standby) { /* nothing to ask a standby, and no failure either */
+		if (!base) { /* nothing to ask a standby, and no failure either */
 			next = kv_now() + 1;
 			continue;
 		}
@@ -501,6 +498,7 @@ void *kv_reconcile_main(void *arg)
 			continue;
 		}
 		reset_attempt(&a);
+		a.base = base;
 		enum kv_recon_result res = attempt(&a, backend);
 		double t1 = kv_now();
 		if (res == KV_RECON__RESULTS) { /* a standby: ask again later, count nothing */

@@ -41,6 +41,25 @@ static void source_label(B *b, const kv_source_snap *s)
 	kv_buf_addc(b, '"');
 }
 
+/* source, and member for the families of each master of a source given as
+ * several (always, with always_member: the HA families) */
+static void member_labels(B *b, const kv_source_snap *s, const kv_member_snap *m, bool always_member)
+{
+	source_label(b, s);
+	if (m->label && (s->ha || always_member)) {
+		kv_buf_adds(b, ",member=\"");
+		kv_render_label_value(b, m->label, strlen(m->label), true);
+		kv_buf_addc(b, '"');
+	}
+}
+
+/* Runs the statement that follows once for every member m of every source s. */
+#define FOR_MEMBERS(x, s, m)                                                    \
+	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                       \
+		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL) \
+			for (size_t mi_ = 0; mi_ < s->n_members; mi_++)         \
+				for (const kv_member_snap *m = &s->members[mi_]; m; m = NULL)
+
 static void tenant_labels(B *b, const kv_source_snap *s, const kv_tenant_snap *t)
 {
 	source_label(b, s);
@@ -80,54 +99,60 @@ struct src_u64 {
 	const char *name, *type, *help;
 	size_t off;
 };
+#define MEM(f) offsetof(kv_member_snap, f)
 #define SRC(f) offsetof(kv_source_snap, f)
 
-static const struct src_u64 source_u64[] = {
+/* per member: of its stream */
+static const struct src_u64 member_u64[] = {
 	{"mooncake_kv_messages_received_total", "counter",
-	 "Multipart messages received from the publisher, valid or not.", SRC(stats.messages)},
+	 "Multipart messages received from the publisher, valid or not.", MEM(stats.messages)},
 	{"mooncake_kv_sequence_gaps_total", "counter",
-	 "Forward jumps of the transport sequence number: messages or events were lost.", SRC(seq.gaps)},
+	 "Forward jumps of the transport sequence number: messages or events were lost.", MEM(seq.gaps)},
 	{"mooncake_kv_sequence_missing_total", "counter",
 	 "Sequence numbers skipped by those jumps (one per event the publisher's queue dropped, one per message lost "
 	 "after it).",
-	 SRC(seq.missing)},
+	 MEM(seq.missing)},
 	{"mooncake_kv_sequence_duplicates_total", "counter",
 	 "Messages whose sequence number repeated the previous one; their events are not applied again.",
-	 SRC(seq.duplicates)},
+	 MEM(seq.duplicates)},
 	{"mooncake_kv_publisher_resets_total", "counter",
-	 "Publisher restarts seen as the sequence number or the event id moving backwards.", SRC(seq.resets)},
-	{"mooncake_kv_last_sequence", "gauge", "Transport sequence number of the last message.", SRC(seq.last_seq)},
+	 "Publisher restarts seen as the sequence number or the event id moving backwards.", MEM(seq.resets)},
+	{"mooncake_kv_last_sequence", "gauge", "Transport sequence number of the last message.", MEM(seq.last_seq)},
 	{"mooncake_kv_event_id_gaps_total", "counter",
 	 "Forward jumps of the event id. The publisher numbers events only when it sends them, so these are losses "
 	 "after it.",
-	 SRC(seq.event_id_gaps)},
+	 MEM(seq.event_id_gaps)},
 	{"mooncake_kv_transport_lost_events_total", "counter",
 	 "Events missing from the event id sequence: lost in transport or by this subscriber, never by the publisher's "
 	 "queue.",
-	 SRC(seq.event_ids_missing)},
+	 MEM(seq.event_ids_missing)},
 	{"mooncake_kv_keyless_events_total", "counter",
 	 "stored/removed events without object_key (kv_events_emit_object_key=false), counted and skipped.",
-	 SRC(stats.keyless_events)},
+	 MEM(stats.keyless_events)},
 	{"mooncake_kv_limit_dropped_events_total", "counter",
-	 "Events not applied because the tenant or object limit refused them.", SRC(stats.limit_dropped_events)},
+	 "Events not applied because the tenant or object limit refused them.", MEM(stats.limit_dropped_events)},
 	{"mooncake_kv_duplicate_message_events_total", "counter",
-	 "Events inside messages whose sequence number repeated, not applied.", SRC(stats.duplicate_message_events)},
+	 "Events inside messages whose sequence number repeated, not applied.", MEM(stats.duplicate_message_events)},
 	{"mooncake_kv_alloc_failures_total", "counter",
-	 "Messages or events lost because memory could not be allocated (each is logged).", SRC(stats.alloc_failures)},
+	 "Messages or events lost because memory could not be allocated (each is logged).", MEM(stats.alloc_failures)},
 	{"mooncake_kv_sequence_tail_losses_total", "counter",
 	 "Lost tails: the master's last sequence number stayed ahead of this exporter with nothing arriving (counted "
 	 "in the gaps and missing numbers too).",
-	 SRC(seq.tail_losses)},
+	 MEM(seq.tail_losses)},
 	{"mooncake_kv_subscriber_reconnects_total", "counter",
-	 "Times the connection to the publisher came back after a disconnect.", SRC(stats.reconnects)},
+	 "Times the connection to the publisher came back after a disconnect.", MEM(stats.reconnects)},
+	{"mooncake_kv_receive_backlog_messages", "gauge",
+	 "Messages the ingest thread has drained since it last found its socket empty: 0 or a few while it keeps up, "
+	 "growing while it works through a backlog (ZMQ does not tell its queue's length).",
+	 MEM(backlog)},
+};
+
+/* per source: of its state */
+static const struct src_u64 source_u64[] = {
 	{"mooncake_kv_label_values_sanitized_total", "counter",
 	 "Tenants whose backend_id or tenant_id was not valid UTF-8 (or held NUL) and is shown with U+FFFD.",
 	 SRC(unclean_labels)},
 	{"mooncake_kv_object_table_bytes", "gauge", "Bytes held by this source's object tables.", SRC(table_bytes)},
-	{"mooncake_kv_receive_backlog_messages", "gauge",
-	 "Messages the ingest thread has drained since it last found its socket empty: 0 or a few while it keeps up, "
-	 "growing while it works through a backlog (ZMQ does not tell its queue's length).",
-	 SRC(backlog)},
 };
 
 static uint64_t field_u64(const void *base, size_t off)
@@ -144,9 +169,9 @@ static void render_hist(B *b, const char *name, const char *help, const kv_expor
 	snprintf(n_sum, sizeof(n_sum), "%s_sum", name);
 	snprintf(n_count, sizeof(n_count), "%s_count", name);
 	header(b, name, "histogram", help);
-	for (size_t i = 0; i < x->n_sources; i++) {
-		const kv_source_snap *s = &x->sources[i];
-		const kv_hist *h = (const kv_hist *)((const char *)s + hist_off);
+	FOR_MEMBERS(x, s, m)
+	{
+		const kv_hist *h = (const kv_hist *)((const char *)m + hist_off);
 		uint64_t cum = 0;
 		for (size_t k = 0; k <= h->n_bounds; k++) {
 			char le[32];
@@ -156,20 +181,30 @@ static void render_hist(B *b, const char *name, const char *help, const kv_expor
 			else
 				strcpy(le, "+Inf");
 			open_sample(b, n_bucket);
-			source_label(b, s);
+			member_labels(b, s, m, false);
 			close_u64(b, "le", le, cum);
 		}
 		open_sample(b, n_sum);
-		source_label(b, s);
+		member_labels(b, s, m, false);
 		close_double(b, h->sum);
 		open_sample(b, n_count);
-		source_label(b, s);
+		member_labels(b, s, m, false);
 		close_u64(b, NULL, NULL, h->count);
 	}
 }
 
 static void render_sources(B *b, const kv_exporter_snap *x)
 {
+	for (size_t f = 0; f < sizeof(member_u64) / sizeof(member_u64[0]); f++) {
+		const struct src_u64 *mu = &member_u64[f];
+		header(b, mu->name, mu->type, mu->help);
+		FOR_MEMBERS(x, s, m)
+		{
+			open_sample(b, mu->name);
+			member_labels(b, s, m, false);
+			close_u64(b, NULL, NULL, field_u64(m, mu->off));
+		}
+	}
 	for (size_t f = 0; f < sizeof(source_u64) / sizeof(source_u64[0]); f++) {
 		const struct src_u64 *m = &source_u64[f];
 		header(b, m->name, m->type, m->help);
@@ -183,12 +218,12 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 	header(b, "mooncake_kv_decode_errors_total", "counter",
 	       "Messages (frame_count, sequence_length, msgpack_parse, payload_shape) and events (the rest) rejected, "
 	       "by reason.");
-	for (size_t i = 0; i < x->n_sources; i++)
-		for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) {
-			open_sample(b, "mooncake_kv_decode_errors_total");
-			source_label(b, &x->sources[i]);
-			close_u64(b, "reason", kv_reason_name(r), x->sources[i].stats.decode_errors[r]);
-		}
+	FOR_MEMBERS(x, s, m)
+	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) {
+		open_sample(b, "mooncake_kv_decode_errors_total");
+		member_labels(b, s, m, false);
+		close_u64(b, "reason", kv_reason_name(r), m->stats.decode_errors[r]);
+	}
 
 	/* Why tenants are stale, counted per source: every tenant is stale from
 	 * start-up (there is no snapshot), so it is the other reasons that
@@ -200,7 +235,7 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 		const kv_source_snap *s = &x->sources[i];
 		for (unsigned r = 0; r < KV_STALE__BITS; r++) {
 			uint64_t n = 0;
-			for (size_t t = 0; t < s->n_tenants; t++)
+			for (size_t t = 0; !s->dropped && t < s->n_tenants; t++)
 				n += (s->tenants[t].stale >> r) & 1;
 			open_sample(b, "mooncake_kv_stale_tenants");
 			source_label(b, s);
@@ -210,27 +245,28 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 
 	header(b, "mooncake_kv_subscriber_connected", "gauge",
 	       "1 while the ZMQ subscriber has a connection to the publisher.");
-	for (size_t i = 0; i < x->n_sources; i++) {
+	FOR_MEMBERS(x, s, m)
+	{
 		open_sample(b, "mooncake_kv_subscriber_connected");
-		source_label(b, &x->sources[i]);
-		close_u64(b, NULL, NULL, x->sources[i].connected);
+		member_labels(b, s, m, false);
+		close_u64(b, NULL, NULL, m->connected);
 	}
 
 	header(b, "mooncake_kv_last_event_timestamp_seconds", "gauge",
 	       "Publisher timestamp of the last decoded message, in unix seconds.");
-	for (size_t i = 0; i < x->n_sources; i++) {
-		const kv_source_snap *s = &x->sources[i];
-		if (!s->stats.has_timestamp)
+	FOR_MEMBERS(x, s, m)
+	{
+		if (!m->stats.has_timestamp)
 			continue;
 		open_sample(b, "mooncake_kv_last_event_timestamp_seconds");
-		source_label(b, s);
-		close_double(b, (double)s->stats.last_timestamp_ms / 1000.0);
+		member_labels(b, s, m, false);
+		close_double(b, (double)m->stats.last_timestamp_ms / 1000.0);
 	}
 
 	render_hist(b, "mooncake_kv_event_lag_seconds",
-		    "Receive time minus the message timestamp (clock skew clamps at 0).", x, SRC(stats.lag_seconds));
+		    "Receive time minus the message timestamp (clock skew clamps at 0).", x, MEM(stats.lag_seconds));
 	render_hist(b, "mooncake_kv_batch_events", "Events per message (the publisher sends up to 64).", x,
-		    SRC(stats.batch_events));
+		    MEM(stats.batch_events));
 }
 
 /* --- per tenant --- */
@@ -249,10 +285,10 @@ static const struct src_u64 tenant_u64[] = {
 };
 
 /* Runs the statement that follows once for every tenant t of every source s. */
-#define FOR_TENANTS(x, s, t)                                                    \
-	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                       \
-		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL) \
-			for (size_t ti_ = 0; ti_ < s->n_tenants; ti_++)         \
+#define FOR_TENANTS(x, s, t)                                                           \
+	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                              \
+		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL)        \
+			for (size_t ti_ = 0; !s->dropped && ti_ < s->n_tenants; ti_++) \
 				for (const kv_tenant_snap *t = &s->tenants[ti_]; t; t = NULL)
 
 static void tenant_sample(B *b, const char *name, const kv_source_snap *s, const kv_tenant_snap *t,
@@ -462,21 +498,20 @@ static void master_value(B *b, const kv_master *m, const struct master_metric *m
 static void render_master(B *b, const kv_exporter_snap *x)
 {
 	bool any = false;
-	for (size_t i = 0; i < x->n_sources; i++)
-		any |= x->sources[i].has_master;
+	FOR_MEMBERS(x, s, m)
+	any |= m->has_master;
 	if (!any)
 		return;
 	for (size_t f = 0; f < sizeof(master_metrics) / sizeof(master_metrics[0]); f++) {
 		const struct master_metric *mm = &master_metrics[f];
 		header(b, mm->name, mm->type, mm->help);
-		for (size_t i = 0; i < x->n_sources; i++) {
-			const kv_source_snap *s = &x->sources[i];
-			const kv_master *m = &s->master;
-			if (!s->has_master || !gate_open(m, mm->gate))
+		FOR_MEMBERS(x, s, m)
+		{
+			if (!m->has_master || !gate_open(&m->master, mm->gate))
 				continue;
 			open_sample(b, mm->name);
-			source_label(b, s);
-			master_value(b, m, mm);
+			member_labels(b, s, m, false);
+			master_value(b, &m->master, mm);
 		}
 	}
 	static const struct {
@@ -490,16 +525,196 @@ static void render_master(B *b, const kv_exporter_snap *x)
 	};
 	for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
 		header(b, errs[e].name, "counter", errs[e].help);
-		for (size_t i = 0; i < x->n_sources; i++) {
-			const kv_source_snap *s = &x->sources[i];
-			if (!s->has_master)
+		FOR_MEMBERS(x, s, m)
+		{
+			if (!m->has_master)
 				continue;
-			const uint64_t *n = (const uint64_t *)((const char *)&s->master + errs[e].off);
+			const uint64_t *n = (const uint64_t *)((const char *)&m->master + errs[e].off);
 			for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++) {
 				open_sample(b, errs[e].name);
-				source_label(b, s);
+				member_labels(b, s, m, false);
 				close_u64(b, "reason", kv_poll_error_name(r), n[r]);
 			}
+		}
+	}
+}
+
+/* --- highly available masters: every source whose members are polled --- */
+
+static void render_ha(B *b, const kv_exporter_snap *x)
+{
+	bool any = false;
+	for (size_t i = 0; i < x->n_sources; i++)
+		any |= x->sources[i].polled;
+	if (!any)
+		return;
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} per_source[] = {
+		{"mooncake_kv_master_failovers_total", "counter",
+		 "Leadership changes among the source's masters: the serving master changed or view_version moved "
+		 "(each change counted once).",
+		 offsetof(kv_ha, failovers)},
+		{"mooncake_kv_master_split_brain", "gauge", "1 while more than one of the source's masters serves.",
+		 offsetof(kv_ha, split_brain)},
+		{"mooncake_kv_master_split_brains_total", "counter",
+		 "Times more than one of the source's masters began to serve at once.", offsetof(kv_ha, split_brains)},
+	};
+	for (size_t f = 0; f < sizeof(per_source) / sizeof(per_source[0]); f++) {
+		header(b, per_source[f].name, per_source[f].type, per_source[f].help);
+		for (size_t i = 0; i < x->n_sources; i++) {
+			const kv_source_snap *s = &x->sources[i];
+			if (!s->polled)
+				continue;
+			const char *p = (const char *)&s->leadership + per_source[f].off;
+			uint64_t v;
+			bool flag;
+			if (per_source[f].off == offsetof(kv_ha, split_brain))
+				memcpy(&flag, p, sizeof(flag)), v = flag;
+			else
+				v = field_u64(&s->leadership, per_source[f].off);
+			open_sample(b, per_source[f].name);
+			source_label(b, s);
+			close_u64(b, NULL, NULL, v);
+		}
+	}
+	header(b, "mooncake_kv_master_view_version", "gauge",
+	       "The highest view_version the source's masters report in /leader; it grows with every leadership "
+	       "change.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		if (!s->polled || !s->leadership.has_view)
+			continue;
+		open_sample(b, "mooncake_kv_master_view_version");
+		source_label(b, s);
+		close_u64(b, NULL, NULL, s->leadership.view);
+	}
+	header(b, "mooncake_kv_master_leader", "gauge", "1 for the master that serves (the leader), 0 for the others.");
+	FOR_MEMBERS(x, s, m)
+	{
+		if (!s->polled)
+			continue;
+		open_sample(b, "mooncake_kv_master_leader");
+		member_labels(b, s, m, true);
+		close_u64(b, NULL, NULL, s->leadership.leader == (int)(m - s->members));
+	}
+	header(b, "mooncake_kv_master_role", "gauge",
+	       "The master's role, one series per role with 1 for the current one: leader (serving or warming up), "
+	       "standby (standing by, a candidate, recovering, catching up) or unknown (no answer, or no /ha_status: "
+	       "then leader while its status answers 200).");
+	FOR_MEMBERS(x, s, m)
+	{
+		if (!s->polled)
+			continue;
+		enum kv_ha_role role = kv_ha_role_of(m->ha.state);
+		if (role == KV_ROLE_UNKNOWN && m->ha.answered)
+			role = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
+		for (int r = 0; r < KV_ROLE__COUNT; r++) {
+			open_sample(b, "mooncake_kv_master_role");
+			member_labels(b, s, m, true);
+			close_u64(b, "role", kv_ha_role_name(r), role == (enum kv_ha_role)r);
+		}
+	}
+	header(b, "mooncake_kv_standby_events_total", "counter",
+	       "Events received from a master that does not serve (applied all the same: they are real mutations).");
+	FOR_MEMBERS(x, s, m)
+	{
+		if (!s->polled)
+			continue;
+		open_sample(b, "mooncake_kv_standby_events_total");
+		member_labels(b, s, m, true);
+		close_u64(b, NULL, NULL, m->standby_events);
+	}
+	header(b, "mooncake_kv_master_ha_poll_errors_total", "counter",
+	       "Failed reads of the master's /ha_status or /leader, by reason (a master without them, 404, is not "
+	       "counted).");
+	FOR_MEMBERS(x, s, m)
+	{
+		if (!s->polled)
+			continue;
+		for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++) {
+			open_sample(b, "mooncake_kv_master_ha_poll_errors_total");
+			member_labels(b, s, m, true);
+			close_u64(b, "reason", kv_poll_error_name(r), m->ha_errors[r]);
+		}
+	}
+}
+
+/* --- tenant quotas, from the leader --- */
+
+#define FOR_QUOTAS(x, s, q)                                                     \
+	for (size_t si_ = 0; si_ < (x)->n_sources; si_++)                       \
+		for (const kv_source_snap *s = &(x)->sources[si_]; s; s = NULL) \
+			for (size_t qi_ = 0; qi_ < s->quotas.n; qi_++)          \
+				for (const kv_quota *q = &s->quotas.v[qi_]; q; q = NULL)
+
+static void quota_sample(B *b, const char *name, const kv_source_snap *s, const kv_quota *q, const char *kind,
+			 uint64_t v)
+{
+	open_sample(b, name);
+	source_label(b, s);
+	kv_buf_adds(b, ",tenant_id=\"");
+	kv_render_label_value(b, s->quotas.names.data + q->name_at, q->name_len, true);
+	kv_buf_addc(b, '"');
+	close_u64(b, kind ? "kind" : NULL, kind, v);
+}
+
+static void render_quotas(B *b, const kv_exporter_snap *x)
+{
+	bool any = false;
+	for (size_t i = 0; i < x->n_sources; i++)
+		any |= x->sources[i].polled;
+	if (!any)
+		return;
+	header(b, "mooncake_kv_tenant_quota_bytes", "gauge",
+	       "The tenant's quota as the leader reports it: requested, and effective (what it enforces).");
+	FOR_QUOTAS(x, s, q)
+	{
+		quota_sample(b, "mooncake_kv_tenant_quota_bytes", s, q, "requested", q->requested);
+		quota_sample(b, "mooncake_kv_tenant_quota_bytes", s, q, "effective", q->effective);
+	}
+	header(b, "mooncake_kv_tenant_charged_bytes", "gauge", "Bytes the leader charges to the tenant's quota.");
+	FOR_QUOTAS(x, s, q)
+	quota_sample(b, "mooncake_kv_tenant_charged_bytes", s, q, NULL, q->charged);
+	header(b, "mooncake_kv_tenant_over_quota", "gauge", "1 when the leader says the tenant is over its quota.");
+	FOR_QUOTAS(x, s, q)
+	quota_sample(b, "mooncake_kv_tenant_over_quota", s, q, NULL, q->over_quota);
+	header(b, "mooncake_kv_tenant_admission_closed", "gauge",
+	       "1 when the leader admits no new objects of the tenant.");
+	FOR_QUOTAS(x, s, q)
+	quota_sample(b, "mooncake_kv_tenant_admission_closed", s, q, NULL, q->admission_closed);
+	header(b, "mooncake_kv_tenant_quotas_enabled", "gauge",
+	       "1 when the leader enforces tenant quotas, 0 when it answered 409 (not enabled); absent until known.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		if (!s->polled || s->quotas.mode == KV_QUOTAS_UNKNOWN)
+			continue;
+		open_sample(b, "mooncake_kv_tenant_quotas_enabled");
+		source_label(b, s);
+		close_u64(b, NULL, NULL, s->quotas.mode == KV_QUOTAS_ON);
+	}
+	header(b, "mooncake_kv_tenant_quotas_overflow", "gauge",
+	       "Tenants of the leader's last quota answer left out: beyond --limits.max-tenants.");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		if (!s->polled || s->quotas.mode != KV_QUOTAS_ON)
+			continue;
+		open_sample(b, "mooncake_kv_tenant_quotas_overflow");
+		source_label(b, s);
+		close_u64(b, NULL, NULL, s->quotas.overflow);
+	}
+	header(b, "mooncake_kv_master_quota_poll_errors_total", "counter",
+	       "Failed reads of the leader's /api/v1/tenant_quotas, by reason (409, quotas not enabled, is not "
+	       "counted).");
+	for (size_t i = 0; i < x->n_sources; i++) {
+		const kv_source_snap *s = &x->sources[i];
+		if (!s->polled)
+			continue;
+		for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++) {
+			open_sample(b, "mooncake_kv_master_quota_poll_errors_total");
+			source_label(b, s);
+			close_u64(b, "reason", kv_poll_error_name(r), s->quota_errors[r]);
 		}
 	}
 }
@@ -644,6 +859,8 @@ int kv_render(B *out, const kv_exporter_snap *x)
 	render_tenants(out, x);
 	render_groups(out, x);
 	render_master(out, x);
+	render_ha(out, x);
+	render_quotas(out, x);
 	render_recon(out, x);
 	render_exporter(out, x);
 	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;

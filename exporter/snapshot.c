@@ -3,10 +3,32 @@
 
 #include "kv_snapshot.h"
 
+int kv_snapshot_members(kv_source_snap *snap, size_t n)
+{
+	if (n > snap->cap_members) {
+		kv_member_snap *p = realloc(snap->members, n * sizeof(*p));
+		if (!p)
+			return KV_ENOMEM;
+		snap->members = p;
+		snap->cap_members = n;
+	}
+	if (n)
+		memset(snap->members, 0, n * sizeof(*snap->members));
+	snap->n_members = n;
+	return KV_OK;
+}
+
+void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st)
+{
+	m->stats = *kv_stream_stats_of(st);
+	m->seq = *kv_stream_seq(st);
+}
+
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 {
-	snap->stats = *kv_stream_stats_of(st);
-	snap->seq = *kv_stream_seq(st);
+	if (kv_snapshot_members(snap, 1) != KV_OK)
+		return KV_ENOMEM;
+	kv_snapshot_member_stream(&snap->members[0], st);
 	return kv_snapshot_state(snap, kv_stream_state(st));
 }
 
@@ -71,6 +93,10 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 
 void kv_source_snap_release(kv_source_snap *snap)
 {
+	free(snap->members);
+	snap->members = NULL;
+	snap->n_members = snap->cap_members = 0;
+	kv_quotas_free(&snap->quotas);
 	free(snap->tenants);
 	free(snap->group_pool);
 	free(snap->group_names);

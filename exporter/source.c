@@ -1,7 +1,7 @@
-/* The ZMQ shell around kv_stream: one SUB socket and one monitor socket,
- * set up by kv_source_init (so that a bad endpoint fails at start-up) and
- * then owned by the ingest thread, polled with a short timeout so that a
- * stop is noticed within 100 ms. */
+/* The ZMQ shell around kv_stream: per member, one SUB socket and one
+ * monitor socket, set up by kv_source_init (so that a bad endpoint fails at
+ * start-up) and then owned by the member's ingest thread, polled with a
+ * short timeout so that a stop is noticed within 100 ms. */
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -27,47 +27,57 @@ static int setopt_int(void *sock, int opt, int v)
 	return zmq_setsockopt(sock, opt, &v, sizeof(v));
 }
 
-static void close_sockets(kv_source *s)
+static void close_sockets(kv_member *m)
 {
-	if (s->sub)
-		zmq_socket_monitor(s->sub, NULL, 0);
-	if (s->mon)
-		zmq_close(s->mon);
-	if (s->sub)
-		zmq_close(s->sub);
-	s->sub = s->mon = NULL;
+	if (m->sub)
+		zmq_socket_monitor(m->sub, NULL, 0);
+	if (m->mon)
+		zmq_close(m->mon);
+	if (m->sub)
+		zmq_close(m->sub);
+	m->sub = m->mon = NULL;
 }
 
 /* Returns 0, or KV_EINVAL with the failed step and ZMQ's reason in err. */
-static int open_sockets(kv_source *s, void *zctx, char *err, size_t errlen)
+static int open_sockets(kv_member *m, size_t index, void *zctx, char *err, size_t errlen)
 {
-	const kv_config *c = s->config;
-	const char *step = "create a socket for";
+	const kv_config *c = m->src->config;
+	const char *name = m->src->cfg->name, *step = "create a socket for";
 	char mon_ep[128];
 	int64_t maxmsg = c->zmq_max_message_size;
-	if (!(s->sub = zmq_socket(zctx, ZMQ_SUB)))
+	if (!(m->sub = zmq_socket(zctx, ZMQ_SUB)))
 		goto fail;
 	step = "set the socket options for";
-	if (zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) || setopt_int(s->sub, ZMQ_LINGER, 0) ||
-	    setopt_int(s->sub, ZMQ_RCVHWM, c->zmq_rcvhwm) ||
-	    zmq_setsockopt(s->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) ||
-	    setopt_int(s->sub, ZMQ_RECONNECT_IVL, 100) || setopt_int(s->sub, ZMQ_RECONNECT_IVL_MAX, 5000) ||
-	    setopt_int(s->sub, ZMQ_HEARTBEAT_IVL, 5000) || setopt_int(s->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
+	if (zmq_setsockopt(m->sub, ZMQ_SUBSCRIBE, "", 0) || setopt_int(m->sub, ZMQ_LINGER, 0) ||
+	    setopt_int(m->sub, ZMQ_RCVHWM, c->zmq_rcvhwm) ||
+	    zmq_setsockopt(m->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) ||
+	    setopt_int(m->sub, ZMQ_RECONNECT_IVL, 100) || setopt_int(m->sub, ZMQ_RECONNECT_IVL_MAX, 5000) ||
+	    setopt_int(m->sub, ZMQ_HEARTBEAT_IVL, 5000) || setopt_int(m->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
 		goto fail;
 	step = "monitor the connection to";
-	snprintf(mon_ep, sizeof(mon_ep), "inproc://monitor-%s", s->cfg->name);
-	if (zmq_socket_monitor(s->sub, mon_ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) ||
-	    !(s->mon = zmq_socket(zctx, ZMQ_PAIR)) || setopt_int(s->mon, ZMQ_LINGER, 0) || zmq_connect(s->mon, mon_ep))
+	snprintf(mon_ep, sizeof(mon_ep), "inproc://monitor-%s-%zu", name, index);
+	if (zmq_socket_monitor(m->sub, mon_ep, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) ||
+	    !(m->mon = zmq_socket(zctx, ZMQ_PAIR)) || setopt_int(m->mon, ZMQ_LINGER, 0) || zmq_connect(m->mon, mon_ep))
 		goto fail;
 	step = "connect to";
-	if (zmq_connect(s->sub, s->cfg->zmq))
+	if (zmq_connect(m->sub, m->cfg->zmq))
 		goto fail;
 	return KV_OK;
 fail:
-	snprintf(err, errlen, "source \"%s\": cannot %s %s: %s", s->cfg->name, step, s->cfg->zmq,
-		 zmq_strerror(zmq_errno()));
-	close_sockets(s);
+	snprintf(err, errlen, "source \"%s\": cannot %s %s: %s", name, step, m->cfg->zmq, zmq_strerror(zmq_errno()));
+	close_sockets(m);
 	return KV_EINVAL;
+}
+
+static void free_members(kv_source *s)
+{
+	for (size_t i = 0; s->members && i < s->n_members; i++) {
+		close_sockets(&s->members[i]);
+		kv_stream_free(s->members[i].stream);
+	}
+	free(s->members);
+	kv_state_free(s->state);
+	kv_quotas_free(&s->quotas);
 }
 
 int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
@@ -77,68 +87,88 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->cfg = src;
 	s->config = cfg;
 	s->stop = stop;
-	atomic_init(&s->connected, false);
-	atomic_init(&s->ever_connected, false);
-	atomic_init(&s->backlog, 0);
+	kv_ha_init(&s->ha);
+	atomic_init(&s->drift, false);
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
 		return KV_ENOMEM;
 	}
 	int rc = KV_ENOMEM;
 	const kv_keygroup_re *re = kv_config_keygroups(cfg, src);
-	if (!(s->stream = kv_stream_new(budget, seed)) || (re && kv_stream_set_keygroups(s->stream, re) != KV_OK))
+	s->n_members = src->n_members;
+	if (!(s->state = kv_state_new(budget, seed)) || (re && kv_state_set_keygroups(s->state, re) != KV_OK) ||
+	    !(s->members = calloc(src->n_members, sizeof(*s->members)))) {
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
-	else
-		rc = open_sockets(s, zctx, err, errlen);
-	if (rc != KV_OK) {
-		kv_stream_free(s->stream);
-		pthread_mutex_destroy(&s->lock);
-		memset(s, 0, sizeof(*s));
+		goto fail;
 	}
+	for (size_t i = 0; i < s->n_members; i++) {
+		kv_member *m = &s->members[i];
+		m->src = s;
+		m->cfg = &src->members[i];
+		atomic_init(&m->connected, false);
+		atomic_init(&m->ever_connected, false);
+		atomic_init(&m->not_serving, false);
+		atomic_init(&m->backlog, 0);
+		if (!(m->stream = kv_stream_attach(s->state))) {
+			snprintf(err, errlen, "source \"%s\": out of memory", src->name);
+			goto fail;
+		}
+		if ((rc = open_sockets(m, i, zctx, err, errlen)) != KV_OK)
+			goto fail;
+	}
+	return KV_OK;
+fail:
+	free_members(s);
+	pthread_mutex_destroy(&s->lock);
+	memset(s, 0, sizeof(*s));
 	return rc;
 }
 
-static void on_monitor_event(kv_source *s)
+static void log_member(enum kv_log_level level, const char *msg, const kv_member *m)
 {
-	zmq_msg_t m;
-	zmq_msg_init(&m);
-	if (zmq_msg_recv(&m, s->mon, ZMQ_DONTWAIT) < 0) {
-		zmq_msg_close(&m);
+	kv_log(level, msg, "source", m->src->cfg->name, "endpoint", m->cfg->zmq, NULL);
+}
+
+static void on_monitor_event(kv_member *m)
+{
+	kv_source *s = m->src;
+	zmq_msg_t msg;
+	zmq_msg_init(&msg);
+	if (zmq_msg_recv(&msg, m->mon, ZMQ_DONTWAIT) < 0) {
+		zmq_msg_close(&msg);
 		return;
 	}
 	uint16_t event = 0;
-	if (zmq_msg_size(&m) >= 6)
-		memcpy(&event, zmq_msg_data(&m), sizeof(event));
-	while (zmq_msg_more(&m)) { /* the endpoint frame */
-		zmq_msg_close(&m);
-		zmq_msg_init(&m);
-		if (zmq_msg_recv(&m, s->mon, 0) < 0)
+	if (zmq_msg_size(&msg) >= 6)
+		memcpy(&event, zmq_msg_data(&msg), sizeof(event));
+	while (zmq_msg_more(&msg)) { /* the endpoint frame */
+		zmq_msg_close(&msg);
+		zmq_msg_init(&msg);
+		if (zmq_msg_recv(&msg, m->mon, 0) < 0)
 			break;
 	}
-	zmq_msg_close(&m);
+	zmq_msg_close(&msg);
 
 	if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-		bool again = atomic_exchange(&s->ever_connected, true);
-		atomic_store(&s->connected, true);
+		bool again = atomic_exchange(&m->ever_connected, true);
+		atomic_store(&m->connected, true);
 		if (again) {
 			pthread_mutex_lock(&s->lock);
-			kv_stream_reconnected(s->stream);
+			kv_stream_reconnected(m->stream);
 			pthread_mutex_unlock(&s->lock);
 		}
-		kv_log(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", "source",
-		       s->cfg->name, "endpoint", s->cfg->zmq, NULL);
+		log_member(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
-		atomic_store(&s->connected, false);
+		atomic_store(&m->connected, false);
 		pthread_mutex_lock(&s->lock);
-		kv_stream_disconnected(s->stream);
+		kv_stream_disconnected(m->stream);
 		pthread_mutex_unlock(&s->lock);
-		kv_log(KV_LOG_WARN, "disconnected from the publisher", "source", s->cfg->name, "endpoint", s->cfg->zmq,
-		       NULL);
+		log_member(KV_LOG_WARN, "disconnected from the publisher", m);
 	}
 }
 
 /* Called without the lock: a slow stderr must not hold up scrapes. */
-static void log_rejection(const kv_source *s, enum kv_reason r, uint64_t seq, kv_ratelimit *rl)
+static void log_rejection(const kv_member *m, enum kv_reason r, uint64_t seq, kv_ratelimit *rl)
 {
 	unsigned held;
 	if (!kv_ratelimit_allow(rl, kv_now(), &held))
@@ -146,13 +176,13 @@ static void log_rejection(const kv_source *s, enum kv_reason r, uint64_t seq, kv
 	char seqs[24], sup[16];
 	snprintf(seqs, sizeof(seqs), "%llu", (unsigned long long)seq);
 	snprintf(sup, sizeof(sup), "%u", held);
-	kv_log(KV_LOG_WARN, "rejected input", "source", s->cfg->name, "reason", kv_reason_name(r), "seq", seqs,
-	       "suppressed", sup, NULL);
+	kv_log(KV_LOG_WARN, "rejected input", "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "reason",
+	       kv_reason_name(r), "seq", seqs, "suppressed", sup, NULL);
 }
 
 /* A gap or a reset, once per message, rate-limited; the poller logs the
  * cause once the master's counters have been compared. */
-static void log_break(const kv_source *s, const kv_ingest_report *rep, kv_ratelimit *rl)
+static void log_break(const kv_member *m, const kv_ingest_report *rep, kv_ratelimit *rl)
 {
 	unsigned held;
 	if (!kv_ratelimit_allow(rl, kv_now(), &held))
@@ -163,13 +193,15 @@ static void log_break(const kv_source *s, const kv_ingest_report *rep, kv_rateli
 	snprintf(missing, sizeof(missing), "%llu", (unsigned long long)rep->missing);
 	snprintf(sup, sizeof(sup), "%u", held);
 	kv_log(KV_LOG_WARN, rep->verdict == KV_SEQ_RESET ? "publisher reset: sequence restarted" : "sequence gap",
-	       "source", s->cfg->name, "previous_seq", prev, "seq", seq, "missing", missing, "suppressed", sup, NULL);
+	       "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "previous_seq", prev, "seq", seq, "missing",
+	       missing, "suppressed", sup, NULL);
 }
 
 /* Receives one whole multipart message (non-blocking) and ingests it.
  * Returns false when nothing was waiting. */
-static bool ingest_one(kv_source *s, kv_ratelimit *rl, kv_ratelimit *rl_break)
+static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 {
+	kv_source *s = m->src;
 	zmq_msg_t parts[MAX_FRAMES], extra;
 	kv_frame frames[MAX_FRAMES];
 	size_t n = 0, total = 0;
@@ -178,14 +210,14 @@ static bool ingest_one(kv_source *s, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	 * rest.  Frames beyond MAX_FRAMES are received and dropped: n == 3
 	 * exactly when the message had 3 frames, which is all the decoder asks. */
 	while (more) {
-		zmq_msg_t *m = n < MAX_FRAMES ? &parts[n] : &extra;
-		zmq_msg_init(m);
-		if (zmq_msg_recv(m, s->sub, total == 0 ? ZMQ_DONTWAIT : 0) < 0) {
-			zmq_msg_close(m);
+		zmq_msg_t *msg = n < MAX_FRAMES ? &parts[n] : &extra;
+		zmq_msg_init(msg);
+		if (zmq_msg_recv(msg, m->sub, total == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+			zmq_msg_close(msg);
 			break;
 		}
 		total++;
-		more = zmq_msg_more(m);
+		more = zmq_msg_more(msg);
 		if (n < MAX_FRAMES)
 			n++;
 		else
@@ -199,14 +231,18 @@ static bool ingest_one(kv_source *s, kv_ratelimit *rl, kv_ratelimit *rl_break)
 
 	kv_ingest_report rep;
 	pthread_mutex_lock(&s->lock);
-	int rc = kv_stream_ingest(s->stream, frames, n, now_ms, &rep);
+	int rc = kv_stream_ingest(m->stream, frames, n, now_ms, &rep);
+	/* a member that does not serve and publishes all the same: its events
+	 * are real mutations (applied), and a sign of trouble (counted) */
+	if (atomic_load_explicit(&m->not_serving, memory_order_relaxed))
+		m->standby_events += rep.events;
 	pthread_mutex_unlock(&s->lock);
 	if (rep.reject != KV_R_OK)
-		log_rejection(s, rep.reject, rep.seq, rl);
+		log_rejection(m, rep.reject, rep.seq, rl);
 	if (rep.verdict == KV_SEQ_GAP || rep.verdict == KV_SEQ_RESET)
-		log_break(s, &rep, rl_break);
+		log_break(m, &rep, rl_break);
 	if (rc != KV_OK)
-		kv_log(KV_LOG_ERROR, "out of memory: a message or an event was lost", "source", s->cfg->name, NULL);
+		log_member(KV_LOG_ERROR, "out of memory: a message or an event was lost", m);
 	for (size_t i = 0; i < n; i++)
 		zmq_msg_close(&parts[i]);
 	return true;
@@ -214,53 +250,59 @@ static bool ingest_one(kv_source *s, kv_ratelimit *rl, kv_ratelimit *rl_break)
 
 static void *ingest_main(void *arg)
 {
-	kv_source *s = arg;
+	kv_member *m = arg;
 	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
-	zmq_pollitem_t items[2] = {{s->sub, 0, ZMQ_POLLIN, 0}, {s->mon, 0, ZMQ_POLLIN, 0}};
-	while (!atomic_load(s->stop)) {
+	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
+	while (!atomic_load(m->src->stop)) {
 		int n = zmq_poll(items, 2, POLL_MS);
 		if (n < 0) {
 			if (zmq_errno() == EINTR)
 				continue;
-			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", s->cfg->name, "err",
+			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", m->src->cfg->name, "err",
 			       zmq_strerror(zmq_errno()), NULL);
 			break;
 		}
 		if (items[1].revents & ZMQ_POLLIN)
-			on_monitor_event(s);
+			on_monitor_event(m);
 		if (!(items[0].revents & ZMQ_POLLIN))
 			continue;
 		int i = 0;
-		while (i < DRAIN_PER_WAKEUP && ingest_one(s, &rl, &rl_break))
+		while (i < DRAIN_PER_WAKEUP && ingest_one(m, &rl, &rl_break))
 			i++;
-		uint64_t streak = atomic_load_explicit(&s->backlog, memory_order_relaxed) + (uint64_t)i;
+		uint64_t streak = atomic_load_explicit(&m->backlog, memory_order_relaxed) + (uint64_t)i;
 		if (i == DRAIN_PER_WAKEUP) { /* more waiting: still catching up */
-			atomic_store_explicit(&s->backlog, streak, memory_order_relaxed);
+			atomic_store_explicit(&m->backlog, streak, memory_order_relaxed);
 			continue;
 		}
-		atomic_store_explicit(&s->backlog, 0, memory_order_relaxed);
+		atomic_store_explicit(&m->backlog, 0, memory_order_relaxed);
 		if (streak >= TRIM_AFTER_MESSAGES)
 			malloc_trim(0);
 	}
-	close_sockets(s);
+	close_sockets(m);
 	return NULL;
 }
 
 int kv_source_start(kv_source *s)
 {
-	/* the sockets move to the ingest thread: pthread_create is the full
-	 * memory barrier ZMQ asks for when a socket changes threads */
-	if (pthread_create(&s->ingest_thread, NULL, ingest_main, s) != 0)
-		return KV_ENOMEM;
-	s->ingest_started = true;
-	/* named so that top, perf and the benchmark can find it */
-	char name[16];
-	snprintf(name, sizeof(name), "kvx-in:%s", s->cfg->name);
-	pthread_setname_np(s->ingest_thread, name);
-	if (s->cfg->status) {
-		if (pthread_create(&s->poll_thread, NULL, kv_status_poll_main, s) != 0)
+	for (size_t i = 0; i < s->n_members; i++) {
+		kv_member *m = &s->members[i];
+		/* the sockets move to the ingest thread: pthread_create is the
+		 * full memory barrier ZMQ asks for when a socket changes threads */
+		if (pthread_create(&m->ingest_thread, NULL, ingest_main, m) != 0)
 			return KV_ENOMEM;
-		s->poll_started = true;
+		m->ingest_started = true;
+		/* named so that top, perf and the benchmark can find it */
+		char name[16];
+		if (s->n_members > 1)
+			snprintf(name, sizeof(name), "kvx-in%c:%s", (char)('0' + i % 10), s->cfg->name);
+		else
+			snprintf(name, sizeof(name), "kvx-in:%s", s->cfg->name);
+		pthread_setname_np(m->ingest_thread, name);
+		if (m->cfg->status) {
+			if (pthread_create(&m->poll_thread, NULL, kv_status_poll_main, m) != 0)
+				return KV_ENOMEM;
+			m->poll_started = true;
+		}
 	}
 	if (s->cfg->reconcile) {
 		if (pthread_create(&s->recon_thread, NULL, kv_reconcile_main, s) != 0)
@@ -272,41 +314,86 @@ int kv_source_start(kv_source *s)
 
 void kv_source_destroy(kv_source *s)
 {
-	if (s->ingest_started)
-		pthread_join(s->ingest_thread, NULL);
-	else
-		close_sockets(s); /* never handed to a thread */
-	if (s->poll_started)
-		pthread_join(s->poll_thread, NULL);
+	for (size_t i = 0; i < s->n_members; i++) {
+		kv_member *m = &s->members[i];
+		if (m->ingest_started)
+			pthread_join(m->ingest_thread, NULL); /* it closed its sockets */
+		if (m->poll_started)
+			pthread_join(m->poll_thread, NULL);
+	}
 	if (s->recon_started)
 		pthread_join(s->recon_thread, NULL);
-	kv_stream_free(s->stream);
+	free_members(s);
 	pthread_mutex_destroy(&s->lock);
 }
 
 int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 {
 	out->name = s->cfg->name;
-	out->connected = atomic_load(&s->connected);
-	out->backlog = atomic_load_explicit(&s->backlog, memory_order_relaxed);
-	out->has_master = s->cfg->status != NULL;
+	out->ha = s->cfg->ha;
+	out->polled = s->cfg->polled;
+	if (kv_snapshot_members(out, s->n_members) != KV_OK)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < s->n_members; i++) {
+		out->members[i].label = s->members[i].cfg->label;
+		out->members[i].connected = atomic_load(&s->members[i].connected);
+		out->members[i].backlog = atomic_load_explicit(&s->members[i].backlog, memory_order_relaxed);
+		out->members[i].has_master = s->members[i].cfg->status != NULL;
+	}
 	pthread_mutex_lock(&s->lock);
-	int rc = kv_snapshot_stream(out, s->stream);
-	out->master = s->master;
+	for (size_t i = 0; i < s->n_members; i++) {
+		const kv_member *m = &s->members[i];
+		kv_member_snap *o = &out->members[i];
+		kv_snapshot_member_stream(o, m->stream);
+		o->master = m->master;
+		o->ha = m->ha;
+		memcpy(o->ha_errors, m->ha_errors, sizeof(o->ha_errors));
+		o->standby_events = m->standby_events;
+	}
+	out->leadership = s->ha;
+	out->dropped = s->dropped;
+	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
+	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
+	int rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	out->recon.enabled = s->cfg->reconcile;
 	pthread_mutex_unlock(&s->lock);
-	return rc;
+	return rc != KV_OK ? rc : rs;
 }
 
 bool kv_source_ready(kv_source *s)
 {
-	if (!atomic_load(&s->ever_connected))
-		return false;
-	if (!s->cfg->status)
-		return true;
+	/* every master polled once; whichever serves, connected; and one of
+	 * them telling something: connected, or answering as a standby */
+	bool all = true, one = false;
 	pthread_mutex_lock(&s->lock);
-	bool polled = s->master.polled;
+	for (size_t i = 0; i < s->n_members; i++) {
+		const kv_member *m = &s->members[i];
+		bool connected = atomic_load(&m->ever_connected);
+		if (m->cfg->status && !m->master.polled)
+			all = false;
+		else if (m->cfg->status && m->ha.serving && !connected)
+			all = false;
+		one |= connected || (m->cfg->status && m->ha.answered && !m->ha.serving);
+	}
 	pthread_mutex_unlock(&s->lock);
-	return polled;
+	return all && one;
+}
+
+const char *kv_source_leader_url(const kv_source *s)
+{
+	if (s->ha.leader >= 0)
+		return s->members[s->ha.leader].cfg->status;
+	return s->n_members == 1 && !s->members[0].master.standby ? s->members[0].cfg->status : NULL;
+}
+
+uint64_t kv_source_breaks(const kv_source *s)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->n_members; i++) {
+		kv_stream_pos pos;
+		kv_stream_position(s->members[i].stream, &pos);
+		n += pos.breaks;
+	}
+	return n;
 }

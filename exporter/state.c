@@ -310,6 +310,14 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 		s->tenants[i]->stale |= why;
 }
 
+void kv_state_drop(kv_state *s)
+{
+	for (size_t i = 0; i < s->n_tenants; i++) {
+		clear_tenant(s, s->tenants[i]);
+		s->tenants[i]->stale = KV_STALE_STARTUP;
+	}
+}
+
 static kv_str dup_str(const char *p, size_t n)
 {
 	char *c = malloc(n + 1);

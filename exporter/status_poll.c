@@ -1,7 +1,9 @@
-/* The poller: every --master.poll-interval, GET <url>/kv_events/status
- * (kv_master: restarts, loss by cause, a lost tail) and GET <url>/metrics
- * for master_key_count (the drift of the stream's view), over one reused
- * connection. */
+/* The poller of one member: every --master.poll-interval, over one reused
+ * connection, GET <url>/kv_events/status (kv_master: restarts, loss by
+ * cause, a lost tail), /ha_status and /leader (kv_ha: who serves, failovers,
+ * split brains), and from the serving member only /metrics for
+ * master_key_count (the drift of the stream's view) and
+ * /api/v1/tenant_quotas. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,24 +24,25 @@ static const char *u64s(char *buf, size_t n, uint64_t v)
 	return buf;
 }
 
-static void log_outcome(const kv_source *s, const kv_master *before, const kv_master *after, enum kv_poll_error err,
+static void log_outcome(const kv_member *mb, const kv_master *before, const kv_master *after, enum kv_poll_error err,
 			long http, uint64_t tail, kv_ratelimit *rl)
 {
+	const kv_source *s = mb->src;
 	char a[24], b[24], c[24], d[24];
 	/* log changes of state, not every failed poll: a dead master must not
 	 * turn into an error storm */
 	if (after->standby && !before->standby)
-		kv_log(KV_LOG_INFO, "master is a standby (503)", "source", s->cfg->name, NULL);
+		kv_log(KV_LOG_INFO, "master is a standby (503)", "source", s->cfg->name, "url", mb->cfg->status, NULL);
 	else if (!after->up && (before->up || !before->polled))
-		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", s->cfg->status,
+		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", mb->cfg->status,
 		       "reason", kv_poll_error_name(err), "http_status", u64s(a, sizeof(a), (uint64_t)http), NULL);
 	else if (after->up && !after->standby && (!before->up || before->standby))
-		kv_log(KV_LOG_INFO, "master status poll ok", "source", s->cfg->name, NULL);
+		kv_log(KV_LOG_INFO, "master status poll ok", "source", s->cfg->name, "url", mb->cfg->status, NULL);
 
 	const kv_loss *l0 = &before->loss, *l1 = &after->loss;
 	unsigned held;
 	if (l1->restarts != l0->restarts && kv_ratelimit_allow(rl, kv_now(), &held))
-		kv_log(KV_LOG_WARN, "publisher restarted", "source", s->cfg->name, "restarts",
+		kv_log(KV_LOG_WARN, "publisher restarted", "source", s->cfg->name, "url", mb->cfg->status, "restarts",
 		       u64s(a, sizeof(a), l1->restarts - l0->restarts), NULL);
 	if (tail && kv_ratelimit_allow(rl, kv_now(), &held))
 		kv_log(KV_LOG_WARN, "lost the tail of the stream", "source", s->cfg->name, "missing",
@@ -56,9 +59,8 @@ static void log_outcome(const kv_source *s, const kv_master *before, const kv_ma
 
 /* Objects of the source, and whether all of them are in tenant `default`
  * of one backend (the only tenant the master's listing covers). */
-static uint64_t source_objects(const kv_stream *st, bool *all_default)
+static uint64_t source_objects(const kv_state *state, bool *all_default)
 {
-	const kv_state *state = kv_stream_state(st);
 	uint64_t n = 0;
 	*all_default = true;
 	for (size_t i = 0; i < kv_state_tenant_count(state); i++) {
@@ -71,33 +73,149 @@ static uint64_t source_objects(const kv_stream *st, bool *all_default)
 	return n;
 }
 
+struct urls {
+	char status[2048], keys[2048], ha[2048], leader[2048], quotas[2048];
+};
+
 /* The master's key count: kept in kv_master, and compared with the
  * stream's view (drift: see the reconciler). */
-static void poll_keys(kv_source *s, kv_fetch *f, const char *url)
+static void poll_keys(kv_member *m, kv_fetch *f, const struct urls *u)
 {
+	kv_source *s = m->src;
 	long http;
 	double keys = 0;
-	enum kv_poll_error err = kv_fetch_get(f, url, &http);
+	enum kv_poll_error err = kv_fetch_get(f, u->keys, &http);
 	if (err == KV_POLL_OK &&
 	    kv_promtext_sum(f->body.data ? f->body.data : "", f->body.len, "master_key_count", &keys) != KV_OK)
 		err = KV_POLL_FIELD;
 	pthread_mutex_lock(&s->lock);
-	kv_master_record_keys(&s->master, err, keys);
+	kv_master_record_keys(&m->master, err, keys);
 	bool all_default;
-	double objects = (double)source_objects(s->stream, &all_default);
+	double objects = (double)source_objects(s->state, &all_default);
 	bool apart = err == KV_POLL_OK && all_default && fabs(objects - keys) > fmax(16, keys / 100);
 	s->drift_polls = apart ? s->drift_polls + 1 : 0;
-	pthread_mutex_unlock(&s->lock);
 	atomic_store(&s->drift, s->drift_polls >= DRIFT_POLLS);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The tenant quotas, from the serving member: 409 says quotas are off on
+ * that master (said once in the log, nothing exported), 503 that it no
+ * longer serves (nothing to say). */
+static void poll_quotas(kv_member *m, kv_fetch *f, const struct urls *u)
+{
+	kv_source *s = m->src;
+	long http;
+	enum kv_poll_error err = kv_fetch_get(f, u->quotas, &http);
+	if (http == 503)
+		return;
+	pthread_mutex_lock(&s->lock);
+	enum kv_quota_mode was = s->quotas.mode;
+	if (http == 409) {
+		kv_quotas_free(&s->quotas);
+		s->quotas.mode = KV_QUOTAS_OFF;
+	} else {
+		if (err == KV_POLL_OK)
+			err = kv_quotas_parse(&s->quotas, f->body.data ? f->body.data : "", f->body.len,
+					      s->config->max_tenants);
+		if (err != KV_POLL_OK)
+			s->quota_errors[err]++;
+	}
+	enum kv_quota_mode now = s->quotas.mode;
+	pthread_mutex_unlock(&s->lock);
+	if (now == KV_QUOTAS_OFF && was != KV_QUOTAS_OFF)
+		kv_log(KV_LOG_INFO, "tenant quotas are not enabled on the master (409): none exported", "source",
+		       s->cfg->name, "url", m->cfg->status, NULL);
+}
+
+/* What /ha_status and /leader say of the member: state KV_HA_UNKNOWN when
+ * it has no /ha_status (404: a master without HA), else a failure counted. */
+static void poll_ha(kv_member *m, kv_fetch *f, const struct urls *u, kv_ha_obs *o)
+{
+	long http;
+	enum kv_poll_error err = kv_fetch_get(f, u->ha, &http);
+	o->state = err == KV_POLL_OK ? kv_ha_parse_state(f->body.data ? f->body.data : "", f->body.len) : KV_HA_UNKNOWN;
+	if (err == KV_POLL_OK && o->state == KV_HA_UNKNOWN)
+		err = KV_POLL_FIELD;
+	if (err == KV_POLL_OK && (err = kv_fetch_get(f, u->leader, &http)) == KV_POLL_OK &&
+	    kv_ha_parse_leader(f->body.data ? f->body.data : "", f->body.len, &o->has_view, &o->view_version) != KV_OK)
+		err = KV_POLL_FIELD;
+	if (err != KV_POLL_OK && http != 404) {
+		pthread_mutex_lock(&m->src->lock);
+		m->ha_errors[err]++;
+		pthread_mutex_unlock(&m->src->lock);
+	}
+}
+
+enum ha_news { HA_SAME, HA_FAILOVER, HA_SPLIT, HA_DROPPED, HA_RESUMED };
+
+/* With the member's new observation, under the lock: judges leadership
+ * across the members and applies what follows from it. */
+static unsigned judge(kv_member *m, const kv_ha_obs *o)
+{
+	kv_source *s = m->src;
+	unsigned news = 0;
+	m->ha = *o;
+	atomic_store_explicit(&m->not_serving, o->answered && !o->serving, memory_order_relaxed);
+	kv_ha_obs obs[s->n_members]; /* a handful: --source's master= list */
+	for (size_t i = 0; i < s->n_members; i++)
+		obs[i] = s->members[i].ha;
+	bool split_before = s->ha.split_brain;
+	if (kv_ha_judge(&s->ha, obs, s->n_members)) {
+		/* the new leader's publisher starts afresh, and what the old one
+		 * published last may never have reached us */
+		kv_state_mark_stale(s->state, KV_STALE_FAILOVER);
+		news |= 1u << HA_FAILOVER;
+	}
+	if (s->ha.split_brain && !split_before)
+		news |= 1u << HA_SPLIT;
+	/* a one-master source whose master stands by no longer describes the
+	 * store (the leader's own exporter does): its figures go, so that no
+	 * sum counts the store twice (docs/design.md, "Highly available masters") */
+	if (s->n_members == 1) {
+		if (m->master.standby && !s->dropped) {
+			kv_state_drop(s->state);
+			s->dropped = true;
+			news |= 1u << HA_DROPPED;
+		} else if (o->serving && s->dropped) {
+			s->dropped = false;
+			news |= 1u << HA_RESUMED;
+		}
+	}
+	return news;
+}
+
+static void log_ha(const kv_member *m, unsigned news, const kv_ha *h)
+{
+	const char *name = m->src->cfg->name;
+	char v[24];
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)h->view);
+	const char *leader = h->leader >= 0 && m->src->members[h->leader].cfg->label
+				     ? m->src->members[h->leader].cfg->label
+				     : "none";
+	if (news & 1u << HA_FAILOVER)
+		kv_log(KV_LOG_WARN, "master failover: tenants stale until reconciled", "source", name, "leader", leader,
+		       "view_version", v, NULL);
+	if (news & 1u << HA_SPLIT)
+		kv_log(KV_LOG_ERROR, "split brain: several masters serve at once", "source", name, "also",
+		       m->cfg->label ? m->cfg->label : "", NULL);
+	if (news & 1u << HA_DROPPED)
+		kv_log(KV_LOG_INFO, "the master stands by: its tenant figures are dropped until it serves", "source",
+		       name, NULL);
+	if (news & 1u << HA_RESUMED)
+		kv_log(KV_LOG_INFO, "the master serves again: tenant figures start afresh", "source", name, NULL);
 }
 
 void *kv_status_poll_main(void *arg)
 {
-	kv_source *s = arg;
+	kv_member *m = arg;
+	kv_source *s = m->src;
 	const kv_config *c = s->config;
-	char url[2048], keys_url[2048];
-	snprintf(url, sizeof(url), "%s/kv_events/status", s->cfg->status);
-	snprintf(keys_url, sizeof(keys_url), "%s/metrics", s->cfg->status);
+	struct urls u;
+	snprintf(u.status, sizeof(u.status), "%s/kv_events/status", m->cfg->status);
+	snprintf(u.keys, sizeof(u.keys), "%s/metrics", m->cfg->status);
+	snprintf(u.ha, sizeof(u.ha), "%s/ha_status", m->cfg->status);
+	snprintf(u.leader, sizeof(u.leader), "%s/leader", m->cfg->status);
+	snprintf(u.quotas, sizeof(u.quotas), "%s/api/v1/tenant_quotas", m->cfg->status);
 	kv_fetch f;
 	if (kv_fetch_init(&f, c->poll_timeout, c->max_status_bytes) != KV_OK) {
 		kv_log(KV_LOG_ERROR, "curl_easy_init failed", "source", s->cfg->name, NULL);
@@ -109,33 +227,44 @@ void *kv_status_poll_main(void *arg)
 	while (!atomic_load(s->stop)) {
 		kv_stream_pos pos;
 		pthread_mutex_lock(&s->lock);
-		kv_stream_position(s->stream, &pos);
+		kv_stream_position(m->stream, &pos);
 		pthread_mutex_unlock(&s->lock);
 
 		double t0 = kv_now();
 		long http;
-		enum kv_poll_error err = kv_fetch_get(&f, url, &http);
+		enum kv_poll_error err = kv_fetch_get(&f, u.status, &http);
 		double t1 = kv_now();
 		kv_master_status st;
 		if (err == KV_POLL_OK)
 			err = kv_master_parse(f.body.data ? f.body.data : "", f.body.len, &st);
 
+		kv_ha_obs o = {.answered = http == 200 || http == 503};
+		if (o.answered) /* a dead master is not asked twice more */
+			poll_ha(m, &f, &u, &o);
+		o.serving = o.state != KV_HA_UNKNOWN ? o.state == KV_HA_SERVING : http == 200;
+
 		uint64_t tail = 0;
 		pthread_mutex_lock(&s->lock);
-		kv_master before = s->master;
-		kv_master_record(&s->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
+		kv_master before = m->master;
+		kv_master_record(&m->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
 		if (err == KV_POLL_OK) {
 			/* the stream now, to tell a tail that is not coming */
 			uint64_t upto_seq, upto_eid;
-			kv_stream_position(s->stream, &pos);
-			if (kv_master_tail(&s->master, &pos, t1, c->poll_interval + pos.last_lag, &upto_seq, &upto_eid))
-				tail = kv_stream_tail_lost(s->stream, upto_seq, upto_eid);
+			kv_stream_position(m->stream, &pos);
+			if (kv_master_tail(&m->master, &pos, t1, c->poll_interval + pos.last_lag, &upto_seq, &upto_eid))
+				tail = kv_stream_tail_lost(m->stream, upto_seq, upto_eid);
 		}
-		kv_master after = s->master;
+		kv_master after = m->master;
+		unsigned news = judge(m, &o);
+		kv_ha ha = s->ha;
+		bool leads = err == KV_POLL_OK && o.serving && ha.leader >= 0 && &s->members[ha.leader] == m;
 		pthread_mutex_unlock(&s->lock);
-		log_outcome(s, &before, &after, err, http, tail, &rl);
-		if (err == KV_POLL_OK)
-			poll_keys(s, &f, keys_url);
+		log_outcome(m, &before, &after, err, http, tail, &rl);
+		log_ha(m, news, &ha);
+		if (leads) {
+			poll_keys(m, &f, &u);
+			poll_quotas(m, &f, &u);
+		}
 
 		next += c->poll_interval;
 		if (next < kv_now()) /* a slow poll: do not try to catch up */

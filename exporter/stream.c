@@ -6,6 +6,7 @@
 struct kv_stream {
 	kv_decoder *decoder;
 	kv_state *state;
+	bool owns_state; /* kv_stream_new's; kv_stream_attach's is borrowed */
 	kv_seqtrack seq;
 	kv_stream_stats stats;
 	bool reconnect_pending; /* reconnected; the next message tells whether anything was lost */
@@ -20,19 +21,30 @@ const size_t kv_lag_bounds_n = sizeof(kv_lag_bounds) / sizeof(kv_lag_bounds[0]);
 const double kv_batch_bounds[] = {1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64};
 const size_t kv_batch_bounds_n = sizeof(kv_batch_bounds) / sizeof(kv_batch_bounds[0]);
 
-kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed)
+kv_stream *kv_stream_attach(kv_state *state)
 {
 	kv_stream *st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
-	st->decoder = kv_decoder_new();
-	st->state = kv_state_new(budget, seed);
-	if (!st->decoder || !st->state) {
-		kv_stream_free(st);
+	st->state = state;
+	if (!(st->decoder = kv_decoder_new())) {
+		free(st);
 		return NULL;
 	}
 	kv_hist_init(&st->stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
 	kv_hist_init(&st->stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
+	return st;
+}
+
+kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed)
+{
+	kv_state *state = kv_state_new(budget, seed);
+	kv_stream *st = state ? kv_stream_attach(state) : NULL;
+	if (!st) {
+		kv_state_free(state);
+		return NULL;
+	}
+	st->owns_state = true;
 	return st;
 }
 
@@ -41,7 +53,8 @@ void kv_stream_free(kv_stream *st)
 	if (!st)
 		return;
 	kv_decoder_free(st->decoder);
-	kv_state_free(st->state);
+	if (st->owns_state)
+		kv_state_free(st->state);
 	free(st);
 }
 
@@ -66,29 +79,9 @@ void kv_stream_disconnected(kv_stream *st)
 	st->breaks_at_disconnect = st->seq.gaps + st->seq.resets;
 }
 
-int kv_stream_record_start(kv_stream *st, kv_str backend, kv_str tenant, kv_recon_log *log)
-{
-	return kv_state_record_start(st->state, backend, tenant, log);
-}
-
-void kv_stream_record_stop(kv_stream *st)
-{
-	kv_state_record_stop(st->state);
-}
-
-int kv_stream_adopt(kv_stream *st, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
-{
-	return kv_state_adopt(st->state, fresh, stale, old);
-}
-
 int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re)
 {
 	return kv_state_set_keygroups(st->state, re);
-}
-
-uint32_t kv_stream_group_id(kv_stream *st, const char *name, size_t len)
-{
-	return kv_state_group_id(st->state, name, len);
 }
 
 void kv_stream_reconnected(kv_stream *st)
@@ -250,6 +243,7 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	st->last_lag = lag > 0 ? lag : 0;
 	kv_hist_observe(&ss->lag_seconds, st->last_lag);
 	kv_hist_observe(&ss->batch_events, (double)b.n_events);
+	rep->events = b.n_events;
 	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD) {
 		size_t end = i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events;
 		int r = apply_events(st, &b, i, end, v == KV_SEQ_RESET, rep);

@@ -9,12 +9,23 @@
 #include "kv_keygroup.h"
 #include "kv_log.h"
 
+/* One master of a source: its publisher and its admin API. */
+typedef struct kv_member_cfg {
+	char *zmq;    /* ZMQ endpoint of the master's PUB socket */
+	char *status; /* master admin base URL (no trailing slash), or NULL */
+	char *label;  /* the `member` label: the admin URL's host:port, or NULL without one */
+} kv_member_cfg;
+
 typedef struct kv_source_cfg {
 	bool reconcile; /* rebuild tenant default from the master's listing */
 	char *backend;  /* backend_id to reconcile, or NULL: the one the stream carries */
 	char *name;
-	char *zmq;                  /* ZMQ endpoint of the master's PUB socket */
-	char *status;               /* master admin base URL, or NULL */
+	/* zmq=/status= give one member; master= (repeatable) several, and
+	 * per-member families then carry a `member` label */
+	kv_member_cfg *members;
+	size_t n_members;
+	bool ha;                    /* given with master= */
+	bool polled;                /* every member has an admin URL */
 	kv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
 } kv_source_cfg;
 

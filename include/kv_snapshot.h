@@ -5,7 +5,9 @@
 #ifndef KV_SNAPSHOT_H
 #define KV_SNAPSHOT_H
 
+#include "kv_ha.h"
 #include "kv_master.h"
+#include "kv_quota.h"
 #include "kv_stream.h"
 
 typedef struct kv_tenant_snap {
@@ -19,18 +21,34 @@ typedef struct kv_tenant_snap {
 	size_t group_at, n_groups; /* its groups: group_pool[group_at .. + n_groups) */
 } kv_tenant_snap;
 
-typedef struct kv_source_snap {
-	const char *name;
+/* One member (master) of a source: its stream and its master's figures. */
+typedef struct kv_member_snap {
+	const char *label; /* the `member` label (admin URL host:port), or NULL */
 	bool connected;
 	uint64_t backlog; /* messages drained since the socket was last found empty */
 	kv_stream_stats stats;
 	kv_seqtrack seq;
+	bool has_master; /* polled: it has an admin URL */
+	kv_master master;
+	kv_ha_obs ha;
+	uint64_t ha_errors[KV_POLL__COUNT];
+	uint64_t standby_events;
+} kv_member_snap;
+
+typedef struct kv_source_snap {
+	const char *name;
+	bool ha;                 /* given as several masters: per-member families carry `member` */
+	bool polled;             /* every member has an admin URL: the HA families are rendered */
+	kv_member_snap *members; /* owned by the snapshot */
+	size_t n_members, cap_members;
+	kv_ha leadership;
+	bool dropped; /* its one master stands by: no per-tenant series */
+	kv_quotas quotas;
+	uint64_t quota_errors[KV_POLL__COUNT];
 	uint64_t tenants_overflow;
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
 	uint64_t table_bytes;
-	bool has_master;
-	kv_master master;
 	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
 	size_t n_tenants;
@@ -72,7 +90,11 @@ typedef struct kv_exporter_snap {
 	kv_process_snap process;
 } kv_exporter_snap;
 
-/* Copies a stream's figures into snap (reusing its tenant array).
+/* Makes room for n members, zeroed.  Returns 0 or KV_ENOMEM. */
+int kv_snapshot_members(kv_source_snap *snap, size_t n);
+/* A stream's own figures (not its state's). */
+void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st);
+/* A one-stream source: its one member and its state (reusing the arrays).
  * Returns 0 or KV_ENOMEM (snap then holds no tenants). */
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
 /* Only the state's part: tenants and the limits' figures. */

@@ -1,6 +1,10 @@
-/* One watched master: its ZMQ subscriber thread, its status poller thread,
- * and the stream and master state they feed.  The lock guards `stream` and
- * `master`; a scrape holds it only to copy figures out. */
+/* One watched store: a source of one master, or of several highly
+ * available ones (members).  Each member has its ZMQ subscriber thread and
+ * its status poller thread, its own stream numbering and master figures;
+ * all members feed the source's one tenant state, because they describe
+ * the same store.  The lock guards the state, every member's stream,
+ * master and HA figures, the leadership judgement and the quotas; a scrape
+ * holds it only to copy figures out. */
 #ifndef KV_SOURCE_H
 #define KV_SOURCE_H
 
@@ -9,42 +13,64 @@
 #include <stdbool.h>
 
 #include "kv_config.h"
+#include "kv_ha.h"
 #include "kv_master.h"
+#include "kv_quota.h"
 #include "kv_snapshot.h"
 #include "kv_stream.h"
 
-typedef struct kv_source {
-	const kv_source_cfg *cfg; /* borrowed from the frozen configuration */
-	const kv_config *config;
-	const atomic_bool *stop; /* set once, at shutdown */
+typedef struct kv_source kv_source;
 
-	pthread_mutex_t lock;
-	kv_stream *stream;
-	kv_master master;
+typedef struct kv_member {
+	kv_source *src;
+	const kv_member_cfg *cfg; /* borrowed from the frozen configuration */
+	kv_stream *stream;        /* under lock: its numbering, feeding src->state */
+	kv_master master;         /* under lock */
+	kv_ha_obs ha;             /* under lock */
+	uint64_t ha_errors[KV_POLL__COUNT];
+	uint64_t standby_events; /* under lock: events it published while not serving */
+	atomic_bool not_serving; /* the last poll said it does not serve */
 
-	void *sub, *mon;      /* owned by the ingest thread once it runs */
-	unsigned drift_polls; /* poller only: polls in a row the stream and master_key_count disagree */
-	atomic_bool drift;    /* they disagree: the stream's view has gone wrong */
-	kv_recon_stats recon; /* under lock */
-	bool recon_started;
-	pthread_t recon_thread;
+	void *sub, *mon; /* owned by the ingest thread once it runs */
 	atomic_bool connected;
 	atomic_uint_fast64_t backlog; /* messages drained since the socket was last found empty */
 	atomic_bool ever_connected;   /* for /-/ready */
 	bool ingest_started, poll_started;
 	pthread_t ingest_thread;
 	pthread_t poll_thread;
-} kv_source;
+} kv_member;
 
-/* Sets up the stream and the subscriber's sockets and connects them, so
- * that an endpoint ZMQ refuses fails here, before any thread runs (a host
- * name that does not resolve yet is not refused: ZMQ keeps retrying it).
- * Returns 0, or KV_EINVAL / KV_ENOMEM with a one-line reason in err; the
- * source then holds nothing. */
+struct kv_source {
+	const kv_source_cfg *cfg; /* borrowed from the frozen configuration */
+	const kv_config *config;
+	const atomic_bool *stop; /* set once, at shutdown */
+
+	pthread_mutex_t lock;
+	kv_state *state;
+	kv_member *members;
+	size_t n_members;
+	kv_ha ha;         /* under lock: who leads, failovers, split brains */
+	bool dropped;     /* under lock: a one-master source whose master stands by (its state dropped) */
+	kv_quotas quotas; /* under lock: the leader's last answer */
+	uint64_t quota_errors[KV_POLL__COUNT];
+
+	unsigned drift_polls; /* under lock: polls in a row the state and master_key_count disagree */
+	atomic_bool drift;    /* they disagree: the stream's view has gone wrong */
+	kv_recon_stats recon; /* under lock */
+	bool recon_started;
+	pthread_t recon_thread;
+};
+
+/* Sets up the state, and each member's stream and subscriber sockets,
+ * connected, so that an endpoint ZMQ refuses fails here, before any thread
+ * runs (a host name that does not resolve yet is not refused: ZMQ keeps
+ * retrying it).  Returns 0, or KV_EINVAL / KV_ENOMEM with a one-line reason
+ * in err; the source then holds nothing. */
 int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
 		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen);
-/* Starts the ingest thread, then the poller when the source has a status
- * URL.  Returns 0 or KV_ENOMEM (a thread could not be created). */
+/* Starts every member's ingest thread and poller (when it has an admin URL),
+ * and the reconciler.  Returns 0 or KV_ENOMEM (a thread could not be
+ * created). */
 int kv_source_start(kv_source *s);
 /* Joins the threads (the stop flag must be set) and frees everything. */
 void kv_source_destroy(kv_source *s);
@@ -52,8 +78,17 @@ void kv_source_destroy(kv_source *s);
 /* Copies the source's figures for a scrape.  Returns 0 or KV_ENOMEM. */
 int kv_source_snapshot(kv_source *s, kv_source_snap *out);
 
-/* True once the subscriber connected and, with a status URL, the first
- * poll finished. */
+/* True once every member with an admin URL was polled, every member that
+ * serves connected, and at least one member connected or answered as a
+ * standby: a standby, which has no publisher, is ready as it is; a master
+ * that stays down does not hold up a source whose leader is fine. */
 bool kv_source_ready(kv_source *s);
+
+/* The serving member's admin URL (the only member's for a one-master
+ * source), or NULL when none serves.  Call under the lock. */
+const char *kv_source_leader_url(const kv_source *s);
+/* Gaps and restarts of all members' streams: anything that can have lost
+ * an event.  Call under the lock. */
+uint64_t kv_source_breaks(const kv_source *s);
 
 #endif

@@ -39,8 +39,9 @@ enum kv_stale_reason {
 	KV_STALE_RECONNECT = 8,             /* the connection dropped */
 	KV_STALE_OVERFLOW = 16,             /* the object limit refused one of its objects */
 	KV_STALE_RECONCILE_INCOMPLETE = 32, /* reconciled, but some keys could not be asked about */
+	KV_STALE_FAILOVER = 64,             /* leadership moved to another master */
 };
-#define KV_STALE__BITS 6
+#define KV_STALE__BITS 7
 
 /* The `reason` label value of bit index i (KV_STALE_STARTUP is bit 0). */
 const char *kv_stale_reason_name(unsigned bit);
@@ -116,6 +117,10 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
+/* Forgets every tenant's objects (their event counters stay): the master
+ * they describe is no longer the store's leader.  The tenants stay known,
+ * stale since start-up, as if just joined. */
+void kv_state_drop(kv_state *s);
 
 /* --- key groups (see kv_keygroup.h) --- */
 

@@ -32,6 +32,7 @@ typedef struct kv_ingest_report {
 	uint64_t prev_seq;           /* the number before it (GAP, RESET) */
 	uint64_t missing;            /* numbers this message showed to be missing */
 	enum kv_reason reject;       /* the message's rejection, else its first event's; KV_R_OK if none */
+	size_t events;               /* events of the message that were applied or looked at (not a duplicate's) */
 } kv_ingest_report;
 
 /* Where the stream stands, for comparing it with the master's counters. */
@@ -56,8 +57,13 @@ extern const size_t kv_lag_bounds_n;
 extern const double kv_batch_bounds[];
 extern const size_t kv_batch_bounds_n;
 
-/* The budget must outlive the stream.  Returns NULL when out of memory. */
+/* A stream with a state of its own.  The budget must outlive the stream.
+ * Returns NULL when out of memory. */
 kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed);
+/* A stream that feeds a state it does not own (several publishers of one
+ * store: each has its own numbering, all describe the same objects).  The
+ * state must outlive the stream.  Returns NULL when out of memory. */
+kv_stream *kv_stream_attach(kv_state *state);
 void kv_stream_free(kv_stream *st);
 
 /* Ingests one multipart message received at now_ms (wall clock) and fills
@@ -82,14 +88,8 @@ void kv_stream_position_of_seq(const kv_seqtrack *t, kv_stream_pos *out);
  * tenants turn stale (gap).  Returns the numbers counted. */
 uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid);
 
-/* Reconciliation: recording a tenant's events and the cut-over, as the
- * state's functions of the same names (kv_state.h). */
-int kv_stream_record_start(kv_stream *st, kv_str backend, kv_str tenant, kv_recon_log *log);
-void kv_stream_record_stop(kv_stream *st);
-int kv_stream_adopt(kv_stream *st, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
-/* Key groups (kv_state.h): turning them on, and the id of a group name. */
+/* Key groups (kv_state.h) on the stream's own state. */
 int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re);
-uint32_t kv_stream_group_id(kv_stream *st, const char *name, size_t len);
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
 const kv_seqtrack *kv_stream_seq(const kv_stream *st);

@@ -34,8 +34,8 @@ int main(int argc, char **argv)
 		zmqcap_close(c);
 		snprintf(names[i], sizeof(names[i]), "m%zu", i);
 		src[i].name = names[i];
-		src[i].connected = true;
 		kv_snapshot_stream(&src[i], st[i]);
+		src[i].members[0].connected = true;
 	}
 	kv_master_status ms = {.enabled = true,
 			       .published_batches = 18,
@@ -44,7 +44,18 @@ int main(int argc, char **argv)
 			       .has_unparsed = true};
 	kv_stream_pos pos;
 	kv_stream_position(st[0], &pos);
-	src[0].has_master = true;
+	src[0].members[0].has_master = true;
+	/* highly available masters with quotas, so that those families show */
+	static const char quotas[] =
+		"{\"success\":true,\"data\":[{\"tenant_id\":\"default\",\"requested_quota_bytes\":1000,"
+		"\"effective_quota_bytes\":900,\"charged_bytes\":950,\"admission_closed\":true,"
+		"\"over_quota\":true,\"has_explicit_policy\":false}]}";
+	src[0].polled = true;
+	src[0].members[0].label = "127.0.0.1:9003";
+	src[0].members[0].ha = (kv_ha_obs){.answered = true, .serving = true, .state = KV_HA_SERVING};
+	kv_ha_init(&src[0].leadership);
+	kv_ha_judge(&src[0].leadership, &src[0].members[0].ha, 1);
+	kv_quotas_parse(&src[0].quotas, quotas, sizeof(quotas) - 1, 10);
 	/* a source that reconciles, so that every family shows */
 	src[0].recon = (kv_recon_stats){.enabled = true,
 					.results = {3, 1, 0, 1},
@@ -54,7 +65,7 @@ int main(int argc, char **argv)
 					.has_success = true,
 					.last_success = 1795982100.0,
 					.last_keys = 4000};
-	kv_master_record(&src[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
+	kv_master_record(&src[0].members[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
 	kv_exporter_snap x = {.version = "test",
 			      .revision = "none",
 			      .sources = src,

@@ -41,8 +41,8 @@ static void test_defaults(void **state)
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 1);
 	assert_string_equal(c.sources[0].name, "default");
-	assert_string_equal(c.sources[0].zmq, "tcp://127.0.0.1:5557");
-	assert_null(c.sources[0].status);
+	assert_string_equal(c.sources[0].members[0].zmq, "tcp://127.0.0.1:5557");
+	assert_null(c.sources[0].members[0].status);
 	assert_string_equal(c.listen_address, ":19557");
 	assert_string_equal(c.telemetry_path, "/metrics");
 	assert_null(c.web_config_file);
@@ -113,8 +113,8 @@ static void test_every_flag_both_forms(void **state)
 			       "--run-as-user", "nobody", "--limits.max-tenants=3", "--limits.max-objects",
 			       "17179869184", "--zmq.rcvhwm=0", NULL),
 			 KV_CONFIG_RUN);
-	assert_string_equal(c.sources[0].zmq, "ipc:///tmp/x");
-	assert_string_equal(c.sources[0].status, "https://m:9003"); /* trailing slash dropped */
+	assert_string_equal(c.sources[0].members[0].zmq, "ipc:///tmp/x");
+	assert_string_equal(c.sources[0].members[0].status, "https://m:9003"); /* trailing slash dropped */
 	assert_true(c.poll_interval == 90.0);
 	assert_true(c.poll_timeout == 0.25);
 	assert_int_equal(c.max_status_bytes, 2048);
@@ -147,11 +147,42 @@ static void test_sources(void **state)
 			 KV_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 3);
 	assert_string_equal(c.sources[0].name, "m0");
-	assert_string_equal(c.sources[0].status, "http://a:2");
+	assert_string_equal(c.sources[0].members[0].status, "http://a:2");
 	assert_string_equal(c.sources[1].name, "m-1.b_");
-	assert_string_equal(c.sources[1].zmq, "tcp://b:1");
-	assert_null(c.sources[1].status);
+	assert_string_equal(c.sources[1].members[0].zmq, "tcp://b:1");
+	assert_null(c.sources[1].members[0].status);
 	assert_string_equal(c.sources[2].name, "default");
+	kv_config_free(&c);
+}
+
+/* master=, once per member of a group of highly available masters: the
+ * `member` label is the admin URL's host:port, without user info. */
+static void test_master_groups(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err),
+			       "--source=name=ha,master=tcp://10.0.0.1:5557@http://10.0.0.1:9003/,"
+			       "master=ipc:///run/m@1@https://u:p@w@m2.example:9443/base,reconcile=true",
+			       "--source=name=one,zmq=tcp://c:1,status=http://c:2/x", NULL),
+			 KV_CONFIG_RUN);
+	assert_int_equal(c.n_sources, 2);
+	const kv_source_cfg *ha = &c.sources[0];
+	assert_true(ha->ha);
+	assert_true(ha->polled);
+	assert_true(ha->reconcile);
+	assert_int_equal(ha->n_members, 2);
+	assert_string_equal(ha->members[0].zmq, "tcp://10.0.0.1:5557");
+	assert_string_equal(ha->members[0].status, "http://10.0.0.1:9003");
+	assert_string_equal(ha->members[0].label, "10.0.0.1:9003");
+	assert_string_equal(ha->members[1].zmq, "ipc:///run/m@1");
+	assert_string_equal(ha->members[1].status, "https://u:p@w@m2.example:9443/base");
+	assert_string_equal(ha->members[1].label, "m2.example:9443");
+	const kv_source_cfg *one = &c.sources[1];
+	assert_false(one->ha);
+	assert_int_equal(one->n_members, 1);
+	assert_string_equal(one->members[0].label, "c:2");
 	kv_config_free(&c);
 }
 
@@ -210,6 +241,12 @@ static const struct bad {
 	{{EP, "--master.reconcile-interval=25h"}, "between 10ms and 24h"},
 	{{EP, "--master.reconcile-max-keys=0"}, "--master.reconcile-max-keys"},
 	{{EP, "--master.reconcile-max-replay=10"}, "from 1000"},
+	{{"--source=name=a,master=tcp://a:1"}, "is not ZMQ_ENDPOINT@ADMIN_URL"},
+	{{"--source=name=a,master=tcp://a:1@ftp://a:2"}, "is not ZMQ_ENDPOINT@ADMIN_URL"},
+	{{"--source=name=a,master=@http://a:2"}, "needs zmq=ENDPOINT"},
+	{{"--source=name=a,master=a:1@http://a:2"}, "is not transport://address"},
+	{{"--source=name=a,master=tcp://a:1@http://a:2,master=tcp://b:1@http://a:2/"}, "two masters at a:2"},
+	{{"--source=name=a,zmq=tcp://a:1,master=tcp://b:1@http://b:2"}, "not both"},
 };
 
 static void test_bad_values(void **state)
@@ -315,7 +352,7 @@ static void test_key_group_regexes(void **state)
 			       "--source=name=b,zmq=tcp://127.0.0.1:2", NULL),
 			 KV_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 2);
-	assert_string_equal(c.sources[0].zmq, "tcp://127.0.0.1:1");
+	assert_string_equal(c.sources[0].members[0].zmq, "tcp://127.0.0.1:1");
 	const kv_keygroup_re *a = kv_config_keygroups(&c, &c.sources[0]), *b = kv_config_keygroups(&c, &c.sources[1]);
 	assert_non_null(a);
 	assert_ptr_equal(b, c.key_groups);
@@ -348,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_flag_both_forms),
 		cmocka_unit_test(test_sources),
+		cmocka_unit_test(test_master_groups),
 		cmocka_unit_test(test_reconcile_flags),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_timeout_yields_to_short_interval),

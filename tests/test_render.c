@@ -42,12 +42,14 @@ static int setup(void **state)
 	stored(f->st, 7, "\xce\xba\xce\xbb", 4, "cpu", "k");
 	f->src[0].name = "m0";
 	assert_int_equal(kv_snapshot_stream(&f->src[0], f->st), KV_OK);
-	f->src[0].connected = true;
+	f->src[0].members[0].connected = true;
 	/* a second source with a master and no tenants */
 	f->src[1].name = "m\"1";
-	f->src[1].has_master = true;
-	kv_hist_init(&f->src[1].stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
-	kv_hist_init(&f->src[1].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
+	assert_int_equal(kv_snapshot_members(&f->src[1], 1), KV_OK);
+	kv_member_snap *m1 = &f->src[1].members[0];
+	m1->has_master = true;
+	kv_hist_init(&m1->stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
+	kv_hist_init(&m1->stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
 	kv_master_status ms = {.enabled = true,
 			       .published_batches = 10,
 			       .published_events = 600,
@@ -55,7 +57,7 @@ static int setup(void **state)
 			       .has_unparsed = true,
 			       .skipped_unparsed_keys = 3};
 	kv_stream_pos none = {0};
-	kv_master_record(&f->src[1].master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, &none);
+	kv_master_record(&m1->master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, &none);
 	f->x = (kv_exporter_snap){.version = "1.2.3",
 				  .revision = "abc",
 				  .sources = f->src,
@@ -73,6 +75,7 @@ static int teardown(void **state)
 	struct fx *f = *state;
 	kv_buf_free(&f->out);
 	kv_source_snap_release(&f->src[0]);
+	kv_source_snap_release(&f->src[1]);
 	kv_stream_free(f->st);
 	free(f);
 	return 0;

@@ -48,20 +48,25 @@ def settle(exp, truth, source):
     return exp.metrics()
 
 
-def check_truth(m, truth, source, with_master=True, reconciled=()):
+def check_truth(m, truth, source, with_master=True, reconciled=(), objects=None):
     """Every tenant figure and every stream counter equals the ground truth; the
-    objects of the tenants in `reconciled` equal the master's true state."""
+    objects of the tenants in `reconciled` equal the master's true state, the others
+    those of `objects` (a truth's tenant list) when given."""
     def eq(name, want, **labels):
         got = m.get(name, **labels)
         assert got == want, "%s%s = %s, want %s" % (name, labels, got, want)
 
     master = {t["tenant_id"]: t for t in truth["master_tenants"]}
+    figures = {t["tenant_id"]: t for t in objects or ()}
     for wire in truth["tenants"]:
         t = dict(wire)
+        if t["tenant_id"] in figures:
+            t.update({k: v for k, v in figures[t["tenant_id"]].items() if k != "groups"})
         L = dict(source=source, backend_id=t["backend_id"], tenant_id=t["tenant_id"])
-        if t["tenant_id"] in reconciled:
-            t.update({k: master[t["tenant_id"]][k] for k in ("objects", "cpu", "disk", "cpu_only", "disk_only",
-                                                              "cpu_and_disk")}, stale=False)
+        if t["tenant_id"] in reconciled or t["tenant_id"] in figures:
+            if t["tenant_id"] in reconciled:
+                t.update({k: master[t["tenant_id"]][k] for k in ("objects", "cpu", "disk", "cpu_only",
+                                                                  "disk_only", "cpu_and_disk")}, stale=False)
             # duplicates and unknown removals count what the stream saw against the view of the
             # moment, which reconciliations changed
             t["stored_duplicates"] = m.get("mooncake_kv_stored_duplicates_total", **L)
@@ -381,6 +386,13 @@ def test_standby_master(procs):
     wait_for(lambda: exp.metrics().get("mooncake_kv_master_standby", source="s") == 1, 5, "standby shows")
     m = exp.metrics()
     assert m.get("mooncake_kv_master_up", source="s") == 1
+    # a standby no longer describes the store: its tenant figures go (no sum counts the store twice),
+    # and a standby is healthy: ready, and role standby
+    assert m.find("mooncake_kv_objects", source="s") == {}
+    assert sum(m.find("mooncake_kv_stale_tenants", source="s").values()) == 0
+    assert m.get("mooncake_kv_master_role", source="s", member=sim.status_addr, role="standby") == 1
+    assert m.get("mooncake_kv_master_leader", source="s", member=sim.status_addr) == 0
+    assert http_get(exp.url + "/-/ready")[0] == 200
     errors = m.find("mooncake_kv_master_poll_errors_total", source="s")
     wait_for(lambda: exp.metrics().get("mooncake_kv_master_standby", source="s") == 0, 5, "standby ends")
     # a standby is not an error: nothing was counted while it lasted
@@ -390,8 +402,12 @@ def test_standby_master(procs):
     m = settle(exp, truth, "s")
     assert m.get("mooncake_kv_reconciliations_total", source="s", result="failed") == 0
     assert m.get("mooncake_kv_reconciliations_total", source="s", result="ok") >= 1
-    # tenant default is the master's own state now; the others are what the stream told
-    check_truth(m, truth, "s", reconciled=("default",))
+    # tenant default is the master's own state now; the others what the stream told since the promotion
+    check_truth(m, truth, "s", reconciled=("default",), objects=truth["tenants_since_promotion"])
+    # the promotion moved the view: a failover, and the leader again
+    assert m.get("mooncake_kv_master_failovers_total", source="s") == truth["failovers"] == 1
+    assert m.get("mooncake_kv_master_leader", source="s", member=sim.status_addr) == 1
+    assert m.get("mooncake_kv_master_view_version", source="s") == truth["view_version"] == 2
 
 
 def test_malformed_storm(procs):

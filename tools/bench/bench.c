@@ -165,7 +165,9 @@ static int bench_render(void)
 				ev.medium = j % 3 ? KV_MEDIUM_CPU : KV_MEDIUM_DISK;
 				kv_state_apply(st, &ev);
 			}
-		kv_source_snap src = {.name = "m0", .connected = true};
+		kv_source_snap src = {.name = "m0"};
+		kv_snapshot_members(&src, 1);
+		src.members[0].connected = true;
 		kv_exporter_snap x = {.version = "bench", .revision = "bench", .sources = &src, .n_sources = 1};
 		kv_buf out;
 		kv_buf_init(&out);

@@ -1,0 +1,179 @@
+"""Integration tests of highly available masters: the simulator plays a cluster
+(one leader, standbys without a publisher, scripted failovers, a split brain, a
+standby that publishes, tenant quotas), the exporter watches it as one source of
+several masters or as one sidecar per master, and /metrics must equal the
+simulator's ground truth.
+
+usage: test_ha.py EXPORTER SIM [PROMTOOL] [-k NAME]
+Prints one line per test and closes with 'N passed, N failed'."""
+import subprocess
+import sys
+
+from harness import Exporter, Sim, free_port, http_get, run_tests, wait_for
+
+EXPORTER, SIM = sys.argv[1], sys.argv[2]
+PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-k" else None
+ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
+
+PLACEMENTS = ("cpu_only", "disk_only", "cpu_and_disk")
+
+
+def promtool_check(m):
+    if PROMTOOL:
+        r = subprocess.run([PROMTOOL, "check", "metrics"], input=m.text.encode(), capture_output=True, timeout=30)
+        assert r.returncode == 0, "promtool: " + (r.stdout + r.stderr).decode()
+
+
+def eq(m, name, want, **labels):
+    got = m.get(name, **labels)
+    assert got == want, "%s%s = %s, want %s" % (name, labels, got, want)
+
+
+def check_tenants(m, source, tenants, events=None):
+    """Each tenant's objects by placement equal `tenants` (a truth's list); with
+    `events` (the truth's wire list), its event counters too."""
+    for t in tenants:
+        L = dict(source=source, backend_id=t["backend_id"], tenant_id=t["tenant_id"])
+        eq(m, "mooncake_kv_objects", t["objects"], **L)
+        for p in PLACEMENTS:
+            eq(m, "mooncake_kv_objects_by_placement", t[p], placement=p, **L)
+    for t in events or ():
+        L = dict(source=source, backend_id=t["backend_id"], tenant_id=t["tenant_id"])
+        for e in ("stored", "removed"):
+            eq(m, "mooncake_kv_events_received_total", t[e], event_type=e, **L)
+
+
+def check_members(m, source, sim, truth):
+    """Each member's own stream figures equal what the simulator sent on it."""
+    for label, mt in zip(sim.members, truth["members"]):
+        L = dict(source=source, member=label)
+        eq(m, "mooncake_kv_messages_received_total", mt["messages"], **L)
+        eq(m, "mooncake_kv_last_sequence", mt["last_seq"], **L)
+        eq(m, "mooncake_kv_publisher_resets_total", mt["restarts"], **L)
+        eq(m, "mooncake_kv_sequence_gaps_total", 0, **L)
+        eq(m, "mooncake_kv_standby_events_total", mt["standby_events"], **L)
+        eq(m, "mooncake_kv_master_leader", 1 if mt["serving"] else 0, **L)
+        eq(m, "mooncake_kv_master_role", 1, role="leader" if mt["serving"] else "standby", **L)
+    eq(m, "mooncake_kv_master_failovers_total", truth["failovers"], source=source)
+    eq(m, "mooncake_kv_master_view_version", truth["view_version"], source=source)
+    eq(m, "mooncake_kv_master_split_brains_total", truth["split_brains"], source=source)
+    eq(m, "mooncake_kv_master_split_brain", 0, source=source)
+
+
+def settle(exp, sim, truth, source):
+    """Until every member's messages arrived and the leader was polled after the end."""
+    def done():
+        m = exp.metrics()
+        for label, mt in zip(sim.members, truth["members"]):
+            if m.get("mooncake_kv_messages_received_total", source=source, member=label) < mt["messages"]:
+                return False
+        leader = sim.members[truth["leader"]]
+        return (m.get("mooncake_kv_master_published_batches_total", source=source, member=leader)
+                == truth["status"]["published_batches"])
+    wait_for(done, 15, "the exporter caught up with source " + source)
+    return exp.metrics()
+
+
+def test_failover_mid_stream(procs):
+    """Two masters, events flowing, a failover: the new leader's publisher starts at 1
+    on its own endpoint, which is no restart of the old one's; the tenant state, fed by
+    both, equals everything the wire carried; quotas come from the leader."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.6", "steady:rate=3000,seconds=1", "failover",
+                           "steady:rate=3000,seconds=1", "sleep:seconds=0.8"],
+              seed=41, members=2, extra=["--quotas", "on", "--quota-bytes", "2000000"])
+    exp = Exporter(procs, EXPORTER, [sim.ha_source("ha")])
+    sim.start()
+    wait_for(lambda: exp.metrics().get("mooncake_kv_master_leader", source="ha", member=sim.members[0]) == 1, 5,
+             "member 0 leads")
+    truth = sim.wait()
+    m = settle(exp, sim, truth, "ha")
+    assert truth["failovers"] == 1 and truth["leader"] == 1
+    check_members(m, "ha", sim, truth)
+    check_tenants(m, "ha", truth["tenants"], truth["tenants"])
+    # one store: the sum is the store's, counted once
+    assert sum(m.find("mooncake_kv_objects", source="ha").values()) == sum(t["objects"] for t in truth["tenants"])
+    eq(m, "mooncake_kv_stale_tenants", len(truth["tenants"]), source="ha", reason="failover")
+    for q in truth["quotas"]:
+        L = dict(source="ha", tenant_id=q["tenant_id"])
+        eq(m, "mooncake_kv_tenant_quota_bytes", q["requested"], kind="requested", **L)
+        eq(m, "mooncake_kv_tenant_quota_bytes", q["effective"], kind="effective", **L)
+        eq(m, "mooncake_kv_tenant_charged_bytes", q["charged"], **L)
+        eq(m, "mooncake_kv_tenant_over_quota", 1 if q["over"] else 0, **L)
+        eq(m, "mooncake_kv_tenant_admission_closed", 1 if q["over"] else 0, **L)
+    assert any(q["over"] for q in truth["quotas"]) and not all(q["over"] for q in truth["quotas"]), truth["quotas"]
+    eq(m, "mooncake_kv_tenant_quotas_enabled", 1, source="ha")
+    assert http_get(exp.url + "/-/ready")[0] == 200
+    promtool_check(m)
+
+
+def test_three_members_split_brain_flap_and_a_dead_one(procs):
+    """Three masters and a fourth that never answers: a split brain, a standby that
+    publishes, a member whose admin flaps, then a failover to the member that
+    published while standing by (its second publisher: a restart of its stream)."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.6", "ops:count=400", "split-brain:seconds=1.5,member=1",
+                           "ops:count=200", "standby-publish:count=150,member=2", "outage:seconds=0.6,member=1",
+                           "sleep:seconds=0.3", "outage:seconds=0.6,member=1", "failover:to=2",
+                           "ops:count=300", "sleep:seconds=0.8"],
+              seed=43, members=3)
+    dead = ("tcp://127.0.0.1:%d" % free_port(), "http://127.0.0.1:%d" % free_port())
+    exp = Exporter(procs, EXPORTER, [sim.ha_source("c3", [dead])])
+    sim.start()
+    wait_for(lambda: exp.metrics().get("mooncake_kv_master_split_brain", source="c3") == 1, 5, "the split brain shows")
+    m = exp.metrics()
+    assert m.get("mooncake_kv_master_leader", source="c3", member=sim.members[0]) == 1  # it keeps the title
+    assert m.get("mooncake_kv_master_failovers_total", source="c3") == 0
+    truth = sim.wait()
+    m = settle(exp, sim, truth, "c3")
+    check_members(m, "c3", sim, truth)
+    assert truth["members"][2]["standby_events"] > 0 and truth["members"][2]["restarts"] == 1
+    check_tenants(m, "c3", truth["tenants"], truth["tenants"])
+    # the member that never answered: down, no leader, not holding up readiness
+    down = dead[1][len("http://"):]
+    eq(m, "mooncake_kv_master_up", 0, source="c3", member=down)
+    eq(m, "mooncake_kv_master_leader", 0, source="c3", member=down)
+    eq(m, "mooncake_kv_master_role", 1, source="c3", member=down, role="unknown")
+    eq(m, "mooncake_kv_subscriber_connected", 0, source="c3", member=down)
+    assert m.get("mooncake_kv_master_poll_errors_total", source="c3", member=down, reason="connect") > 0
+    assert m.get("mooncake_kv_master_poll_errors_total", source="c3", member=sim.members[1], reason="connect") > 0
+    assert http_get(exp.url + "/-/ready")[0] == 200
+    # quotas not enabled (409): nothing exported, said once
+    eq(m, "mooncake_kv_tenant_quotas_enabled", 0, source="c3")
+    assert m.find("mooncake_kv_tenant_quota_bytes", source="c3") == {}
+    log = procs.log(exp.proc)
+    assert log.count("tenant quotas are not enabled") == 1, log
+    assert log.count("split brain") == 1
+    promtool_check(m)
+
+
+def test_sidecar_exporters_count_the_store_once(procs):
+    """One exporter per master, as a sidecar: after a failover the old leader's
+    exporter is a quiet, ready standby without tenant series, the new one's counts
+    what its publisher said since its promotion, and the sum over both is that."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.8", "ops:count=600", "sleep:seconds=0.4", "failover", "ops:count=600",
+                           "sleep:seconds=0.8"], seed=47, members=2)
+    exps = [Exporter(procs, EXPORTER, [sim.member_source("default", i)]) for i in range(2)]
+    sim.start()
+    # before: the standby's exporter is ready and shows no tenants
+    wait_for(lambda: exps[0].metrics().find("mooncake_kv_objects", source="default"), 5, "the leader's tenants")
+    wait_for(lambda: http_get(exps[1].url + "/-/ready")[0] == 200, 5, "the standby's exporter is ready")
+    assert exps[1].metrics().find("mooncake_kv_objects", source="default") == {}
+    truth = sim.wait()
+    wait_for(lambda: exps[1].metrics().get("mooncake_kv_messages_received_total", source="default")
+             == truth["members"][1]["messages"], 10, "the new leader's messages")
+    wait_for(lambda: exps[0].metrics().get("mooncake_kv_master_standby", source="default") == 1, 5,
+             "the old leader stands by")
+    old, new = exps[0].metrics(), exps[1].metrics()
+    assert old.find("mooncake_kv_objects", source="default") == {}
+    assert sum(old.find("mooncake_kv_stale_tenants", source="default").values()) == 0
+    assert http_get(exps[0].url + "/-/ready")[0] == 200
+    check_tenants(new, "default", truth["tenants_since_promotion"])
+    total = sum(new.find("mooncake_kv_objects").values()) + sum(old.find("mooncake_kv_objects").values())
+    assert total == sum(t["objects"] for t in truth["tenants_since_promotion"])
+    eq(new, "mooncake_kv_master_leader", 1, source="default", member=sim.members[1])
+    eq(old, "mooncake_kv_master_leader", 0, source="default", member=sim.members[0])
+    for m in (old, new):
+        promtool_check(m)
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals(), ONLY))
