@@ -5,8 +5,7 @@
 #include "kv_ha.h"
 
 static const char *const state_names[KV_HA__STATES] = {
-	"unknown",    "starting",    "standby",       "candidate",
-	"recovering", "catching_up", "leader_warmup", "serving",
+	"unknown", "starting", "standby", "candidate", "recovering", "catching_up", "leader_warmup", "serving",
 };
 static const char *const role_names[KV_ROLE__COUNT] = {"unknown", "leader", "standby"};
 

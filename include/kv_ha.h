@@ -52,7 +52,7 @@ typedef struct kv_ha {
 	int leader;      /* index of the serving member, -1: none serves now */
 	int last_leader; /* the last member that served alone, -1: none yet */
 	bool has_view;
-	uint64_t view;     /* the highest view_version any member reported */
+	uint64_t view; /* the highest view_version any member reported */
 	uint64_t failovers;
 	bool split_brain; /* several members serve now */
 	uint64_t split_brains;

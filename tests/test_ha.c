@@ -64,7 +64,9 @@ static kv_ha_obs obs(int s, uint64_t view)
 {
 	return (kv_ha_obs){.answered = s != DOWN,
 			   .serving = s == SERVING,
-			   .state = s == SERVING ? KV_HA_SERVING : s == STANDBY ? KV_HA_STANDBY : KV_HA_UNKNOWN,
+			   .state = s == SERVING   ? KV_HA_SERVING
+				    : s == STANDBY ? KV_HA_STANDBY
+						   : KV_HA_UNKNOWN,
 			   .has_view = s != DOWN && view > 0,
 			   .view_version = view};
 }

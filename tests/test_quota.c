@@ -9,9 +9,9 @@
 #include "kv_common.h"
 #include "kv_quota.h"
 
-#define ENTRY(id, req, eff, chg, closed, over)                                                                 \
-	"{\"tenant_id\":\"" id "\",\"requested_quota_bytes\":" #req ",\"effective_quota_bytes\":" #eff          \
-	",\"charged_bytes\":" #chg ",\"admission_closed\":" #closed ",\"over_quota\":" #over                  \
+#define ENTRY(id, req, eff, chg, closed, over)                                                         \
+	"{\"tenant_id\":\"" id "\",\"requested_quota_bytes\":" #req ",\"effective_quota_bytes\":" #eff \
+	",\"charged_bytes\":" #chg ",\"admission_closed\":" #closed ",\"over_quota\":" #over           \
 	",\"has_explicit_policy\":true}"
 
 static const char two[] = "{\"success\":true,\"data\":[" ENTRY("default", 1000, 900, 950, true, true) "," ENTRY(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The demo: builds, starts the bundled simulator (a Mooncake master's event
-# publisher and status endpoint) and the exporter on loopback, shows a few
-# live metric lines, and keeps both running until Ctrl-C.
+# The demo: builds, starts the bundled simulator (two highly available
+# Mooncake masters: event publishers and admin endpoints) and the exporter on
+# loopback, shows a few live metric lines, and keeps both running until Ctrl-C.
 #   tools/demo.sh            (DEMO_SECONDS=N stops by itself after N seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,7 @@ tools/deps.sh
 ninja -C build >/dev/null
 
 PUB=tcp://127.0.0.1:55557 STATUS=127.0.0.1:59003 WEB=127.0.0.1:19557
+PUB2=tcp://127.0.0.1:55558 STATUS2=127.0.0.1:59004
 logdir=$(mktemp -d)
 pids=()
 cleanup() {
@@ -20,11 +21,14 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# --master.reconcile: tenant default is rebuilt from the master's own key
-# listing, so it is exact from the first minute (and after every gap).
+# One source of two masters (master= once per member): the exporter follows
+# whichever leads, tracks each one's stream on its own, and counts a
+# failover as such, not as a restart.
+# reconcile=true: tenant default is rebuilt from the leader's own key
+# listing, so it is exact from the first minute (and after every gap or failover).
 # --key.group-regex: objects per model, from LMCache-shaped keys
 # (fmt@model@world_size@worker_id@chunk_hash; docs/key-groups.md).
-build/mooncake-kv-exporter --zmq.endpoint "$PUB" --master.url "http://$STATUS" --master.reconcile \
+build/mooncake-kv-exporter --source "name=default,master=$PUB@http://$STATUS,master=$PUB2@http://$STATUS2,reconcile=true" \
   --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" \
   --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' > "$logdir/exporter.log" 2>&1 &
 pids+=($!)
@@ -32,21 +36,27 @@ pids+=($!)
 # started (no event will ever tell of them): four tenants, random stored/removed/upserts at
 # 2,000 events/s (and removals that publish nothing, as upstream's BatchRemove),
 # a queue-overflow burst, a publisher restart whose new process drops events
-# before its first send, then steady traffic; keys as LMCache makes them, for
-# three models.
-build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --seed 42 --queue 2000 --preload 6000 \
-  --key-style lmcache --models 3 \
+# before its first send, then a failover to the second master (its publisher
+# numbers from 1 on its own endpoint) and steady traffic; keys as LMCache
+# makes them, for three models; tenant quotas, some tenants over theirs.
+build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --pub "$PUB2" --status "$STATUS2" --seed 42 \
+  --queue 2000 --preload 6000 --key-style lmcache --models 3 --quotas on --quota-bytes 4000000 \
   --phase steady:rate=2000,seconds=3 --phase burst:events=5000 --phase sleep:seconds=1.5 \
-  --phase restart --phase burst:events=3000 \
+  --phase restart --phase burst:events=3000 --phase steady:rate=2000,seconds=2 --phase failover \
   --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
 pids+=($!)
 
 for _ in $(seq 50); do curl -sf "http://$WEB/-/ready" >/dev/null && break; sleep 0.2; done
-sleep 9
+# until the failover is done (the new leader waits for the exporter to reconnect)
+for _ in $(seq 100); do
+  curl -s "http://$WEB/metrics" | grep -q '^mooncake_kv_master_failovers_total{source="default"} 1' && break
+  sleep 0.2
+done
+sleep 4
 cat <<MSG
 
   exporter   http://$WEB/metrics     (landing page: http://$WEB/)
-  simulator  events on $PUB, status on http://$STATUS/kv_events/status
+  simulator  two masters: events on $PUB and $PUB2, admin on http://$STATUS and http://$STATUS2
   logs       $logdir
 
 A few live lines:
@@ -61,6 +71,9 @@ curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(reconciliations_total\{.*
 echo
 echo "Who holds the cache: objects per key group (format/model), tenant default:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_objects_by_key_group\{.*tenant_id="default"'
+echo
+echo "Two masters, one failover: who leads, each master's own stream, and the tenants' quotas (from the leader):"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(master_leader|master_failovers_total|master_view_version|last_sequence|publisher_resets_total)[{ ]|^mooncake_kv_tenant_(over_quota|charged_bytes)\{'
 echo
 echo "Ctrl-C stops both."
 if [ -n "${DEMO_SECONDS:-}" ]; then sleep "$DEMO_SECONDS"; else wait; fi

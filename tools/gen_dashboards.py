@@ -75,6 +75,8 @@ SOURCE_VAR = var_query("source", "Source", "label_values(mooncake_kv_messages_re
 TENANT_VAR = var_query("tenant_id", "Tenant",
                        'label_values(mooncake_kv_objects{source=~"$source"}, tenant_id)')
 INSTANCE_VAR = var_query("instance", "Exporter", "label_values(mooncake_kv_exporter_build_info, instance)")
+LEADER_MAPPING = [{"type": "value", "options": {"0": {"text": "standby", "color": "blue"},
+                                                "1": {"text": "leader", "color": "green"}}}]
 UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"},
                                             "1": {"text": "up", "color": "green"}}}]
 
@@ -82,9 +84,10 @@ UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"
 def overview():
     return dashboard("mooncake-kv-overview", "Mooncake KV / Overview",
                      "Health of each source's KV event stream and master.", [var_datasource(), SOURCE_VAR], [
-        panel("stat", "Subscriber connected", [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}}")],
+        panel("stat", "Subscriber connected",
+              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}} {{member}}")],
               w=6, h=4, mappings=UP_MAPPING, desc="1 while the ZMQ subscriber is connected to the master's publisher."),
-        panel("stat", "Master status", [(f"mooncake_kv_master_up{{{SRC}}}", "{{source}}")], w=6, h=4,
+        panel("stat", "Master status", [(f"mooncake_kv_master_up{{{SRC}}}", "{{source}} {{member}}")], w=6, h=4,
               mappings=UP_MAPPING, desc="Last GET /kv_events/status answered."),
         panel("stat", "Publisher enabled", [(f"mooncake_kv_master_publisher_enabled{{{SRC}}}", "{{source}}")],
               w=6, h=4, mappings=UP_MAPPING),
@@ -144,9 +147,21 @@ def overview():
                (f"histogram_quantile(0.99, sum by (source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
                 "{{source}} p99")], unit="s"),
         panel("timeseries", "Connection state",
-              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}} subscriber"),
-               (f"mooncake_kv_master_up{{{SRC}}}", "{{source}} master"),
-               (f"mooncake_kv_master_standby{{{SRC}}}", "{{source}} standby")]),
+              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}} {{member}} subscriber"),
+               (f"mooncake_kv_master_up{{{SRC}}}", "{{source}} {{member}} master"),
+               (f"mooncake_kv_master_standby{{{SRC}}}", "{{source}} {{member}} standby")]),
+        panel("state-timeline", "Leader per master",
+              [(f"mooncake_kv_master_leader{{{SRC}}}", "{{source}} {{member}}")], mappings=LEADER_MAPPING,
+              desc="Which master of each source serves (highly available masters, or one sidecar per master). "
+                   "Standbys have no publisher: a standby's subscriber is never connected, and that is health."),
+        panel("timeseries", "Failovers and split brains",
+              [(f"sum by (source) (increase(mooncake_kv_master_failovers_total{{{SRC}}}[{RI}]))",
+                "{{source}} failovers"),
+               (f"max by (source) (mooncake_kv_master_split_brain{{{SRC}}})", "{{source}} split brain"),
+               (f"sum by (source) (increase(mooncake_kv_standby_events_total{{{SRC}}}[{RI}]))",
+                "{{source}} events from a master that does not serve")],
+              desc="A failover is a leadership change (the serving master changed or view_version moved), not a "
+                   "publisher restart: each master's stream is tracked on its own."),
     ])
 
 
@@ -170,6 +185,23 @@ def tenants():
         panel("timeseries", "Events per tenant",
               [(f"sum by (tenant_id, event_type) (rate(mooncake_kv_events_received_total{{{TEN}}}[{RI}]))",
                 "{{tenant_id}} {{event_type}}")], unit="ops"),
+        panel("timeseries", "Quota use per tenant",
+              [(f"source_tenant:mooncake_kv_tenant_quota_use:ratio{{{TEN}}}", "{{source}} {{tenant_id}}")],
+              unit="percentunit",
+              desc="Charged bytes / effective quota, from the leader's /api/v1/tenant_quotas (empty when the "
+                   "master has no tenant quotas). Above 100% the tenant is over its quota."),
+        panel("timeseries", "Bytes per object per tenant",
+              [(f"source_tenant:mooncake_kv_tenant_bytes_per_object:ratio{{{TEN}}}", "{{source}} {{tenant_id}}")],
+              unit="bytes",
+              desc="The leader's charged bytes over the objects the stream shows, beside the objects per tenant: "
+                   "whether a tenant near its quota holds many objects or large ones."),
+        panel("table", "Tenants over quota or closed to new objects",
+              [(f"mooncake_kv_tenant_over_quota{{{TEN}}} == 1 or mooncake_kv_tenant_admission_closed{{{TEN}}} == 1",
+                "")]),
+        panel("timeseries", "Charged bytes and effective quota",
+              [(f"mooncake_kv_tenant_charged_bytes{{{TEN}}}", "{{source}} {{tenant_id}} charged"),
+               (f'mooncake_kv_tenant_quota_bytes{{{TEN},kind="effective"}}', "{{source}} {{tenant_id}} quota")],
+              unit="bytes"),
         panel("timeseries", "Duplicate stores and unknown removals",
               [(f"sum by (tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
                 "{{tenant_id}} duplicate stored"),

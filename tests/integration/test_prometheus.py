@@ -21,10 +21,12 @@ ROOT = os.path.abspath(sys.argv[4])
 RULES = os.path.join(ROOT, "alerts", "mooncake-kv.rules.yml")
 
 MUST_FIRE = {"MooncakeKVPublisherDroppingEvents", "MooncakeKVSequenceGaps", "MooncakeKVPublisherReset",
-             "MooncakeKVDecodeErrors", "MooncakeKVTenantsStale", "MooncakeKVMasterUnreachable"}
+             "MooncakeKVDecodeErrors", "MooncakeKVTenantsStale", "MooncakeKVMasterUnreachable",
+             "MooncakeKVTenantOverQuota"}
 MUST_NOT = {"MooncakeKVStreamSilent", "MooncakeKVTransportLoss", "MooncakeKVPublisherDisabled",
             "MooncakeKVKeylessEvents", "MooncakeKVLimitOverflow", "MooncakeKVSubscriberDisconnected",
-            "MooncakeKVExporterBehind", "MooncakeKVReconciliationFailing", "MooncakeKVKeyGroupsOverflow"}
+            "MooncakeKVExporterBehind", "MooncakeKVReconciliationFailing", "MooncakeKVKeyGroupsOverflow",
+            "MooncakeKVMasterSplitBrain", "MooncakeKVMasterNoLeader", "MooncakeKVMasterFailover"}
 
 STORY = ["sleep:seconds=2", "ops:count=2000", "sleep:seconds=1.5", "burst:events=3000", "sleep:seconds=1.5",
          "ops:count=1000", "sleep:seconds=1.5", "restart", "sleep:seconds=1.5", "ops:count=1000",
@@ -103,7 +105,9 @@ def main():
             print("FAIL %s: %s" % (name, e), flush=True)
 
     try:
-        sim = Sim(procs, SIM, STORY, seed=77, extra=["--queue", "1000", "--tenants", "4"], truth=False)
+        # tenant quotas small enough that some tenants go over them
+        sim = Sim(procs, SIM, STORY, seed=77, extra=["--queue", "1000", "--tenants", "4", "--quotas", "on",
+                                                     "--quota-bytes", "300000"], truth=False)
         # reconciling, as an operator would: every dashboard panel then has series
         exp = Exporter(procs, EXPORTER, [sim.source("m0") + ",reconcile=true"],
                        extra=["--master.timeout", "150ms", "--master.reconcile-interval", "1s",
