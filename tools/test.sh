@@ -45,7 +45,9 @@ configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dtests=false
   TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
   python3 test_daemon.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k scrape &&
   KVX_SANITIZED=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
-  python3 test_reconcile.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k exact)
+  python3 test_reconcile.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim -k exact &&
+  KVX_SANITIZED=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
+  python3 test_ha.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim)
 
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
 meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \

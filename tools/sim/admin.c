@@ -45,7 +45,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, const char *text)
 static enum MHD_Result status(struct member *m, struct MHD_Connection *c)
 {
 	struct sim *s = m->s;
-	if (m->index != s->publishing) { /* serving in a split brain: no publisher of its own */
+	if (m->index != atomic_load(&s->publishing)) { /* serving in a split brain: no publisher of its own */
 		json_t *j = json_pack("{s:b,s:i,s:i,s:i}", "enabled", 0, "published_batches", 0, "published_events", 0,
 				      "dropped_events", 0);
 		json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
@@ -223,7 +223,7 @@ static enum MHD_Result role(struct member *m, struct MHD_Connection *c)
 static enum MHD_Result leader(struct member *m, struct MHD_Connection *c)
 {
 	struct sim *s = m->s;
-	const char *addr = s->o.status_addrs[s->publishing];
+	const char *addr = s->o.status_addrs[atomic_load(&s->publishing)];
 	return reply_json(c, MHD_HTTP_OK,
 			  json_pack("{s:b,s:s,s:I}", "present", 1, "leader_address", addr ? addr : "", "view_version",
 				    (json_int_t)atomic_load(&s->view)));

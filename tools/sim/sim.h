@@ -64,8 +64,9 @@ struct sim {
 	struct opts o;
 	struct member members[MAX_MEMBERS];
 	unsigned n_members;
-	unsigned publishing; /* the member whose publisher is s->pub and the counters below */
-	atomic_ullong view;  /* view_version: grows with every leadership change */
+	atomic_uint
+		publishing; /* the member whose publisher is s->pub and the counters below (admin threads read it) */
+	atomic_ullong view; /* view_version: grows with every leadership change */
 	void *zctx, *pub;
 	uint64_t rng;
 	/* publisher process state (reset by restart) */
