@@ -68,7 +68,8 @@ void kv_buf_add(kv_buf *b, const void *p, size_t n)
 {
 	if (!reserve(b, n))
 		return;
-	memcpy(b->data + b->len, p, n);
+	if (n) /* p may be NULL then: an empty buffer's data */
+		memcpy(b->data + b->len, p, n);
 	b->len += n;
 	b->data[b->len] = '\0';
 }
