@@ -336,6 +336,7 @@ static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint6
 			size_t before = kv_state_recorded_objects(s->state);
 			res = KV_RECON_ABORTED;
 			a->why = "no room under --limits.max-objects";
+			kv_state_set_now(s->state, (int64_t)(kv_now() * 1000));
 			if (kv_recon_replay(&a->fresh, log->ev, log->n) == KV_OK &&
 			    kv_state_adopt(s->state, &a->fresh, a->incomplete ? KV_STALE_RECONCILE_INCOMPLETE : 0,
 					   &old) == KV_OK) {

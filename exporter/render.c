@@ -334,6 +334,18 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 	FOR_TENANTS(x, s, t)
 	tenant_sample(b, "mooncake_kv_state_stale", s, t, NULL, NULL, t->stale != 0);
 
+	header(b, "mooncake_kv_state_stale_since_timestamp_seconds", "gauge",
+	       "While the tenant is stale: when it stopped being exact (start-up, or the first loss since it was "
+	       "last exact), in unix seconds. Absent while it is exact.");
+	FOR_TENANTS(x, s, t)
+	{
+		if (!t->stale)
+			continue;
+		open_sample(b, "mooncake_kv_state_stale_since_timestamp_seconds");
+		tenant_labels(b, s, t);
+		close_double(b, (double)t->stale_since_ms / 1000.0);
+	}
+
 	for (size_t f = 0; f < sizeof(tenant_u64) / sizeof(tenant_u64[0]); f++) {
 		const struct src_u64 *m = &tenant_u64[f];
 		header(b, m->name, m->type, m->help);

@@ -85,6 +85,7 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		o->tenant_len = t->tenant_len;
 		o->labels_unclean = t->labels_unclean;
 		o->stale = t->stale;
+		o->stale_since_ms = t->stale_since_ms;
 		o->counts = t->counts;
 	}
 	snap->n_tenants = n;

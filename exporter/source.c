@@ -154,6 +154,7 @@ static void on_monitor_event(kv_member *m)
 		atomic_store(&m->connected, true);
 		if (again) {
 			pthread_mutex_lock(&s->lock);
+			kv_state_set_now(s->state, (int64_t)(kv_now() * 1000));
 			kv_stream_reconnected(m->stream);
 			pthread_mutex_unlock(&s->lock);
 		}

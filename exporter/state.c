@@ -27,7 +27,21 @@ struct kv_state {
 	uint32_t *gindex; /* open addressing: id + 1, 0 empty; at most half full */
 	size_t gindex_mask;
 	uint64_t groups_overflow;
+	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
 };
+
+/* Adds stale bits; the tenant's stale age starts when it stops being exact. */
+static void add_stale(const kv_state *s, kv_tenant *t, unsigned bits)
+{
+	if (!t->stale && bits)
+		t->stale_since_ms = s->now_ms;
+	t->stale |= bits;
+}
+
+void kv_state_set_now(kv_state *s, int64_t now_ms)
+{
+	s->now_ms = now_ms;
+}
 
 void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects)
 {
@@ -170,6 +184,7 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	t->tenant_len = tenant.len;
 	t->hash = h;
 	t->stale = KV_STALE_STARTUP;
+	t->stale_since_ms = s->now_ms;
 	t->labels_unclean = !kv_label_value_clean(backend.ptr, backend.len) ||
 			    !kv_label_value_clean(tenant.ptr, tenant.len);
 	s->unclean_labels += t->labels_unclean;
@@ -233,7 +248,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t
 	if (rc == KV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
-		t->stale |= KV_STALE_OVERFLOW;
+		add_stale(s, t, KV_STALE_OVERFLOW);
 	}
 	if (rc != KV_OK)
 		return rc;
@@ -307,7 +322,7 @@ int kv_state_apply(kv_state *s, const kv_event *ev)
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 {
 	for (size_t i = 0; i < s->n_tenants; i++)
-		s->tenants[i]->stale |= why;
+		add_stale(s, s->tenants[i], why);
 }
 
 void kv_state_drop(kv_state *s)
@@ -315,6 +330,7 @@ void kv_state_drop(kv_state *s)
 	for (size_t i = 0; i < s->n_tenants; i++) {
 		clear_tenant(s, s->tenants[i]);
 		s->tenants[i]->stale = KV_STALE_STARTUP;
+		s->tenants[i]->stale_since_ms = s->now_ms;
 	}
 }
 
@@ -462,7 +478,8 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));
 	}
 	kv_group_vec_free(&fresh->groups);
-	t->stale = stale;
+	t->stale = 0;
+	add_stale(s, t, stale);
 	memset(fresh, 0, sizeof(*fresh));
 	return KV_OK;
 }

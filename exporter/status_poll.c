@@ -245,6 +245,7 @@ void *kv_status_poll_main(void *arg)
 
 		uint64_t tail = 0;
 		pthread_mutex_lock(&s->lock);
+		kv_state_set_now(s->state, (int64_t)(t1 * 1000)); /* for the losses and failovers it marks */
 		kv_master before = m->master;
 		kv_master_record(&m->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
 		if (err == KV_POLL_OK) {

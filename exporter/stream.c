@@ -210,6 +210,7 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 
 	ss->messages++;
 	st->last_receive_ms = now_ms;
+	kv_state_set_now(st->state, now_ms);
 	/* The sequence counts before the payload is judged: a message with a
 	 * bad payload still closes or opens a gap. */
 	uint64_t missing_before = st->seq.missing, eid = 0;

@@ -17,6 +17,7 @@ typedef struct kv_tenant_snap {
 	uint32_t tenant_len;
 	bool labels_unclean;
 	unsigned stale;
+	int64_t stale_since_ms;
 	kv_tenant_counts counts;
 	size_t group_at, n_groups; /* its groups: group_pool[group_at .. + n_groups) */
 } kv_tenant_snap;

@@ -75,9 +75,10 @@ typedef struct kv_tenant {
 	uint64_t hash;
 	kv_objtable objects;
 	kv_tenant_counts counts;
-	kv_group_vec groups; /* per key group, with --key.group-regex */
-	unsigned stale;      /* kv_stale_reason bits; 0 = exact */
-	bool labels_unclean; /* an id is not valid UTF-8 (or has NUL) */
+	kv_group_vec groups;    /* per key group, with --key.group-regex */
+	unsigned stale;         /* kv_stale_reason bits; 0 = exact */
+	int64_t stale_since_ms; /* while stale: when it stopped being exact (the owner's clock) */
+	bool labels_unclean;    /* an id is not valid UTF-8 (or has NUL) */
 } kv_tenant;
 
 static inline uint64_t kv_tenant_objects(const kv_tenant *t)
@@ -115,6 +116,9 @@ typedef struct kv_prepared {
 void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p);
 int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
 
+/* The owner's clock (unix ms) for what it applies or marks next: a tenant's
+ * stale age starts then.  The state keeps no clock of its own. */
+void kv_state_set_now(kv_state *s, int64_t now_ms);
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
 /* Forgets every tenant's objects (their event counters stay): the master

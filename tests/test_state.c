@@ -154,6 +154,42 @@ static void test_cleared(void **state)
 	assert_int_equal(tenant(f->st, "c")->stale, 0);
 }
 
+/* A tenant's stale age starts when it stops being exact, and only then:
+ * at start-up, and at the first loss after a cleared made it exact. */
+static void test_stale_since(void **state)
+{
+	struct fx *f = *state;
+	ev_spec e;
+	int64_t t0 = 1795982000000;
+	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k1");
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0), KV_OK);
+	const kv_tenant *a = tenant(f->st, "a");
+	assert_int_equal(a->stale, KV_STALE_STARTUP);
+	assert_int_equal(a->stale_since_ms, t0);
+	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k2");
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 1000), KV_OK);
+	assert_int_equal(a->stale_since_ms, t0); /* still the same staleness */
+
+	ev_init(&e, EV_UPSTREAM, "cleared", ++f->eid, B, "a", NULL, NULL);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 2000), KV_OK);
+	assert_int_equal(a->stale, 0);
+	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k3");
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 3000), KV_OK);
+	assert_int_equal(a->stale, 0);
+
+	/* a gap: stale from this message on */
+	f->seq += 5;
+	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k4");
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 4000), KV_OK);
+	assert_int_equal(a->stale, KV_STALE_GAP);
+	assert_int_equal(a->stale_since_ms, t0 + 4000);
+	f->seq += 5; /* another loss does not make it younger */
+	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k5");
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 5000), KV_OK);
+	assert_int_equal(a->stale, KV_STALE_GAP);
+	assert_int_equal(a->stale_since_ms, t0 + 4000);
+}
+
 /* Tenants are (backend_id, tenant_id): the same tenant name under two
  * backends is two tenants. */
 static void test_tenant_identity(void **state)
@@ -251,6 +287,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_upsert, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cleared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_since, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyless_and_rejected_not_applied, setup, teardown),
 		cmocka_unit_test(test_limits),
 	};

@@ -82,6 +82,12 @@ def check_truth(m, truth, source, with_master=True, reconciled=(), objects=None)
         eq("mooncake_kv_stored_duplicates_total", t["stored_duplicates"], **L)
         eq("mooncake_kv_removed_unknown_total", t["removed_unknown"], **L)
         eq("mooncake_kv_state_stale", 1 if t["stale"] else 0, **L)
+        # a stale tenant says since when; an exact one has no age
+        since = m.find("mooncake_kv_state_stale_since_timestamp_seconds", **L)
+        if t["stale"]:
+            assert len(since) == 1 and time.time() - 600 < list(since.values())[0] <= time.time(), since
+        else:
+            assert since == {}, since
     assert len(m.find("mooncake_kv_objects", source=source)) == len(truth["tenants"])
     if not truth["gaps"] and not truth["restarts"] and not reconciled:
         # without a break, a tenant is stale only for want of a snapshot

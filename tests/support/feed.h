@@ -13,14 +13,20 @@ static inline kv_str S(const char *s)
 }
 
 /* One message with n events at sequence seq; returns kv_stream_ingest's code. */
-static inline int feed(kv_stream *st, uint64_t seq, const ev_spec *e, size_t n)
+/* One message received at now_ms (and published then). */
+static inline int feed_at(kv_stream *st, uint64_t seq, const ev_spec *e, size_t n, int64_t now_ms)
 {
 	msg m;
 	msg_init(&m);
-	msg_build(&m, seq, 1795982104612, e, n);
-	int rc = kv_stream_ingest(st, m.frames, 3, 1795982104612, NULL);
+	msg_build(&m, seq, now_ms, e, n);
+	int rc = kv_stream_ingest(st, m.frames, 3, now_ms, NULL);
 	msg_destroy(&m);
 	return rc;
+}
+
+static inline int feed(kv_stream *st, uint64_t seq, const ev_spec *e, size_t n)
+{
+	return feed_at(st, seq, e, n, 1795982104612);
 }
 
 static inline const kv_tenant *tenant(const kv_stream *st, const char *t)
