@@ -8,7 +8,7 @@ packages=(
   libzmq3-dev libmsgpack-dev libmicrohttpd-dev libcurl4-openssl-dev
   libjansson-dev libxxhash-dev zlib1g-dev libcmocka-dev
   libgnutls28-dev libcrypt-dev libyaml-dev libpcre2-dev openssl
-  valgrind curl prometheus python3 clang libclang-rt-14-dev clang-format
+  valgrind curl prometheus prometheus-alertmanager python3 clang libclang-rt-14-dev clang-format
 )
 
 missing=()
@@ -25,5 +25,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# prometheus pulls in a service; we only use its binaries, never the unit.
+# prometheus and prometheus-alertmanager pull in services; we only use their
+# binaries (prometheus, promtool, amtool), never the units.
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
