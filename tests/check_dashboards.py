@@ -3,7 +3,8 @@
 usage: check_dashboards.py DASHBOARD_DIR RULES GENERATOR RENDER_DUMP CAPTURE...
 
 Rejects broken JSON, duplicate panel ids or uids, a missing ${datasource}
-variable or a panel not using it, a missing source/tenant_id variable, any
+variable or a panel not using it, a missing instance/source/tenant_id variable,
+a query selecting by $source without $instance, any
 metric the exporter does not export (the exposition of replayed captures)
 nor a recording rule defines, and JSON that differs from the generator's."""
 import json
@@ -55,8 +56,8 @@ for f in files:
     variables = {v["name"]: v for v in d.get("templating", {}).get("list", [])}
     if variables.get("datasource", {}).get("type") != "datasource":
         problems.append("%s: no ${datasource} variable of type datasource" % f)
-    if "source" not in variables:
-        problems.append("%s: no source variable" % f)
+    if "source" not in variables or "instance" not in variables:
+        problems.append("%s: no source or instance variable" % f)
     ids = [p.get("id") for p in d["panels"]]
     if len(ids) != len(set(ids)) or None in ids:
         problems.append("%s: duplicate or missing panel ids %s" % (f, ids))
@@ -69,6 +70,10 @@ for f in files:
         for t in p.get("targets", []):
             if t.get("datasource", {}).get("uid") != "${datasource}":
                 problems.append(where + ": target datasource is not ${datasource}")
+            # one exporter per master all call their source "default": a
+            # selection by source alone mixes masters
+            if "$source" in t["expr"] and "$instance" not in t["expr"]:
+                problems.append(where + ": selects by $source without $instance")
             for used in re.findall(r"\$(\w+)", t["expr"]):
                 if used not in variables and not used.startswith("__"):
                     problems.append(where + ": uses undefined variable $" + used)

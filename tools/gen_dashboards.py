@@ -9,8 +9,10 @@ import os
 import sys
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
-SRC = 'source=~"$source"'
-TEN = 'source=~"$source",tenant_id=~"$tenant_id"'
+# every exporter may call its source "default" (one per master): the
+# exporter is part of every selection and every legend
+SRC = 'instance=~"$instance",source=~"$source"'
+TEN = 'instance=~"$instance",source=~"$source",tenant_id=~"$tenant_id"'
 RI = "$__rate_interval"
 
 
@@ -71,9 +73,10 @@ def dashboard(uid, title, desc, variables, panels):
             "panels": layout(panels)}
 
 
-SOURCE_VAR = var_query("source", "Source", "label_values(mooncake_kv_messages_received_total, source)")
+SOURCE_VAR = var_query("source", "Source",
+                       'label_values(mooncake_kv_messages_received_total{instance=~"$instance"}, source)')
 TENANT_VAR = var_query("tenant_id", "Tenant",
-                       'label_values(mooncake_kv_objects{source=~"$source"}, tenant_id)')
+                       'label_values(mooncake_kv_objects{instance=~"$instance",source=~"$source"}, tenant_id)')
 INSTANCE_VAR = var_query("instance", "Exporter", "label_values(mooncake_kv_exporter_build_info, instance)")
 LEADER_MAPPING = [{"type": "value", "options": {"0": {"text": "standby", "color": "blue"},
                                                 "1": {"text": "leader", "color": "green"}}}]
@@ -83,83 +86,83 @@ UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"
 
 def overview():
     return dashboard("mooncake-kv-overview", "Mooncake KV / Overview",
-                     "Health of each source's KV event stream and master.", [var_datasource(), SOURCE_VAR], [
+                     "Health of each source's KV event stream and master.", [var_datasource(), INSTANCE_VAR, SOURCE_VAR], [
         panel("stat", "Subscriber connected",
-              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}} {{member}}")],
+              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{instance}} {{source}} {{member}}")],
               w=6, h=4, mappings=UP_MAPPING, desc="1 while the ZMQ subscriber is connected to the master's publisher."),
-        panel("stat", "Master status", [(f"mooncake_kv_master_up{{{SRC}}}", "{{source}} {{member}}")], w=6, h=4,
+        panel("stat", "Master status", [(f"mooncake_kv_master_up{{{SRC}}}", "{{instance}} {{source}} {{member}}")], w=6, h=4,
               mappings=UP_MAPPING, desc="Last GET /kv_events/status answered."),
-        panel("stat", "Publisher enabled", [(f"mooncake_kv_master_publisher_enabled{{{SRC}}}", "{{source}}")],
+        panel("stat", "Publisher enabled", [(f"mooncake_kv_master_publisher_enabled{{{SRC}}}", "{{instance}} {{source}}")],
               w=6, h=4, mappings=UP_MAPPING),
         panel("stat", "Tracked objects", [(f"sum(mooncake_kv_objects{{{SRC}}})", "objects")], w=6, h=4),
         panel("timeseries", "Events applied by type",
-              [(f"sum by (source, event_type) (rate(mooncake_kv_events_received_total{{{SRC}}}[{RI}]))",
-                "{{source}} {{event_type}}")], unit="ops"),
+              [(f"sum by (instance, source, event_type) (rate(mooncake_kv_events_received_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} {{event_type}}")], unit="ops"),
         panel("timeseries", "Messages received",
-              [(f"sum by (source) (rate(mooncake_kv_messages_received_total{{{SRC}}}[{RI}]))", "{{source}}"),
-               (f"sum by (source) (rate(mooncake_kv_master_published_batches_total{{{SRC}}}[{RI}]))",
-                "{{source}} published by the master")], unit="ops"),
+              [(f"sum by (instance, source) (rate(mooncake_kv_messages_received_total{{{SRC}}}[{RI}]))", "{{instance}} {{source}}"),
+               (f"sum by (instance, source) (rate(mooncake_kv_master_published_batches_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} published by the master")], unit="ops"),
         panel("timeseries", "Sequence gaps and publisher resets",
-              [(f"sum by (source) (increase(mooncake_kv_sequence_gaps_total{{{SRC}}}[{RI}]))", "{{source}} gaps"),
-               (f"sum by (source) (increase(mooncake_kv_publisher_resets_total{{{SRC}}}[{RI}]))", "{{source}} resets"),
-               (f"sum by (source) (increase(mooncake_kv_subscriber_reconnects_total{{{SRC}}}[{RI}]))",
-                "{{source}} reconnects")]),
+              [(f"sum by (instance, source) (increase(mooncake_kv_sequence_gaps_total{{{SRC}}}[{RI}]))", "{{instance}} {{source}} gaps"),
+               (f"sum by (instance, source) (increase(mooncake_kv_publisher_resets_total{{{SRC}}}[{RI}]))", "{{instance}} {{source}} resets"),
+               (f"sum by (instance, source) (increase(mooncake_kv_subscriber_reconnects_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} reconnects")]),
         panel("timeseries", "Missing sequence numbers",
-              [(f"sum by (source) (rate(mooncake_kv_sequence_missing_total{{{SRC}}}[{RI}]))", "{{source}}")],
+              [(f"sum by (instance, source) (rate(mooncake_kv_sequence_missing_total{{{SRC}}}[{RI}]))", "{{instance}} {{source}}")],
               unit="ops", desc="One per event the publisher's queue dropped, one per message lost after it."),
         panel("timeseries", "Missing sequence numbers by cause",
-              [(f"sum by (source) (rate(mooncake_kv_queue_lost_events_total{{{SRC}}}[{RI}]))",
-                "{{source}} dropped by the publisher's queue"),
-               (f"sum by (source) (rate(mooncake_kv_transport_lost_messages_total{{{SRC}}}[{RI}]))",
-                "{{source}} lost in transport"),
-               (f"sum by (source) (rate(mooncake_kv_unattributed_lost_messages_total{{{SRC}}}[{RI}]))",
-                "{{source}} unattributed")], unit="ops", stack=True,
+              [(f"sum by (instance, source) (rate(mooncake_kv_queue_lost_events_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} dropped by the publisher's queue"),
+               (f"sum by (instance, source) (rate(mooncake_kv_transport_lost_messages_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} lost in transport"),
+               (f"sum by (instance, source) (rate(mooncake_kv_unattributed_lost_messages_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} unattributed")], unit="ops", stack=True,
               desc="Each missing number lands in one bucket at the next status poll: explained by the master's "
                    "dropped_events, lost after the publisher, or unattributed (the counters that could explain it "
                    "were lost with a restart). The three add up to the missing numbers."),
         panel("timeseries", "Events dropped by the publisher and lost in transport",
-              [(f"sum by (source) (rate(mooncake_kv_master_dropped_events_total{{{SRC}}}[{RI}]))",
-                "{{source}} dropped by the publisher"),
-               (f"sum by (source) (rate(mooncake_kv_transport_lost_events_total{{{SRC}}}[{RI}]))",
-                "{{source}} lost in transport (event ids)")], unit="ops"),
+              [(f"sum by (instance, source) (rate(mooncake_kv_master_dropped_events_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} dropped by the publisher"),
+               (f"sum by (instance, source) (rate(mooncake_kv_transport_lost_events_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} lost in transport (event ids)")], unit="ops"),
         panel("timeseries", "Exporter behind the master",
-              [(f"mooncake_kv_sequence_behind{{{SRC}}}", "{{source}}")],
+              [(f"mooncake_kv_sequence_behind{{{SRC}}}", "{{instance}} {{source}}")],
               desc="Sequence numbers the master had used by the previous poll that have not arrived: above 0, the "
                    "exporter is more than a poll interval behind and its receive queue is filling."),
         panel("timeseries", "Stream coverage of the master's keys",
-              [("source:mooncake_kv_stream_coverage:ratio{source=~\"$source\"}", "{{source}}")],
+              [(f"source:mooncake_kv_stream_coverage:ratio{{{SRC}}}", "{{instance}} {{source}}")],
               unit="percentunit",
               desc="Objects the exporter shows / master_key_count of the master's /metrics. Below 1: objects "
                    "from before the exporter started or lost events; above 1: removals upstream publishes no "
                    "event for (BatchRemove, RemoveAll). Reconciliation brings tenant default back to 1."),
         panel("timeseries", "Reconciliations and corrections",
-              [(f"sum by (source, result) (increase(mooncake_kv_reconciliations_total{{{SRC}}}[{RI}]))",
-                "{{source}} {{result}}"),
-               (f"sum by (source, kind) (increase(mooncake_kv_reconcile_corrections_total{{{SRC}}}[{RI}]))",
-                "{{source}} corrected: {{kind}}")],
+              [(f"sum by (instance, source, result) (increase(mooncake_kv_reconciliations_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} {{result}}"),
+               (f"sum by (instance, source, kind) (increase(mooncake_kv_reconcile_corrections_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} corrected: {{kind}}")],
               desc="Reconciliations of tenant default with the master by result, and the objects each corrected: "
                    "the drift the stream alone would have shown."),
         panel("timeseries", "Publisher drop ratio (60 s)",
-              [(f"mooncake_kv_master_drop_ratio{{{SRC}}}", "{{source}}")], unit="percentunit"),
+              [(f"mooncake_kv_master_drop_ratio{{{SRC}}}", "{{instance}} {{source}}")], unit="percentunit"),
         panel("timeseries", "Event lag (receive time - publish time)",
-              [(f"histogram_quantile(0.5, sum by (source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
-                "{{source}} p50"),
-               (f"histogram_quantile(0.99, sum by (source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
-                "{{source}} p99")], unit="s"),
+              [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+                "{{instance}} {{source}} p50"),
+               (f"histogram_quantile(0.99, sum by (instance, source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+                "{{instance}} {{source}} p99")], unit="s"),
         panel("timeseries", "Connection state",
-              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{source}} {{member}} subscriber"),
-               (f"mooncake_kv_master_up{{{SRC}}}", "{{source}} {{member}} master"),
-               (f"mooncake_kv_master_standby{{{SRC}}}", "{{source}} {{member}} standby")]),
+              [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{instance}} {{source}} {{member}} subscriber"),
+               (f"mooncake_kv_master_up{{{SRC}}}", "{{instance}} {{source}} {{member}} master"),
+               (f"mooncake_kv_master_standby{{{SRC}}}", "{{instance}} {{source}} {{member}} standby")]),
         panel("state-timeline", "Leader per master",
-              [(f"mooncake_kv_master_leader{{{SRC}}}", "{{source}} {{member}}")], mappings=LEADER_MAPPING,
+              [(f"mooncake_kv_master_leader{{{SRC}}}", "{{instance}} {{source}} {{member}}")], mappings=LEADER_MAPPING,
               desc="Which master of each source serves (highly available masters, or one sidecar per master). "
                    "Standbys have no publisher: a standby's subscriber is never connected, and that is health."),
         panel("timeseries", "Failovers and split brains",
-              [(f"sum by (source) (increase(mooncake_kv_master_failovers_total{{{SRC}}}[{RI}]))",
-                "{{source}} failovers"),
-               (f"max by (source) (mooncake_kv_master_split_brain{{{SRC}}})", "{{source}} split brain"),
-               (f"sum by (source) (increase(mooncake_kv_standby_events_total{{{SRC}}}[{RI}]))",
-                "{{source}} events from a master that does not serve")],
+              [(f"sum by (instance, source) (increase(mooncake_kv_master_failovers_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} failovers"),
+               (f"max by (instance, source) (mooncake_kv_master_split_brain{{{SRC}}})", "{{instance}} {{source}} split brain"),
+               (f"sum by (instance, source) (increase(mooncake_kv_standby_events_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} events from a master that does not serve")],
               desc="A failover is a leadership change (the serving master changed or view_version moved), not a "
                    "publisher restart: each master's stream is tracked on its own."),
     ])
@@ -168,30 +171,41 @@ def overview():
 def tenants():
     return dashboard("mooncake-kv-tenants", "Mooncake KV / Tenants",
                      "Objects per tenant, their medium mix and placement, and which tenants can be trusted.",
-                     [var_datasource(), SOURCE_VAR, TENANT_VAR], [
-        panel("timeseries", "Objects per tenant", [(f"mooncake_kv_objects{{{TEN}}}", "{{source}} {{tenant_id}}")],
+                     [var_datasource(), INSTANCE_VAR, SOURCE_VAR, TENANT_VAR], [
+        panel("timeseries", "Objects per tenant", [(f"mooncake_kv_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
               stack=True, w=24),
         panel("timeseries", "Medium mix", [(f"sum by (medium) (mooncake_kv_objects_by_medium{{{TEN}}})", "{{medium}}")],
               stack=True, desc="An object on both media counts under both."),
         panel("timeseries", "Placement",
               [(f"sum by (placement) (mooncake_kv_objects_by_placement{{{TEN}}})", "{{placement}}")], stack=True),
         panel("bargauge", "Top 10 tenants by objects",
-              [(f"topk(10, mooncake_kv_objects{{{TEN}}})", "{{source}} {{tenant_id}}")],
+              [(f"topk(10, mooncake_kv_objects{{{TEN}}})", "{{instance}} {{source}} {{tenant_id}}")],
               displayMode="gradient", orientation="horizontal"),
         panel("table", "Stale tenants", [(f"mooncake_kv_state_stale{{{TEN}}} == 1", "")],
               desc="Tenants whose figures may be incomplete since their last cleared event."),
+        panel("timeseries", "How long each stale tenant has been stale",
+              [(f"source_tenant:mooncake_kv_state_stale_age:seconds{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
+              unit="s",
+              desc="Since when the tenant's figures may be incomplete: start-up, or the first loss since it was last "
+                   "exact. Upstream never sends cleared, so only a reconciliation ends it."),
+        panel("timeseries", "Removals of objects the exporter did not know",
+              [(f"source_tenant:mooncake_kv_removed_unknown:ratio_rate1h{{{TEN}}}",
+                "{{instance}} {{source}} {{tenant_id}}")], unit="percentunit",
+              desc="Share of the tenant's removed events (last hour) that named an object the exporter did not "
+                   "hold: objects from before it started, or whose stored event was lost. High: the tenant's "
+                   "object count is low by about that much of its churn."),
         panel("timeseries", "Stale tenants by reason",
-              [(f"mooncake_kv_stale_tenants{{{SRC}}}", "{{source}} {{reason}}")]),
+              [(f"mooncake_kv_stale_tenants{{{SRC}}}", "{{instance}} {{source}} {{reason}}")]),
         panel("timeseries", "Events per tenant",
-              [(f"sum by (tenant_id, event_type) (rate(mooncake_kv_events_received_total{{{TEN}}}[{RI}]))",
-                "{{tenant_id}} {{event_type}}")], unit="ops"),
+              [(f"sum by (instance, source, tenant_id, event_type) (rate(mooncake_kv_events_received_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} {{event_type}}")], unit="ops"),
         panel("timeseries", "Quota use per tenant",
-              [(f"source_tenant:mooncake_kv_tenant_quota_use:ratio{{{TEN}}}", "{{source}} {{tenant_id}}")],
+              [(f"source_tenant:mooncake_kv_tenant_quota_use:ratio{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
               unit="percentunit",
               desc="Charged bytes / effective quota, from the leader's /api/v1/tenant_quotas (empty when the "
                    "master has no tenant quotas). Above 100% the tenant is over its quota."),
         panel("timeseries", "Bytes per object per tenant",
-              [(f"source_tenant:mooncake_kv_tenant_bytes_per_object:ratio{{{TEN}}}", "{{source}} {{tenant_id}}")],
+              [(f"source_tenant:mooncake_kv_tenant_bytes_per_object:ratio{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
               unit="bytes",
               desc="The leader's charged bytes over the objects the stream shows, beside the objects per tenant: "
                    "whether a tenant near its quota holds many objects or large ones."),
@@ -199,16 +213,16 @@ def tenants():
               [(f"mooncake_kv_tenant_over_quota{{{TEN}}} == 1 or mooncake_kv_tenant_admission_closed{{{TEN}}} == 1",
                 "")]),
         panel("timeseries", "Charged bytes and effective quota",
-              [(f"mooncake_kv_tenant_charged_bytes{{{TEN}}}", "{{source}} {{tenant_id}} charged"),
-               (f'mooncake_kv_tenant_quota_bytes{{{TEN},kind="effective"}}', "{{source}} {{tenant_id}} quota")],
+              [(f"mooncake_kv_tenant_charged_bytes{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} charged"),
+               (f'mooncake_kv_tenant_quota_bytes{{{TEN},kind="effective"}}', "{{instance}} {{source}} {{tenant_id}} quota")],
               unit="bytes"),
         panel("timeseries", "Duplicate stores and unknown removals",
-              [(f"sum by (tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
-                "{{tenant_id}} duplicate stored"),
-               (f"sum by (tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))",
-                "{{tenant_id}} unknown removed"),
-               (f"sum by (tenant_id) (increase(mooncake_kv_tenant_clears_total{{{TEN}}}[{RI}]))",
-                "{{tenant_id}} cleared")], unit="ops"),
+              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} duplicate stored"),
+               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} unknown removed"),
+               (f"sum by (instance, source, tenant_id) (increase(mooncake_kv_tenant_clears_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} cleared")], unit="ops"),
     ])
 
 
@@ -223,13 +237,13 @@ def exporter():
         panel("timeseries", "Scrape size", [(f"mooncake_kv_exporter_last_scrape_bytes{{{inst}}}", "{{instance}}")],
               unit="bytes"),
         panel("timeseries", "Receive backlog and lag behind the master",
-              [(f"mooncake_kv_receive_backlog_messages{{{SRC}}}", "{{source}} messages drained since the socket was empty"),
-               (f"mooncake_kv_sequence_behind{{{SRC}}}", "{{source}} sequence numbers behind the master")],
+              [(f"mooncake_kv_receive_backlog_messages{{{SRC}}}", "{{instance}} {{source}} messages drained since the socket was empty"),
+               (f"mooncake_kv_sequence_behind{{{SRC}}}", "{{instance}} {{source}} sequence numbers behind the master")],
               desc="Both near 0 while the exporter keeps up; growing, it is falling behind and its receive queue "
                    "(--zmq.rcvhwm) is filling."),
         panel("timeseries", "Decode errors by reason",
-              [(f"sum by (source, reason) (rate(mooncake_kv_decode_errors_total{{{SRC}}}[{RI}]))",
-                "{{source}} {{reason}}")], unit="ops"),
+              [(f"sum by (instance, source, reason) (rate(mooncake_kv_decode_errors_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} {{reason}}")], unit="ops"),
         panel("timeseries", "Memory",
               [(f"process_resident_memory_bytes{{{inst}}}", "{{instance}} resident"),
                (f"sum by (instance) (mooncake_kv_object_table_bytes{{{inst}}})", "{{instance}} object tables")],
@@ -247,23 +261,23 @@ def exporter():
         panel("timeseries", "CPU", [(f"rate(process_cpu_seconds_total{{{inst}}}[{RI}])", "{{instance}}")],
               unit="percentunit"),
         panel("timeseries", "Master poll errors by reason",
-              [(f"sum by (source, reason) (rate(mooncake_kv_master_poll_errors_total{{{SRC}}}[{RI}]))",
-                "{{source}} {{reason}}")], unit="ops"),
+              [(f"sum by (instance, source, reason) (rate(mooncake_kv_master_poll_errors_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} {{reason}}")], unit="ops"),
         panel("timeseries", "Master poll duration",
-              [(f"mooncake_kv_master_poll_duration_seconds{{{SRC}}}", "{{source}}")], unit="s"),
+              [(f"mooncake_kv_master_poll_duration_seconds{{{SRC}}}", "{{instance}} {{source}}")], unit="s"),
         panel("timeseries", "Events per message (median)",
-              [(f"histogram_quantile(0.5, sum by (source, le) (rate(mooncake_kv_batch_events_bucket{{{SRC}}}[{RI}])))",
-                "{{source}}")]),
+              [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_batch_events_bucket{{{SRC}}}[{RI}])))",
+                "{{instance}} {{source}}")]),
     ])
 
 
 def keygroups():
     group_var = var_query("key_group", "Key group",
-                          'label_values(mooncake_kv_objects_by_key_group{source=~"$source"}, key_group)')
+                          'label_values(mooncake_kv_objects_by_key_group{instance=~"$instance",source=~"$source"}, key_group)')
     KG = TEN + ',key_group=~"$key_group"'
     return dashboard("mooncake-kv-key-groups", "Mooncake KV / Key groups",
                      "Which model or release holds the cache: objects per key group (--key.group-regex), their media "
-                     "and churn.", [var_datasource(), SOURCE_VAR, TENANT_VAR, group_var], [
+                     "and churn.", [var_datasource(), INSTANCE_VAR, SOURCE_VAR, TENANT_VAR, group_var], [
         panel("timeseries", "Objects per key group",
               [(f"sum by (key_group) (mooncake_kv_objects_by_key_group{{{KG}}})", "{{key_group}}")], stack=True, w=24,
               desc="Live objects whose key falls in each group, all selected tenants; \"\" is keys the regex does "
