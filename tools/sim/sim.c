@@ -34,6 +34,8 @@
  *   rebind[:lose=N]            the PUB socket is closed and bound again, numbering goes on
  *                              (a connection reset that loses nothing, or N messages sent meanwhile)
  *   outage:seconds=S[,member=I]  member I's admin endpoints are gone (connection refused) for S seconds
+ *   crash:seconds=S            the leading master's process dies for S seconds (publisher and admin
+ *                              endpoints gone) and comes back as a new process (a restart)
  *   garbage:count=N            N messages with a valid sequence and a bad payload
  *   sleep:seconds=S
  *   truth                      write the ground truth now (and again at exit)
@@ -426,8 +428,10 @@ static void promote(struct sim *s, unsigned m)
 	s->publishing = m;
 	new_publisher(s);
 	memset(s->wire_since, 0, (size_t)s->o.tenants * s->o.keys);
-	atomic_store(&s->members[m].serving, true);
+	/* the service plane, publisher included, is built before it is
+	 * declared available */
 	pub_open(s);
+	atomic_store(&s->members[m].serving, true);
 }
 
 /* The publisher's state, to let another member publish for a while. */
@@ -615,6 +619,20 @@ static void run_phase(struct sim *s, const char *spec)
 		uint64_t n = (uint64_t)param(spec, "count", 100);
 		for (uint64_t i = 0; i < n; i++)
 			op_silent_remove(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
+	} else if (!strncmp(spec, "crash", 5)) {
+		/* the master process dies: publisher and admin endpoints go; it
+		 * comes back as a new process (a restart: the view does not move),
+		 * its publisher up before its admin port */
+		struct member *m = &s->members[s->publishing];
+		pub_stop(s);
+		if (m->admin)
+			MHD_stop_daemon(m->admin);
+		m->admin = NULL;
+		sleep_s(param(spec, "seconds", 1));
+		new_publisher(s);
+		pub_open(s);
+		if (s->o.status_addrs[m->index])
+			m->admin = admin_start(m, s->o.status_addrs[m->index]);
 	} else if (!strncmp(spec, "outage", 6)) {
 		double v = param(spec, "member", -1);
 		struct member *m = &s->members[v < 0 ? s->publishing : member_param(s, v)];
@@ -779,8 +797,9 @@ static const char usage[] =
 	"                              on: cleared from RemoveAll, skipped_keyless_events\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
-	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] garbage:count=N\n"
-	"        failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I] sleep:seconds=S "
+	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] crash:seconds=S\n"
+	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I] "
+	"sleep:seconds=S "
 	"wait\n";
 
 static void on_signal(int sig)
