@@ -234,9 +234,11 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	pthread_mutex_lock(&s->lock);
 	int rc = kv_stream_ingest(m->stream, frames, n, now_ms, &rep);
 	/* a member that does not serve and publishes all the same: its events
-	 * are real mutations (applied), and a sign of trouble (counted) */
+	 * are real mutations (applied), and a sign of trouble (counted once
+	 * the next poll confirms it still does not serve: a promoted leader
+	 * publishes before a poll can see it serve) */
 	if (atomic_load_explicit(&m->not_serving, memory_order_relaxed))
-		m->standby_events += rep.events;
+		m->standby_pending += rep.events;
 	pthread_mutex_unlock(&s->lock);
 	if (rep.reject != KV_R_OK)
 		log_rejection(m, rep.reject, rep.seq, rl);

@@ -155,7 +155,11 @@ static unsigned judge(kv_member *m, const kv_ha_obs *o)
 	kv_source *s = m->src;
 	unsigned news = 0;
 	m->ha = *o;
-	atomic_store_explicit(&m->not_serving, o->answered && !o->serving, memory_order_relaxed);
+	bool not_serving = o->answered && !o->serving;
+	if (not_serving) /* it published while standing by, and still stands by */
+		m->standby_events += m->standby_pending;
+	m->standby_pending = 0;
+	atomic_store_explicit(&m->not_serving, not_serving, memory_order_relaxed);
 	kv_ha_obs obs[s->n_members]; /* a handful: --source's master= list */
 	for (size_t i = 0; i < s->n_members; i++)
 		obs[i] = s->members[i].ha;
