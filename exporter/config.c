@@ -429,6 +429,12 @@ static const struct flag flags[] = {
 	 "(in --source: group_regex=REGEX, last)"},
 	{"--limits.max-key-groups", set_num, CFG(max_key_groups), 1, 65000, NULL,
 	 "N  default 200 (all sources together); more count under key_group=\"__overflow__\""},
+	HEADING("Series (fewer for many tenants; see docs/sizing.md):"),
+	{"--metrics.exclude", set_string, CFG(metrics_exclude), 0, 0, NULL,
+	 "REGEX  PCRE2; families whose whole name (as in # TYPE) matches are not served, e.g. "
+	 "mooncake_kv_(objects_by_placement|stored_duplicates_total)"},
+	{"--metrics.tenant-summary", set_switch, CFG(tenant_summary), 0, 0, NULL,
+	 "[true|false]  per tenant serve only objects, the medium mix and staleness (4 series, not 14)"},
 	HEADING("Logging:"),
 	{"--log.level", set_choice, CFG(log_level), 0, 0, log_levels, "debug|info|warn|error  default info"},
 	{"--log.format", set_choice, CFG(log_format), 0, 0, log_formats, "logfmt|json  default logfmt"},
@@ -507,6 +513,9 @@ static int finish(struct parse *p)
 	char why[200];
 	if (c->key_group_regex && !(c->key_groups = kv_keygroup_compile(c->key_group_regex, why, sizeof(why))))
 		return set_err(p, "--key.group-regex: %s", why);
+	if ((c->metrics_exclude || c->tenant_summary) &&
+	    !(c->families = kv_family_filter_new(c->metrics_exclude, c->tenant_summary, why, sizeof(why))))
+		return set_err(p, "--metrics.exclude: %s", why);
 	if (c->poll_timeout > c->poll_interval) {
 		if (p->timeout_given)
 			return set_err(p, "--master.timeout must not exceed --master.poll-interval");
@@ -583,5 +592,7 @@ void kv_config_free(kv_config *c)
 	free(c->run_as_user);
 	free(c->key_group_regex);
 	kv_keygroup_free(c->key_groups);
+	free(c->metrics_exclude);
+	kv_family_filter_free(c->families);
 	memset(c, 0, sizeof(*c));
 }

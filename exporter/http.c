@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
+#include "kv_expo.h"
 #include "kv_http.h"
 #include "kv_log.h"
 #include "kv_process.h"
@@ -41,7 +42,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (gzip)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	enum MHD_Result rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return rc;
@@ -140,6 +141,24 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 
+	/* the families asked for, in the format asked for */
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	kv_expo_opts eo = {.openmetrics = kv_expo_wants_openmetrics(accept),
+			   .created = x->start_time,
+			   .drop = x->config->families ? kv_family_filter_drops : NULL,
+			   .drop_ctx = x->config->families};
+	if (eo.openmetrics || eo.drop) {
+		kv_buf shaped;
+		kv_buf_init(&shaped);
+		if (kv_expo_write(&shaped, out.data ? out.data : "", out.len, &eo) != KV_OK) {
+			kv_buf_free(&shaped);
+			kv_buf_free(&out);
+			kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);
+			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		}
+		kv_buf_free(&out);
+		out = shaped;
+	}
 	size_t len, plain_len = out.len;
 	char *body = kv_buf_steal(&out, &len);
 	bool gz = false;
@@ -156,7 +175,7 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	atomic_fetch_add(&h->scrapes, 1);
 	atomic_store(&h->last_seconds, mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);
-	return reply(c, MHD_HTTP_OK, KV_CONTENT_TYPE, body, len, gz);
+	return reply(c, MHD_HTTP_OK, eo.openmetrics ? KV_CONTENT_TYPE_OPENMETRICS : KV_CONTENT_TYPE, body, len, gz);
 }
 
 /* TLS client certificate, as client_auth_type asks.  NULL: allowed. */

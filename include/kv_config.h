@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "kv_expo.h"
 #include "kv_keygroup.h"
 #include "kv_log.h"
 
@@ -42,6 +43,9 @@ typedef struct kv_config {
 	double reconcile_interval;   /* seconds between reconciliations at the most */
 	size_t reconcile_max_keys;   /* 0: --limits.max-objects */
 	size_t reconcile_max_replay; /* events recorded during one reconciliation */
+	char *metrics_exclude;       /* --metrics.exclude, or NULL */
+	bool tenant_summary;         /* --metrics.tenant-summary */
+	kv_family_filter *families;  /* built from those two at parse time, or NULL: every family */
 	char *key_group_regex;       /* --key.group-regex, or NULL */
 	kv_keygroup_re *key_groups;  /* compiled from it at parse time, or NULL */
 	size_t max_key_groups;

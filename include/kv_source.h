@@ -28,9 +28,9 @@ typedef struct kv_member {
 	kv_master master;         /* under lock */
 	kv_ha_obs ha;             /* under lock */
 	uint64_t ha_errors[KV_POLL__COUNT];
-	uint64_t standby_events; /* under lock: events it published while not serving */
+	uint64_t standby_events;  /* under lock: events it published while not serving */
 	uint64_t standby_pending; /* under lock: events since the last poll said it does not serve */
-	atomic_bool not_serving; /* the last poll said it does not serve */
+	atomic_bool not_serving;  /* the last poll said it does not serve */
 
 	void *sub, *mon; /* owned by the ingest thread once it runs */
 	atomic_bool connected;

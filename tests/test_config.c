@@ -135,6 +135,20 @@ static void test_every_flag_both_forms(void **state)
 	assert_int_equal(c.log_level, KV_LOG_ERROR);
 	assert_int_equal(c.log_format, KV_LOG_JSON);
 	kv_config_free(&c);
+
+	/* the series an operator turns off: one filter built from both flags */
+	assert_int_equal(
+		parse(&c, err, sizeof(err), EP, "--metrics.exclude", "process_.*", "--metrics.tenant-summary", NULL),
+		KV_CONFIG_RUN);
+	assert_true(c.tenant_summary);
+	assert_non_null(c.families);
+	assert_true(kv_family_filter_drops("process_open_fds", 16, c.families));
+	assert_true(kv_family_filter_drops("mooncake_kv_objects_by_placement", 32, c.families));
+	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, c.families));
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	assert_null(c.families); /* every family, no filter to run */
+	kv_config_free(&c);
 }
 
 static void test_sources(void **state)
@@ -247,6 +261,7 @@ static const struct bad {
 	{{"--source=name=a,master=a:1@http://a:2"}, "is not transport://address"},
 	{{"--source=name=a,master=tcp://a:1@http://a:2,master=tcp://b:1@http://a:2/"}, "two masters at a:2"},
 	{{"--source=name=a,zmq=tcp://a:1,master=tcp://b:1@http://b:2"}, "not both"},
+	{{EP, "--metrics.exclude=(mooncake"}, "--metrics.exclude: missing closing parenthesis"},
 };
 
 static void test_bad_values(void **state)
@@ -296,6 +311,8 @@ static void test_help_lists_every_flag(void **state)
 		"--limits.max-objects",
 		"--zmq.rcvhwm",
 		"--zmq.max-message-size",
+		"--metrics.exclude",
+		"--metrics.tenant-summary",
 		"--log.level",
 		"--log.format",
 		"--help",

@@ -6,6 +6,7 @@ import gzip
 import json
 import http.server
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -752,6 +753,55 @@ def test_http_hygiene(procs):
         for c in slow:
             c.close()
     assert exp.proc.poll() is None and http_get(exp.url + "/-/healthy")[0] == 200
+
+
+def test_openmetrics_and_series_controls(procs):
+    """The scraper's Accept chooses the format; --metrics.tenant-summary and
+    --metrics.exclude leave families out of both."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3", "ops:count=400", "wait"], seed=5, truth=False,
+              extra=["--tenants", "3"])
+    full = Exporter(procs, EXPORTER, [sim.source("f")])
+    lean = Exporter(procs, EXPORTER, [sim.source("f")],
+                    extra=["--metrics.tenant-summary", "--metrics.exclude", "process_.*|mooncake_kv_batch_events"])
+    sim.start()
+    for e in (full, lean):
+        wait_for(lambda e=e: e.metrics().get("mooncake_kv_messages_received_total", source="f") > 0, 5, "events")
+    om = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    status, headers, body = http_get(full.url + "/metrics", {"Accept": om})
+    text = body.decode()
+    assert status == 200 and headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
+    assert "Accept" in headers["Vary"]
+    assert text.endswith("# EOF\n") and text.count("# EOF") == 1
+    types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    assert not [n for n, k in types.items() if k == "counter" and n.endswith("_total")], "counter families keep _total"
+    assert types["mooncake_kv_messages_received"] == "counter"
+    assert re.search(r'^mooncake_kv_messages_received_total\{source="f"\} [1-9]', text, re.M)
+    assert re.search(r'^mooncake_kv_messages_received_created\{source="f"\} 1[0-9]{9}', text, re.M)
+    assert "# UNIT mooncake_kv_event_lag_seconds seconds" in text
+    # every sample belongs to the family announced before it
+    family = None
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            family = line.split()[2]
+        elif line and not line.startswith("#"):
+            assert line.startswith(family), (family, line)
+    # the same figures in the text format, which promtool checks
+    m = full.metrics()
+    promtool_check(m.text)
+    per_tenant = lambda m: {k[0] for k in m.samples if ("tenant_id", "tenant-1") in k[1]}
+    assert per_tenant(m) >= {"mooncake_kv_objects", "mooncake_kv_events_received_total",
+                             "mooncake_kv_objects_by_placement", "mooncake_kv_stored_duplicates_total"}
+    # the lean exporter: four families per tenant, none of the excluded ones, in both formats
+    lm = lean.metrics()
+    promtool_check(lm.text)
+    assert per_tenant(lm) == {"mooncake_kv_objects", "mooncake_kv_objects_by_medium", "mooncake_kv_state_stale",
+                              "mooncake_kv_state_stale_since_timestamp_seconds"}, per_tenant(lm)
+    assert len([k for k in lm.samples if ("tenant_id", "tenant-1") in k[1]]) == 5
+    assert not [k for k in lm.samples if k[0].startswith("process_") or k[0].startswith("mooncake_kv_batch_events")]
+    assert lm.get("mooncake_kv_objects", source="f", backend_id="mooncake-master-1", tenant_id="tenant-1") == \
+        m.get("mooncake_kv_objects", source="f", backend_id="mooncake-master-1", tenant_id="tenant-1")
+    lom = http_get(lean.url + "/metrics", {"Accept": om})[2].decode()
+    assert "process_" not in lom and "mooncake_kv_events_received" not in lom and lom.endswith("# EOF\n")
 
 
 def test_json_logs(procs):

@@ -16,6 +16,7 @@ pending alert that clears within seconds notifies nobody.  Long windows
 
 usage: test_prometheus.py EXPORTER SIM PROMETHEUS REPO_ROOT
 Prints one line per check and closes with 'N passed, N failed'."""
+import http.server
 import json
 import os
 import re
@@ -51,8 +52,30 @@ HEALTHY_SECONDS = 12  # at least, once Prometheus has scraped
 EMPTY_WHEN_HEALTHY = {"Tenants over quota or closed to new objects"}
 
 
+class TextProxy:
+    """Passes scrapes to the exporter without their Accept header: Prometheus
+    2.x asks for OpenMetrics, and through this it gets the 0.0.4 text."""
+    def __init__(self, exporter_port):
+        upstream = "http://127.0.0.1:%d" % exporter_port
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                status, headers, body = http_get(upstream + self.path)
+                self.send_response(status)
+                self.send_header("Content-Type", headers.get("Content-Type", "text/plain"))
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 class Prom:
-    def __init__(self, procs, exporter_port):
+    def __init__(self, procs, exporter_port, text_port):
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         cfg = os.path.join(procs.dir, "prometheus.yml")
@@ -60,7 +83,9 @@ class Prom:
             f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                     "rule_files:\n  - %s\n"
                     "scrape_configs:\n  - job_name: mooncake-kv\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, exporter_port))
+                    "      - targets: ['127.0.0.1:%d']\n"
+                    "  - job_name: mooncake-kv-text\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % (RULES, exporter_port, text_port))
         self.proc = procs.start("prometheus", [
             PROMETHEUS, "--config.file", cfg, "--storage.tsdb.path", os.path.join(procs.dir, "tsdb"),
             "--web.listen-address", "127.0.0.1:%d" % self.port, "--log.level", "warn"])
@@ -191,7 +216,8 @@ def main():
         sim.start()
         t0 = time.time()
         wait_for(lambda: http_get(exp.url + "/-/ready")[0] == 200, 10, "the exporter is ready")
-        prom = Prom(procs, exp.port)
+        text = TextProxy(exp.port)
+        prom = Prom(procs, exp.port, text.port)
         # counters must have samples from before the incidents for increase() to see them
         wait_for(lambda: prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"], 20,
                  "prometheus scraped the exporter")
@@ -221,6 +247,19 @@ def main():
                   lambda got=got, alert=alert: expect(got == [alert], "raised: %s" % got))
         check("nothing else was raised", lambda: expect(
             set(watch.raised) == {a for _, _, a in INCIDENTS}, watch.raised))
+
+        # both formats, scraped by a real Prometheus: OpenMetrics (what it asks for) and the text
+        for job in ("mooncake-kv", "mooncake-kv-text"):
+            def scraped(job=job):
+                r = prom.query('up{job="%s"} == 1 and scrape_samples_scraped{job="%s"} > 100' % (job, job))[1]
+                assert r["data"]["result"], "job %s: %s" % (job, prom.api("/api/v1/targets")[1])
+                r = prom.query('mooncake_kv_messages_received_total{job="%s",source="m0"} > 0' % job)[1]
+                assert r["data"]["result"], "no messages counted through " + job
+            check("Prometheus scrapes the %s format" % ("OpenMetrics" if job == "mooncake-kv" else "text"),
+                  scraped)
+        _, targets = prom.api("/api/v1/targets")
+        check("no scrape error in either format", lambda: expect(
+            not [t["lastError"] for t in targets["data"]["activeTargets"] if t["lastError"]], targets))
 
         for where, expr in dashboard_queries():
             def q(expr=expr, where=where):

@@ -1,0 +1,215 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "kv_common.h"
+#include "kv_expo.h"
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && !memcmp(s + n - k, suffix, k);
+}
+
+/* One family, from its TYPE line on. */
+struct family {
+	const char *name; /* as the TYPE line gives it */
+	size_t len;
+	bool counter, drop;
+	size_t om_len; /* a counter's OpenMetrics name drops _total */
+};
+
+static void parse_type(const char *line, size_t n, struct family *f)
+{
+	/* "# TYPE name kind" */
+	const char *name = line + 7, *sp = memchr(name, ' ', n - 7);
+	f->name = name;
+	f->len = sp ? (size_t)(sp - name) : n - 7;
+	f->counter = sp && (size_t)(line + n - sp - 1) == 7 && !memcmp(sp + 1, "counter", 7);
+	f->om_len = f->counter && ends_with(f->name, f->len, "_total") ? f->len - 6 : f->len;
+}
+
+/* HELP text in OpenMetrics escapes the double quote too. */
+static void add_help_om(kv_buf *out, const char *s, size_t n)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '"') {
+			kv_buf_add(out, s + run, i - run);
+			kv_buf_adds(out, "\\\"");
+			run = i + 1;
+		}
+	kv_buf_add(out, s + run, n - run);
+}
+
+/* HELP, UNIT (for a name with a unit suffix) and TYPE of a family in
+ * OpenMetrics: a counter's family name drops _total. */
+static void family_header_om(kv_buf *out, const struct family *f, const char *help, size_t help_len,
+			     const char *type_line, size_t n)
+{
+	kv_buf_adds(out, "# HELP ");
+	kv_buf_add(out, f->name, f->om_len);
+	kv_buf_addc(out, ' ');
+	add_help_om(out, help, help_len);
+	kv_buf_addc(out, '\n');
+	const char *unit = ends_with(f->name, f->om_len, "_seconds") ? "seconds"
+			   : ends_with(f->name, f->om_len, "_bytes") ? "bytes"
+								     : NULL;
+	if (unit)
+		kv_buf_printf(out, "# UNIT %.*s %s\n", (int)f->om_len, f->name, unit);
+	kv_buf_adds(out, "# TYPE ");
+	kv_buf_add(out, f->name, f->om_len);
+	kv_buf_add(out, type_line + 7 + f->len, n - 7 - f->len); /* " kind" */
+	kv_buf_addc(out, '\n');
+}
+
+/* The counter sample's _created, for a series that started with the
+ * exporter: every one without a tenant_id label. */
+static void add_created(kv_buf *out, const struct family *f, const char *line, size_t n, double created)
+{
+	const char *lb = memchr(line, '{', n), *end = line + n;
+	const char *rb = lb ? memchr(lb, '}', (size_t)(end - lb)) : NULL;
+	if (lb && rb && memmem(lb, (size_t)(rb - lb), "tenant_id=\"", 11))
+		return;
+	kv_buf_add(out, f->name, f->om_len);
+	kv_buf_adds(out, "_created");
+	if (lb && rb)
+		kv_buf_add(out, lb, (size_t)(rb - lb) + 1);
+	kv_buf_addc(out, ' ');
+	kv_buf_add_double(out, created);
+	kv_buf_addc(out, '\n');
+}
+
+int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o)
+{
+	const char *p = text, *end = text + len, *help = NULL;
+	size_t help_len = 0;
+	struct family f = {0};
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *line = p;
+		p += n + (nl != NULL);
+		if (n >= 7 && !memcmp(line, "# HELP ", 7)) {
+			/* held until the TYPE line says what the family is */
+			const char *sp = memchr(line + 7, ' ', n - 7);
+			help = sp ? sp + 1 : line + n;
+			help_len = (size_t)(line + n - help);
+			continue;
+		}
+		if (n >= 7 && !memcmp(line, "# TYPE ", 7)) {
+			parse_type(line, n, &f);
+			f.drop = o->drop && o->drop(f.name, f.len, o->drop_ctx);
+			if (f.drop)
+				continue;
+			if (o->openmetrics) {
+				family_header_om(out, &f, help ? help : "", help_len, line, n);
+			} else {
+				if (help) {
+					kv_buf_adds(out, "# HELP ");
+					kv_buf_add(out, f.name, f.len);
+					kv_buf_addc(out, ' ');
+					kv_buf_add(out, help, help_len);
+					kv_buf_addc(out, '\n');
+				}
+				kv_buf_add(out, line, n);
+				kv_buf_addc(out, '\n');
+			}
+			help = NULL;
+			continue;
+		}
+		if (f.drop || n == 0)
+			continue;
+		kv_buf_add(out, line, n);
+		kv_buf_addc(out, '\n');
+		if (o->openmetrics && f.counter && o->created > 0)
+			add_created(out, &f, line, n, o->created);
+	}
+	if (o->openmetrics)
+		kv_buf_adds(out, "# EOF\n");
+	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
+}
+
+bool kv_expo_wants_openmetrics(const char *accept)
+{
+	for (const char *p = accept; p && (p = strstr(p, "application/openmetrics-text")); p++) {
+		const char *end = p + strcspn(p, ",");
+		const char *q = strstr(p, "q=");
+		if (!q || q > end || strtod(q + 2, NULL) > 0)
+			return true;
+	}
+	return false;
+}
+
+/* --- which families are served --- */
+
+struct kv_family_filter {
+	pcre2_code *exclude;
+	bool tenant_summary;
+};
+
+/* What the summary leaves out: the per-tenant (and per tenant and key
+ * group) families beyond objects (mooncake_kv_objects, _by_medium,
+ * _by_key_group) and staleness (mooncake_kv_state_stale, its age). */
+static const char *const per_tenant[] = {
+	"mooncake_kv_events_received_total",
+	"mooncake_kv_objects_by_placement",
+	"mooncake_kv_tenant_clears_total",
+	"mooncake_kv_stored_duplicates_total",
+	"mooncake_kv_removed_unknown_total",
+	"mooncake_kv_tenant_objects_overflow_total",
+	"mooncake_kv_objects_by_key_group_medium",
+	"mooncake_kv_key_group_events_total",
+};
+
+kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen)
+{
+	kv_family_filter *f = calloc(1, sizeof(*f));
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	f->tenant_summary = tenant_summary;
+	if (exclude) {
+		int code;
+		PCRE2_SIZE at;
+		f->exclude = pcre2_compile((PCRE2_SPTR)exclude, PCRE2_ZERO_TERMINATED, PCRE2_ANCHORED | PCRE2_ENDANCHORED,
+					   &code, &at, NULL);
+		if (!f->exclude) {
+			char why[120];
+			pcre2_get_error_message(code, (PCRE2_UCHAR *)why, sizeof(why));
+			snprintf(err, errlen, "%s at offset %zu", why, (size_t)at);
+			free(f);
+			return NULL;
+		}
+	}
+	return f;
+}
+
+void kv_family_filter_free(kv_family_filter *f)
+{
+	if (!f)
+		return;
+	pcre2_code_free(f->exclude);
+	free(f);
+}
+
+bool kv_family_filter_drops(const char *name, size_t len, void *ctx)
+{
+	const kv_family_filter *f = ctx;
+	if (f->tenant_summary)
+		for (size_t i = 0; i < sizeof(per_tenant) / sizeof(per_tenant[0]); i++)
+			if (strlen(per_tenant[i]) == len && !memcmp(per_tenant[i], name, len))
+				return true;
+	if (!f->exclude)
+		return false;
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(f->exclude, NULL);
+	if (!md)
+		return false; /* out of memory: serve it rather than lose it */
+	int rc = pcre2_match(f->exclude, (PCRE2_SPTR)name, len, 0, 0, md, NULL);
+	pcre2_match_data_free(md);
+	return rc >= 0;
+}
+
