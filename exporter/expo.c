@@ -154,14 +154,10 @@ struct kv_family_filter {
  * group) families beyond objects (mooncake_kv_objects, _by_medium,
  * _by_key_group) and staleness (mooncake_kv_state_stale, its age). */
 static const char *const per_tenant[] = {
-	"mooncake_kv_events_received_total",
-	"mooncake_kv_objects_by_placement",
-	"mooncake_kv_tenant_clears_total",
-	"mooncake_kv_stored_duplicates_total",
-	"mooncake_kv_removed_unknown_total",
-	"mooncake_kv_tenant_objects_overflow_total",
-	"mooncake_kv_objects_by_key_group_medium",
-	"mooncake_kv_key_group_events_total",
+	"mooncake_kv_events_received_total",       "mooncake_kv_objects_by_placement",
+	"mooncake_kv_tenant_clears_total",         "mooncake_kv_stored_duplicates_total",
+	"mooncake_kv_removed_unknown_total",       "mooncake_kv_tenant_objects_overflow_total",
+	"mooncake_kv_objects_by_key_group_medium", "mooncake_kv_key_group_events_total",
 };
 
 kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen)
@@ -175,8 +171,8 @@ kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary,
 	if (exclude) {
 		int code;
 		PCRE2_SIZE at;
-		f->exclude = pcre2_compile((PCRE2_SPTR)exclude, PCRE2_ZERO_TERMINATED, PCRE2_ANCHORED | PCRE2_ENDANCHORED,
-					   &code, &at, NULL);
+		f->exclude = pcre2_compile((PCRE2_SPTR)exclude, PCRE2_ZERO_TERMINATED,
+					   PCRE2_ANCHORED | PCRE2_ENDANCHORED, &code, &at, NULL);
 		if (!f->exclude) {
 			char why[120];
 			pcre2_get_error_message(code, (PCRE2_UCHAR *)why, sizeof(why));
@@ -212,4 +208,3 @@ bool kv_family_filter_drops(const char *name, size_t len, void *ctx)
 	pcre2_match_data_free(md);
 	return rc >= 0;
 }
-

@@ -9,6 +9,7 @@
 
 #include "kv_expo.h"
 #include "kv_http.h"
+#include "runbook_html.h"
 #include "kv_log.h"
 #include "kv_process.h"
 #include "kv_render.h"
@@ -29,7 +30,8 @@ struct kv_http {
 static const char landing[] = "<!DOCTYPE html><html><head><title>Mooncake KV exporter</title></head><body>"
 			      "<h1>Mooncake KV exporter</h1><p>Version " KV_VERSION " (" KV_REVISION ")</p>"
 			      "<ul><li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
-			      "<li><a href=\"/-/ready\">/-/ready</a></li></ul></body></html>\n";
+			      "<li><a href=\"/-/ready\">/-/ready</a></li><li><a href=\"/runbook\">runbook</a></li></ul>"
+			      "</body></html>\n";
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
 			     bool gzip)
@@ -260,6 +262,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			if (!kv_source_ready(&h->x->sources[i]))
 				return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
 		return reply_text(c, MHD_HTTP_OK, "Ready\n");
+	}
+	if (!strcmp(url, "/runbook")) { /* where the alerts' runbook_url point */
+		char *page = strdup(runbook_html);
+		return page ? reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, sizeof(runbook_html) - 1, false)
+			    : MHD_NO;
 	}
 	if (!strcmp(url, "/")) {
 		kv_buf b;

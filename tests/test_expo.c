@@ -55,34 +55,34 @@ static void test_openmetrics(void **state)
 	(void)state;
 	kv_expo_opts o = {.openmetrics = true, .created = 1700000000.5};
 	char *s = shape(&o);
-	static const char want[] =
-		"# HELP mooncake_kv_messages_received Messages \\\"received\\\", valid or not.\n"
-		"# TYPE mooncake_kv_messages_received counter\n"
-		"mooncake_kv_messages_received_total{source=\"m0\"} 6\n"
-		"mooncake_kv_messages_received_created{source=\"m0\"} 1700000000.5\n"
-		"# HELP mooncake_kv_object_table_bytes Bytes held.\n"
-		"# UNIT mooncake_kv_object_table_bytes bytes\n"
-		"# TYPE mooncake_kv_object_table_bytes gauge\n"
-		"mooncake_kv_object_table_bytes{source=\"m0\"} 4096\n"
-		"# HELP mooncake_kv_events_received Events applied, by type.\n"
-		"# TYPE mooncake_kv_events_received counter\n"
-		/* a tenant's counter started when the tenant was first seen: no _created */
-		"mooncake_kv_events_received_total{source=\"m0\",backend_id=\"b\",tenant_id=\"t\",event_type=\"stored\"} 3\n"
-		"# HELP mooncake_kv_objects Live objects.\n"
-		"# TYPE mooncake_kv_objects gauge\n"
-		"mooncake_kv_objects{source=\"m0\",backend_id=\"b\",tenant_id=\"t\"} 2\n"
-		"# HELP mooncake_kv_event_lag_seconds Lag.\n"
-		"# UNIT mooncake_kv_event_lag_seconds seconds\n"
-		"# TYPE mooncake_kv_event_lag_seconds histogram\n"
-		"mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"+Inf\"} 1\n"
-		"mooncake_kv_event_lag_seconds_sum{source=\"m0\"} 0.5\n"
-		"mooncake_kv_event_lag_seconds_count{source=\"m0\"} 1\n"
-		"# HELP process_cpu_seconds CPU.\n"
-		"# UNIT process_cpu_seconds seconds\n"
-		"# TYPE process_cpu_seconds counter\n"
-		"process_cpu_seconds_total 1.5\n"
-		"process_cpu_seconds_created 1700000000.5\n"
-		"# EOF\n";
+	static const char want[] = "# HELP mooncake_kv_messages_received Messages \\\"received\\\", valid or not.\n"
+				   "# TYPE mooncake_kv_messages_received counter\n"
+				   "mooncake_kv_messages_received_total{source=\"m0\"} 6\n"
+				   "mooncake_kv_messages_received_created{source=\"m0\"} 1700000000.5\n"
+				   "# HELP mooncake_kv_object_table_bytes Bytes held.\n"
+				   "# UNIT mooncake_kv_object_table_bytes bytes\n"
+				   "# TYPE mooncake_kv_object_table_bytes gauge\n"
+				   "mooncake_kv_object_table_bytes{source=\"m0\"} 4096\n"
+				   "# HELP mooncake_kv_events_received Events applied, by type.\n"
+				   "# TYPE mooncake_kv_events_received counter\n"
+				   /* a tenant's counter started when the tenant was first seen: no _created */
+				   "mooncake_kv_events_received_total{source=\"m0\",backend_id=\"b\",tenant_id=\"t\","
+				   "event_type=\"stored\"} 3\n"
+				   "# HELP mooncake_kv_objects Live objects.\n"
+				   "# TYPE mooncake_kv_objects gauge\n"
+				   "mooncake_kv_objects{source=\"m0\",backend_id=\"b\",tenant_id=\"t\"} 2\n"
+				   "# HELP mooncake_kv_event_lag_seconds Lag.\n"
+				   "# UNIT mooncake_kv_event_lag_seconds seconds\n"
+				   "# TYPE mooncake_kv_event_lag_seconds histogram\n"
+				   "mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"+Inf\"} 1\n"
+				   "mooncake_kv_event_lag_seconds_sum{source=\"m0\"} 0.5\n"
+				   "mooncake_kv_event_lag_seconds_count{source=\"m0\"} 1\n"
+				   "# HELP process_cpu_seconds CPU.\n"
+				   "# UNIT process_cpu_seconds seconds\n"
+				   "# TYPE process_cpu_seconds counter\n"
+				   "process_cpu_seconds_total 1.5\n"
+				   "process_cpu_seconds_created 1700000000.5\n"
+				   "# EOF\n";
 	assert_string_equal(s, want);
 	free(s);
 }
@@ -126,9 +126,10 @@ static void test_accept(void **state)
 {
 	(void)state;
 	/* Prometheus 2.42's default */
-	assert_true(kv_expo_wants_openmetrics("application/openmetrics-text;version=1.0.0,application/"
-					      "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;"
-					      "q=0.1"));
+	assert_true(
+		kv_expo_wants_openmetrics("application/openmetrics-text;version=1.0.0,application/"
+					  "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;"
+					  "q=0.1"));
 	assert_true(kv_expo_wants_openmetrics("text/plain;q=0.5, application/openmetrics-text; q=0.9"));
 	assert_false(kv_expo_wants_openmetrics("application/openmetrics-text;q=0, text/plain"));
 	assert_false(kv_expo_wants_openmetrics("text/plain;version=0.0.4"));

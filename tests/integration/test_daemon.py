@@ -755,6 +755,22 @@ def test_http_hygiene(procs):
     assert exp.proc.poll() is None and http_get(exp.url + "/-/healthy")[0] == 200
 
 
+def test_runbook_served_where_the_alerts_point(procs):
+    """Every alert's runbook_url is http://INSTANCE/runbook#section: the exporter
+    serves the runbook with every one of those anchors."""
+    exp = Exporter(procs, EXPORTER, ["name=r,zmq=tcp://127.0.0.1:%d" % free_port()])
+    status, headers, body = http_get(exp.url + "/runbook")
+    page = body.decode()
+    assert status == 200 and headers["Content-Type"].startswith("text/html"), (status, headers)
+    rules = open(os.path.join(os.path.dirname(__file__), "..", "..", "alerts", "mooncake-kv.rules.yml")).read()
+    anchors = re.findall(r'runbook_url: "http://\{\{ \$labels\.instance \}\}/runbook#([a-z0-9-]+)"', rules)
+    assert len(anchors) == rules.count("- alert:") > 20
+    missing = [a for a in anchors if 'id="%s"' % a not in page]
+    assert not missing, missing
+    assert "<code>--kv_events_queue_capacity</code>" in page  # the runbook's text, rendered
+    assert 'href="/runbook"' in http_get(exp.url + "/")[2].decode()
+
+
 def test_openmetrics_and_series_controls(procs):
     """The scraper's Accept chooses the format; --metrics.tenant-summary and
     --metrics.exclude leave families out of both."""
