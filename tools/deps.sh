@@ -9,6 +9,7 @@ packages=(
   libjansson-dev libxxhash-dev zlib1g-dev libcmocka-dev
   libgnutls28-dev libcrypt-dev libyaml-dev libpcre2-dev openssl
   valgrind curl prometheus prometheus-alertmanager python3 clang libclang-rt-14-dev clang-format
+  debhelper dpkg-dev fakeroot lintian help2man systemd
 )
 
 missing=()

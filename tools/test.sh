@@ -2,7 +2,8 @@
 # The whole test suite: installs what is missing, builds warning-free, runs
 # every test, then every test again under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the unit tests under valgrind's leak checker,
-# and each libFuzzer target for 30 s on its corpus.
+# each libFuzzer target for 30 s on its corpus, and the Debian package
+# (built, linted, installed, run, purged; as root only).
 #   tools/test.sh            everything
 #   tools/test.sh --quick    one plain pass only
 set -euo pipefail
@@ -62,6 +63,11 @@ for t in stream status; do
       -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>&1 | tail -n 4)
   rm -rf "$work"
 done
+
+echo "== the Debian package: build, lintian, install, run, purge"
+pkg_rc=0
+bash tests/package/test_deb.sh build/tools/mooncake-kv-sim || pkg_rc=$?
+[ $pkg_rc -eq 0 ] || [ $pkg_rc -eq 77 ] || exit $pkg_rc
 
 # One closing line for whoever reads the end of the log: every meson test
 # of every pass (failures stop the script before this line).
