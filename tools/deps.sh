@@ -12,9 +12,16 @@ packages=(
   debhelper dpkg-dev fakeroot lintian help2man systemd
 )
 
+# Node.js validates the Kubernetes manifests (tests/k8s); any node and npm on
+# the PATH do, else Debian's.
+commands=(node:nodejs npm:npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+for c in "${commands[@]}"; do
+  command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -2,8 +2,9 @@
 # The whole test suite: installs what is missing, builds warning-free, runs
 # every test, then every test again under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the unit tests under valgrind's leak checker,
-# each libFuzzer target for 30 s on its corpus, and the Debian package
-# (built, linted, installed, run, purged; as root only).
+# each libFuzzer target for 30 s on its corpus, the Kubernetes manifests
+# against the real schemas (npm), and the Debian package (built, linted,
+# installed, run, purged; as root only).
 #   tools/test.sh            everything
 #   tools/test.sh --quick    one plain pass only
 set -euo pipefail
@@ -63,6 +64,11 @@ for t in stream status; do
       -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>&1 | tail -n 4)
   rm -rf "$work"
 done
+
+echo "== the Kubernetes manifests, validated against the real schemas"
+k8s_rc=0
+bash tests/k8s/test_manifests.sh build/mooncake-kv-exporter || k8s_rc=$?
+[ $k8s_rc -eq 0 ] || [ $k8s_rc -eq 77 ] || exit $k8s_rc
 
 echo "== the Debian package: build, lintian, install, run, purge"
 pkg_rc=0
