@@ -55,7 +55,8 @@ done
 sleep 4
 cat <<MSG
 
-  exporter   http://$WEB/metrics     (landing page: http://$WEB/)
+  exporter   http://$WEB/metrics     (landing page: http://$WEB/, the alerts' runbook: http://$WEB/runbook)
+             OpenMetrics when asked: curl -H 'Accept: application/openmetrics-text' http://$WEB/metrics
   simulator  two masters: events on $PUB and $PUB2, admin on http://$STATUS and http://$STATUS2
   logs       $logdir
 
