@@ -177,6 +177,13 @@ class Sim:
         self.proc = self.procs.start("sim-%d" % self.pub_port, self.argv)
         return self
 
+    def truth_written(self, timeout=60):
+        """The truth a `truth` phase wrote, the simulator still running (its last
+        phase `wait`): its admin endpoints still answer while the test checks."""
+        wait_for(lambda: os.path.exists(self.truth_path), timeout, "the simulator wrote its truth")
+        with open(self.truth_path) as f:
+            return json.load(f)
+
     def wait(self, timeout=60):
         rc = self.proc.wait(timeout)
         assert rc == 0, "sim failed: " + self.procs.log(self.proc)

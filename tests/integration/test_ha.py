@@ -79,13 +79,13 @@ def test_failover_mid_stream(procs):
     on its own endpoint, which is no restart of the old one's; the tenant state, fed by
     both, equals everything the wire carried; quotas come from the leader."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.6", "steady:rate=3000,seconds=1", "failover",
-                           "steady:rate=3000,seconds=1", "sleep:seconds=0.8"],
+                           "steady:rate=3000,seconds=1", "sleep:seconds=0.8", "truth", "wait"],
               seed=41, members=2, extra=["--quotas", "on", "--quota-bytes", "2000000"])
     exp = Exporter(procs, EXPORTER, [sim.ha_source("ha")])
     sim.start()
     wait_for(lambda: exp.metrics().get("mooncake_kv_master_leader", source="ha", member=sim.members[0]) == 1, 5,
              "member 0 leads")
-    truth = sim.wait()
+    truth = sim.truth_written()  # the masters keep answering while we check
     m = settle(exp, sim, truth, "ha")
     assert truth["failovers"] == 1 and truth["leader"] == 1
     check_members(m, "ha", sim, truth)
@@ -113,7 +113,7 @@ def test_three_members_split_brain_flap_and_a_dead_one(procs):
     sim = Sim(procs, SIM, ["sleep:seconds=0.6", "ops:count=400", "split-brain:seconds=1.5,member=1",
                            "ops:count=200", "standby-publish:count=150,member=2", "outage:seconds=0.6,member=1",
                            "sleep:seconds=0.3", "outage:seconds=0.6,member=1", "failover:to=2",
-                           "ops:count=300", "sleep:seconds=0.8"],
+                           "ops:count=300", "sleep:seconds=0.8", "truth", "wait"],
               seed=43, members=3)
     dead = ("tcp://127.0.0.1:%d" % free_port(), "http://127.0.0.1:%d" % free_port())
     exp = Exporter(procs, EXPORTER, [sim.ha_source("c3", [dead])])
@@ -122,7 +122,7 @@ def test_three_members_split_brain_flap_and_a_dead_one(procs):
     m = exp.metrics()
     assert m.get("mooncake_kv_master_leader", source="c3", member=sim.members[0]) == 1  # it keeps the title
     assert m.get("mooncake_kv_master_failovers_total", source="c3") == 0
-    truth = sim.wait()
+    truth = sim.truth_written()  # the masters keep answering while we check
     m = settle(exp, sim, truth, "c3")
     check_members(m, "c3", sim, truth)
     assert truth["members"][2]["standby_events"] > 0 and truth["members"][2]["restarts"] == 1
@@ -150,14 +150,14 @@ def test_sidecar_exporters_count_the_store_once(procs):
     exporter is a quiet, ready standby without tenant series, the new one's counts
     what its publisher said since its promotion, and the sum over both is that."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.8", "ops:count=600", "sleep:seconds=0.4", "failover", "ops:count=600",
-                           "sleep:seconds=0.8"], seed=47, members=2)
+                           "sleep:seconds=0.8", "truth", "wait"], seed=47, members=2)
     exps = [Exporter(procs, EXPORTER, [sim.member_source("default", i)]) for i in range(2)]
     sim.start()
     # before: the standby's exporter is ready and shows no tenants
     wait_for(lambda: exps[0].metrics().find("mooncake_kv_objects", source="default"), 5, "the leader's tenants")
     wait_for(lambda: http_get(exps[1].url + "/-/ready")[0] == 200, 5, "the standby's exporter is ready")
     assert exps[1].metrics().find("mooncake_kv_objects", source="default") == {}
-    truth = sim.wait()
+    truth = sim.truth_written()  # the masters keep answering while we check
     wait_for(lambda: exps[1].metrics().get("mooncake_kv_messages_received_total", source="default")
              == truth["members"][1]["messages"], 10, "the new leader's messages")
     wait_for(lambda: exps[0].metrics().get("mooncake_kv_master_standby", source="default") == 1, 5,
