@@ -146,7 +146,8 @@ static void poll_ha(kv_member *m, kv_fetch *f, const struct urls *u, kv_ha_obs *
 	}
 }
 
-enum ha_news { HA_SAME, HA_FAILOVER, HA_SPLIT, HA_DROPPED, HA_RESUMED };
+/* What a judgement changed, as bits, for the log. */
+enum ha_news { HA_FAILOVER = 1, HA_SPLIT = 2, HA_DROPPED = 4, HA_RESUMED = 8 };
 
 /* With the member's new observation, under the lock: judges leadership
  * across the members and applies what follows from it. */
@@ -168,10 +169,10 @@ static unsigned judge(kv_member *m, const kv_ha_obs *o)
 		/* the new leader's publisher starts afresh, and what the old one
 		 * published last may never have reached us */
 		kv_state_mark_stale(s->state, KV_STALE_FAILOVER);
-		news |= 1u << HA_FAILOVER;
+		news |= HA_FAILOVER;
 	}
 	if (s->ha.split_brain && !split_before)
-		news |= 1u << HA_SPLIT;
+		news |= HA_SPLIT;
 	/* a one-master source whose master stands by no longer describes the
 	 * store (the leader's own exporter does): its figures go, so that no
 	 * sum counts the store twice (docs/design.md, "Highly available masters") */
@@ -179,10 +180,10 @@ static unsigned judge(kv_member *m, const kv_ha_obs *o)
 		if (m->master.standby && !s->dropped) {
 			kv_state_drop(s->state);
 			s->dropped = true;
-			news |= 1u << HA_DROPPED;
+			news |= HA_DROPPED;
 		} else if (o->serving && s->dropped) {
 			s->dropped = false;
-			news |= 1u << HA_RESUMED;
+			news |= HA_RESUMED;
 		}
 	}
 	return news;
@@ -196,16 +197,16 @@ static void log_ha(const kv_member *m, unsigned news, const kv_ha *h)
 	const char *leader = h->leader >= 0 && m->src->members[h->leader].cfg->label
 				     ? m->src->members[h->leader].cfg->label
 				     : "none";
-	if (news & 1u << HA_FAILOVER)
+	if (news & HA_FAILOVER)
 		kv_log(KV_LOG_WARN, "master failover: tenants stale until reconciled", "source", name, "leader", leader,
 		       "view_version", v, NULL);
-	if (news & 1u << HA_SPLIT)
+	if (news & HA_SPLIT)
 		kv_log(KV_LOG_ERROR, "split brain: several masters serve at once", "source", name, "also",
 		       m->cfg->label ? m->cfg->label : "", NULL);
-	if (news & 1u << HA_DROPPED)
+	if (news & HA_DROPPED)
 		kv_log(KV_LOG_INFO, "the master stands by: its tenant figures are dropped until it serves", "source",
 		       name, NULL);
-	if (news & 1u << HA_RESUMED)
+	if (news & HA_RESUMED)
 		kv_log(KV_LOG_INFO, "the master serves again: tenant figures start afresh", "source", name, NULL);
 }
 
