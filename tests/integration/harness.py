@@ -5,6 +5,7 @@ teardown whatever happens."""
 import gzip
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -18,10 +19,24 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
+_ports = random.Random(os.getpid())
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, picked at random below the kernel's ephemeral
+    range.  Tests leave ports unbound for a while on purpose (a standby master
+    binds none until it is promoted, a master that never answers): a port
+    the kernel hands out, another test running beside this one may be given
+    and bind meanwhile, and the exporter would talk to the wrong publisher."""
+    for _ in range(1000):
+        port = _ports.randrange(20000, 32768)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in 20000-32767")
 
 
 def parse_metrics(text):
