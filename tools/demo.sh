@@ -70,6 +70,9 @@ echo
 echo "Reconciliation with the master (tenant default exact, what the stream alone had missed):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(reconciliations_total\{.*"ok"|reconcile_corrections_total\{|master_keys\{|(objects|state_stale)\{.*tenant_id="default")'
 echo
+echo "How far to trust the other tenants: stale since when (upstream sends no cleared; only tenant default is reconciled):"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_state_stale_since_timestamp_seconds\{' | head -3
+echo
 echo "Who holds the cache: objects per key group (format/model), tenant default:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_objects_by_key_group\{.*tenant_id="default"'
 echo
