@@ -1,11 +1,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "kv_common.h"
 #include "kv_expo.h"
+#include "kv_regex.h"
 
 static bool ends_with(const char *s, size_t n, const char *suffix)
 {
@@ -168,18 +166,10 @@ kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary,
 		return NULL;
 	}
 	f->tenant_summary = tenant_summary;
-	if (exclude) {
-		int code;
-		PCRE2_SIZE at;
-		f->exclude = pcre2_compile((PCRE2_SPTR)exclude, PCRE2_ZERO_TERMINATED,
-					   PCRE2_ANCHORED | PCRE2_ENDANCHORED, &code, &at, NULL);
-		if (!f->exclude) {
-			char why[120];
-			pcre2_get_error_message(code, (PCRE2_UCHAR *)why, sizeof(why));
-			snprintf(err, errlen, "%s at offset %zu", why, (size_t)at);
-			free(f);
-			return NULL;
-		}
+	/* the whole name must match: anchored at both ends */
+	if (exclude && !(f->exclude = kv_regex_compile(exclude, PCRE2_ANCHORED | PCRE2_ENDANCHORED, err, errlen))) {
+		free(f);
+		return NULL;
 	}
 	return f;
 }

@@ -1,11 +1,10 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pcre2.h>
 
 #include "kv_keygroup.h"
+#include "kv_regex.h"
 
 struct kv_keygroup_re {
 	pcre2_code *code;
@@ -26,16 +25,10 @@ static int by_number(const void *a, const void *b)
 
 kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errlen)
 {
-	int code;
-	PCRE2_SIZE off;
 	/* keys are bytes: no UTF check, so a key that is not UTF-8 still matches */
-	pcre2_code *c = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-	if (!c) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(code, msg, sizeof(msg));
-		snprintf(err, errlen, "%s at offset %zu", (const char *)msg, (size_t)off);
+	pcre2_code *c = kv_regex_compile(pattern, 0, err, errlen);
+	if (!c)
 		return NULL;
-	}
 	uint32_t n = 0, entry = 0;
 	PCRE2_SPTR table;
 	pcre2_pattern_info(c, PCRE2_INFO_NAMECOUNT, &n);

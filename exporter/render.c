@@ -553,6 +553,28 @@ static void render_master(B *b, const kv_exporter_snap *x)
 
 /* --- highly available masters: every source whose members are polled --- */
 
+enum ha_figure { HA_FAILOVERS, HA_SPLIT_BRAIN, HA_SPLIT_BRAINS, HA_VIEW };
+
+/* A source's leadership figure; false when it has none (no view yet). */
+static bool ha_figure(const kv_ha *h, enum ha_figure f, uint64_t *v)
+{
+	switch (f) {
+	case HA_FAILOVERS:
+		*v = h->failovers;
+		return true;
+	case HA_SPLIT_BRAIN:
+		*v = h->split_brain;
+		return true;
+	case HA_SPLIT_BRAINS:
+		*v = h->split_brains;
+		return true;
+	case HA_VIEW:
+		*v = h->view;
+		return h->has_view;
+	}
+	return false;
+}
+
 static void render_ha(B *b, const kv_exporter_snap *x)
 {
 	bool any = false;
@@ -562,45 +584,32 @@ static void render_ha(B *b, const kv_exporter_snap *x)
 		return;
 	static const struct {
 		const char *name, *type, *help;
-		size_t off;
+		enum ha_figure figure;
 	} per_source[] = {
 		{"mooncake_kv_master_failovers_total", "counter",
 		 "Leadership changes among the source's masters: the serving master changed or view_version moved "
 		 "(each change counted once).",
-		 offsetof(kv_ha, failovers)},
+		 HA_FAILOVERS},
 		{"mooncake_kv_master_split_brain", "gauge", "1 while more than one of the source's masters serves.",
-		 offsetof(kv_ha, split_brain)},
+		 HA_SPLIT_BRAIN},
 		{"mooncake_kv_master_split_brains_total", "counter",
-		 "Times more than one of the source's masters began to serve at once.", offsetof(kv_ha, split_brains)},
+		 "Times more than one of the source's masters began to serve at once.", HA_SPLIT_BRAINS},
+		{"mooncake_kv_master_view_version", "gauge",
+		 "The highest view_version the source's masters report in /leader; it grows with every leadership "
+		 "change.",
+		 HA_VIEW},
 	};
 	for (size_t f = 0; f < sizeof(per_source) / sizeof(per_source[0]); f++) {
 		header(b, per_source[f].name, per_source[f].type, per_source[f].help);
 		for (size_t i = 0; i < x->n_sources; i++) {
 			const kv_source_snap *s = &x->sources[i];
-			if (!s->polled)
-				continue;
-			const char *p = (const char *)&s->leadership + per_source[f].off;
 			uint64_t v;
-			bool flag;
-			if (per_source[f].off == offsetof(kv_ha, split_brain))
-				memcpy(&flag, p, sizeof(flag)), v = flag;
-			else
-				v = field_u64(&s->leadership, per_source[f].off);
+			if (!s->polled || !ha_figure(&s->leadership, per_source[f].figure, &v))
+				continue;
 			open_sample(b, per_source[f].name);
 			source_label(b, s);
 			close_u64(b, NULL, NULL, v);
 		}
-	}
-	header(b, "mooncake_kv_master_view_version", "gauge",
-	       "The highest view_version the source's masters report in /leader; it grows with every leadership "
-	       "change.");
-	for (size_t i = 0; i < x->n_sources; i++) {
-		const kv_source_snap *s = &x->sources[i];
-		if (!s->polled || !s->leadership.has_view)
-			continue;
-		open_sample(b, "mooncake_kv_master_view_version");
-		source_label(b, s);
-		close_u64(b, NULL, NULL, s->leadership.view);
 	}
 	header(b, "mooncake_kv_master_leader", "gauge", "1 for the master that serves (the leader), 0 for the others.");
 	FOR_MEMBERS(x, s, m)

@@ -337,16 +337,14 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 	out->polled = s->cfg->polled;
 	if (kv_snapshot_members(out, s->n_members) != KV_OK)
 		return KV_ENOMEM;
-	for (size_t i = 0; i < s->n_members; i++) {
-		out->members[i].label = s->members[i].cfg->label;
-		out->members[i].connected = atomic_load(&s->members[i].connected);
-		out->members[i].backlog = atomic_load_explicit(&s->members[i].backlog, memory_order_relaxed);
-		out->members[i].has_master = s->members[i].cfg->status != NULL;
-	}
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n_members; i++) {
-		const kv_member *m = &s->members[i];
+		kv_member *m = &s->members[i];
 		kv_member_snap *o = &out->members[i];
+		o->label = m->cfg->label;
+		o->has_master = m->cfg->status != NULL;
+		o->connected = atomic_load(&m->connected);
+		o->backlog = atomic_load_explicit(&m->backlog, memory_order_relaxed);
 		kv_snapshot_member_stream(o, m->stream);
 		o->master = m->master;
 		o->ha = m->ha;

@@ -95,12 +95,12 @@ def test_failover_mid_stream(procs):
     eq(m, "mooncake_kv_stale_tenants", len(truth["tenants"]), source="ha", reason="failover")
     for q in truth["quotas"]:
         L = dict(source="ha", tenant_id=q["tenant_id"])
-        eq(m, "mooncake_kv_tenant_quota_bytes", q["requested"], kind="requested", **L)
-        eq(m, "mooncake_kv_tenant_quota_bytes", q["effective"], kind="effective", **L)
-        eq(m, "mooncake_kv_tenant_charged_bytes", q["charged"], **L)
-        eq(m, "mooncake_kv_tenant_over_quota", 1 if q["over"] else 0, **L)
-        eq(m, "mooncake_kv_tenant_admission_closed", 1 if q["over"] else 0, **L)
-    assert any(q["over"] for q in truth["quotas"]) and not all(q["over"] for q in truth["quotas"]), truth["quotas"]
+        eq(m, "mooncake_kv_tenant_quota_bytes", q["requested_quota_bytes"], kind="requested", **L)
+        eq(m, "mooncake_kv_tenant_quota_bytes", q["effective_quota_bytes"], kind="effective", **L)
+        eq(m, "mooncake_kv_tenant_charged_bytes", q["charged_bytes"], **L)
+        eq(m, "mooncake_kv_tenant_over_quota", 1 if q["over_quota"] else 0, **L)
+        eq(m, "mooncake_kv_tenant_admission_closed", 1 if q["admission_closed"] else 0, **L)
+    assert any(q["over_quota"] for q in truth["quotas"]) and not all(q["over_quota"] for q in truth["quotas"]), truth["quotas"]
     eq(m, "mooncake_kv_tenant_quotas_enabled", 1, source="ha")
     assert http_get(exp.url + "/-/ready")[0] == 200
     promtool_check(m)

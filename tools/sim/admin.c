@@ -187,13 +187,8 @@ struct quota tenant_quota(struct sim *s, unsigned t)
 	return q;
 }
 
-static enum MHD_Result tenant_quotas(struct member *m, struct MHD_Connection *c)
+json_t *quotas_json(struct sim *s)
 {
-	struct sim *s = m->s;
-	if (!s->o.quotas)
-		return reply_json(c, MHD_HTTP_CONFLICT,
-				  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1, "error_message",
-					    "tenant quotas are not enabled"));
 	json_t *data = json_array();
 	pthread_mutex_lock(&s->model_lock);
 	for (unsigned t = 0; t < s->o.tenants; t++) {
@@ -207,7 +202,16 @@ static enum MHD_Result tenant_quotas(struct member *m, struct MHD_Connection *c)
 						      q.over, "has_explicit_policy", q.explicit_policy));
 	}
 	pthread_mutex_unlock(&s->model_lock);
-	return reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:o}", "success", 1, "data", data));
+	return data;
+}
+
+static enum MHD_Result tenant_quotas(struct member *m, struct MHD_Connection *c)
+{
+	if (!m->s->o.quotas)
+		return reply_json(c, MHD_HTTP_CONFLICT,
+				  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -1, "error_message",
+					    "tenant quotas are not enabled"));
+	return reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:o}", "success", 1, "data", quotas_json(m->s)));
 }
 
 static enum MHD_Result ha_status(struct member *m, struct MHD_Connection *c)

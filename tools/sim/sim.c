@@ -751,21 +751,8 @@ static void write_truth(struct sim *s, const char *path)
 	/* every promotion moved the view: a failover */
 	json_object_set_new(root, "failovers", json_integer((json_int_t)atomic_load(&s->view) - 1));
 	json_object_set_new(root, "split_brains", json_integer((json_int_t)s->split_brains));
-	if (s->o.quotas) {
-		json_t *quotas = json_array();
-		pthread_mutex_lock(&s->model_lock);
-		for (unsigned t = 0; t < s->o.tenants; t++) {
-			struct quota q = tenant_quota(s, t);
-			char name[32];
-			tenant_name(t, name, sizeof(name));
-			json_array_append_new(quotas,
-					      json_pack("{s:s,s:I,s:I,s:I,s:b}", "tenant_id", name, "requested",
-							(json_int_t)q.requested, "effective", (json_int_t)q.effective,
-							"charged", (json_int_t)q.charged, "over", q.over));
-		}
-		pthread_mutex_unlock(&s->model_lock);
-		json_object_set_new(root, "quotas", quotas);
-	}
+	if (s->o.quotas) /* as the leader answers /api/v1/tenant_quotas */
+		json_object_set_new(root, "quotas", quotas_json(s));
 	json_object_set_new(root, "lost_messages", json_integer((json_int_t)s->lost_messages));
 	json_object_set_new(root, "lost_events", json_integer((json_int_t)s->lost_events));
 	json_object_set_new(root, "spec_extras", json_boolean(s->o.spec_extras));

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
 #define MAX_BATCH 64
 
@@ -142,6 +143,9 @@ struct quota {
 	bool over, explicit_policy;
 };
 struct quota tenant_quota(struct sim *s, unsigned t);
+/* Every tenant's quota as upstream's GET /api/v1/tenant_quotas lists it
+ * (the "data" array); takes model_lock. */
+json_t *quotas_json(struct sim *s);
 
 /* The admin HTTP endpoints of a member (admin.c): /kv_events/status,
  * /get_all_keys, /batch_query_keys, /metrics, /api/v1/tenant_quotas (503
