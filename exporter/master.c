@@ -88,6 +88,7 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 		m->up = true;
 		m->standby = true;
 		m->loss.behind_known = false;
+		m->keys_known = false; /* the key count is the leader's to tell */
 		return;
 	}
 	m->standby = false;

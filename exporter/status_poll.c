@@ -264,8 +264,6 @@ void *kv_status_poll_main(void *arg)
 		unsigned news = judge(m, &o);
 		kv_ha ha = s->ha;
 		bool leads = err == KV_POLL_OK && o.serving && ha.leader >= 0 && &s->members[ha.leader] == m;
-		if (o.answered && !o.serving) /* a standby: the key count is the leader's to tell */
-			m->master.keys_known = false;
 		pthread_mutex_unlock(&s->lock);
 		log_outcome(m, &before, &after, err, http, tail, &rl);
 		log_ha(m, news, &ha);
