@@ -96,8 +96,8 @@ bool kv_ha_judge(kv_ha *h, const kv_ha_obs *obs, size_t n)
 	 * other one is the intruder, and nothing has failed over yet */
 	h->leader = leader_serves ? h->leader : first;
 
-	bool moved = has_view && h->has_view && view > h->view;
-	if (has_view && (!h->has_view || view > h->view)) {
+	bool had_view = h->has_view, moved = has_view && had_view && view > h->view;
+	if (has_view && (!had_view || view > h->view)) {
 		h->view = view;
 		h->has_view = true;
 	}
@@ -107,19 +107,13 @@ bool kv_ha_judge(kv_ha *h, const kv_ha_obs *obs, size_t n)
 		h->last_leader = h->leader;
 	}
 
-	bool counted = false;
-	if (moved && changed) {
-		counted = true;
-		h->unmatched_leader_change = h->unmatched_view_move = false;
-	} else if (moved) {
-		counted = !h->unmatched_leader_change;
-		h->unmatched_leader_change = false;
-		h->unmatched_view_move = counted;
-	} else if (changed) {
-		counted = !h->unmatched_view_move;
-		h->unmatched_view_move = false;
-		h->unmatched_leader_change = counted;
-	}
+	/* view_version is the masters' own count of leadership changes: where
+	 * they report one, it alone decides (once per move, whichever poll shows
+	 * it first).  Which member serves can look different from one poll to
+	 * the next without any change of leadership (a leader that misses a
+	 * poll during a split brain hands its title to the intruder); it counts
+	 * only among masters that report no view. */
+	bool counted = had_view ? moved : changed;
 	h->failovers += counted;
 	return counted;
 }

@@ -56,10 +56,6 @@ typedef struct kv_ha {
 	uint64_t failovers;
 	bool split_brain; /* several members serve now */
 	uint64_t split_brains;
-	/* a leadership change shows twice, in the serving member and in the
-	 * view, and the two can reach us at different polls: the first one
-	 * counts and waits for the other */
-	bool unmatched_leader_change, unmatched_view_move;
 } kv_ha;
 
 void kv_ha_init(kv_ha *h);
