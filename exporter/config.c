@@ -156,8 +156,11 @@ static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const
 }
 
 /* zmq/status: the one-master forms; masters: "ZMQ@URL" strings, NUL-separated. */
+static const char *const dialect_modes[] = {"auto", "media", "object", NULL};
+
 static int add_source(struct parse *p, const char *name, const char *zmq, const char *status, const char *masters,
-		      size_t n_masters, bool reconcile, const char *backend, const char *group_regex)
+		      size_t n_masters, bool reconcile, const char *backend, const char *dialect,
+		      const char *group_regex)
 {
 	kv_config *c = p->c;
 	if (!name_ok(name))
@@ -169,7 +172,12 @@ static int add_source(struct parse *p, const char *name, const char *zmq, const 
 		return set_err(p, "source \"%s\": give master= or zmq=/status=, not both", name);
 	if (backend && !*backend)
 		return set_err(p, "source \"%s\": backend= needs a backend_id", name);
-	kv_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0};
+	kv_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = -1};
+	for (int i = 0; dialect && dialect_modes[i]; i++)
+		if (!strcmp(dialect, dialect_modes[i]))
+			s.dialect = i;
+	if (dialect && s.dialect < 0)
+		return set_err(p, "source \"%s\": dialect=%s must be auto, media or object", name, dialect);
 	int rc = KV_OK;
 	if (!n_masters)
 		rc = add_member(p, &s, name, zmq, status);
@@ -318,7 +326,8 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
 	char *copy = strdup(val), *save = NULL;
-	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL, *group_regex = NULL;
+	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL, *dialect = NULL,
+		   *group_regex = NULL;
 	kv_buf masters; /* the master= values, NUL-separated */
 	size_t n_masters = 0;
 	kv_buf_init(&masters);
@@ -351,11 +360,12 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 				    : !strcmp(kv, "status")    ? &status
 				    : !strcmp(kv, "reconcile") ? &reconcile
 				    : !strcmp(kv, "backend")   ? &backend
+				    : !strcmp(kv, "dialect")   ? &dialect
 							       : NULL;
 		if (!slot)
 			rc = set_err(p,
 				     "--source: unknown key \"%s\" (name, zmq, status, master, reconcile, backend, "
-				     "group_regex)",
+				     "dialect, group_regex)",
 				     kv);
 		else
 			*slot = eq + 1;
@@ -366,7 +376,7 @@ static int set_source(struct parse *p, const struct flag *f, const char *val)
 		rc = set_err(p, "--source: reconcile=%s must be true or false", reconcile);
 	if (rc == KV_OK)
 		rc = name ? add_source(p, name, zmq, status, masters.data, n_masters,
-				       reconcile && !strcmp(reconcile, "true"), backend, group_regex)
+				       reconcile && !strcmp(reconcile, "true"), backend, dialect, group_regex)
 			  : set_err(p, "--source needs name=NAME");
 	kv_buf_free(&masters);
 	free(copy);
@@ -390,6 +400,10 @@ static const struct flag flags[] = {
 	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL,
 	 "ENDPOINT  one source named \"default\" (with --master.url)"},
 	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)"},
+	{"--stream.dialect", set_choice, CFG(stream_dialect), 0, 0, dialect_modes,
+	 "auto|media|object  what a removed event means: media (the subscriber guide's: that medium only) or "
+	 "object (Mooncake main's: the whole object); auto, the default, asks the master's status fields (in "
+	 "--source: dialect=)"},
 	HEADING("Master status polling:"),
 	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL, "DUR  default 5s"},
 	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL, "DUR  default 2s"},
@@ -504,7 +518,7 @@ static int finish(struct parse *p)
 		return set_err(p,
 			       "--master.reconcile is for the --zmq.endpoint source; use reconcile=true in --source");
 	if (p->zmq_endpoint &&
-	    add_source(p, "default", p->zmq_endpoint, p->master_url, NULL, 0, c->reconcile, NULL, NULL) != KV_OK)
+	    add_source(p, "default", p->zmq_endpoint, p->master_url, NULL, 0, c->reconcile, NULL, NULL, NULL) != KV_OK)
 		return KV_EINVAL;
 	if (c->n_sources == 0)
 		return set_err(p, "no source: give --zmq.endpoint or --source (see --help)");
@@ -574,6 +588,12 @@ done:
 	free(p.zmq_endpoint);
 	free(p.master_url);
 	return rc;
+}
+
+int kv_config_dialect(const kv_config *c, const kv_source_cfg *s)
+{
+	int mode = s->dialect >= 0 ? s->dialect : c->stream_dialect;
+	return mode == KV_DIALECT_MODE_MEDIA ? KV_DIALECT_MEDIA : mode == KV_DIALECT_MODE_OBJECT ? KV_DIALECT_OBJECT : -1;
 }
 
 const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s)

@@ -38,6 +38,14 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 	out->has_unparsed = get_u64(root, "skipped_unparsed_keys", &out->skipped_unparsed_keys);
 	if (!out->has_keyless && !out->has_unparsed)
 		goto out;
+	out->has_invalid_hashes = get_u64(root, "invalid_event_hashes", &out->invalid_event_hashes);
+	/* Mooncake main's exact field set (master_admin_service.cpp,
+	 * HttpKvEventsStatusResponse at 3b5a594) is the object dialect; anything
+	 * else, the guide's skipped_keyless_events or dev/conductor's
+	 * invalid_event_hashes, is the guide's media dialect (docs/upstream.md). */
+	out->dialect = out->has_unparsed && !out->has_keyless && !out->has_invalid_hashes && json_object_size(root) == 5
+			       ? KV_DIALECT_OBJECT
+			       : KV_DIALECT_MEDIA;
 	rc = KV_POLL_OK;
 out:
 	json_decref(root);

@@ -1,6 +1,8 @@
 /* Every label value the exporter gives a fixed name: one table each, all
  * here, so a name can never drift between the decoder, the state, the
  * master tracking and the metrics. */
+#include <string.h>
+
 #include "kv_common.h"
 #include "kv_master.h"
 #include "kv_recon.h"
@@ -63,7 +65,7 @@ const char *kv_poll_error_name(enum kv_poll_error e)
 
 /* By bit index: KV_STALE_STARTUP is bit 0. */
 static const char *const stale_reason_names[KV_STALE__BITS] = {
-	"startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete", "failover",
+	"startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete", "failover", "dialect",
 };
 
 const char *kv_stale_reason_name(unsigned bit)
@@ -97,4 +99,22 @@ const char *kv_recon_correction_name(enum kv_recon_correction k)
 const char *kv_medium_name(enum kv_medium m)
 {
 	return m == KV_MEDIUM_CPU ? "cpu" : m == KV_MEDIUM_DISK ? "disk" : "invalid";
+}
+
+static const char *const dialect_names[KV_DIALECT__COUNT] = {
+	[KV_DIALECT_MEDIA] = "media",
+	[KV_DIALECT_OBJECT] = "object",
+};
+
+const char *kv_dialect_name(enum kv_dialect d)
+{
+	return (unsigned)d < KV_DIALECT__COUNT ? dialect_names[d] : "invalid";
+}
+
+int kv_dialect_parse(const char *name)
+{
+	for (int d = 0; d < KV_DIALECT__COUNT; d++)
+		if (!strcmp(name, dialect_names[d]))
+			return d;
+	return -1;
 }

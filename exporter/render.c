@@ -252,6 +252,18 @@ static void render_sources(B *b, const kv_exporter_snap *x)
 		close_u64(b, NULL, NULL, m->connected);
 	}
 
+	header(b, "mooncake_kv_publisher_dialect", "gauge",
+	       "1 for the dialect the member's removed events are read in: media (the subscriber guide's: that "
+	       "medium only) or object (Mooncake main's: the whole object). Absent until it is known.");
+	FOR_MEMBERS(x, s, m)
+	{
+		if (!m->dialect.decided)
+			continue;
+		open_sample(b, "mooncake_kv_publisher_dialect");
+		member_labels(b, s, m, true);
+		close_u64(b, "dialect", kv_dialect_name(m->dialect.dialect), 1);
+	}
+
 	header(b, "mooncake_kv_last_event_timestamp_seconds", "gauge",
 	       "Publisher timestamp of the last decoded message, in unix seconds.");
 	FOR_MEMBERS(x, s, m)
@@ -279,7 +291,9 @@ static const struct src_u64 tenant_u64[] = {
 	{"mooncake_kv_stored_duplicates_total", "counter",
 	 "stored events for a medium the object was already on (idempotent).", TEN(stored_duplicates)},
 	{"mooncake_kv_removed_unknown_total", "counter",
-	 "removed events for a medium the object was not on (idempotent, never below zero).", TEN(removed_unknown)},
+	 "removed events of nothing held: a medium the object was not on (media dialect), an object not held "
+	 "(object dialect); idempotent, never below zero.",
+	 TEN(removed_unknown)},
 	{"mooncake_kv_tenant_objects_overflow_total", "counter",
 	 "stored events of this tenant refused by --limits.max-objects.", TEN(objects_overflow)},
 };
@@ -303,8 +317,10 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 {
 	header(b, "mooncake_kv_events_received_total", "counter",
 	       "Events accepted and applied to the tenant's state, by type.");
+	/* a publisher of the object dialect never sends cleared: no series
+	 * that can only ever be 0 (two per tenant) */
 	FOR_TENANTS(x, s, t)
-	for (int e = 0; e < KV_EV__COUNT; e++)
+	for (int e = 0; e < KV_EV__COUNT - s->object_dialect; e++)
 		tenant_sample(b, "mooncake_kv_events_received_total", s, t, "event_type", kv_event_type_name(e),
 			      t->counts.events[e]);
 
@@ -350,7 +366,8 @@ static void render_tenants(B *b, const kv_exporter_snap *x)
 		const struct src_u64 *m = &tenant_u64[f];
 		header(b, m->name, m->type, m->help);
 		FOR_TENANTS(x, s, t)
-		tenant_sample(b, m->name, s, t, NULL, NULL, field_u64(t, m->off));
+		if (!(s->object_dialect && m->off == TEN(events[KV_EV_CLEARED])))
+			tenant_sample(b, m->name, s, t, NULL, NULL, field_u64(t, m->off));
 	}
 }
 

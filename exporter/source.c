@@ -113,6 +113,9 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 			snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 			goto fail;
 		}
+		kv_dialect_init(&m->dialect, kv_config_dialect(cfg, src), m->cfg->status != NULL);
+		kv_stream_set_dialect(m->stream, m->dialect.dialect);
+		atomic_init(&m->dialect_decided, m->dialect.decided);
 		if ((rc = open_sockets(m, i, zctx, err, errlen)) != KV_OK)
 			goto fail;
 	}
@@ -251,10 +254,51 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	return true;
 }
 
+void kv_member_dialect_news(kv_member *m, enum kv_dialect_news news)
+{
+	if (news == KV_DIALECT_SAME)
+		return;
+	kv_stream_set_dialect(m->stream, m->dialect.dialect);
+	atomic_store(&m->dialect_decided, true);
+	if (news == KV_DIALECT_SWITCHED) /* its events so far were read by the wrong rule */
+		kv_state_mark_stale(m->src->state, KV_STALE_DIALECT);
+}
+
+void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_choice *c)
+{
+	if (news == KV_DIALECT_SAME)
+		return;
+	const char *msg = news == KV_DIALECT_DECIDED ? "publisher dialect"
+			  : "publisher dialect changed: tenants stale until reconciled";
+	kv_log(news == KV_DIALECT_DECIDED ? KV_LOG_INFO : KV_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
+	       m->cfg->zmq, "dialect", kv_dialect_name(c->dialect), "reason", kv_dialect_basis_name(c->basis), NULL);
+}
+
+/* Reading a stream needs its dialect: with auto, the first status answer
+ * tells it; wait for it, at most --master.timeout (messages queue in ZMQ
+ * meanwhile), then take the guide's and say so. */
+static void await_dialect(kv_member *m)
+{
+	kv_source *s = m->src;
+	double until = kv_now() + s->config->poll_timeout;
+	while (!atomic_load(&m->dialect_decided) && !atomic_load(s->stop) && kv_now() < until)
+		kv_sleep_until(s->stop, kv_now() + 0.01);
+	pthread_mutex_lock(&s->lock);
+	enum kv_dialect_news news = kv_dialect_give_up(&m->dialect);
+	kv_member_dialect_news(m, news);
+	kv_dialect_choice c = m->dialect;
+	pthread_mutex_unlock(&s->lock);
+	/* decided at start-up (a flag, no status URL) or given up on here: said
+	 * here; decided by the poller: said there */
+	if (news == KV_DIALECT_DECIDED || c.basis == KV_DIALECT_BY_FLAG || c.basis == KV_DIALECT_BY_NO_STATUS)
+		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &c);
+}
+
 static void *ingest_main(void *arg)
 {
 	kv_member *m = arg;
 	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
+	await_dialect(m);
 	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
 	while (!atomic_load(m->src->stop)) {
 		int n = zmq_poll(items, 2, POLL_MS);
@@ -337,6 +381,7 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 	out->polled = s->cfg->polled;
 	if (kv_snapshot_members(out, s->n_members) != KV_OK)
 		return KV_ENOMEM;
+	bool object = true;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
@@ -350,7 +395,10 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 		o->ha = m->ha;
 		memcpy(o->ha_errors, m->ha_errors, sizeof(o->ha_errors));
 		o->standby_events = m->standby_events;
+		o->dialect = m->dialect;
+		object &= m->dialect.decided && m->dialect.dialect == KV_DIALECT_OBJECT;
 	}
+	out->object_dialect = object;
 	out->leadership = s->ha;
 	out->dropped = s->dropped;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));

@@ -236,15 +236,15 @@ static void clear_tenant(kv_state *s, kv_tenant *t)
 	t->stale = 0; /* the only way back to exact: we know it is empty */
 }
 
-static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t h, uint32_t group)
+static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
 {
 	bool stored = ev->type == KV_EV_STORED;
 	kv_group_counts *g = NULL;
-	if (s->matcher && !(g = kv_group_vec_at(&t->groups, group)))
+	if (s->matcher && !(g = kv_group_vec_at(&t->groups, p->group)))
 		return KV_ENOMEM; /* nothing changed yet */
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
-	int rc = kv_objtable_update(&t->objects, h, stored ? ev->medium : 0, stored ? 0 : ev->medium, room, &before);
+	int rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, &before);
 	if (rc == KV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
@@ -253,7 +253,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t
 	if (rc != KV_OK)
 		return rc;
 
-	unsigned after = stored ? before | ev->medium : before & ~(unsigned)ev->medium;
+	unsigned after = (before | p->add) & ~(unsigned)p->del;
 	if (g) {
 		g->events[stored ? 0 : 1]++;
 		kv_group_move(g, before, after);
@@ -276,13 +276,20 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, uint64_t
 	return KV_OK;
 }
 
-void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p)
+void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_prepared *p)
 {
 	uint64_t h;
 	p->tenant = lookup(s, ev, &h);
 	p->key_hash = 0;
+	p->add = p->del = 0;
 	if (ev->type == KV_EV_CLEARED)
 		return;
+	/* the dialect is settled here, once: everything after (the table, the
+	 * key groups, the reconciliation's replay) sees only media masks */
+	if (ev->type == KV_EV_STORED)
+		p->add = ev->medium;
+	else
+		p->del = d == KV_DIALECT_OBJECT ? KV_MEDIA_ALL : ev->medium;
 	p->key_hash = XXH3_64bits_withSeed(ev->object_key.ptr, ev->object_key.len, s->seed);
 	p->group = KV_GROUP_NONE;
 	if (s->matcher) {
@@ -303,19 +310,19 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	/* recorded whether the live table takes it or not (a limit): it is
 	 * what happened at the master */
 	if (t == s->recorded)
-		kv_recon_log_add(s->record, p->key_hash, ev->type, ev->medium, p->group);
+		kv_recon_log_add(s->record, p->key_hash, ev->type, p->add | p->del, p->group);
 	if (ev->type == KV_EV_CLEARED)
 		clear_tenant(s, t);
-	else if ((rc = update_object(s, t, ev, p->key_hash, p->group)) != KV_OK)
+	else if ((rc = update_object(s, t, ev, p)) != KV_OK)
 		return rc;
 	t->counts.events[ev->type]++;
 	return KV_OK;
 }
 
-int kv_state_apply(kv_state *s, const kv_event *ev)
+int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d)
 {
 	kv_prepared p;
-	kv_state_prepare(s, ev, &p);
+	kv_state_prepare(s, ev, d, &p);
 	return kv_state_apply_prepared(s, ev, &p);
 }
 

@@ -253,7 +253,10 @@ void *kv_status_poll_main(void *arg)
 		kv_state_set_now(s->state, (int64_t)(t1 * 1000)); /* for the losses and failovers it marks */
 		kv_master before = m->master;
 		kv_master_record(&m->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
+		enum kv_dialect_news dnews = KV_DIALECT_SAME;
 		if (err == KV_POLL_OK) {
+			dnews = kv_dialect_observe(&m->dialect, st.dialect, kv_stream_stats_of(m->stream)->messages > 0);
+			kv_member_dialect_news(m, dnews);
 			/* the stream now, to tell a tail that is not coming */
 			uint64_t upto_seq, upto_eid;
 			kv_stream_position(m->stream, &pos);
@@ -261,12 +264,14 @@ void *kv_status_poll_main(void *arg)
 				tail = kv_stream_tail_lost(m->stream, upto_seq, upto_eid);
 		}
 		kv_master after = m->master;
+		kv_dialect_choice dialect = m->dialect;
 		unsigned news = judge(m, &o);
 		kv_ha ha = s->ha;
 		bool leads = err == KV_POLL_OK && o.serving && ha.leader >= 0 && &s->members[ha.leader] == m;
 		pthread_mutex_unlock(&s->lock);
 		log_outcome(m, &before, &after, err, http, tail, &rl);
 		log_ha(m, news, &ha);
+		kv_member_log_dialect(m, dnews, &dialect);
 		if (leads) {
 			poll_keys(m, &f, &u);
 			poll_quotas(m, &f, &u);

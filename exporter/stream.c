@@ -7,6 +7,7 @@ struct kv_stream {
 	kv_decoder *decoder;
 	kv_state *state;
 	bool owns_state; /* kv_stream_new's; kv_stream_attach's is borrowed */
+	enum kv_dialect dialect;
 	kv_seqtrack seq;
 	kv_stream_stats stats;
 	bool reconnect_pending; /* reconnected; the next message tells whether anything was lost */
@@ -77,6 +78,16 @@ void kv_stream_disconnected(kv_stream *st)
 {
 	st->disconnected = true;
 	st->breaks_at_disconnect = st->seq.gaps + st->seq.resets;
+}
+
+void kv_stream_set_dialect(kv_stream *st, enum kv_dialect d)
+{
+	st->dialect = d;
+}
+
+enum kv_dialect kv_stream_dialect(const kv_stream *st)
+{
+	return st->dialect;
 }
 
 int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re)
@@ -174,7 +185,7 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 	int rc = KV_OK;
 	for (size_t i = from; i < to; i++)
 		if (applicable(&b->events[i]))
-			kv_state_prepare(st->state, &b->events[i], &prep[i - from]);
+			kv_state_prepare(st->state, &b->events[i], st->dialect, &prep[i - from]);
 	for (size_t i = from; i < to; i++) {
 		const kv_event *ev = &b->events[i];
 		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset))

@@ -38,6 +38,15 @@ enum kv_medium {
 	KV_MEDIUM_DISK = 2,
 };
 
+/* What a `removed` means, which depends on the master that publishes it
+ * (docs/upstream.md): in the subscriber guide's `media` dialect it retracts
+ * the event's medium only; in the `object` dialect of Mooncake main, whose
+ * master publishes one `removed` per erased object with a guessed medium,
+ * the whole object is gone, whatever the medium says. */
+enum kv_dialect { KV_DIALECT_MEDIA = 0, KV_DIALECT_OBJECT = 1, KV_DIALECT__COUNT };
+
+#define KV_MEDIA_ALL (KV_MEDIUM_CPU | KV_MEDIUM_DISK)
+
 enum kv_placement { KV_PLACE_CPU_ONLY = 0, KV_PLACE_DISK_ONLY = 1, KV_PLACE_CPU_AND_DISK = 2, KV_PLACE__COUNT };
 
 /* Why a message or an event was rejected.  The names (kv_reason_name) are
@@ -62,6 +71,9 @@ const char *kv_reason_name(enum kv_reason r);
 const char *kv_event_type_name(enum kv_event_type t);
 const char *kv_placement_name(enum kv_placement p);
 const char *kv_medium_name(enum kv_medium m);
+const char *kv_dialect_name(enum kv_dialect d);
+/* The dialect named name[0..len) (case-sensitive), or -1. */
+int kv_dialect_parse(const char *name);
 
 /* Placement of a non-empty media mask. */
 static inline enum kv_placement kv_placement_of(unsigned media)

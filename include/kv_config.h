@@ -28,7 +28,11 @@ typedef struct kv_source_cfg {
 	bool ha;                    /* given with master= */
 	bool polled;                /* every member has an admin URL */
 	kv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
+	int dialect;                /* dialect=: a KV_DIALECT_MODE_*, or -1: --stream.dialect */
 } kv_source_cfg;
+
+/* --stream.dialect and dialect=: the order of their words in --help. */
+enum { KV_DIALECT_MODE_AUTO, KV_DIALECT_MODE_MEDIA, KV_DIALECT_MODE_OBJECT };
 
 typedef struct kv_config {
 	kv_source_cfg *sources;
@@ -46,6 +50,7 @@ typedef struct kv_config {
 	char *metrics_exclude;       /* --metrics.exclude, or NULL */
 	bool tenant_summary;         /* --metrics.tenant-summary */
 	kv_family_filter *families;  /* built from those two at parse time, or NULL: every family */
+	int stream_dialect;          /* --stream.dialect, a KV_DIALECT_MODE_* */
 	char *key_group_regex;       /* --key.group-regex, or NULL */
 	kv_keygroup_re *key_groups;  /* compiled from it at parse time, or NULL */
 	size_t max_key_groups;
@@ -69,6 +74,10 @@ void kv_config_free(kv_config *c);
 /* The key-group regex of a source: its own group_regex=, else
  * --key.group-regex, else NULL. */
 const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s);
+
+/* The dialect of a source's publishers: its own dialect=, else
+ * --stream.dialect; -1 for auto, else an enum kv_dialect. */
+int kv_config_dialect(const kv_config *c, const kv_source_cfg *s);
 
 /* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or KV_EINVAL. */
 int kv_parse_duration(const char *s, double *seconds);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kv_common.h"
 #include "kv_loss.h"
 
 /* Label values of mooncake_kv_master_poll_errors_total{reason}. */
@@ -37,6 +38,9 @@ typedef struct kv_master_status {
 	bool has_keyless, has_unparsed;
 	uint64_t skipped_keyless_events;
 	uint64_t skipped_unparsed_keys;
+	bool has_invalid_hashes; /* dev/conductor's: keys whose block hash it could not encode */
+	uint64_t invalid_event_hashes;
+	enum kv_dialect dialect; /* what the set of fields says the publisher speaks */
 } kv_master_status;
 
 /* KV_POLL_OK, KV_POLL_PARSE (not JSON, not an object, too-big integer) or

@@ -27,7 +27,8 @@
 typedef struct kv_recon_event {
 	uint64_t hash;  /* the key's hash in the state's keying */
 	uint8_t type;   /* enum kv_event_type */
-	uint8_t medium; /* KV_MEDIUM_*, 0 for cleared */
+	uint8_t medium; /* the media it adds (stored) or takes away (removed: in the object
+			   dialect, all of them); 0 for cleared */
 	uint16_t group; /* the key's group (kv_groupcount.h), 0 without key groups */
 } kv_recon_event;
 
@@ -53,8 +54,9 @@ typedef struct kv_recon_table {
 /* Sets an object of key group `group` to media exactly (0 removes it).
  * Returns 0 or KV_ENOMEM. */
 int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group);
-/* Applies events in order: stored adds its medium, removed takes it away,
- * cleared empties the table.  Returns 0 or KV_ENOMEM. */
+/* Applies events in order: stored adds its media, removed takes its media
+ * away (the dialect was settled when they were recorded), cleared empties
+ * the table.  Returns 0 or KV_ENOMEM. */
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
 void kv_recon_table_free(kv_recon_table *t);
 

@@ -5,6 +5,7 @@
 #ifndef KV_SNAPSHOT_H
 #define KV_SNAPSHOT_H
 
+#include "kv_dialect.h"
 #include "kv_ha.h"
 #include "kv_master.h"
 #include "kv_quota.h"
@@ -34,6 +35,7 @@ typedef struct kv_member_snap {
 	kv_ha_obs ha;
 	uint64_t ha_errors[KV_POLL__COUNT];
 	uint64_t standby_events;
+	kv_dialect_choice dialect; /* the dialect its stream is read in, once decided */
 } kv_member_snap;
 
 typedef struct kv_source_snap {
@@ -44,6 +46,7 @@ typedef struct kv_source_snap {
 	size_t n_members, cap_members;
 	kv_ha leadership;
 	bool dropped; /* its one master stands by: no per-tenant series */
+	bool object_dialect; /* every member speaks Mooncake main's dialect: it never sends cleared */
 	kv_quotas quotas;
 	uint64_t quota_errors[KV_POLL__COUNT];
 	uint64_t tenants_overflow;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "kv_config.h"
+#include "kv_dialect.h"
 #include "kv_ha.h"
 #include "kv_master.h"
 #include "kv_quota.h"
@@ -31,6 +32,8 @@ typedef struct kv_member {
 	uint64_t standby_events;  /* under lock: events it published while not serving */
 	uint64_t standby_pending; /* under lock: events since the last poll said it does not serve */
 	atomic_bool not_serving;  /* the last poll said it does not serve */
+	kv_dialect_choice dialect; /* under lock: what its publisher speaks (its stream is read so) */
+	atomic_bool dialect_decided; /* dialect.decided, for the ingest thread waiting to start */
 
 	void *sub, *mon; /* owned by the ingest thread once it runs */
 	atomic_bool connected;
@@ -88,6 +91,14 @@ bool kv_source_ready(kv_source *s);
 /* The serving member's admin URL (the only member's for a one-master
  * source), or NULL when none serves.  Call under the lock. */
 const char *kv_source_leader_url(const kv_source *s);
+/* Sets the member's dialect after a decision (kv_dialect_observe or
+ * _give_up) and applies what follows: its stream is read so from now on;
+ * a switch marks the tenants stale (reason dialect), which a reconciling
+ * source answers with a reconciliation.  Call under the lock. */
+void kv_member_dialect_news(kv_member *m, enum kv_dialect_news news);
+/* Logs a decision (call without the lock). */
+void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_choice *c);
+
 /* Gaps and restarts of all members' streams: anything that can have lost
  * an event.  Call under the lock. */
 uint64_t kv_source_breaks(const kv_source *s);

@@ -40,8 +40,9 @@ enum kv_stale_reason {
 	KV_STALE_OVERFLOW = 16,             /* the object limit refused one of its objects */
 	KV_STALE_RECONCILE_INCOMPLETE = 32, /* reconciled, but some keys could not be asked about */
 	KV_STALE_FAILOVER = 64,             /* leadership moved to another master */
+	KV_STALE_DIALECT = 128,             /* the master turned out to speak another dialect */
 };
-#define KV_STALE__BITS 7
+#define KV_STALE__BITS 8
 
 /* The `reason` label value of bit index i (KV_STALE_STARTUP is bit 0). */
 const char *kv_stale_reason_name(unsigned bit);
@@ -52,7 +53,8 @@ typedef struct kv_tenant_counts {
 	uint64_t placement[KV_PLACE__COUNT]; /* live objects by placement */
 	uint64_t events[KV_EV__COUNT];       /* applied events by type */
 	uint64_t stored_duplicates;          /* stored for a medium it was already on */
-	uint64_t removed_unknown;            /* removed for a medium it was not on */
+	uint64_t removed_unknown;            /* removed of nothing held: a medium it was not on (media
+						dialect), an object not held (object dialect) */
 	uint64_t objects_overflow;           /* stored refused by the object limit */
 } kv_tenant_counts;
 
@@ -99,9 +101,12 @@ kv_state *kv_state_new(kv_budget *budget, uint64_t seed);
 void kv_state_free(kv_state *s);
 
 /* Applies one decoded, accepted, keyed event (keyless and rejected events
- * never reach the state).  Returns 0, or KV_ELIMIT when a limit refused it
- * (counted here), or KV_ENOMEM (nothing changed). */
-int kv_state_apply(kv_state *s, const kv_event *ev);
+ * never reach the state), read in the dialect of the publisher that sent
+ * it: stored adds its medium; removed takes its medium away (media) or the
+ * whole object (object); cleared empties the tenant.  Returns 0, or
+ * KV_ELIMIT when a limit refused it (counted here), or KV_ENOMEM (nothing
+ * changed). */
+int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d);
 
 /* The same in two steps, so that a batch can be looked at before it is
  * applied: kv_state_prepare hashes the key, finds the tenant (creating
@@ -109,11 +114,12 @@ int kv_state_apply(kv_state *s, const kv_event *ev);
  * batch afterwards finds the memory there instead of waiting for it. */
 typedef struct kv_prepared {
 	uint64_t key_hash;
+	uint8_t add, del;  /* the media the event adds and takes away, in its dialect */
 	uint32_t group;    /* the key's group (KV_GROUP_NONE without key groups) */
 	kv_tenant *tenant; /* NULL: not known yet (applying creates it) */
 } kv_prepared;
 
-void kv_state_prepare(kv_state *s, const kv_event *ev, kv_prepared *p);
+void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_prepared *p);
 int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
 
 /* The owner's clock (unix ms) for what it applies or marks next: a tenant's

@@ -88,6 +88,11 @@ void kv_stream_position_of_seq(const kv_seqtrack *t, kv_stream_pos *out);
  * tenants turn stale (gap).  Returns the numbers counted. */
 uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid);
 
+/* How the stream's removed events are read (kv_state_apply); media, the
+ * subscriber guide's, until set. */
+void kv_stream_set_dialect(kv_stream *st, enum kv_dialect d);
+enum kv_dialect kv_stream_dialect(const kv_stream *st);
+
 /* Key groups (kv_state.h) on the stream's own state. */
 int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re);
 

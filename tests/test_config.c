@@ -169,6 +169,25 @@ static void test_sources(void **state)
 	kv_config_free(&c);
 }
 
+/* --stream.dialect for every source, dialect= in --source for one. */
+static void test_dialects(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	assert_int_equal(kv_config_dialect(&c, &c.sources[0]), -1); /* auto */
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), "--stream.dialect=object", "--source",
+			       "name=a,zmq=tcp://a:1,dialect=media", "--source=name=b,zmq=tcp://b:1",
+			       "--source=name=c,zmq=tcp://c:1,dialect=auto", NULL),
+			 KV_CONFIG_RUN);
+	assert_int_equal(kv_config_dialect(&c, &c.sources[0]), KV_DIALECT_MEDIA);
+	assert_int_equal(kv_config_dialect(&c, &c.sources[1]), KV_DIALECT_OBJECT);
+	assert_int_equal(kv_config_dialect(&c, &c.sources[2]), -1);
+	kv_config_free(&c);
+}
+
 /* master=, once per member of a group of highly available masters: the
  * `member` label is the admin URL's host:port, without user info. */
 static void test_master_groups(void **state)
@@ -262,6 +281,8 @@ static const struct bad {
 	{{"--source=name=a,master=tcp://a:1@http://a:2,master=tcp://b:1@http://a:2/"}, "two masters at a:2"},
 	{{"--source=name=a,zmq=tcp://a:1,master=tcp://b:1@http://b:2"}, "not both"},
 	{{EP, "--metrics.exclude=(mooncake"}, "--metrics.exclude: missing closing parenthesis"},
+	{{EP, "--stream.dialect=guide"}, "--stream.dialect \"guide\" is not one of those"},
+	{{"--source=name=a,zmq=tcp://a:1,dialect=Object"}, "dialect=Object must be auto, media or object"},
 };
 
 static void test_bad_values(void **state)
@@ -295,6 +316,7 @@ static void test_help_lists_every_flag(void **state)
 		"--source",
 		"--zmq.endpoint",
 		"--master.url",
+		"--stream.dialect",
 		"--master.poll-interval",
 		"--master.timeout",
 		"--master.max-body-bytes",
@@ -409,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_help_lists_every_flag),
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_key_group_regexes),
+		cmocka_unit_test(test_dialects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

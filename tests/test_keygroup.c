@@ -127,7 +127,7 @@ static void apply(kv_state *s, const char *tenant, const char *type, const char 
 		      .backend_id = S("b"),
 		      .tenant_id = S(tenant),
 		      .object_key = S(key ? key : "")};
-	assert_int_equal(kv_state_apply(s, &e), KV_OK);
+	assert_int_equal(kv_state_apply(s, &e, KV_DIALECT_MEDIA), KV_OK);
 }
 
 /* The figures of group `name` in tenant t, or NULL. */

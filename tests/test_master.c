@@ -131,6 +131,47 @@ static void test_restarts_and_standby(void **state)
 	assert_true(m.have_status); /* the last good counters are still shown */
 }
 
+/* The dialect from the status's fields: Mooncake main's exact set is the
+ * object dialect (master_admin_service.cpp at 3b5a594 ~L553-561); the
+ * guide's field, dev/conductor's invalid_event_hashes (19ffa6e ~L567-575),
+ * or any other set is the media dialect. */
+static void test_dialect_from_fields(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *body;
+		enum kv_dialect want;
+	} cases[] = {
+		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
+		 "\"skipped_unparsed_keys\":2}",
+		 KV_DIALECT_OBJECT},
+		{"{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,"
+		 "\"skipped_unparsed_keys\":0}",
+		 KV_DIALECT_OBJECT},
+		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
+		 "\"skipped_unparsed_keys\":2,\"invalid_event_hashes\":0}",
+		 KV_DIALECT_MEDIA},
+		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
+		 "\"skipped_keyless_events\":0}",
+		 KV_DIALECT_MEDIA},
+		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
+		 "\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":0}",
+		 KV_DIALECT_MEDIA},
+		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
+		 "\"skipped_unparsed_keys\":2,\"something_new\":1}",
+		 KV_DIALECT_MEDIA},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		kv_master_status st;
+		print_message("case %zu\n", i);
+		assert_int_equal(kv_master_parse(cases[i].body, strlen(cases[i].body), &st), KV_POLL_OK);
+		assert_string_equal(kv_dialect_name(st.dialect), kv_dialect_name(cases[i].want));
+	}
+	kv_master_status st;
+	assert_int_equal(kv_master_parse(cases[2].body, strlen(cases[2].body), &st), KV_POLL_OK);
+	assert_true(st.has_invalid_hashes);
+}
+
 static void test_skipped_fields_kept_apart(void **state)
 {
 	(void)state;
@@ -181,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_restarts_and_standby),
 		cmocka_unit_test(test_skipped_fields_kept_apart),
+		cmocka_unit_test(test_dialect_from_fields),
 		cmocka_unit_test(test_drop_ratio_window),
 	};
 	return cmocka_run_group_tests_name("master", tests, NULL, NULL);

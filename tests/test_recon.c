@@ -139,6 +139,37 @@ static kv_event stored(const char *tenant, const char *key, unsigned medium, enu
 			  .object_key = S(key)};
 }
 
+/* Recorded in the object dialect, a removed takes the whole object in the
+ * replay too, whatever medium it named. */
+static void test_record_object_dialect(void **state)
+{
+	(void)state;
+	kv_budget budget;
+	kv_budget_init(&budget, 10, 100);
+	kv_state *s = kv_state_new(&budget, 42);
+	kv_recon_log log;
+	kv_recon_log_init(&log, 100);
+	assert_int_equal(kv_state_record_start(s, S("b"), S("default"), &log), KV_OK);
+	kv_event e = stored("default", "a", KV_MEDIUM_CPU, KV_EV_REMOVED);
+	kv_state_apply(s, &e, KV_DIALECT_OBJECT);
+	e = stored("default", "b", KV_MEDIUM_DISK, KV_EV_REMOVED);
+	kv_state_apply(s, &e, KV_DIALECT_MEDIA);
+	assert_int_equal(log.n, 2);
+	/* the master listed a and b on both media before those removals */
+	kv_recon_table t = {0};
+	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0);
+	kv_recon_put(&t, kv_state_key_hash(s, S("b")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0);
+	assert_int_equal(kv_recon_replay(&t, log.ev, log.n), KV_OK);
+	assert_int_equal(kv_objtable_get(&t.objects, kv_state_key_hash(s, S("a"))), 0);
+	assert_int_equal(kv_objtable_get(&t.objects, kv_state_key_hash(s, S("b"))), KV_MEDIUM_CPU);
+	assert_int_equal(kv_recon_objects(&t), 1);
+	assert_int_equal(t.placement[KV_PLACE_CPU_ONLY], 1);
+	kv_recon_table_free(&t);
+	kv_state_record_stop(s);
+	kv_recon_log_free(&log);
+	kv_state_free(s);
+}
+
 /* The state records the tenant's events, and the cut-over swaps its
  * objects, figures, stale bits and the budget. */
 static void test_record_and_adopt(void **state)
@@ -148,20 +179,20 @@ static void test_record_and_adopt(void **state)
 	kv_budget_init(&budget, 10, 100);
 	kv_state *s = kv_state_new(&budget, 42);
 	kv_event e = stored("default", "a", KV_MEDIUM_CPU, KV_EV_STORED);
-	assert_int_equal(kv_state_apply(s, &e), KV_OK);
+	assert_int_equal(kv_state_apply(s, &e, KV_DIALECT_MEDIA), KV_OK);
 	e = stored("other", "x", KV_MEDIUM_CPU, KV_EV_STORED);
-	assert_int_equal(kv_state_apply(s, &e), KV_OK);
+	assert_int_equal(kv_state_apply(s, &e, KV_DIALECT_MEDIA), KV_OK);
 
 	kv_recon_log log;
 	kv_recon_log_init(&log, 100);
 	assert_int_equal(kv_state_record_start(s, S("b"), S("default"), &log), KV_OK);
 	assert_int_equal(kv_state_record_start(s, S("b"), S("default"), &log), KV_EINVAL); /* one at a time */
 	e = stored("default", "b", KV_MEDIUM_DISK, KV_EV_STORED);
-	kv_state_apply(s, &e);
+	kv_state_apply(s, &e, KV_DIALECT_MEDIA);
 	e = stored("other", "y", KV_MEDIUM_DISK, KV_EV_STORED); /* not this tenant's */
-	kv_state_apply(s, &e);
+	kv_state_apply(s, &e, KV_DIALECT_MEDIA);
 	e = stored("default", "a", KV_MEDIUM_CPU, KV_EV_REMOVED);
-	kv_state_apply(s, &e);
+	kv_state_apply(s, &e, KV_DIALECT_MEDIA);
 	assert_int_equal(log.n, 2);
 	assert_int_equal(log.ev[0].hash, kv_state_key_hash(s, S("b")));
 	assert_int_equal(log.ev[1].type, KV_EV_REMOVED);
@@ -211,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_replay_from_before_the_listing_is_the_truth),
 		cmocka_unit_test(test_log_is_bounded),
 		cmocka_unit_test(test_record_and_adopt),
+		cmocka_unit_test(test_record_object_dialect),
 	};
 	return cmocka_run_group_tests_name("recon", tests, NULL, NULL);
 }

@@ -278,6 +278,93 @@ static void test_limits(void **state)
 	assert_int_equal(atomic_load(&budget.tenants), 0);
 }
 
+/* --- the object dialect: Mooncake main's master (docs/upstream.md) --- */
+
+/* A removed of any medium means the object is gone: main's Remove sends one
+ * removed with the medium MediumForMetadata guesses (cpu whenever a memory
+ * replica exists), its evictions send removed cpu for a disk-only object
+ * they emptied.  Neither is an unknown removal. */
+static void test_object_removed_takes_the_object(void **state)
+{
+	struct fx *f = *state;
+	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	ev1(f, "stored", "t", "disk", "both"); /* PutEnd of the disk replica, then of memory */
+	ev1(f, "stored", "t", "cpu", "both");
+	ev1(f, "stored", "t", "disk", "disk-only");
+	expect_counts(f, "t", 0, 1, 1);
+	ev1(f, "removed", "t", "cpu", "both");      /* Remove of M+D: one removed cpu */
+	ev1(f, "removed", "t", "cpu", "disk-only"); /* EvictDiskReplica emptied it: removed cpu */
+	expect_counts(f, "t", 0, 0, 0);
+	const kv_tenant *tn = tenant(f->st, "t");
+	assert_int_equal(tn->counts.removed_unknown, 0);
+	assert_int_equal(tn->counts.events[KV_EV_REMOVED], 2);
+	assert_int_equal(atomic_load(&f->budget.objects), 0);
+}
+
+/* Of an object not held, a removed is an unknown removal in either dialect;
+ * in the object dialect a second removed of the same object is one too. */
+static void test_object_removed_unknown(void **state)
+{
+	struct fx *f = *state;
+	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	ev1(f, "removed", "t", "cpu", "never");
+	ev1(f, "stored", "t", "cpu", "k");
+	ev1(f, "removed", "t", "disk", "k"); /* not its medium: still the object */
+	ev1(f, "removed", "t", "disk", "k");
+	expect_counts(f, "t", 0, 0, 0);
+	assert_int_equal(tenant(f->st, "t")->counts.removed_unknown, 2);
+}
+
+/* Upsert on main is one more stored (UpsertEnd goes through PutEnd): the
+ * media announced add up, nothing is taken away. */
+static void test_object_upsert_is_stored(void **state)
+{
+	struct fx *f = *state;
+	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	ev1(f, "stored", "t", "cpu", "k");
+	ev1(f, "stored", "t", "cpu", "k");
+	ev1(f, "stored", "t", "disk", "k");
+	expect_counts(f, "t", 0, 0, 1);
+	assert_int_equal(tenant(f->st, "t")->counts.stored_duplicates, 1);
+}
+
+/* The dialect is the stream's at the time of each event: a switch changes
+ * how the next removed is read, in both directions, and nothing already
+ * applied. */
+static void test_dialect_switch_both_ways(void **state)
+{
+	struct fx *f = *state;
+	ev1(f, "stored", "t", "cpu", "a");
+	ev1(f, "stored", "t", "disk", "a");
+	ev1(f, "stored", "t", "cpu", "b");
+	ev1(f, "stored", "t", "disk", "b");
+	ev1(f, "removed", "t", "cpu", "a"); /* media: a keeps disk */
+	expect_counts(f, "t", 0, 1, 1);
+	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	assert_int_equal(kv_stream_dialect(f->st), KV_DIALECT_OBJECT);
+	ev1(f, "removed", "t", "cpu", "b"); /* object: b is gone */
+	expect_counts(f, "t", 0, 1, 0);
+	ev1(f, "stored", "t", "cpu", "c");
+	ev1(f, "stored", "t", "disk", "c");
+	kv_stream_set_dialect(f->st, KV_DIALECT_MEDIA);
+	ev1(f, "removed", "t", "disk", "c"); /* media again: c keeps cpu */
+	expect_counts(f, "t", 1, 1, 0);
+	assert_int_equal(media_of(f->st, "t", "a"), KV_MEDIUM_DISK);
+	assert_int_equal(media_of(f->st, "t", "c"), KV_MEDIUM_CPU);
+}
+
+/* cleared empties a tenant in either dialect (main never sends it; a
+ * master that does is no longer main, but its word is still true). */
+static void test_object_cleared(void **state)
+{
+	struct fx *f = *state;
+	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	ev1(f, "stored", "t", "cpu", "a");
+	ev1(f, "cleared", "t", NULL, NULL);
+	expect_counts(f, "t", 0, 0, 0);
+	assert_int_equal(tenant(f->st, "t")->stale, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +377,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_since, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyless_and_rejected_not_applied, setup, teardown),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test_setup_teardown(test_object_removed_takes_the_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_removed_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_upsert_is_stored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dialect_switch_both_ways, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_cleared, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
 }

@@ -64,13 +64,13 @@ int main(int argc, char **argv)
 		ev.object_key = (kv_str){key, (uint32_t)key_bytes};
 		ev.medium = KV_MEDIUM_CPU;
 		double a = now_s();
-		if (kv_state_apply(s, &ev) != KV_OK) {
+		if (kv_state_apply(s, &ev, KV_DIALECT_MEDIA) != KV_OK) {
 			fprintf(stderr, "apply failed at %zu\n", i);
 			return 1;
 		}
 		if (i % 2 == 0) {
 			ev.medium = KV_MEDIUM_DISK;
-			kv_state_apply(s, &ev);
+			kv_state_apply(s, &ev, KV_DIALECT_MEDIA);
 		}
 		double d = now_s() - a;
 		if (d > worst)

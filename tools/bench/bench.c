@@ -164,7 +164,7 @@ static int bench_render(void)
 				ev.tenant_id = (kv_str){t, (uint32_t)snprintf(t, sizeof(t), "tenant-%05u", i)};
 				ev.object_key = (kv_str){k, (uint32_t)snprintf(k, sizeof(k), "key-%u", j)};
 				ev.medium = j % 3 ? KV_MEDIUM_CPU : KV_MEDIUM_DISK;
-				kv_state_apply(st, &ev);
+				kv_state_apply(st, &ev, KV_DIALECT_MEDIA);
 			}
 		kv_source_snap src = {.name = "m0"};
 		kv_snapshot_members(&src, 1);

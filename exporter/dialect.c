@@ -1,0 +1,53 @@
+#include "kv_dialect.h"
+
+static const char *const basis_names[KV_DIALECT__BASES] = {
+	[KV_DIALECT_BY_FLAG] = "flag",
+	[KV_DIALECT_BY_STATUS] = "status_fields",
+	[KV_DIALECT_BY_NO_STATUS] = "no_status_url",
+	[KV_DIALECT_BY_NO_ANSWER] = "no_status_answer",
+};
+
+const char *kv_dialect_basis_name(enum kv_dialect_basis b)
+{
+	return (unsigned)b < KV_DIALECT__BASES ? basis_names[b] : "invalid";
+}
+
+void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url)
+{
+	*c = (kv_dialect_choice){.dialect = KV_DIALECT_MEDIA};
+	if (mode >= 0 && mode < KV_DIALECT__COUNT) {
+		c->fixed = c->decided = true;
+		c->dialect = (enum kv_dialect)mode;
+		c->basis = KV_DIALECT_BY_FLAG;
+	} else if (!has_status_url) { /* nothing will ever tell: the guide */
+		c->decided = true;
+		c->basis = KV_DIALECT_BY_NO_STATUS;
+	}
+}
+
+enum kv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum kv_dialect seen, bool read_any)
+{
+	if (c->fixed)
+		return KV_DIALECT_SAME;
+	bool was = c->decided, guessed = c->basis != KV_DIALECT_BY_STATUS;
+	enum kv_dialect before = c->dialect;
+	c->decided = true;
+	c->dialect = seen;
+	c->basis = KV_DIALECT_BY_STATUS;
+	if (!was || (guessed && !read_any)) /* first word from the master */
+		return before == seen && was ? KV_DIALECT_SAME : KV_DIALECT_DECIDED;
+	if (seen == before)
+		return KV_DIALECT_SAME;
+	c->switches++;
+	return KV_DIALECT_SWITCHED;
+}
+
+enum kv_dialect_news kv_dialect_give_up(kv_dialect_choice *c)
+{
+	if (c->decided)
+		return KV_DIALECT_SAME;
+	c->decided = true;
+	c->dialect = KV_DIALECT_MEDIA;
+	c->basis = KV_DIALECT_BY_NO_ANSWER;
+	return KV_DIALECT_DECIDED;
+}
