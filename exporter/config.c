@@ -593,7 +593,9 @@ done:
 int kv_config_dialect(const kv_config *c, const kv_source_cfg *s)
 {
 	int mode = s->dialect >= 0 ? s->dialect : c->stream_dialect;
-	return mode == KV_DIALECT_MODE_MEDIA ? KV_DIALECT_MEDIA : mode == KV_DIALECT_MODE_OBJECT ? KV_DIALECT_OBJECT : -1;
+	return mode == KV_DIALECT_MODE_MEDIA    ? KV_DIALECT_MEDIA
+	       : mode == KV_DIALECT_MODE_OBJECT ? KV_DIALECT_OBJECT
+						: -1;
 }
 
 const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s)

@@ -269,7 +269,7 @@ void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const 
 	if (news == KV_DIALECT_SAME)
 		return;
 	const char *msg = news == KV_DIALECT_DECIDED ? "publisher dialect"
-			  : "publisher dialect changed: tenants stale until reconciled";
+						     : "publisher dialect changed: tenants stale until reconciled";
 	kv_log(news == KV_DIALECT_DECIDED ? KV_LOG_INFO : KV_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
 	       m->cfg->zmq, "dialect", kv_dialect_name(c->dialect), "reason", kv_dialect_basis_name(c->basis), NULL);
 }

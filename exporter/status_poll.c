@@ -255,7 +255,8 @@ void *kv_status_poll_main(void *arg)
 		kv_master_record(&m->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
 		enum kv_dialect_news dnews = KV_DIALECT_SAME;
 		if (err == KV_POLL_OK) {
-			dnews = kv_dialect_observe(&m->dialect, st.dialect, kv_stream_stats_of(m->stream)->messages > 0);
+			dnews = kv_dialect_observe(&m->dialect, st.dialect,
+						   kv_stream_stats_of(m->stream)->messages > 0);
 			kv_member_dialect_news(m, dnews);
 			/* the stream now, to tell a tail that is not coming */
 			uint64_t upto_seq, upto_eid;

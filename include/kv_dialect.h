@@ -19,10 +19,10 @@
 
 /* How the dialect in force was chosen: the `reason` of the start-up log. */
 enum kv_dialect_basis {
-	KV_DIALECT_BY_FLAG,         /* --stream.dialect or dialect= */
-	KV_DIALECT_BY_STATUS,       /* the fields of the master's status answer */
-	KV_DIALECT_BY_NO_STATUS,    /* auto without a status URL: the guide's */
-	KV_DIALECT_BY_NO_ANSWER,    /* auto, no status answer in time: the guide's for now */
+	KV_DIALECT_BY_FLAG,      /* --stream.dialect or dialect= */
+	KV_DIALECT_BY_STATUS,    /* the fields of the master's status answer */
+	KV_DIALECT_BY_NO_STATUS, /* auto without a status URL: the guide's */
+	KV_DIALECT_BY_NO_ANSWER, /* auto, no status answer in time: the guide's for now */
 	KV_DIALECT__BASES
 };
 

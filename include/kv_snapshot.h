@@ -45,7 +45,7 @@ typedef struct kv_source_snap {
 	kv_member_snap *members; /* owned by the snapshot */
 	size_t n_members, cap_members;
 	kv_ha leadership;
-	bool dropped; /* its one master stands by: no per-tenant series */
+	bool dropped;        /* its one master stands by: no per-tenant series */
 	bool object_dialect; /* every member speaks Mooncake main's dialect: it never sends cleared */
 	kv_quotas quotas;
 	uint64_t quota_errors[KV_POLL__COUNT];

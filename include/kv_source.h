@@ -29,10 +29,10 @@ typedef struct kv_member {
 	kv_master master;         /* under lock */
 	kv_ha_obs ha;             /* under lock */
 	uint64_t ha_errors[KV_POLL__COUNT];
-	uint64_t standby_events;  /* under lock: events it published while not serving */
-	uint64_t standby_pending; /* under lock: events since the last poll said it does not serve */
-	atomic_bool not_serving;  /* the last poll said it does not serve */
-	kv_dialect_choice dialect; /* under lock: what its publisher speaks (its stream is read so) */
+	uint64_t standby_events;     /* under lock: events it published while not serving */
+	uint64_t standby_pending;    /* under lock: events since the last poll said it does not serve */
+	atomic_bool not_serving;     /* the last poll said it does not serve */
+	kv_dialect_choice dialect;   /* under lock: what its publisher speaks (its stream is read so) */
 	atomic_bool dialect_decided; /* dialect.decided, for the ingest thread waiting to start */
 
 	void *sub, *mon; /* owned by the ingest thread once it runs */
