@@ -116,6 +116,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		kv_dialect_init(&m->dialect, kv_config_dialect(cfg, src), m->cfg->status != NULL);
 		kv_stream_set_dialect(m->stream, m->dialect.dialect);
 		atomic_init(&m->dialect_decided, m->dialect.decided);
+		atomic_init(&m->poll_now, false);
 		if ((rc = open_sockets(m, i, zctx, err, errlen)) != KV_OK)
 			goto fail;
 	}
@@ -274,31 +275,34 @@ void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const 
 	       m->cfg->zmq, "dialect", kv_dialect_name(c->dialect), "reason", kv_dialect_basis_name(c->basis), NULL);
 }
 
-/* Reading a stream needs its dialect: with auto, the first status answer
- * tells it; wait for it, at most --master.timeout (messages queue in ZMQ
- * meanwhile), then take the guide's and say so. */
+/* Reading a stream needs its dialect.  With auto, the status answer tells
+ * it: when the first message is waiting, the poller is asked to poll at
+ * once, and the answer awaited, at most --master.timeout (messages queue in
+ * ZMQ meanwhile); without it, the guide's, said in the log. */
 static void await_dialect(kv_member *m)
 {
 	kv_source *s = m->src;
 	double until = kv_now() + s->config->poll_timeout;
+	atomic_store(&m->poll_now, true);
 	while (!atomic_load(&m->dialect_decided) && !atomic_load(s->stop) && kv_now() < until)
-		kv_sleep_until(s->stop, kv_now() + 0.01);
+		kv_sleep_until(s->stop, kv_now() + 0.005);
 	pthread_mutex_lock(&s->lock);
 	enum kv_dialect_news news = kv_dialect_give_up(&m->dialect);
 	kv_member_dialect_news(m, news);
 	kv_dialect_choice c = m->dialect;
 	pthread_mutex_unlock(&s->lock);
-	/* decided at start-up (a flag, no status URL) or given up on here: said
-	 * here; decided by the poller: said there */
-	if (news == KV_DIALECT_DECIDED || c.basis == KV_DIALECT_BY_FLAG || c.basis == KV_DIALECT_BY_NO_STATUS)
-		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &c);
+	kv_member_log_dialect(m, news, &c); /* given up on; the poller says what it decided */
 }
 
 static void *ingest_main(void *arg)
 {
 	kv_member *m = arg;
 	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
-	await_dialect(m);
+	pthread_mutex_lock(&m->src->lock);
+	kv_dialect_choice c = m->dialect;
+	pthread_mutex_unlock(&m->src->lock);
+	if (c.basis == KV_DIALECT_BY_FLAG || c.basis == KV_DIALECT_BY_NO_STATUS) /* decided at start-up */
+		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &c);
 	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
 	while (!atomic_load(m->src->stop)) {
 		int n = zmq_poll(items, 2, POLL_MS);
@@ -313,6 +317,8 @@ static void *ingest_main(void *arg)
 			on_monitor_event(m);
 		if (!(items[0].revents & ZMQ_POLLIN))
 			continue;
+		if (!atomic_load(&m->dialect_decided))
+			await_dialect(m);
 		int i = 0;
 		while (i < DRAIN_PER_WAKEUP && ingest_one(m, &rl, &rl_break))
 			i++;

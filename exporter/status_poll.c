@@ -281,7 +281,8 @@ void *kv_status_poll_main(void *arg)
 		next += c->poll_interval;
 		if (next < kv_now()) /* a slow poll: do not try to catch up */
 			next = kv_now() + c->poll_interval;
-		kv_sleep_until(s->stop, next);
+		if (kv_sleep_until_woken(s->stop, &m->poll_now, next)) /* ingest waits for an answer */
+			next = kv_now();
 	}
 	kv_fetch_free(&f);
 	return NULL;

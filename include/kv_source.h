@@ -34,6 +34,7 @@ typedef struct kv_member {
 	atomic_bool not_serving;     /* the last poll said it does not serve */
 	kv_dialect_choice dialect;   /* under lock: what its publisher speaks (its stream is read so) */
 	atomic_bool dialect_decided; /* dialect.decided, for the ingest thread waiting to start */
+	atomic_bool poll_now;        /* set by the ingest thread: the poller polls at once */
 
 	void *sub, *mon; /* owned by the ingest thread once it runs */
 	atomic_bool connected;

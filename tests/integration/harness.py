@@ -166,6 +166,12 @@ class Sim:
         self.status_addr = self.members[0] if status else None
         self.truth_path = os.path.join(procs.dir, "truth-%d.json" % self.pub_port) if truth else None
         self.argv = [exe, "--seed", str(seed)] + list(extra)
+        # what its publisher speaks (docs/upstream.md): Mooncake main's object dialect unless
+        # it plays the guide
+        ex = list(extra)
+        media = ("--dialect" in ex and ex[ex.index("--dialect") + 1] == "media") or \
+            ("--spec-extras" in ex and ex[ex.index("--spec-extras") + 1] == "on")
+        self.dialect = "media" if media else "object"
         for i in range(members):
             self.argv += ["--pub", self.zmqs[i]] + (["--status", self.members[i]] if status else [])
         if truth:
@@ -174,9 +180,15 @@ class Sim:
             self.argv += ["--phase", ph]
         self.procs = procs
 
-    def source(self, name):
+    def source(self, name, dialect=None):
+        """A source of the first member.  Without a status URL nothing can tell the exporter
+        the dialect: it is given, as an operator would (dialect="" leaves it to the default)."""
         s = "name=%s,zmq=%s" % (name, self.zmq)
-        return s + (",status=" + self.status_url if self.status_url else "")
+        if self.status_url:
+            s += ",status=" + self.status_url
+        elif dialect is None:
+            dialect = self.dialect
+        return s + (",dialect=" + dialect if dialect else "")
 
     def ha_source(self, name, extra_members=()):
         """A source of every member (master=ZMQ@URL each), plus (zmq, url) pairs of masters

@@ -42,22 +42,23 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, const char *text)
 	return reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", strdup(text), strlen(text));
 }
 
+void status_skipped(struct sim *s, json_t *j, uint64_t skipped)
+{
+	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+			    json_integer((json_int_t)skipped));
+	if (s->o.dialect == DIALECT_MEDIA && !s->o.spec_extras) /* dev/conductor's */
+		json_object_set_new(j, "invalid_event_hashes", json_integer(0));
+}
+
 static enum MHD_Result status(struct member *m, struct MHD_Connection *c)
 {
 	struct sim *s = m->s;
-	if (m->index != atomic_load(&s->publishing)) { /* serving in a split brain: no publisher of its own */
-		json_t *j = json_pack("{s:b,s:i,s:i,s:i}", "enabled", 0, "published_batches", 0, "published_events", 0,
-				      "dropped_events", 0);
-		json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
-				    json_integer(0));
-		return reply_json(c, MHD_HTTP_OK, j);
-	}
-	json_t *j = json_pack("{s:b,s:I,s:I,s:I}", "enabled", 1, "published_batches",
-			      (json_int_t)atomic_load(&s->published_batches), "published_events",
-			      (json_int_t)atomic_load(&s->published_events), "dropped_events",
-			      (json_int_t)atomic_load(&s->dropped_events));
-	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
-			    json_integer((json_int_t)atomic_load(&s->skipped)));
+	bool own = m->index == atomic_load(&s->publishing); /* serving in a split brain: no publisher of its own */
+	json_t *j = json_pack("{s:b,s:I,s:I,s:I}", "enabled", own, "published_batches",
+			      (json_int_t)(own ? atomic_load(&s->published_batches) : 0), "published_events",
+			      (json_int_t)(own ? atomic_load(&s->published_events) : 0), "dropped_events",
+			      (json_int_t)(own ? atomic_load(&s->dropped_events) : 0));
+	status_skipped(s, j, own ? atomic_load(&s->skipped) : 0);
 	return reply_json(c, MHD_HTTP_OK, j);
 }
 

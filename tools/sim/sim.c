@@ -1,12 +1,17 @@
 /* mooncake-kv-sim: a Mooncake master's KV event publisher and status
  * endpoint, for demos and tests.  By default it behaves as the upstream
- * master does (kvcache-ai/Mooncake at 3b5a594): RemoveAll and BatchRemove
- * publish nothing, no `cleared` ever, a standby binds no PUB port and its
- * promotion starts a new publisher at 1, and the status reports
- * skipped_unparsed_keys (every event whose key is not a number: all of the
- * simulator's textual keys).  --spec-extras on adds what the subscriber
- * guide describes beyond that: `cleared` from RemoveAll and the status's
- * skipped_keyless_events.
+ * master does (kvcache-ai/Mooncake main at 3b5a594, the `object` dialect of
+ * docs/upstream.md): each object has its real replicas (memory, disk); a
+ * put publishes one stored per replica type, a Remove one removed with a
+ * guessed medium, an eviction only when the object becomes invalid; tier
+ * evictions, offloads, RemoveAll, BatchRemove and quota evictions publish
+ * nothing, no `cleared` ever; a standby binds no PUB port and its promotion
+ * starts a new publisher at 1, and the status reports main's fields
+ * (skipped_unparsed_keys: every event whose key is not a number, all of
+ * the simulator's textual keys).  --dialect media plays the subscriber
+ * guide as dev/conductor implements it: per-medium deltas, `cleared` from
+ * RemoveAll, invalid_event_hashes in the status; --spec-extras on the
+ * guide's skipped_keyless_events instead.
  *
  *   mooncake-kv-sim --pub tcp://127.0.0.1:5557 --status 127.0.0.1:9003 \
  *       --phase steady:rate=2000                      (the demo: until Ctrl-C)
@@ -19,8 +24,10 @@
  *   burst:events=N             N stored events enqueued before the sender runs:
  *                              whatever exceeds --queue is dropped oldest-first,
  *                              each drop reserving one sequence number
- *   clear:all                  RemoveAll on every tenant (with --spec-extras: cleared where it held objects)
+ *   clear:all                  RemoveAll on every tenant (media dialect: cleared where it held objects)
  *   batch-remove:count=N       BatchRemove of N random objects: no event, as upstream
+ *   quota-evict:count=N        EvictTenantMemoryForQuota on N random objects: silent on main
+ *   upgrade                    the master is upgraded in place: a new process that speaks the other dialect
  *   restart                    new publisher process: sequence, event ids and
  *                              counters back to their start, socket re-bound
  *   standby:seconds=S          the master stands by for S seconds: status 503, no PUB port;
@@ -175,11 +182,13 @@ static void wire_apply(struct sim *s, const struct event *e)
 		return;
 	}
 	unsigned char *c = cell(s, s->wire, e->tenant, e->key), *since = cell(s, s->wire_since, e->tenant, e->key);
-	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~e->medium);
+	/* in the object dialect a removed erases the object, whatever its medium */
+	unsigned del = s->o.dialect == DIALECT_OBJECT ? REP_MEM | REP_DISK : e->medium;
+	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~del);
 	if (after == *c)
 		*(e->kind == STORED ? &t->dup : &t->unknown) += 1;
 	*c = (unsigned char)after;
-	*since = (unsigned char)(e->kind == STORED ? (*since | e->medium) : (*since & ~e->medium));
+	*since = (unsigned char)(e->kind == STORED ? (*since | e->medium) : (*since & ~del));
 }
 
 /* Every tenant loses its exactness when the stream breaks. */
@@ -272,8 +281,8 @@ static void enqueue(struct sim *s, const struct event *e)
 
 static void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsigned medium)
 {
-	if (k == CLEARED && !s->o.spec_extras)
-		return; /* upstream never publishes cleared */
+	if (k == CLEARED && s->o.dialect == DIALECT_OBJECT)
+		return; /* main's publisher has no cleared at all */
 	/* upstream counts every key that is not a number (ours are textual) in
 	 * skipped_unparsed_keys, published or not; the spec counts only the
 	 * events it does not publish, in skipped_keyless_events */
@@ -300,16 +309,135 @@ void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media)
 	pthread_mutex_unlock(&s->model_lock);
 }
 
-static void op_stored(struct sim *s, unsigned t, unsigned k, unsigned m)
+static bool object_dialect(const struct sim *s)
 {
-	master_set(s, t, k, (unsigned char)(*cell(s, s->master, t, k) | m));
-	publish(s, STORED, t, k, m);
+	return s->o.dialect == DIALECT_OBJECT;
 }
 
-static void op_removed(struct sim *s, unsigned t, unsigned k, unsigned m)
+/* media: what dev/conductor's SyncObjectState sends for a change of an
+ * object's media, removed for each one lost, then stored for each one
+ * gained (kv_event_publisher.cpp at 19ffa6e, ~L317-368). */
+static void publish_delta(struct sim *s, unsigned t, unsigned k, unsigned before, unsigned after)
 {
-	master_set(s, t, k, (unsigned char)(*cell(s, s->master, t, k) & ~m));
-	publish(s, REMOVED, t, k, m);
+	for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+		if ((before & m) && !(after & m))
+			publish(s, REMOVED, t, k, m);
+	for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+		if (!(before & m) && (after & m))
+			publish(s, STORED, t, k, m);
+}
+
+/* PutEnd of one replica type, the object's replicas now `now`: main sends
+ * stored with that replica's medium (PublishKvStored, master_service.cpp at
+ * 3b5a594 ~L4640, ~L12766); dev/conductor's PublishCommitted, stored for
+ * every medium the object is now on (~L225-271 of its publisher). */
+static void put_end(struct sim *s, unsigned t, unsigned k, unsigned replica, unsigned now)
+{
+	master_set(s, t, k, (unsigned char)now);
+	if (object_dialect(s))
+		publish(s, STORED, t, k, replica);
+	else
+		for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+			if (now & m)
+				publish(s, STORED, t, k, m);
+}
+
+/* A put of a new key: a memory replica, and with the master's file system
+ * (--root_fs_dir) a disk one too, completing in either order.  A put of a
+ * key that exists changes nothing and publishes nothing. */
+static void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk)
+{
+	if (*cell(s, s->master, t, k))
+		return;
+	if (!with_disk) {
+		put_end(s, t, k, REP_MEM, REP_MEM);
+		return;
+	}
+	unsigned first = rnd(s) & 1 ? REP_DISK : REP_MEM;
+	put_end(s, t, k, first, first);
+	put_end(s, t, k, (REP_MEM | REP_DISK) & ~first, REP_MEM | REP_DISK);
+}
+
+/* Remove: main sends one removed, medium MediumForMetadata's guess (cpu if
+ * a memory replica exists, else disk: ~L6467, ~L12754); the guide one per
+ * medium the object was on (PublishObjectRemoved). */
+static void op_remove(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (!c)
+		return; /* OBJECT_NOT_FOUND */
+	master_set(s, t, k, 0);
+	if (object_dialect(s))
+		publish(s, REMOVED, t, k, c & REP_MEM ? REP_MEM : REP_DISK);
+	else
+		publish_delta(s, t, k, c, 0);
+}
+
+/* An eviction of one tier (memory: BatchEvict; disk: EvictDiskReplica).
+ * Main publishes only when the object becomes invalid, with the medium of
+ * what is left, cpu once nothing is (PublishKvRemovedAfterEvict ~L12798,
+ * EvictDiskReplica ~L5583); a tier lost while another stays valid is
+ * silent.  The guide publishes the delta. */
+static void op_evict(struct sim *s, unsigned t, unsigned k, unsigned tier)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (!(c & tier))
+		return;
+	unsigned after = c & ~tier;
+	master_set(s, t, k, (unsigned char)after);
+	if (!object_dialect(s))
+		publish_delta(s, t, k, c, after);
+	else if (!after)
+		publish(s, REMOVED, t, k, REP_MEM);
+}
+
+/* An offload (SSD, the master's file system) completes: a disk replica is
+ * added.  Silent on main (NotifyOffloadSuccess publishes nothing); the
+ * guide's delta is a stored disk. */
+static void op_offload(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (c != REP_MEM)
+		return;
+	master_set(s, t, k, REP_MEM | REP_DISK);
+	if (!object_dialect(s))
+		publish_delta(s, t, k, c, c | REP_DISK);
+}
+
+/* Upsert of a key that exists: the new value's replicas replace the old
+ * ones.  Main's UpsertStart publishes nothing and UpsertEnd goes through
+ * PutEnd, one stored per replica type; the guide sends removed for the old
+ * value, then stored for the new one. */
+static void op_upsert(struct sim *s, unsigned t, unsigned k, bool with_disk)
+{
+	unsigned c = *cell(s, s->master, t, k), now = with_disk ? REP_MEM | REP_DISK : REP_MEM;
+	if (!c) {
+		op_put(s, t, k, with_disk);
+		return;
+	}
+	if (!object_dialect(s)) {
+		master_set(s, t, k, (unsigned char)now);
+		publish_delta(s, t, k, c, 0);
+		publish_delta(s, t, k, 0, now);
+		return;
+	}
+	put_end(s, t, k, REP_MEM, REP_MEM);
+	if (with_disk)
+		put_end(s, t, k, REP_DISK, now);
+}
+
+/* EvictTenantMemoryForQuota: a tenant's memory replicas go, and an object
+ * left with nothing is erased, without an event on main (master_service.cpp
+ * ~L9646-9889 publishes nothing); the guide's delta. */
+static void op_quota_evict(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (!(c & REP_MEM))
+		return;
+	s->silent_removals += object_dialect(s) && c == REP_MEM;
+	master_set(s, t, k, (unsigned char)(c & ~REP_MEM));
+	if (!object_dialect(s))
+		publish_delta(s, t, k, c, c & ~REP_MEM);
 }
 
 /* BatchRemove, RemoveByRegex, the clean-ups: erased without an event. */
@@ -319,6 +447,7 @@ static void op_silent_remove(struct sim *s, unsigned t, unsigned k)
 	master_set(s, t, k, 0);
 }
 
+/* RemoveAll: nothing on main; the guide's cleared for a tenant it emptied. */
 static void op_remove_all(struct sim *s, unsigned t)
 {
 	bool had = false;
@@ -326,8 +455,10 @@ static void op_remove_all(struct sim *s, unsigned t)
 		had |= *cell(s, s->master, t, k) != 0;
 	if (!had)
 		return; /* not emitted for a tenant that held no objects */
-	for (unsigned k = 0; k < s->o.keys; k++)
+	for (unsigned k = 0; k < s->o.keys; k++) {
+		s->silent_removals += object_dialect(s) && *cell(s, s->master, t, k);
 		master_set(s, t, k, 0);
+	}
 	publish(s, CLEARED, t, 0, 0);
 }
 
@@ -340,28 +471,26 @@ static void preload(struct sim *s, uint64_t n)
 	}
 }
 
-/* One random operation; returns the events it generated at most (1 or 2). */
+/* One random operation of a master under load.  Nothing in this mix erases
+ * an object silently (the phases batch-remove, clear:all and quota-evict
+ * do): the stream alone can keep every object count of the master exact. */
 static void random_op(struct sim *s)
 {
 	unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
-	unsigned m = 1 + (unsigned)(rnd(s) & 1);
+	bool disk = rnd(s) % 10 < 3;
 	unsigned r = (unsigned)(rnd(s) % 1000);
-	if (r < 560)
-		op_stored(s, t, k, m);
+	if (r < 450)
+		op_put(s, t, k, disk);
+	else if (r < 650)
+		op_remove(s, t, k);
+	else if (r < 760)
+		op_evict(s, t, k, REP_MEM);
+	else if (r < 820)
+		op_evict(s, t, k, REP_DISK);
 	else if (r < 890)
-		op_removed(s, t, k, m);
-	else if (r < 990) { /* upsert: removed for the old value, then stored */
-		op_removed(s, t, k, m);
-		op_stored(s, t, k, m);
-	} else if (r < 998) {
-		op_silent_remove(s, t, k);
-	} else if (s->o.spec_extras) {
-		/* RemoveAll is an operator's act, not traffic: upstream masters get
-		 * it only from the clear:all phase (and it tells nobody) */
-		op_remove_all(s, t);
-	} else {
-		op_silent_remove(s, t, k);
-	}
+		op_offload(s, t, k);
+	else
+		op_upsert(s, t, k, disk);
 }
 
 /* --- the publisher socket --- */
@@ -550,11 +679,29 @@ static void run_phase(struct sim *s, const char *spec)
 		flush(s);
 		s->batch = MAX_BATCH;
 	} else if (!strncmp(spec, "burst", 5)) {
+		/* one stored each: a PutEnd of one replica (main), a replica
+		 * published with PublishStored (the guide) */
 		uint64_t n = (uint64_t)param(spec, "events", 1000);
-		for (uint64_t i = 0; i < n; i++)
-			op_stored(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys),
-				  1 + (unsigned)(rnd(s) & 1));
+		for (uint64_t i = 0; i < n; i++) {
+			unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+			unsigned m = 1 + (unsigned)(rnd(s) & 1);
+			master_set(s, t, k, (unsigned char)(*cell(s, s->master, t, k) | m));
+			publish(s, STORED, t, k, m);
+		}
 		flush(s);
+	} else if (!strncmp(spec, "quota-evict", 11)) {
+		uint64_t n = (uint64_t)param(spec, "count", 100);
+		for (uint64_t i = 0; i < n; i++)
+			op_quota_evict(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
+		flush(s);
+	} else if (!strcmp(spec, "upgrade")) {
+		/* the master is upgraded in place: a new process, which speaks the
+		 * other dialect */
+		pub_stop(s);
+		s->o.dialect = s->o.dialect == DIALECT_OBJECT ? DIALECT_MEDIA : DIALECT_OBJECT;
+		new_publisher(s);
+		sleep_s(0.3);
+		pub_open(s);
 	} else if (!strncmp(spec, "clear", 5)) {
 		for (unsigned t = 0; t < s->o.tenants; t++)
 			op_remove_all(s, t);
@@ -568,9 +715,9 @@ static void run_phase(struct sim *s, const char *spec)
 		pub_stop(s);
 		/* lose=N: N random operations, one event a message, sent while the
 		 * socket is gone: lost, with their numbers and event ids */
-		uint64_t lose = (uint64_t)param(spec, "lose", 0);
+		uint64_t lose = (uint64_t)param(spec, "lose", 0), goal = s->lost_messages + lose;
 		s->batch = 1;
-		for (uint64_t i = 0; i < lose; i++) {
+		for (uint64_t i = 0; s->lost_messages < goal && i < 100 * lose; i++) { /* some ops publish nothing */
 			random_op(s);
 			flush(s);
 		}
@@ -714,7 +861,7 @@ static void write_truth(struct sim *s, const char *path)
 			json_array_append_new(wire, tenant_json(s, t, s->wire, &s->truth[t]));
 		json_array_append_new(master, tenant_json(s, t, s->master, NULL));
 	}
-	json_t *root = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I,s:I},s:o,s:o}",
+	json_t *root = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I},s:o,s:o}",
 				 "messages", (json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent,
 				 "last_seq", (json_int_t)s->last_seq, "gaps", (json_int_t)s->gaps, "missing",
 				 (json_int_t)s->missing, "restarts", (json_int_t)s->restarts, "garbage_messages",
@@ -723,9 +870,11 @@ static void write_truth(struct sim *s, const char *path)
 				 (json_int_t)s->o.seed, "status", "enabled", 1, "published_batches",
 				 (json_int_t)atomic_load(&s->published_batches), "published_events",
 				 (json_int_t)atomic_load(&s->published_events), "dropped_events",
-				 (json_int_t)atomic_load(&s->dropped_events),
-				 s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
-				 (json_int_t)atomic_load(&s->skipped), "tenants", wire, "master_tenants", master);
+				 (json_int_t)atomic_load(&s->dropped_events), "tenants", wire, "master_tenants", master);
+	status_skipped(s, json_object_get(root, "status"), atomic_load(&s->skipped));
+	/* "tenants" is what an ideal subscriber of this dialect knows from the
+	 * wire; "master_tenants" what the master holds */
+	json_object_set_new(root, "dialect", json_string(s->o.dialect == DIALECT_OBJECT ? "object" : "media"));
 	json_object_set_new(root, "silent_removals", json_integer((json_int_t)s->silent_removals));
 	/* what a subscriber of one member that forgets all when its master stands
 	 * by shows: the wire since the last promotion */
@@ -780,12 +929,16 @@ static const char usage[] =
 	"  --key-style plain|vllm|lmcache|sglang (plain)  --models N (3; 1..4): keys shaped like an integration's,\n"
 	"                 over N models; the truth gives each tenant's figures per model (\"groups\")\n"
 	"  --legacy on|off (on)  --object-key on|off (on)\n"
-	"  --spec-extras on|off (off)  off: as the upstream master (no cleared, skipped_unparsed_keys);\n"
-	"                              on: cleared from RemoveAll, skipped_keyless_events\n"
+	"  --dialect object|media (object)  object: as Mooncake main's master (one event per put and per erased\n"
+	"                 object, the medium guessed; tier changes, RemoveAll, BatchRemove silent; no cleared);\n"
+	"                 media: the subscriber guide, as dev/conductor (per-medium deltas, cleared,\n"
+	"                 invalid_event_hashes in the status)\n"
+	"  --spec-extras on|off (off)  on: the guide's status field skipped_keyless_events (implies --dialect media)\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
 	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] crash:seconds=S\n"
-	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I] "
+	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I]\n"
+	"        quota-evict:count=N upgrade "
 	"sleep:seconds=S "
 	"wait\n";
 
@@ -870,6 +1023,11 @@ int main(int argc, char **argv)
 			o->sndhwm = (unsigned)atoi(v);
 		else if (!strcmp(a, "--spec-extras"))
 			o->spec_extras = onoff(v, a);
+		else if (!strcmp(a, "--dialect")) {
+			if (strcmp(v, "object") && strcmp(v, "media"))
+				die("--dialect is object or media");
+			o->dialect = strcmp(v, "object") ? DIALECT_MEDIA : DIALECT_OBJECT;
+		}
 		else if (!strcmp(a, "--phase"))
 			o->phases[o->n_phases++] = (char *)v;
 		else
@@ -885,6 +1043,8 @@ int main(int argc, char **argv)
 		die("--tenants 1..100000, --keys 1..10000000, --queue >= 1");
 	if (!o->n_phases)
 		o->phases[o->n_phases++] = "wait";
+	if (o->spec_extras) /* the guide's status fields go with the guide's events */
+		o->dialect = DIALECT_MEDIA;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

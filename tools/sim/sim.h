@@ -18,6 +18,17 @@
 
 enum kind { STORED, REMOVED, CLEARED };
 
+/* The two dialects of docs/upstream.md: Mooncake main's master publishes one
+ * event per put and per erased object, with a guessed medium (object); the
+ * subscriber guide, as dev/conductor implements it, per-medium deltas
+ * (media). */
+enum { DIALECT_OBJECT, DIALECT_MEDIA };
+
+/* Replicas of an object in the master's model (a cell): memory, and disk of
+ * any kind (the master's file system, a client's local disk, NVMe-oF), as
+ * the wire's media name them. */
+enum { REP_MEM = 1, REP_DISK = 2 };
+
 struct event {
 	enum kind kind;
 	unsigned tenant;
@@ -46,6 +57,7 @@ struct opts {
 	unsigned models;  /* models (or releases) the keys spread over, key_style != KEYS_PLAIN */
 	uint64_t seed;
 	bool legacy, object_key, spec_extras;
+	int dialect; /* what its publisher speaks: DIALECT_OBJECT (Mooncake main), DIALECT_MEDIA (the guide) */
 	char **phases;
 	size_t n_phases;
 };
@@ -146,6 +158,12 @@ struct quota tenant_quota(struct sim *s, unsigned t);
 /* Every tenant's quota as upstream's GET /api/v1/tenant_quotas lists it
  * (the "data" array); takes model_lock. */
 json_t *quotas_json(struct sim *s);
+
+/* The skipped-event fields of /kv_events/status, as the master the
+ * simulator plays reports them: main's skipped_unparsed_keys (object
+ * dialect), dev/conductor's with invalid_event_hashes (media), the guide's
+ * skipped_keyless_events (--spec-extras on). */
+void status_skipped(struct sim *s, json_t *j, uint64_t skipped);
 
 /* The admin HTTP endpoints of a member (admin.c): /kv_events/status,
  * /get_all_keys, /batch_query_keys, /metrics, /api/v1/tenant_quotas (503
