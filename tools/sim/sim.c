@@ -41,6 +41,7 @@
  *   rebind[:lose=N]            the PUB socket is closed and bound again, numbering goes on
  *                              (a connection reset that loses nothing, or N messages sent meanwhile)
  *   outage:seconds=S[,member=I]  member I's admin endpoints are gone (connection refused) for S seconds
+ *   admin-off, admin-on        the leader's admin endpoints go, and come back, while it publishes
  *   crash:seconds=S            the leading master's process dies for S seconds (publisher and admin
  *                              endpoints gone) and comes back as a new process (a restart)
  *   garbage:count=N            N messages with a valid sequence and a bad payload
@@ -780,6 +781,16 @@ static void run_phase(struct sim *s, const char *spec)
 		pub_open(s);
 		if (s->o.status_addrs[m->index])
 			m->admin = admin_start(m, s->o.status_addrs[m->index]);
+	} else if (!strcmp(spec, "admin-off") || !strcmp(spec, "admin-on")) {
+		/* the publishing member's admin endpoints go (connection refused),
+		 * or come back, while the publisher goes on */
+		struct member *m = &s->members[s->publishing];
+		if (m->admin && spec[7] == 'f') {
+			MHD_stop_daemon(m->admin);
+			m->admin = NULL;
+		} else if (!m->admin && spec[7] == 'n' && s->o.status_addrs[m->index]) {
+			m->admin = admin_start(m, s->o.status_addrs[m->index]);
+		}
 	} else if (!strncmp(spec, "outage", 6)) {
 		double v = param(spec, "member", -1);
 		struct member *m = &s->members[v < 0 ? s->publishing : member_param(s, v)];
@@ -861,16 +872,16 @@ static void write_truth(struct sim *s, const char *path)
 			json_array_append_new(wire, tenant_json(s, t, s->wire, &s->truth[t]));
 		json_array_append_new(master, tenant_json(s, t, s->master, NULL));
 	}
-	json_t *root = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I},s:o,s:o}",
-				 "messages", (json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent,
-				 "last_seq", (json_int_t)s->last_seq, "gaps", (json_int_t)s->gaps, "missing",
-				 (json_int_t)s->missing, "restarts", (json_int_t)s->restarts, "garbage_messages",
-				 (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total",
-				 (json_int_t)s->dropped_total, "keyless_total", (json_int_t)s->keyless_total, "seed",
-				 (json_int_t)s->o.seed, "status", "enabled", 1, "published_batches",
-				 (json_int_t)atomic_load(&s->published_batches), "published_events",
-				 (json_int_t)atomic_load(&s->published_events), "dropped_events",
-				 (json_int_t)atomic_load(&s->dropped_events), "tenants", wire, "master_tenants", master);
+	json_t *root = json_pack(
+		"{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:b,s:I,s:I,s:I},s:o,s:o}", "messages",
+		(json_int_t)s->messages, "events_sent", (json_int_t)s->events_sent, "last_seq", (json_int_t)s->last_seq,
+		"gaps", (json_int_t)s->gaps, "missing", (json_int_t)s->missing, "restarts", (json_int_t)s->restarts,
+		"garbage_messages", (json_int_t)(s->garbage[0] + s->garbage[1]), "dropped_total",
+		(json_int_t)s->dropped_total, "keyless_total", (json_int_t)s->keyless_total, "seed",
+		(json_int_t)s->o.seed, "status", "enabled", 1, "published_batches",
+		(json_int_t)atomic_load(&s->published_batches), "published_events",
+		(json_int_t)atomic_load(&s->published_events), "dropped_events",
+		(json_int_t)atomic_load(&s->dropped_events), "tenants", wire, "master_tenants", master);
 	status_skipped(s, json_object_get(root, "status"), atomic_load(&s->skipped));
 	/* "tenants" is what an ideal subscriber of this dialect knows from the
 	 * wire; "master_tenants" what the master holds */
@@ -938,7 +949,7 @@ static const char usage[] =
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
 	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] crash:seconds=S\n"
 	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I]\n"
-	"        quota-evict:count=N upgrade "
+	"        quota-evict:count=N upgrade admin-off admin-on "
 	"sleep:seconds=S "
 	"wait\n";
 
@@ -1027,8 +1038,7 @@ int main(int argc, char **argv)
 			if (strcmp(v, "object") && strcmp(v, "media"))
 				die("--dialect is object or media");
 			o->dialect = strcmp(v, "object") ? DIALECT_MEDIA : DIALECT_OBJECT;
-		}
-		else if (!strcmp(a, "--phase"))
+		} else if (!strcmp(a, "--phase"))
 			o->phases[o->n_phases++] = (char *)v;
 		else
 			die("unknown flag %s\n%s", a, usage);
