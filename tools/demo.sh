@@ -32,9 +32,10 @@ build/mooncake-kv-exporter --source "name=default,master=$PUB@http://$STATUS,mas
   --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" \
   --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' > "$logdir/exporter.log" 2>&1 &
 pids+=($!)
-# A master as upstream runs it, holding 6,000 objects from before the exporter
-# started (no event will ever tell of them): four tenants, random stored/removed/upserts at
-# 2,000 events/s (and removals that publish nothing, as upstream's BatchRemove),
+# A master as Mooncake main runs it (the `object` dialect: one event per put and
+# per erased object, tier evictions and offloads silent), holding 6,000 objects
+# from before the exporter started (no event will ever tell of them): four
+# tenants, puts, removes, evictions, offloads and upserts at 2,000 operations/s,
 # a queue-overflow burst, a publisher restart whose new process drops events
 # before its first send, then a failover to the second master (its publisher
 # numbers from 1 on its own endpoint) and steady traffic; keys as LMCache
@@ -63,6 +64,9 @@ cat <<MSG
 A few live lines:
 MSG
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(objects|messages_received_total|master_published_events_total|subscriber_connected)[{ ]' | head -8
+echo
+echo "What a removed means on each master, told by its /kv_events/status fields (object: Mooncake main, media: the guide):"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_publisher_dialect\{'
 echo
 echo "Loss by cause (every missing sequence number in one bucket) and the restart, counted once:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(sequence_missing|queue_lost_events|transport_lost_messages|unattributed_lost_messages|master_restarts|publisher_resets)_total[{ ]|^mooncake_kv_sequence_behind[{ ]'

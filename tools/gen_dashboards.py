@@ -168,16 +168,31 @@ def overview():
     ])
 
 
+OBJECTS_EXACT = ("Exact for every event seen, in both dialects (see Publisher dialect). Mooncake main "
+                 "(object dialect) erases some objects without an event (quota evictions, BatchRemove, "
+                 "RemoveAll): only reconciliation, of tenant default, sees those.")
+MEDIA_EXACT = ("Exact in the media dialect (the guide's per-medium events). In the object dialect (Mooncake main) "
+               "it is what the puts announced: main publishes nothing when one tier of an object is evicted while "
+               "another stays, or when an offload adds a disk copy; reconciliation corrects tenant default.")
+
+
 def tenants():
     return dashboard("mooncake-kv-tenants", "Mooncake KV / Tenants",
                      "Objects per tenant, their medium mix and placement, and which tenants can be trusted.",
                      [var_datasource(), INSTANCE_VAR, SOURCE_VAR, TENANT_VAR], [
         panel("timeseries", "Objects per tenant", [(f"mooncake_kv_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
-              stack=True, w=24),
+              stack=True, w=24, desc=OBJECTS_EXACT),
         panel("timeseries", "Medium mix", [(f"sum by (medium) (mooncake_kv_objects_by_medium{{{TEN}}})", "{{medium}}")],
-              stack=True, desc="An object on both media counts under both."),
+              stack=True, desc="An object on both media counts under both. " + MEDIA_EXACT),
         panel("timeseries", "Placement",
-              [(f"sum by (placement) (mooncake_kv_objects_by_placement{{{TEN}}})", "{{placement}}")], stack=True),
+              [(f"sum by (placement) (mooncake_kv_objects_by_placement{{{TEN}}})", "{{placement}}")], stack=True,
+              desc=MEDIA_EXACT),
+        panel("stat", "Publisher dialect",
+              [(f"mooncake_kv_publisher_dialect{{{SRC}}}", "{{instance}} {{source}} {{member}} {{dialect}}")],
+              w=24, h=4,
+              desc="What a removed event means, as each master's /kv_events/status tells: object (Mooncake main: "
+                   "the whole object is gone) or media (the subscriber guide: that medium only). It decides which "
+                   "figures above are exact."),
         panel("bargauge", "Top 10 tenants by objects",
               [(f"topk(10, mooncake_kv_objects{{{TEN}}})", "{{instance}} {{source}} {{tenant_id}}")],
               displayMode="gradient", orientation="horizontal"),
@@ -293,7 +308,7 @@ def keygroups():
                    "release's line should fall to 0."),
         panel("timeseries", "Medium mix per key group",
               [(f"sum by (key_group, medium) (mooncake_kv_objects_by_key_group_medium{{{KG}}})",
-                "{{key_group}} {{medium}}")], desc="An object on both media counts under both."),
+                "{{key_group}} {{medium}}")], desc="An object on both media counts under both. " + MEDIA_EXACT),
         panel("timeseries", "Churn per key group",
               [(f"sum by (key_group, event_type) (rate(mooncake_kv_key_group_events_total{{{KG}}}[{RI}]))",
                 "{{key_group}} {{event_type}}")], unit="ops"),
