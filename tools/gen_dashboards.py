@@ -237,7 +237,10 @@ def tenants():
                (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} unknown removed"),
                (f"sum by (instance, source, tenant_id) (increase(mooncake_kv_tenant_clears_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} cleared")], unit="ops"),
+                "{{instance}} {{source}} {{tenant_id}} cleared")], unit="ops",
+              desc="Unknown removals: of a medium the object was not on (media dialect), of an object not held "
+                   "(object dialect). Clears come only from masters of the media dialect: Mooncake main never "
+                   "sends cleared, and no series is served for it."),
     ])
 
 

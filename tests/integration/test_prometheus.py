@@ -50,6 +50,9 @@ INCIDENTS = [
 HEALTHY_SECONDS = 12  # at least, once Prometheus has scraped
 # panels that list problems: empty when all is well
 EMPTY_WHEN_HEALTHY = {"Tenants over quota or closed to new objects"}
+# the simulator plays Mooncake main, whose object dialect never sends cleared: the
+# exporter serves no clears series for it (docs/design.md, "Dialects")
+EMPTY_IN_OBJECT_DIALECT = ("mooncake_kv_tenant_clears_total",)
 
 
 class TextProxy:
@@ -265,7 +268,8 @@ def main():
             def q(expr=expr, where=where):
                 status, r = prom.query(expr)
                 assert status == 200 and r["status"] == "success", r
-                if where.split(" / ")[-1] not in EMPTY_WHEN_HEALTHY:
+                if where.split(" / ")[-1] not in EMPTY_WHEN_HEALTHY and \
+                        not any(n in expr for n in EMPTY_IN_OBJECT_DIALECT):
                     assert r["data"]["result"], "no series for " + expr
             check("dashboard " + where, q)
 
