@@ -31,6 +31,17 @@ def dialect_of(m, source):
     return dict(list(got)[0])["dialect"]
 
 
+def default_reconciled(exp, sim, source):
+    """Waits for the simulator's truth (its `truth` phase), then until tenant default
+    equals the master's; returns the truth."""
+    wait_for(lambda: os.path.exists(sim.truth_path), 30, "the truth")
+    truth = json.load(open(sim.truth_path))
+    t = {"backend_id": truth["tenants"][0]["backend_id"], "tenant_id": "default"}
+    want = {f: x[f] for x in truth["master_tenants"] if x["tenant_id"] == "default" for f in FIGURES}
+    wait_for(lambda: figures(exp.metrics(), source, t) == want, 30, "tenant default reconciled to the master")
+    return truth
+
+
 def test_main_master_object_counts_equal_the_master(procs):
     """Mooncake main's master, 20,000 operations at full speed (puts of one and of
     two replicas, removes, evictions of either tier, offloads, upserts): every
@@ -115,15 +126,7 @@ def test_no_status_answer_in_time_then_switch(procs):
     wait_for(lambda: 'msg="publisher dialect changed' in procs.log(exp.proc), 15, "the switch")
     log = procs.log(exp.proc)
     assert "dialect=object reason=status_fields" in log, log[-2000:]
-    wait_for(lambda: os.path.exists(sim.truth_path), 30, "the truth")
-    truth = json.load(open(sim.truth_path))
-
-    def exact():
-        m = exp.metrics()
-        t = {"backend_id": truth["tenants"][0]["backend_id"], "tenant_id": "default"}
-        want = {f: x[f] for x in truth["master_tenants"] if x["tenant_id"] == "default" for f in FIGURES}
-        return figures(m, "s", t) == want
-    wait_for(exact, 30, "tenant default reconciled to the master")
+    truth = default_reconciled(exp, sim, "s")
     m = exp.metrics()
     assert dialect_of(m, "s") == "object"
     assert m.get("mooncake_kv_stale_tenants", source="s", reason="dialect") == len(truth["tenants"]) - 1
@@ -141,16 +144,8 @@ def test_master_upgraded_in_place(procs):
                        extra=["--master.poll-interval", "500ms", "--master.reconcile-interval", "400ms"])
         sim.start()
         wait_for(lambda: 'msg="publisher dialect changed' in procs.log(exp.proc), 20, "the switch")
-        wait_for(lambda: os.path.exists(sim.truth_path), 30, "the truth")
-        truth = json.load(open(sim.truth_path))
+        truth = default_reconciled(exp, sim, "u")
         assert truth["dialect"] == after
-
-        def exact():
-            m = exp.metrics()
-            t = {"backend_id": truth["tenants"][0]["backend_id"], "tenant_id": "default"}
-            want = {f: x[f] for x in truth["master_tenants"] if x["tenant_id"] == "default" for f in FIGURES}
-            return figures(m, "u", t) == want
-        wait_for(exact, 30, "tenant default reconciled to the master")
         m = exp.metrics()
         assert dialect_of(m, "u") == after
         assert m.get("mooncake_kv_stale_tenants", source="u", reason="dialect") == 2  # the others
