@@ -155,9 +155,18 @@ static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const
 	return KV_OK;
 }
 
-/* zmq/status: the one-master forms; masters: "ZMQ@URL" strings, NUL-separated. */
+/* The index of word in a NULL-terminated list, or -1. */
+static int choice_index(const char *const *choices, const char *word)
+{
+	for (int i = 0; choices[i]; i++)
+		if (!strcmp(word, choices[i]))
+			return i;
+	return -1;
+}
+
 static const char *const dialect_modes[] = {"auto", "media", "object", NULL};
 
+/* zmq/status: the one-master forms; masters: "ZMQ@URL" strings, NUL-separated. */
 static int add_source(struct parse *p, const char *name, const char *zmq, const char *status, const char *masters,
 		      size_t n_masters, bool reconcile, const char *backend, const char *dialect,
 		      const char *group_regex)
@@ -173,10 +182,7 @@ static int add_source(struct parse *p, const char *name, const char *zmq, const 
 	if (backend && !*backend)
 		return set_err(p, "source \"%s\": backend= needs a backend_id", name);
 	kv_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = -1};
-	for (int i = 0; dialect && dialect_modes[i]; i++)
-		if (!strcmp(dialect, dialect_modes[i]))
-			s.dialect = i;
-	if (dialect && s.dialect < 0)
+	if (dialect && (s.dialect = choice_index(dialect_modes, dialect)) < 0)
 		return set_err(p, "source \"%s\": dialect=%s must be auto, media or object", name, dialect);
 	int rc = KV_OK;
 	if (!n_masters)
@@ -283,12 +289,11 @@ static int set_string(struct parse *p, const struct flag *f, const char *val)
 
 static int set_choice(struct parse *p, const struct flag *f, const char *val)
 {
-	for (int i = 0; f->choices[i]; i++)
-		if (!strcmp(val, f->choices[i])) {
-			memcpy((char *)p->c + f->off, &i, sizeof(i));
-			return KV_OK;
-		}
-	return set_err(p, "%s \"%s\" is not one of those in --help", f->name, val);
+	int i = choice_index(f->choices, val);
+	if (i < 0)
+		return set_err(p, "%s \"%s\" is not one of those in --help", f->name, val);
+	memcpy((char *)p->c + f->off, &i, sizeof(i));
+	return KV_OK;
 }
 
 static int set_listen(struct parse *p, const struct flag *f, const char *val)

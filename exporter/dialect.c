@@ -29,15 +29,16 @@ enum kv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum kv_dialect se
 {
 	if (c->fixed)
 		return KV_DIALECT_SAME;
-	bool was = c->decided, guessed = c->basis != KV_DIALECT_BY_STATUS;
-	enum kv_dialect before = c->dialect;
+	/* the master's first word, or its first after a guess nothing was read in */
+	bool first = !c->decided || (c->basis != KV_DIALECT_BY_STATUS && !read_any);
+	bool same = c->decided && c->dialect == seen;
 	c->decided = true;
 	c->dialect = seen;
 	c->basis = KV_DIALECT_BY_STATUS;
-	if (!was || (guessed && !read_any)) /* first word from the master */
-		return before == seen && was ? KV_DIALECT_SAME : KV_DIALECT_DECIDED;
-	if (seen == before)
+	if (same)
 		return KV_DIALECT_SAME;
+	if (first)
+		return KV_DIALECT_DECIDED;
 	c->switches++;
 	return KV_DIALECT_SWITCHED;
 }

@@ -1,8 +1,6 @@
 /* Every label value the exporter gives a fixed name: one table each, all
  * here, so a name can never drift between the decoder, the state, the
  * master tracking and the metrics. */
-#include <string.h>
-
 #include "kv_common.h"
 #include "kv_master.h"
 #include "kv_recon.h"
@@ -109,12 +107,4 @@ static const char *const dialect_names[KV_DIALECT__COUNT] = {
 const char *kv_dialect_name(enum kv_dialect d)
 {
 	return (unsigned)d < KV_DIALECT__COUNT ? dialect_names[d] : "invalid";
-}
-
-int kv_dialect_parse(const char *name)
-{
-	for (int d = 0; d < KV_DIALECT__COUNT; d++)
-		if (!strcmp(name, dialect_names[d]))
-			return d;
-	return -1;
 }

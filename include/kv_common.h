@@ -72,8 +72,6 @@ const char *kv_event_type_name(enum kv_event_type t);
 const char *kv_placement_name(enum kv_placement p);
 const char *kv_medium_name(enum kv_medium m);
 const char *kv_dialect_name(enum kv_dialect d);
-/* The dialect named name[0..len) (case-sensitive), or -1. */
-int kv_dialect_parse(const char *name);
 
 /* Placement of a non-empty media mask. */
 static inline enum kv_placement kv_placement_of(unsigned media)

@@ -42,20 +42,26 @@ def default_reconciled(exp, sim, source):
     return truth
 
 
+def settled(procs, source, phases, seed, extra):
+    """The simulator through `phases`, and the exporter once it has every message:
+    (the exporter's /metrics, the truth, the master's tenants by id)."""
+    sim = Sim(procs, SIM, phases, seed=seed, extra=extra)
+    exp = Exporter(procs, EXPORTER, [sim.source(source)])
+    truth = sim.start().wait()
+    m = settle(exp, truth, source)
+    return exp, m, truth, {t["tenant_id"]: t for t in truth["master_tenants"]}
+
+
 def test_main_master_object_counts_equal_the_master(procs):
     """Mooncake main's master, 20,000 operations at full speed (puts of one and of
     two replicas, removes, evictions of either tier, offloads, upserts): every
     tenant's object count equals what the master holds, the media mix what the
     puts announced, and auto says object."""
-    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=20000", "sleep:seconds=0.6"], seed=201,
-              extra=["--tenants", "5", "--keys", "3000"])
-    exp = Exporter(procs, EXPORTER, [sim.source("o")])
-    truth = sim.start().wait()
+    exp, m, truth, master = settled(procs, "o", ["sleep:seconds=0.5", "ops:count=20000", "sleep:seconds=0.6"],
+                                    201, ["--tenants", "5", "--keys", "3000"])
     assert truth["dialect"] == "object" and "invalid_event_hashes" not in truth["status"]
-    m = settle(exp, truth, "o")
     check_truth(m, truth, "o")
     assert dialect_of(m, "o") == "object"
-    master = {t["tenant_id"]: t for t in truth["master_tenants"]}
     for t in truth["tenants"]:
         got = figures(m, "o", t)
         assert got["objects"] == master[t["tenant_id"]]["objects"], (t["tenant_id"], got, master[t["tenant_id"]])
@@ -72,16 +78,12 @@ def test_main_master_object_counts_equal_the_master(procs):
 def test_guide_master_everything_exact(procs):
     """The guide's publisher (dev/conductor's status fields): auto says media, and
     every figure, media included, equals the master's."""
-    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=20000", "clear:all", "ops:count=3000",
-                           "sleep:seconds=0.6"], seed=202, extra=["--dialect", "media", "--tenants", "5",
-                                                                  "--keys", "3000"])
-    exp = Exporter(procs, EXPORTER, [sim.source("g")])
-    truth = sim.start().wait()
+    exp, m, truth, master = settled(procs, "g", ["sleep:seconds=0.5", "ops:count=20000", "clear:all",
+                                                 "ops:count=3000", "sleep:seconds=0.6"],
+                                    202, ["--dialect", "media", "--tenants", "5", "--keys", "3000"])
     assert truth["dialect"] == "media" and truth["status"]["invalid_event_hashes"] == 0
-    m = settle(exp, truth, "g")
     check_truth(m, truth, "g")
     assert dialect_of(m, "g") == "media"
-    master = {t["tenant_id"]: t for t in truth["master_tenants"]}
     for t in truth["tenants"]:
         got = figures(m, "g", t)
         want = {f: master[t["tenant_id"]][f] for f in FIGURES}
