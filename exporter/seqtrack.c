@@ -32,6 +32,7 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 		t->resets++;
 		t->eid_started = false;
 		t->eid_counted_upto = 0;
+		t->eid_unread = 0;
 		t->counted_upto = 0;
 		t->last_seq = seq;
 		t->epoch_whole = true;
@@ -48,8 +49,15 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 	return KV_SEQ_GAP;
 }
 
+void kv_seq_skip_event_id(kv_seqtrack *t)
+{
+	t->eid_unread++;
+}
+
 bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t eid, bool message_was_reset)
 {
+	uint64_t unread = t->eid_unread;
+	t->eid_unread = 0;
 	if (!t->eid_started) {
 		t->eid_started = true;
 		t->last_event_id = eid;
@@ -58,7 +66,7 @@ bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t eid, bool message_was_rese
 	uint64_t last = t->last_event_id;
 	t->last_event_id = eid;
 	if (eid > last) {
-		uint64_t from = max_u64(last, t->eid_counted_upto);
+		uint64_t from = max_u64(last, t->eid_counted_upto) + unread;
 		if (eid > from + 1) {
 			t->event_id_gaps++;
 			t->event_ids_missing += eid - from - 1;

@@ -148,13 +148,14 @@ uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid
 	return n;
 }
 
-/* The id of the first event that has one, for telling a restart. */
+/* The id of the first accepted event that has one, for telling a restart
+ * (a rejected event's fields are no evidence: docs/design.md). */
 static bool first_event_id(const kv_batch *b, uint64_t *eid)
 {
 	if (b->reject != KV_R_OK)
 		return false;
 	for (size_t i = 0; i < b->n_events; i++)
-		if (b->events[i].has_event_id) {
+		if (b->events[i].reject == KV_R_OK && b->events[i].has_event_id) {
 			*eid = b->events[i].event_id;
 			return true;
 		}
@@ -188,12 +189,13 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 			kv_state_prepare(st->state, &b->events[i], st->dialect, &prep[i - from]);
 	for (size_t i = from; i < to; i++) {
 		const kv_event *ev = &b->events[i];
-		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset))
-			kv_state_mark_stale(st->state, KV_STALE_RESET);
-		if (ev->reject != KV_R_OK) {
+		if (ev->reject != KV_R_OK) { /* it arrived, and took an id: which one is not read */
 			count_reject(st, ev->reject, rep);
+			kv_seq_skip_event_id(&st->seq);
 			continue;
 		}
+		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset))
+			kv_state_mark_stale(st->state, KV_STALE_RESET);
 		if (!applicable(ev)) {
 			ss->keyless_events++;
 			continue;

@@ -33,6 +33,7 @@ typedef struct kv_seqtrack {
 	uint64_t last_event_id;
 	uint64_t counted_upto; /* tail loss already counted up to this number (0: none), this epoch */
 	uint64_t eid_counted_upto;
+	uint64_t eid_unread;    /* rejected events since the last id read: each took one id */
 	uint64_t gaps;          /* jumps forward, a lost tail included */
 	uint64_t missing;       /* sequence numbers skipped by those jumps */
 	uint64_t epoch_missing; /* of which in the current epoch */
@@ -53,6 +54,11 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
  * moved backwards inside the message (a reset kv_seq_observe could not see;
  * one restart counts once). */
 bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t event_id, bool message_was_reset);
+
+/* A rejected event of an accepted message: its id is not read (none of a
+ * rejected event's fields is evidence), but it took one at the publisher, so
+ * the next id read may be that much higher without a loss. */
+void kv_seq_skip_event_id(kv_seqtrack *t);
 
 /* The publisher is known to have used numbers up to upto_seq (and event ids
  * up to upto_eid, 0 if unknown) and they are not coming: counts the numbers

@@ -174,6 +174,69 @@ static void test_transport_loss_by_event_id(void **state)
 	assert_int_equal(tenant(st, "a")->counts.stored_duplicates, 191);
 }
 
+/* Issue 21: a rejected event is no evidence.  A poison event (an unknown
+ * event_type) whose event_id is 2^63, or repeats the next valid id, at the
+ * start, the middle or the end of a good message, moves no sequence, reset
+ * or loss figure; it arrived, so it is not transport loss either. */
+static void test_rejected_event_is_no_evidence(void **state)
+{
+	(void)state;
+	static const uint64_t poison_ids[] = {1ull << 63, 0 /* the next valid id */, 1};
+	for (size_t v = 0; v < sizeof(poison_ids) / sizeof(poison_ids[0]); v++) {
+		kv_budget budget;
+		kv_budget_init(&budget, 100, 100000);
+		kv_stream *st = kv_stream_new(&budget, 7);
+		uint64_t seq = 0, eid = 0;
+		stored_at(st, ++seq, ++eid, "a", "k0");
+		for (int where = 0; where < 3; where++) { /* poison first, in the middle, last */
+			ev_spec e[3];
+			for (int i = 0, good = 0; i < 3; i++) {
+				uint64_t id = poison_ids[v] ? poison_ids[v] : eid + 1;
+				if (i == where) {
+					ev_init(&e[i], EV_UPSTREAM, "stored", id, B, "a", "cpu", "poison");
+					ev_set(&e[i], STR("event_type", "exploded"));
+					ev_set(&e[i], STR("type", "Exploded"));
+				} else {
+					ev_init(&e[i], EV_UPSTREAM, "stored", ++eid, B, "a", "cpu",
+						good++ ? "k2" : "k1");
+				}
+			}
+			assert_int_equal(feed(st, ++seq, e, 3), KV_OK);
+			stored_at(st, ++seq, ++eid, "a", "k3");
+		}
+		const kv_seqtrack *t = kv_stream_seq(st);
+		print_message("poison id %llu\n", (unsigned long long)poison_ids[v]);
+		assert_int_equal(t->resets, 0);
+		assert_int_equal(t->gaps, 0);
+		assert_int_equal(t->missing, 0);
+		assert_int_equal(t->event_id_gaps, 0);
+		assert_int_equal(t->event_ids_missing, 0);
+		assert_int_equal(t->last_event_id, eid);
+		assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_UNKNOWN_EVENT_TYPE], 3);
+		assert_int_equal(tenant(st, "a")->stale, KV_STALE_STARTUP);
+		assert_int_equal(media_of(st, "a", "poison"), 0);
+		kv_stream_free(st);
+	}
+}
+
+/* A rejected event took an event id at the publisher: a valid id right after
+ * it that is one higher than expected is no loss; two higher is one. */
+static void test_rejected_event_takes_one_id(void **state)
+{
+	kv_stream *st = ((struct fx *)*state)->st;
+	stored_at(st, 1, 1, "a", "x");
+	ev_spec e[2];
+	ev_init(&e[0], EV_UPSTREAM, "stored", 2, B, "a", "cpu", "y");
+	ev_set(&e[0], UINT("medium", 7)); /* field_type: its id is not read */
+	ev_init(&e[1], EV_UPSTREAM, "stored", 3, B, "a", "cpu", "z");
+	feed(st, 2, e, 2);
+	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 0);
+	e[1].f[0].u = 6; /* one rejected between 3 and 6: 4 or 5 was lost */
+	feed(st, 3, e, 2);
+	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 1);
+	assert_int_equal(kv_stream_seq(st)->resets, 0);
+}
+
 static void test_histograms_and_timestamp(void **state)
 {
 	kv_stream *st = ((struct fx *)*state)->st;
@@ -251,6 +314,7 @@ static void test_reconnect_stale_only_on_loss(void **state)
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define U(f) cmocka_unit_test(f)
 	const struct CMUnitTest tests[] = {
 		T(test_gap_marks_every_tenant_stale),
 		T(test_reset_applies_new_events),
@@ -260,6 +324,8 @@ int main(void)
 		T(test_transport_loss_by_event_id),
 		T(test_histograms_and_timestamp),
 		T(test_reconnect_stale_only_on_loss),
+		U(test_rejected_event_is_no_evidence),
+		T(test_rejected_event_takes_one_id),
 	};
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
 }
