@@ -52,6 +52,15 @@ out:
 	return rc;
 }
 
+int kv_master_publisher_seen(enum kv_poll_error err, long http_status, const kv_master_status *st)
+{
+	if (http_status == 503 || err == KV_POLL_CONNECT || err == KV_POLL_TIMEOUT)
+		return 0;
+	if (err == KV_POLL_OK && st)
+		return st->enabled;
+	return -1;
+}
+
 static void window_reset(kv_master *m)
 {
 	m->win_first = m->win_n = 0;

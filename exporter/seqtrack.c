@@ -17,7 +17,15 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 	if (!t->started) {
 		t->started = true;
 		t->last_seq = seq;
-		t->epoch_whole = seq == 1;
+		t->epoch_whole = seq == 1 || t->from_one;
+		if (t->from_one) { /* its sequence and its event ids started at 1 */
+			t->eid_started = true;
+			t->last_event_id = 0;
+			if (seq > 1) {
+				lose(t, seq - 1);
+				return KV_SEQ_GAP;
+			}
+		}
 		return KV_SEQ_FIRST;
 	}
 	if (seq == t->last_seq) {
@@ -47,6 +55,12 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 		return KV_SEQ_NEXT;
 	lose(t, seq - from - 1);
 	return KV_SEQ_GAP;
+}
+
+void kv_seq_publisher_seen(kv_seqtrack *t, bool publishing)
+{
+	if (!t->started && !publishing)
+		t->from_one = true;
 }
 
 void kv_seq_skip_event_id(kv_seqtrack *t)

@@ -14,7 +14,12 @@
 #include "kv_source.h"
 #include "kv_status_poll.h"
 
-#define POLL_MS          100
+#define POLL_MS 100
+/* Reconnect attempts to a publisher that is not there, without backing off:
+ * a standby binds no PUB port until it is promoted, and a new leader's first
+ * messages are lost for as long as we take to find it (docs/design.md,
+ * "Highly available masters"). */
+#define RECONNECT_MS     100
 #define MAX_FRAMES       4 /* frames kept of a message; more are counted and dropped */
 #define DRAIN_PER_WAKEUP 256
 /* A busy streak this long (messages from a wake-up until the socket is
@@ -51,7 +56,7 @@ static int open_sockets(kv_member *m, size_t index, void *zctx, char *err, size_
 	if (zmq_setsockopt(m->sub, ZMQ_SUBSCRIBE, "", 0) || setopt_int(m->sub, ZMQ_LINGER, 0) ||
 	    setopt_int(m->sub, ZMQ_RCVHWM, c->zmq_rcvhwm) ||
 	    zmq_setsockopt(m->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) ||
-	    setopt_int(m->sub, ZMQ_RECONNECT_IVL, 100) || setopt_int(m->sub, ZMQ_RECONNECT_IVL_MAX, 5000) ||
+	    setopt_int(m->sub, ZMQ_RECONNECT_IVL, RECONNECT_MS) || setopt_int(m->sub, ZMQ_RECONNECT_IVL_MAX, 0) ||
 	    setopt_int(m->sub, ZMQ_HEARTBEAT_IVL, 5000) || setopt_int(m->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
 		goto fail;
 	step = "monitor the connection to";

@@ -253,6 +253,9 @@ void *kv_status_poll_main(void *arg)
 		kv_state_set_now(s->state, (int64_t)(t1 * 1000)); /* for the losses and failovers it marks */
 		kv_master before = m->master;
 		kv_master_record(&m->master, t1, t1 - t0, err, http, err == KV_POLL_OK ? &st : NULL, &pos);
+		int seen = kv_master_publisher_seen(err, http, err == KV_POLL_OK ? &st : NULL);
+		if (seen >= 0) /* where its next publisher starts (issue 21) */
+			kv_stream_publisher_seen(m->stream, seen);
 		enum kv_dialect_news dnews = KV_DIALECT_SAME;
 		if (err == KV_POLL_OK) {
 			dnews = kv_dialect_observe(&m->dialect, st.dialect,

@@ -140,6 +140,11 @@ void kv_stream_position(const kv_stream *st, kv_stream_pos *out)
 	out->last_lag = st->last_lag;
 }
 
+void kv_stream_publisher_seen(kv_stream *st, bool publishing)
+{
+	kv_seq_publisher_seen(&st->seq, publishing);
+}
+
 uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid)
 {
 	uint64_t n = kv_seq_tail_lost(&st->seq, upto_seq, upto_eid);

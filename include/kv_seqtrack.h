@@ -10,7 +10,9 @@
  * reset.  A new process numbers from 1 (sequence and event id), so the first
  * message after a reset carrying sequence s shows s - 1 numbers missing:
  * reserved by queue drops before its first send, or lost.  The first epoch
- * is joined part-way: its first message is a baseline. */
+ * is joined part-way, its first message a baseline, unless the publisher
+ * is known to have started after the stream began watching it
+ * (kv_seq_publisher_seen): then it too is counted from 1. */
 #ifndef KV_SEQTRACK_H
 #define KV_SEQTRACK_H
 
@@ -29,6 +31,7 @@ typedef struct kv_seqtrack {
 	bool started;
 	bool eid_started;
 	bool epoch_whole; /* the current epoch was seen from its start (after a reset, or from 1) */
+	bool from_one;    /* before the first message: its publisher started after we began watching */
 	uint64_t last_seq;
 	uint64_t last_event_id;
 	uint64_t counted_upto; /* tail loss already counted up to this number (0: none), this epoch */
@@ -54,6 +57,14 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
  * moved backwards inside the message (a reset kv_seq_observe could not see;
  * one restart counts once). */
 bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t event_id, bool message_was_reset);
+
+/* What the master said of its publisher at a poll, before the first
+ * message: a publisher seen absent (a standby, a master down or
+ * unreachable, enabled=false) starts at 1 when it comes, so every number
+ * before the first one received is missing.  Only a publisher that was
+ * publishing when we started watching was joined part-way.  After the
+ * first message this changes nothing: a new process shows as a reset. */
+void kv_seq_publisher_seen(kv_seqtrack *t, bool publishing);
 
 /* A rejected event of an accepted message: its id is not read (none of a
  * rejected event's fields is evidence), but it took one at the publisher, so

@@ -83,6 +83,10 @@ void kv_stream_position(const kv_stream *st, kv_stream_pos *out);
  * receive time and lag left 0). */
 void kv_stream_position_of_seq(const kv_seqtrack *t, kv_stream_pos *out);
 
+/* What a poll of the master said of the publisher (kv_master_publisher_seen,
+ * when it said anything): see kv_seq_publisher_seen. */
+void kv_stream_publisher_seen(kv_stream *st, bool publishing);
+
 /* The publisher used numbers up to upto_seq (event ids up to upto_eid, 0 if
  * unknown) and they are not coming: the tail is counted lost, once, and the
  * tenants turn stale (gap).  Returns the numbers counted. */

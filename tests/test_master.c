@@ -172,6 +172,25 @@ static void test_dialect_from_fields(void **state)
 	assert_true(st.has_invalid_hashes);
 }
 
+/* What a poll outcome tells of the publisher (issue 21): absent for a
+ * standby, a master down or unreachable, or enabled=false; a bad answer
+ * tells nothing. */
+static void test_publisher_seen(void **state)
+{
+	(void)state;
+	kv_master_status on = S(1, 1, 0), off = on;
+	off.enabled = false;
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_OK, 200, &on), 1);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_OK, 200, &off), 0);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_HTTP_STATUS, 503, NULL), 0);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_CONNECT, 0, NULL), 0);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_TIMEOUT, 0, NULL), 0);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_HTTP_STATUS, 500, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_PARSE, 200, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_FIELD, 200, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(KV_POLL_BODY_TOO_LARGE, 200, NULL), -1);
+}
+
 static void test_skipped_fields_kept_apart(void **state)
 {
 	(void)state;
@@ -223,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_restarts_and_standby),
 		cmocka_unit_test(test_skipped_fields_kept_apart),
 		cmocka_unit_test(test_dialect_from_fields),
+		cmocka_unit_test(test_publisher_seen),
 		cmocka_unit_test(test_drop_ratio_window),
 	};
 	return cmocka_run_group_tests_name("master", tests, NULL, NULL);

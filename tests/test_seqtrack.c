@@ -134,6 +134,41 @@ static void test_epochs(void **state)
 
 /* A tail the master says was sent and that never came: counted once, and
  * not again when part of it turns up after all. */
+/* Issue 21: a publisher the master said was absent (a standby, down,
+ * disabled) before the first message started at 1 when it came: the numbers
+ * and event ids before the first received are missing.  One that was
+ * publishing when we started watching was joined part-way. */
+static void test_publisher_seen_before_the_first_message(void **state)
+{
+	(void)state;
+	kv_seqtrack t = {0};
+	kv_seq_publisher_seen(&t, true); /* already publishing: joined part-way */
+	assert_int_equal(kv_seq_observe(&t, 500, true, 7000), KV_SEQ_FIRST);
+	assert_int_equal(t.missing, 0);
+	assert_false(t.epoch_whole);
+
+	t = (kv_seqtrack){0};
+	kv_seq_publisher_seen(&t, false); /* a standby */
+	kv_seq_publisher_seen(&t, true);  /* promoted: still started after we watched */
+	assert_int_equal(kv_seq_observe(&t, 2028, true, 2028 * 3), KV_SEQ_GAP);
+	assert_int_equal(t.gaps, 1);
+	assert_int_equal(t.missing, 2027);
+	assert_int_equal(t.epoch_missing, 2027);
+	assert_true(t.epoch_whole);
+	assert_false(kv_seq_observe_event_id(&t, 2028 * 3, false));
+	assert_int_equal(t.event_ids_missing, 2028 * 3 - 1);
+	assert_int_equal(t.resets, 0);
+
+	t = (kv_seqtrack){0};
+	kv_seq_publisher_seen(&t, false);
+	assert_int_equal(kv_seq_observe(&t, 1, true, 1), KV_SEQ_FIRST); /* found in time: nothing lost */
+	assert_int_equal(t.missing, 0);
+	assert_true(t.epoch_whole);
+	kv_seq_publisher_seen(&t, false); /* after the first message: a new process shows as a reset */
+	assert_int_equal(kv_seq_observe(&t, 2, true, 2), KV_SEQ_NEXT);
+	assert_int_equal(t.missing, 0);
+}
+
 static void test_tail(void **state)
 {
 	(void)state;
@@ -173,9 +208,13 @@ static void test_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sequences), cmocka_unit_test(test_reset_by_event_id),
-		cmocka_unit_test(test_epochs),    cmocka_unit_test(test_tail),
-		cmocka_unit_test(test_event_ids), cmocka_unit_test(test_reset_rebases_event_ids),
+		cmocka_unit_test(test_sequences),
+		cmocka_unit_test(test_reset_by_event_id),
+		cmocka_unit_test(test_epochs),
+		cmocka_unit_test(test_tail),
+		cmocka_unit_test(test_publisher_seen_before_the_first_message),
+		cmocka_unit_test(test_event_ids),
+		cmocka_unit_test(test_reset_rebases_event_ids),
 	};
 	return cmocka_run_group_tests_name("seqtrack", tests, NULL, NULL);
 }
