@@ -42,6 +42,10 @@
  *                              (a connection reset that loses nothing, or N messages sent meanwhile)
  *   outage:seconds=S[,member=I]  member I's admin endpoints are gone (connection refused) for S seconds
  *   admin-off, admin-on        the leader's admin endpoints go, and come back, while it publishes
+ *   poison:count=N             N messages each with one event of an unknown event_type, its event_id
+ *                              alternately 2^63 and the next valid id (a subscriber must not read it)
+ *   failover and crash take after=S: the new publisher waits for no subscriber and publishes after
+ *                              S seconds (0: at once), as a real master does
  *   crash:seconds=S            the leading master's process dies for S seconds (publisher and admin
  *                              endpoints gone) and comes back as a new process (a restart)
  *   garbage:count=N            N messages with a valid sequence and a bad payload
@@ -114,8 +118,8 @@ static void pack_str(msgpack_packer *pk, const char *s)
 
 static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e, uint64_t id, int64_t ts)
 {
-	static const char *const types[] = {"stored", "removed", "cleared"};
-	static const char *const legacy[] = {"BlockStored", "BlockRemoved", "AllBlocksCleared"};
+	static const char *const types[] = {"stored", "removed", "cleared", "exploded"};
+	static const char *const legacy[] = {"BlockStored", "BlockRemoved", "AllBlocksCleared", "Exploded"};
 	char tenant[32], key[128];
 	tenant_name(e->tenant, tenant, sizeof(tenant));
 	bool per_object = e->kind != CLEARED;
@@ -224,11 +228,19 @@ static void send_batch(struct sim *s)
 	int64_t ts = (int64_t)(now_s() * 1000);
 	msgpack_pack_array(&pk, 3);
 	msgpack_pack_int64(&pk, ts);
-	msgpack_pack_array(&pk, n);
+	/* a poison event in the middle (phase poison), alternately with the id
+	 * 2^63 and with the next valid id (it has none of its own) */
+	int poison = s->poison_pending && n >= 2 ? (int)(s->poison_pending-- % 2) + 1 : 0;
+	msgpack_pack_array(&pk, n + (poison != 0));
 	/* with no socket (rebind:lose=N) the message goes to no subscriber, as
 	 * a PUB socket drops what it has nobody to send to */
 	bool heard = s->pub != NULL;
 	for (size_t i = 0; i < n; i++) {
+		if (poison && i == n / 2) {
+			struct event bad = {POISON, 0, 0, REP_MEM};
+			pack_event(s, &pk, &bad, poison == 1 ? 1ull << 63 : s->next_event_id, ts);
+			s->poisoned++;
+		}
 		const struct event *e = &s->queue[(s->q_head + i) % s->o.queue_cap];
 		pack_event(s, &pk, e, s->next_event_id++, ts);
 		if (heard)
@@ -497,8 +509,10 @@ static void random_op(struct sim *s)
 /* --- the publisher socket --- */
 
 /* Binds and waits (up to 10 s) for a subscription, so that no message goes
- * to a subscriber that has not joined yet ("slow joiner"). */
-static void pub_open(struct sim *s)
+ * to a subscriber that has not joined yet ("slow joiner"); with after >= 0,
+ * as a real master does: waits for nobody, and publishes after that many
+ * seconds whoever has joined by then. */
+static void pub_open(struct sim *s, double after)
 {
 	s->pub = zmq_socket(s->zctx, ZMQ_XPUB);
 	int zero = 0, hwm = (int)s->o.sndhwm;
@@ -507,6 +521,10 @@ static void pub_open(struct sim *s)
 	const char *ep = s->o.pubs[s->publishing];
 	if (zmq_bind(s->pub, ep) != 0)
 		die("cannot bind %s: %s", ep, zmq_strerror(zmq_errno()));
+	if (after >= 0) {
+		sleep_s(after);
+		return;
+	}
 	zmq_pollitem_t it = {s->pub, 0, ZMQ_POLLIN, 0};
 	double until = now_s() + 10;
 	while (!stopping && now_s() < until) {
@@ -552,7 +570,7 @@ static void new_publisher(struct sim *s)
 
 /* Member m wins an election: a new view, its publisher from 1.  A
  * subscriber of that member alone sees the wire from here on. */
-static void promote(struct sim *s, unsigned m)
+static void promote(struct sim *s, unsigned m, double after)
 {
 	atomic_fetch_add(&s->view, 1);
 	s->publishing = m;
@@ -560,7 +578,7 @@ static void promote(struct sim *s, unsigned m)
 	memset(s->wire_since, 0, (size_t)s->o.tenants * s->o.keys);
 	/* the service plane, publisher included, is built before it is
 	 * declared available */
-	pub_open(s);
+	pub_open(s, after);
 	atomic_store(&s->members[m].serving, true);
 }
 
@@ -702,7 +720,7 @@ static void run_phase(struct sim *s, const char *spec)
 		s->o.dialect = s->o.dialect == DIALECT_OBJECT ? DIALECT_MEDIA : DIALECT_OBJECT;
 		new_publisher(s);
 		sleep_s(0.3);
-		pub_open(s);
+		pub_open(s, -1);
 	} else if (!strncmp(spec, "clear", 5)) {
 		for (unsigned t = 0; t < s->o.tenants; t++)
 			op_remove_all(s, t);
@@ -711,7 +729,7 @@ static void run_phase(struct sim *s, const char *spec)
 		pub_stop(s);
 		new_publisher(s);
 		sleep_s(0.3);
-		pub_open(s);
+		pub_open(s, -1);
 	} else if (!strncmp(spec, "rebind", 6)) {
 		pub_stop(s);
 		/* lose=N: N random operations, one event a message, sent while the
@@ -724,7 +742,7 @@ static void run_phase(struct sim *s, const char *spec)
 		}
 		s->batch = MAX_BATCH;
 		sleep_s(0.3);
-		pub_open(s);
+		pub_open(s, -1);
 	} else if (!strncmp(spec, "standby-publish", 15)) {
 		unsigned m = member_param(s, param(spec, "member", -1));
 		if (atomic_load(&s->members[m].serving))
@@ -733,7 +751,7 @@ static void run_phase(struct sim *s, const char *spec)
 		struct pubstate leader = pub_save(s);
 		s->publishing = m;
 		new_publisher(s);
-		pub_open(s);
+		pub_open(s, -1);
 		for (uint64_t i = 0, n = (uint64_t)param(spec, "count", 100); i < n && !stopping; i++) {
 			random_op(s);
 			if (s->q_len >= s->batch)
@@ -748,7 +766,7 @@ static void run_phase(struct sim *s, const char *spec)
 		pub_stop(s);
 		atomic_store(&s->members[m].serving, false);
 		sleep_s(param(spec, "seconds", 1));
-		promote(s, m);
+		promote(s, m, -1);
 	} else if (!strncmp(spec, "failover", 8)) {
 		unsigned to = member_param(s, param(spec, "to", -1));
 		if (to == s->publishing)
@@ -756,7 +774,7 @@ static void run_phase(struct sim *s, const char *spec)
 		pub_stop(s);
 		atomic_store(&s->members[s->publishing].serving, false);
 		sleep_s(0.2);
-		promote(s, to);
+		promote(s, to, param(spec, "after", -1));
 	} else if (!strncmp(spec, "split-brain", 11)) {
 		unsigned m = member_param(s, param(spec, "member", -1));
 		atomic_store(&s->members[m].serving, true);
@@ -778,9 +796,19 @@ static void run_phase(struct sim *s, const char *spec)
 		m->admin = NULL;
 		sleep_s(param(spec, "seconds", 1));
 		new_publisher(s);
-		pub_open(s);
+		pub_open(s, param(spec, "after", -1));
 		if (s->o.status_addrs[m->index])
 			m->admin = admin_start(m, s->o.status_addrs[m->index]);
+	} else if (!strncmp(spec, "poison", 6)) {
+		/* N messages of random operations, each with one event of an
+		 * unknown event_type among them */
+		s->poison_pending = (unsigned)param(spec, "count", 10);
+		for (uint64_t i = 0; s->poison_pending && i < 100000 && !stopping; i++) {
+			random_op(s);
+			if (s->q_len >= 4)
+				send_batch(s);
+		}
+		flush(s);
 	} else if (!strcmp(spec, "admin-off") || !strcmp(spec, "admin-on")) {
 		/* the publishing member's admin endpoints go (connection refused),
 		 * or come back, while the publisher goes on */
@@ -919,6 +947,7 @@ static void write_truth(struct sim *s, const char *path)
 	json_t *dec = json_object();
 	for (int r = 0; r < 2; r++)
 		json_object_set_new(dec, garbage_reasons[r], json_integer((json_int_t)s->garbage[r]));
+	json_object_set_new(dec, "unknown_event_type", json_integer((json_int_t)s->poisoned));
 	json_object_set_new(root, "decode_errors", dec);
 	/* whole or not at all: a reader may be waiting for the file */
 	char tmp[4096];
@@ -949,7 +978,7 @@ static const char usage[] =
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
 	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] crash:seconds=S\n"
 	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I]\n"
-	"        quota-evict:count=N upgrade admin-off admin-on "
+	"        quota-evict:count=N upgrade admin-off admin-on poison:count=N (failover, crash: after=S) "
 	"sleep:seconds=S "
 	"wait\n";
 
@@ -1081,7 +1110,7 @@ int main(int argc, char **argv)
 		m->admin = o->status_addrs[i] ? admin_start(m, o->status_addrs[i]) : NULL;
 	}
 	s->members[0].publishers = 1;
-	pub_open(s);
+	pub_open(s, -1);
 	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s (%u members)\n", o->pubs[0],
 		o->n_status ? ", status on " : "", o->n_status ? o->status_addrs[0] : "", s->n_members);
 	for (size_t i = 0; i < o->n_phases && !stopping; i++)

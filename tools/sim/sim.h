@@ -16,7 +16,7 @@
 
 #define MAX_BATCH 64
 
-enum kind { STORED, REMOVED, CLEARED };
+enum kind { STORED, REMOVED, CLEARED, POISON /* an unknown event_type, never applied */ };
 
 /* The two dialects of docs/upstream.md: Mooncake main's master publishes one
  * event per put and per erased object, with a guessed medium (object); the
@@ -96,7 +96,9 @@ struct sim {
 	struct tenant_truth *truth;
 	/* stream facts */
 	uint64_t messages, events_sent, gaps, missing, restarts, last_seq, split_brains;
-	uint64_t garbage[2]; /* by garbage_reasons */
+	uint64_t garbage[2];     /* by garbage_reasons */
+	unsigned poison_pending; /* messages still to carry a poison event (phase poison) */
+	uint64_t poisoned;       /* poison events sent */
 	uint64_t dropped_total, keyless_total, silent_removals;
 	uint64_t unheard, lost_messages, lost_events; /* sent while no socket was bound */
 	pthread_mutex_t model_lock;                   /* the master's model: ops write, admin endpoints read */
