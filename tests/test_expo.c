@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "kv_common.h"
-#include "kv_expo.h"
+#include "kv_exposition.h"
 
 static const char text[] =
 	"# HELP mooncake_kv_messages_received_total Messages \"received\", valid or not.\n"

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "kv_common.h"
-#include "kv_ha.h"
+#include "kv_leadership.h"
 
 static void test_parse_state(void **state)
 {

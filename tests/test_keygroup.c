@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kv_keygroup.h"
+#include "kv_key_group_regex.h"
 #include "kv_state.h"
 
 #include <cmocka.h>

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kv_master.h"
+#include "kv_master_status.h"
 
 #include <cmocka.h>
 

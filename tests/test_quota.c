@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "kv_common.h"
-#include "kv_quota.h"
+#include "kv_master_quotas.h"
 
 #define ENTRY(id, req, eff, chg, closed, over)                                                         \
 	"{\"tenant_id\":\"" id "\",\"requested_quota_bytes\":" #req ",\"effective_quota_bytes\":" #eff \

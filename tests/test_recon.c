@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kv_recon.h"
+#include "kv_reconcile_replay.h"
 #include "kv_state.h"
 
 #include <cmocka.h>

@@ -4,7 +4,7 @@
  * the body; the tracker and the master keep their history across inputs. */
 #include <stddef.h>
 
-#include "kv_master.h"
+#include "kv_master_status.h"
 #include "kv_stream.h"
 
 /* The stream side is a real sequence tracker fed numbers from the input,

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <zmq.h>
 
-#include "kv_keygroup.h"
-#include "kv_expo.h"
+#include "kv_key_group_regex.h"
+#include "kv_exposition.h"
 #include "kv_render.h"
 #include "kv_stream.h"
 #include "workload.h"

@@ -12,9 +12,9 @@
 #include "kv_clock.h"
 #include "kv_fetch.h"
 #include "kv_log.h"
-#include "kv_promtext.h"
+#include "kv_master_metrics.h"
 #include "kv_source.h"
-#include "kv_status_poll.h"
+#include "kv_master_poller.h"
 
 #define DRIFT_POLLS 3 /* polls in a row before a difference counts as drift */
 

@@ -13,7 +13,7 @@
 
 #include "kv_clock.h"
 #include "kv_config.h"
-#include "kv_http.h"
+#include "kv_http_server.h"
 #include "kv_log.h"
 #include "kv_source.h"
 #include "version.h"

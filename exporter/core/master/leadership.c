@@ -2,7 +2,7 @@
 #include <jansson.h>
 
 #include "kv_common.h"
-#include "kv_ha.h"
+#include "kv_leadership.h"
 
 static const char *const state_names[KV_HA__STATES] = {
 	"unknown", "starting", "standby", "candidate", "recovering", "catching_up", "leader_warmup", "serving",

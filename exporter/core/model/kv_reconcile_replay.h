@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "kv_common.h"
-#include "kv_groupcount.h"
+#include "kv_key_group_counts.h"
 #include "kv_objtable.h"
 
 typedef struct kv_recon_event {

@@ -3,7 +3,7 @@
 #include <jansson.h>
 
 #include "kv_common.h"
-#include "kv_quota.h"
+#include "kv_master_quotas.h"
 
 static bool get_u64(const json_t *o, const char *name, uint64_t *v)
 {

@@ -6,9 +6,9 @@
 #define KV_SNAPSHOT_H
 
 #include "kv_dialect.h"
-#include "kv_ha.h"
-#include "kv_master.h"
-#include "kv_quota.h"
+#include "kv_leadership.h"
+#include "kv_master_status.h"
+#include "kv_master_quotas.h"
 #include "kv_stream.h"
 
 typedef struct kv_tenant_snap {

@@ -14,9 +14,9 @@
 
 #include "kv_config.h"
 #include "kv_dialect.h"
-#include "kv_ha.h"
-#include "kv_master.h"
-#include "kv_quota.h"
+#include "kv_leadership.h"
+#include "kv_master_status.h"
+#include "kv_master_quotas.h"
 #include "kv_snapshot.h"
 #include "kv_stream.h"
 

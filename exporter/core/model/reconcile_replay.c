@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "kv_buf.h"
-#include "kv_recon.h"
+#include "kv_reconcile_replay.h"
 
 void kv_recon_log_init(kv_recon_log *l, size_t max)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "kv_buf.h"
-#include "kv_groupcount.h"
+#include "kv_key_group_counts.h"
 
 kv_group_counts *kv_group_vec_at(kv_group_vec *g, uint32_t id)
 {

@@ -2,8 +2,8 @@
  * here, so a name can never drift between the decoder, the state, the
  * master tracking and the metrics. */
 #include "kv_common.h"
-#include "kv_master.h"
-#include "kv_recon.h"
+#include "kv_master_status.h"
+#include "kv_reconcile_replay.h"
 #include "kv_state.h"
 
 static const char *const reason_names[KV_R__COUNT] = {

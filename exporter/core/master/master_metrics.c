@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "kv_common.h"
-#include "kv_promtext.h"
+#include "kv_master_metrics.h"
 
 /* End of the label set that starts at p ('{'), or NULL: quoted values may
  * hold '}' and escaped quotes. */

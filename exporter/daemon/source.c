@@ -10,9 +10,9 @@
 
 #include "kv_clock.h"
 #include "kv_log.h"
-#include "kv_reconcile.h"
+#include "kv_reconciler.h"
 #include "kv_source.h"
-#include "kv_status_poll.h"
+#include "kv_master_poller.h"
 
 #define POLL_MS 100
 /* Reconnect attempts to a publisher that is not there, without backing off:

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_keygroup.h"
+#include "kv_key_group_regex.h"
 #include "kv_regex.h"
 
 struct kv_keygroup_re {

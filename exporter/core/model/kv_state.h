@@ -12,10 +12,10 @@
 
 #include "kv_common.h"
 #include "kv_decode.h"
-#include "kv_groupcount.h"
-#include "kv_keygroup.h"
+#include "kv_key_group_counts.h"
+#include "kv_key_group_regex.h"
 #include "kv_objtable.h"
-#include "kv_recon.h"
+#include "kv_reconcile_replay.h"
 
 /* Limits shared by every stream of a process: one memory bound however
  * many masters are watched.  The counts are atomic because each stream is

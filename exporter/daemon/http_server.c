@@ -7,8 +7,8 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
-#include "kv_expo.h"
-#include "kv_http.h"
+#include "kv_exposition.h"
+#include "kv_http_server.h"
 #include "runbook_html.h"
 #include "kv_log.h"
 #include "kv_process.h"

@@ -15,7 +15,7 @@
 #include "kv_clock.h"
 #include "kv_fetch.h"
 #include "kv_log.h"
-#include "kv_reconcile.h"
+#include "kv_reconciler.h"
 #include "kv_source.h"
 #include "kv_utf8.h"
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kv_common.h"
-#include "kv_expo.h"
+#include "kv_exposition.h"
 #include "kv_regex.h"
 
 static bool ends_with(const char *s, size_t n, const char *suffix)

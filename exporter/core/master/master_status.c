@@ -1,7 +1,7 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "kv_master.h"
+#include "kv_master_status.h"
 
 static bool get_u64(const json_t *o, const char *name, uint64_t *v)
 {

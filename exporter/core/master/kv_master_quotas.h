@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "kv_buf.h"
-#include "kv_master.h"
+#include "kv_master_status.h"
 
 typedef struct kv_quota {
 	size_t name_at; /* tenant_id: names.data[name_at .. + name_len) */

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "kv_expo.h"
-#include "kv_keygroup.h"
+#include "kv_exposition.h"
+#include "kv_key_group_regex.h"
 #include "kv_log.h"
 
 /* One master of a source: its publisher and its admin API. */
