@@ -53,8 +53,8 @@ int main(int argc, char **argv)
 	src[0].polled = true;
 	src[0].members[0].label = "127.0.0.1:9003";
 	src[0].members[0].ha = (kv_ha_obs){.answered = true, .serving = true, .state = KV_HA_SERVING};
-	kv_ha_init(&src[0].leadership);
-	kv_ha_judge(&src[0].leadership, &src[0].members[0].ha, 1);
+	kv_leadership_init(&src[0].leadership);
+	kv_leadership_judge(&src[0].leadership, &src[0].members[0].ha, 1);
 	kv_quotas_parse(&src[0].quotas, quotas, sizeof(quotas) - 1, 10);
 	/* a source that reconciles, so that every family shows */
 	src[0].recon = (kv_recon_stats){.enabled = true,

@@ -54,9 +54,9 @@ struct kv_source {
 	kv_state *state;
 	kv_member *members;
 	size_t n_members;
-	kv_ha ha;         /* under lock: who leads, failovers, split brains */
-	bool dropped;     /* under lock: a one-master source whose master stands by (its state dropped) */
-	kv_quotas quotas; /* under lock: the leader's last answer */
+	kv_leadership leadership; /* under lock: who leads, failovers, split brains */
+	bool dropped;             /* under lock: a one-master source whose master stands by (its state dropped) */
+	kv_quotas quotas;         /* under lock: the leader's last answer */
 	uint64_t quota_errors[KV_POLL__COUNT];
 
 	unsigned drift_polls; /* under lock: polls in a row the state and master_key_count disagree */

@@ -1,6 +1,6 @@
 /* The poller of one member: every --master.poll-interval, over one reused
  * connection, GET <url>/kv_events/status (kv_master: restarts, loss by
- * cause, a lost tail), /ha_status and /leader (kv_ha: who serves, failovers,
+ * cause, a lost tail), /ha_status and /leader (leadership: who serves, failovers,
  * split brains), and from the serving member only /metrics for
  * master_key_count (the drift of the stream's view) and
  * /api/v1/tenant_quotas. */
@@ -164,14 +164,14 @@ static unsigned judge(kv_member *m, const kv_ha_obs *o)
 	kv_ha_obs obs[s->n_members]; /* a handful: --source's master= list */
 	for (size_t i = 0; i < s->n_members; i++)
 		obs[i] = s->members[i].ha;
-	bool split_before = s->ha.split_brain;
-	if (kv_ha_judge(&s->ha, obs, s->n_members)) {
+	bool split_before = s->leadership.split_brain;
+	if (kv_leadership_judge(&s->leadership, obs, s->n_members)) {
 		/* the new leader's publisher starts afresh, and what the old one
 		 * published last may never have reached us */
 		kv_state_mark_stale(s->state, KV_STALE_FAILOVER);
 		news |= HA_FAILOVER;
 	}
-	if (s->ha.split_brain && !split_before)
+	if (s->leadership.split_brain && !split_before)
 		news |= HA_SPLIT;
 	/* a one-master source whose master stands by no longer describes the
 	 * store (the leader's own exporter does): its figures go, so that no
@@ -189,7 +189,7 @@ static unsigned judge(kv_member *m, const kv_ha_obs *o)
 	return news;
 }
 
-static void log_ha(const kv_member *m, unsigned news, const kv_ha *h)
+static void log_ha(const kv_member *m, unsigned news, const kv_leadership *h)
 {
 	const char *name = m->src->cfg->name;
 	char v[24];
@@ -270,7 +270,7 @@ void *kv_status_poll_main(void *arg)
 		kv_master after = m->master;
 		kv_dialect_choice dialect = m->dialect;
 		unsigned news = judge(m, &o);
-		kv_ha ha = s->ha;
+		kv_leadership ha = s->leadership;
 		bool leads = err == KV_POLL_OK && o.serving && ha.leader >= 0 && &s->members[ha.leader] == m;
 		pthread_mutex_unlock(&s->lock);
 		log_outcome(m, &before, &after, err, http, tail, &rl);

@@ -92,7 +92,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->cfg = src;
 	s->config = cfg;
 	s->stop = stop;
-	kv_ha_init(&s->ha);
+	kv_leadership_init(&s->leadership);
 	atomic_init(&s->drift, false);
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
@@ -410,7 +410,7 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 		object &= m->dialect.decided && m->dialect.dialect == KV_DIALECT_OBJECT;
 	}
 	out->object_dialect = object;
-	out->leadership = s->ha;
+	out->leadership = s->leadership;
 	out->dropped = s->dropped;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
 	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
@@ -442,8 +442,8 @@ bool kv_source_ready(kv_source *s)
 
 const char *kv_source_leader_url(const kv_source *s)
 {
-	if (s->ha.leader >= 0)
-		return s->members[s->ha.leader].cfg->status;
+	if (s->leadership.leader >= 0)
+		return s->members[s->leadership.leader].cfg->status;
 	return s->n_members == 1 && !s->members[0].master.standby ? s->members[0].cfg->status : NULL;
 }
 

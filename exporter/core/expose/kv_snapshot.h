@@ -44,7 +44,7 @@ typedef struct kv_source_snap {
 	bool polled;             /* every member has an admin URL: the HA families are rendered */
 	kv_member_snap *members; /* owned by the snapshot */
 	size_t n_members, cap_members;
-	kv_ha leadership;
+	kv_leadership leadership;
 	bool dropped;        /* its one master stands by: no per-tenant series */
 	bool object_dialect; /* every member speaks Mooncake main's dialect: it never sends cleared */
 	kv_quotas quotas;

@@ -573,7 +573,7 @@ static void render_master(B *b, const kv_exporter_snap *x)
 enum ha_figure { HA_FAILOVERS, HA_SPLIT_BRAIN, HA_SPLIT_BRAINS, HA_VIEW };
 
 /* A source's leadership figure; false when it has none (no view yet). */
-static bool ha_figure(const kv_ha *h, enum ha_figure f, uint64_t *v)
+static bool ha_figure(const kv_leadership *h, enum ha_figure f, uint64_t *v)
 {
 	switch (f) {
 	case HA_FAILOVERS:

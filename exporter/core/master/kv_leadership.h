@@ -48,7 +48,7 @@ typedef struct kv_ha_obs {
 	uint64_t view_version; /* of the leader it knows */
 } kv_ha_obs;
 
-typedef struct kv_ha {
+typedef struct kv_leadership {
 	int leader;      /* index of the serving member, -1: none serves now */
 	int last_leader; /* the last member that served alone, -1: none yet */
 	bool has_view;
@@ -56,12 +56,12 @@ typedef struct kv_ha {
 	uint64_t failovers;
 	bool split_brain; /* several members serve now */
 	uint64_t split_brains;
-} kv_ha;
+} kv_leadership;
 
-void kv_ha_init(kv_ha *h);
+void kv_leadership_init(kv_leadership *h);
 
 /* Judges the members' latest observations.  Returns true when a failover
  * was counted by this call. */
-bool kv_ha_judge(kv_ha *h, const kv_ha_obs *obs, size_t n);
+bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n);
 
 #endif

@@ -64,13 +64,13 @@ out:
 	return rc;
 }
 
-void kv_ha_init(kv_ha *h)
+void kv_leadership_init(kv_leadership *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->leader = h->last_leader = -1;
 }
 
-bool kv_ha_judge(kv_ha *h, const kv_ha_obs *obs, size_t n)
+bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
 {
 	size_t serving = 0;
 	int first = -1;

@@ -1,4 +1,4 @@
-/* Leadership among highly available masters (kv_ha): parsing what the
+/* Leadership among highly available masters (kv_leadership): parsing what the
  * masters say, and judging failovers and split brains from the members'
  * observations as they arrive, one poll at a time. */
 #include <setjmp.h>
@@ -74,24 +74,24 @@ static kv_ha_obs obs(int s, uint64_t view)
 /* The members' observations, updated one member at a time as the pollers
  * do, judged after each update; returns the failovers counted. */
 struct cluster {
-	kv_ha h;
+	kv_leadership h;
 	kv_ha_obs m[3];
 };
 
 static uint64_t poll(struct cluster *c, size_t i, int s, uint64_t view)
 {
 	c->m[i] = obs(s, view);
-	kv_ha_judge(&c->h, c->m, 3);
+	kv_leadership_judge(&c->h, c->m, 3);
 	return c->h.failovers;
 }
 
 static void cluster_init(struct cluster *c)
 {
-	kv_ha_init(&c->h);
+	kv_leadership_init(&c->h);
 	for (size_t i = 0; i < 3; i++)
 		c->m[i] = obs(STANDBY, 1);
 	c->m[0] = obs(SERVING, 1);
-	kv_ha_judge(&c->h, c->m, 3);
+	kv_leadership_judge(&c->h, c->m, 3);
 }
 
 static void test_steady_and_flap(void **state)
@@ -131,7 +131,7 @@ static void test_failover_counted_once(void **state)
 	cluster_init(&c);
 	c.m[0] = obs(STANDBY, 1);
 	c.m[1] = obs(SERVING, 0); /* its /leader failed this time */
-	kv_ha_judge(&c.h, c.m, 3);
+	kv_leadership_judge(&c.h, c.m, 3);
 	assert_int_equal(c.h.leader, 1);
 	assert_int_equal(c.h.failovers, 0);
 	assert_int_equal(poll(&c, 1, SERVING, 2), 1);
@@ -141,7 +141,7 @@ static void test_failover_counted_once(void **state)
 	cluster_init(&c);
 	c.m[0] = obs(STANDBY, 2);
 	c.m[1] = obs(SERVING, 2);
-	kv_ha_judge(&c.h, c.m, 3);
+	kv_leadership_judge(&c.h, c.m, 3);
 	assert_int_equal(c.h.failovers, 1);
 
 	/* a window with nobody serving between the two leaders */
@@ -182,9 +182,9 @@ static void test_failover_without_views(void **state)
 {
 	(void)state;
 	struct cluster c;
-	kv_ha_init(&c.h);
+	kv_leadership_init(&c.h);
 	c.m[0] = obs(SERVING, 0), c.m[1] = obs(STANDBY, 0), c.m[2] = obs(DOWN, 0);
-	kv_ha_judge(&c.h, c.m, 3);
+	kv_leadership_judge(&c.h, c.m, 3);
 	assert_false(c.h.has_view);
 	assert_int_equal(poll(&c, 0, STANDBY, 0), 0);
 	assert_int_equal(poll(&c, 1, SERVING, 0), 1);
@@ -196,19 +196,19 @@ static void test_failover_without_views(void **state)
 static void test_one_master(void **state)
 {
 	(void)state;
-	kv_ha h;
-	kv_ha_init(&h);
+	kv_leadership h;
+	kv_leadership_init(&h);
 	kv_ha_obs o = obs(SERVING, 4);
-	kv_ha_judge(&h, &o, 1);
+	kv_leadership_judge(&h, &o, 1);
 	o = obs(STANDBY, 4);
-	assert_false(kv_ha_judge(&h, &o, 1));
+	assert_false(kv_leadership_judge(&h, &o, 1));
 	o = obs(SERVING, 5);
-	assert_true(kv_ha_judge(&h, &o, 1));
+	assert_true(kv_leadership_judge(&h, &o, 1));
 	assert_int_equal(h.failovers, 1);
 	/* the first view seen is where we start, not a move */
-	kv_ha_init(&h);
+	kv_leadership_init(&h);
 	o = obs(SERVING, 9);
-	assert_false(kv_ha_judge(&h, &o, 1));
+	assert_false(kv_leadership_judge(&h, &o, 1));
 }
 
 static void test_split_brain(void **state)
