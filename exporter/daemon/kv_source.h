@@ -14,6 +14,7 @@
 
 #include "kv_config.h"
 #include "kv_dialect.h"
+#include "kv_drift.h"
 #include "kv_leadership.h"
 #include "kv_master_status.h"
 #include "kv_master_quotas.h"
@@ -27,11 +28,8 @@ typedef struct kv_member {
 	const kv_member_cfg *cfg; /* borrowed from the frozen configuration */
 	kv_stream *stream;        /* under lock: its numbering, feeding src->state */
 	kv_master master;         /* under lock */
-	kv_ha_obs ha;             /* under lock */
+	kv_member_role *role;     /* under lock: &src->roles[its index] */
 	uint64_t ha_errors[KV_POLL__COUNT];
-	uint64_t standby_events;     /* under lock: events it published while not serving */
-	uint64_t standby_pending;    /* under lock: events since the last poll said it does not serve */
-	atomic_bool not_serving;     /* the last poll said it does not serve */
 	kv_dialect_choice dialect;   /* under lock: what its publisher speaks (its stream is read so) */
 	atomic_bool dialect_decided; /* dialect.decided, for the ingest thread waiting to start */
 	atomic_bool poll_now;        /* set by the ingest thread: the poller polls at once */
@@ -54,13 +52,13 @@ struct kv_source {
 	kv_state *state;
 	kv_member *members;
 	size_t n_members;
-	kv_leadership leadership; /* under lock: who leads, failovers, split brains */
-	bool dropped;             /* under lock: a one-master source whose master stands by (its state dropped) */
+	kv_leadership leadership; /* under lock: who leads, failovers, split brains, a dropped state */
+	kv_member_role *roles;    /* under lock: each member's, in member order */
 	kv_quotas quotas;         /* under lock: the leader's last answer */
 	uint64_t quota_errors[KV_POLL__COUNT];
 
-	unsigned drift_polls; /* under lock: polls in a row the state and master_key_count disagree */
-	atomic_bool drift;    /* they disagree: the stream's view has gone wrong */
+	kv_drift drift;       /* under lock: the state against master_key_count */
+	atomic_bool drifting; /* drift.on, for the reconciler */
 	kv_recon_stats recon; /* under lock */
 	bool recon_started;
 	pthread_t recon_thread;

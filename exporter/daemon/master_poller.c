@@ -4,7 +4,6 @@
  * split brains), and from the serving member only /metrics for
  * master_key_count (the drift of the stream's view) and
  * /api/v1/tenant_quotas. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +14,6 @@
 #include "kv_master_metrics.h"
 #include "kv_source.h"
 #include "kv_master_poller.h"
-
-#define DRIFT_POLLS 3 /* polls in a row before a difference counts as drift */
 
 static const char *u64s(char *buf, size_t n, uint64_t v)
 {
@@ -57,22 +54,6 @@ static void log_outcome(const kv_member *mb, const kv_master *before, const kv_m
 		       NULL);
 }
 
-/* Objects of the source, and whether all of them are in tenant `default`
- * of one backend (the only tenant the master's listing covers). */
-static uint64_t source_objects(const kv_state *state, bool *all_default)
-{
-	uint64_t n = 0;
-	*all_default = true;
-	for (size_t i = 0; i < kv_state_tenant_count(state); i++) {
-		const kv_tenant *t = kv_state_tenant_at(state, i);
-		uint64_t o = kv_tenant_objects(t);
-		n += o;
-		if (o && (t->tenant_len != 7 || memcmp(t->tenant_id, "default", 7)))
-			*all_default = false;
-	}
-	return n;
-}
-
 struct urls {
 	char status[2048], keys[2048], ha[2048], leader[2048], quotas[2048];
 };
@@ -90,11 +71,7 @@ static void poll_keys(kv_member *m, kv_fetch *f, const struct urls *u)
 		err = KV_POLL_FIELD;
 	pthread_mutex_lock(&s->lock);
 	kv_master_record_keys(&m->master, err, keys);
-	bool all_default;
-	double objects = (double)source_objects(s->state, &all_default);
-	bool apart = err == KV_POLL_OK && all_default && fabs(objects - keys) > fmax(16, keys / 100);
-	s->drift_polls = apart ? s->drift_polls + 1 : 0;
-	atomic_store(&s->drift, s->drift_polls >= DRIFT_POLLS);
+	atomic_store(&s->drifting, kv_drift_observe(&s->drift, err == KV_POLL_OK, keys, s->state));
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -146,49 +123,6 @@ static void poll_ha(kv_member *m, kv_fetch *f, const struct urls *u, kv_ha_obs *
 	}
 }
 
-/* What a judgement changed, as bits, for the log. */
-enum ha_news { HA_FAILOVER = 1, HA_SPLIT = 2, HA_DROPPED = 4, HA_RESUMED = 8 };
-
-/* With the member's new observation, under the lock: judges leadership
- * across the members and applies what follows from it. */
-static unsigned judge(kv_member *m, const kv_ha_obs *o)
-{
-	kv_source *s = m->src;
-	unsigned news = 0;
-	m->ha = *o;
-	bool not_serving = o->answered && !o->serving;
-	if (not_serving) /* it published while standing by, and still stands by */
-		m->standby_events += m->standby_pending;
-	m->standby_pending = 0;
-	atomic_store_explicit(&m->not_serving, not_serving, memory_order_relaxed);
-	kv_ha_obs obs[s->n_members]; /* a handful: --source's master= list */
-	for (size_t i = 0; i < s->n_members; i++)
-		obs[i] = s->members[i].ha;
-	bool split_before = s->leadership.split_brain;
-	if (kv_leadership_judge(&s->leadership, obs, s->n_members)) {
-		/* the new leader's publisher starts afresh, and what the old one
-		 * published last may never have reached us */
-		kv_state_mark_stale(s->state, KV_STALE_FAILOVER);
-		news |= HA_FAILOVER;
-	}
-	if (s->leadership.split_brain && !split_before)
-		news |= HA_SPLIT;
-	/* a one-master source whose master stands by no longer describes the
-	 * store (the leader's own exporter does): its figures go, so that no
-	 * sum counts the store twice (docs/design.md, "Highly available masters") */
-	if (s->n_members == 1) {
-		if (m->master.standby && !s->dropped) {
-			kv_state_drop(s->state);
-			s->dropped = true;
-			news |= HA_DROPPED;
-		} else if (o->serving && s->dropped) {
-			s->dropped = false;
-			news |= HA_RESUMED;
-		}
-	}
-	return news;
-}
-
 static void log_ha(const kv_member *m, unsigned news, const kv_leadership *h)
 {
 	const char *name = m->src->cfg->name;
@@ -197,16 +131,16 @@ static void log_ha(const kv_member *m, unsigned news, const kv_leadership *h)
 	const char *leader = h->leader >= 0 && m->src->members[h->leader].cfg->label
 				     ? m->src->members[h->leader].cfg->label
 				     : "none";
-	if (news & HA_FAILOVER)
+	if (news & KV_LEAD_FAILOVER)
 		kv_log(KV_LOG_WARN, "master failover: tenants stale until reconciled", "source", name, "leader", leader,
 		       "view_version", v, NULL);
-	if (news & HA_SPLIT)
+	if (news & KV_LEAD_SPLIT)
 		kv_log(KV_LOG_ERROR, "split brain: several masters serve at once", "source", name, "also",
 		       m->cfg->label ? m->cfg->label : "", NULL);
-	if (news & HA_DROPPED)
+	if (news & KV_LEAD_DROPPED)
 		kv_log(KV_LOG_INFO, "the master stands by: its tenant figures are dropped until it serves", "source",
 		       name, NULL);
-	if (news & HA_RESUMED)
+	if (news & KV_LEAD_RESUMED)
 		kv_log(KV_LOG_INFO, "the master serves again: tenant figures start afresh", "source", name, NULL);
 }
 
@@ -269,7 +203,8 @@ void *kv_status_poll_main(void *arg)
 		}
 		kv_master after = m->master;
 		kv_dialect_choice dialect = m->dialect;
-		unsigned news = judge(m, &o);
+		unsigned news = kv_leadership_observe(&s->leadership, s->roles, s->n_members, (size_t)(m - s->members),
+						      &o, m->master.standby, s->state);
 		kv_leadership ha = s->leadership;
 		bool leads = err == KV_POLL_OK && o.serving && ha.leader >= 0 && &s->members[ha.leader] == m;
 		pthread_mutex_unlock(&s->lock);

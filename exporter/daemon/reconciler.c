@@ -414,7 +414,7 @@ static const char *cause(kv_source *s, const char *backend, bool ever_ok, double
 {
 	if (!ever_ok)
 		return "startup";
-	if (atomic_load(&s->drift))
+	if (atomic_load(&s->drifting))
 		return "drift";
 	pthread_mutex_lock(&s->lock);
 	const kv_tenant *t = kv_state_find_tenant(s->state, (kv_str){backend, (uint32_t)strlen(backend)},

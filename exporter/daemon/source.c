@@ -81,6 +81,7 @@ static void free_members(kv_source *s)
 		kv_stream_free(s->members[i].stream);
 	}
 	free(s->members);
+	free(s->roles);
 	kv_state_free(s->state);
 	kv_quotas_free(&s->quotas);
 }
@@ -93,7 +94,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->config = cfg;
 	s->stop = stop;
 	kv_leadership_init(&s->leadership);
-	atomic_init(&s->drift, false);
+	atomic_init(&s->drifting, false);
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
 		return KV_ENOMEM;
@@ -102,7 +103,8 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	const kv_keygroup_re *re = kv_config_keygroups(cfg, src);
 	s->n_members = src->n_members;
 	if (!(s->state = kv_state_new(budget, seed)) || (re && kv_state_set_keygroups(s->state, re) != KV_OK) ||
-	    !(s->members = calloc(src->n_members, sizeof(*s->members)))) {
+	    !(s->members = calloc(src->n_members, sizeof(*s->members))) ||
+	    !(s->roles = calloc(src->n_members, sizeof(*s->roles)))) {
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 		goto fail;
 	}
@@ -112,7 +114,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		m->cfg = &src->members[i];
 		atomic_init(&m->connected, false);
 		atomic_init(&m->ever_connected, false);
-		atomic_init(&m->not_serving, false);
+		m->role = &s->roles[i];
 		atomic_init(&m->backlog, 0);
 		if (!(m->stream = kv_stream_attach(s->state))) {
 			snprintf(err, errlen, "source \"%s\": out of memory", src->name);
@@ -242,12 +244,8 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	kv_ingest_report rep;
 	pthread_mutex_lock(&s->lock);
 	int rc = kv_stream_ingest(m->stream, frames, n, now_ms, &rep);
-	/* a member that does not serve and publishes all the same: its events
-	 * are real mutations (applied), and a sign of trouble (counted once
-	 * the next poll confirms it still does not serve: a promoted leader
-	 * publishes before a poll can see it serve) */
-	if (atomic_load_explicit(&m->not_serving, memory_order_relaxed))
-		m->standby_pending += rep.events;
+	/* a member that does not serve and publishes all the same */
+	kv_member_role_published(m->role, rep.events);
 	pthread_mutex_unlock(&s->lock);
 	if (rep.reject != KV_R_OK)
 		log_rejection(m, rep.reject, rep.seq, rl);
@@ -403,15 +401,15 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 		o->backlog = atomic_load_explicit(&m->backlog, memory_order_relaxed);
 		kv_snapshot_member_stream(o, m->stream);
 		o->master = m->master;
-		o->ha = m->ha;
+		o->ha = m->role->obs;
 		memcpy(o->ha_errors, m->ha_errors, sizeof(o->ha_errors));
-		o->standby_events = m->standby_events;
+		o->standby_events = m->role->standby_events;
 		o->dialect = m->dialect;
 		object &= m->dialect.decided && m->dialect.dialect == KV_DIALECT_OBJECT;
 	}
 	out->object_dialect = object;
 	out->leadership = s->leadership;
-	out->dropped = s->dropped;
+	out->dropped = s->leadership.dropped;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
 	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
 	int rs = kv_snapshot_state(out, s->state);
@@ -432,9 +430,9 @@ bool kv_source_ready(kv_source *s)
 		bool connected = atomic_load(&m->ever_connected);
 		if (m->cfg->status && !m->master.polled)
 			all = false;
-		else if (m->cfg->status && m->ha.serving && !connected)
+		else if (m->cfg->status && m->role->obs.serving && !connected)
 			all = false;
-		one |= connected || (m->cfg->status && m->ha.answered && !m->ha.serving);
+		one |= connected || (m->cfg->status && m->role->obs.answered && !m->role->obs.serving);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return all && one;

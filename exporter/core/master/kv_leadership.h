@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kv_state.h"
+
 /* upstream's MasterRuntimeState (include/ha/ha_types.h), as /ha_status
  * names it; KV_HA_UNKNOWN: no answer, or a word upstream does not use */
 enum kv_ha_state {
@@ -56,9 +58,44 @@ typedef struct kv_leadership {
 	uint64_t failovers;
 	bool split_brain; /* several members serve now */
 	uint64_t split_brains;
+	bool dropped; /* a one-master source whose master stands by: its state is dropped */
 } kv_leadership;
 
+/* One member's role as its polls and its stream show it. */
+typedef struct kv_member_role {
+	kv_ha_obs obs;            /* its last observation */
+	bool not_serving;         /* the last poll got an answer that says it does not serve */
+	uint64_t standby_events;  /* events it published while not serving */
+	uint64_t standby_pending; /* events since the last poll said it does not serve */
+} kv_member_role;
+
+/* What an observation changed, as bits (for the log). */
+enum kv_leadership_news {
+	KV_LEAD_FAILOVER = 1, /* leadership moved: the tenants are stale */
+	KV_LEAD_SPLIT = 2,    /* a split brain began */
+	KV_LEAD_DROPPED = 4,  /* a one-master source's master stands by: its state was dropped */
+	KV_LEAD_RESUMED = 8,  /* ... and serves again: its figures start afresh */
+};
+
 void kv_leadership_init(kv_leadership *h);
+
+/* A message of `events` events came from the member.  Events published
+ * while its last poll said it does not serve are real mutations (applied),
+ * and a sign of trouble: counted as standby events once the next poll
+ * confirms it still does not serve (a promoted leader publishes before a
+ * poll can see it serve). */
+void kv_member_role_published(kv_member_role *r, uint64_t events);
+
+/* Member `who` of roles[0..n) was observed as *o (its status answered 503
+ * when `standby`).  Settles its standby events, judges leadership across
+ * the members and applies what follows to the source's state: a failover
+ * marks the tenants stale (the new leader's publisher starts afresh, and
+ * what the old one published last may never have reached us); a one-master
+ * source whose master stands by drops its state until the master serves
+ * again, so that no sum counts the store twice (docs/design.md, "Highly
+ * available masters").  Returns enum kv_leadership_news bits. */
+unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n, size_t who, const kv_ha_obs *o,
+			       bool standby, kv_state *state);
 
 /* Judges the members' latest observations.  Returns true when a failover
  * was counted by this call. */

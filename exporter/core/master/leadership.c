@@ -117,3 +117,43 @@ bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
 	h->failovers += counted;
 	return counted;
 }
+
+void kv_member_role_published(kv_member_role *r, uint64_t events)
+{
+	if (r->not_serving)
+		r->standby_pending += events;
+}
+
+unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n, size_t who, const kv_ha_obs *o,
+			       bool standby, kv_state *state)
+{
+	kv_member_role *r = &roles[who];
+	unsigned news = 0;
+	r->obs = *o;
+	r->not_serving = o->answered && !o->serving;
+	if (r->not_serving) /* it published while standing by, and still stands by */
+		r->standby_events += r->standby_pending;
+	r->standby_pending = 0;
+
+	kv_ha_obs obs[n]; /* a handful: --source's master= list */
+	for (size_t i = 0; i < n; i++)
+		obs[i] = roles[i].obs;
+	bool split_before = l->split_brain;
+	if (kv_leadership_judge(l, obs, n)) {
+		kv_state_mark_stale(state, KV_STALE_FAILOVER);
+		news |= KV_LEAD_FAILOVER;
+	}
+	if (l->split_brain && !split_before)
+		news |= KV_LEAD_SPLIT;
+	if (n == 1) {
+		if (standby && !l->dropped) {
+			kv_state_drop(state);
+			l->dropped = true;
+			news |= KV_LEAD_DROPPED;
+		} else if (o->serving && l->dropped) {
+			l->dropped = false;
+			news |= KV_LEAD_RESUMED;
+		}
+	}
+	return news;
+}

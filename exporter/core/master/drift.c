@@ -1,0 +1,34 @@
+#include <math.h>
+#include <string.h>
+
+#include "kv_drift.h"
+
+/* The state's objects, and whether all of them are in tenant `default`. */
+static uint64_t state_objects(const kv_state *state, bool *all_default)
+{
+	uint64_t n = 0;
+	*all_default = true;
+	for (size_t i = 0; i < kv_state_tenant_count(state); i++) {
+		const kv_tenant *t = kv_state_tenant_at(state, i);
+		uint64_t o = kv_tenant_objects(t);
+		n += o;
+		if (o && (t->tenant_len != 7 || memcmp(t->tenant_id, "default", 7)))
+			*all_default = false;
+	}
+	return n;
+}
+
+double kv_drift_tolerance(double keys)
+{
+	return fmax(16, keys / 100);
+}
+
+bool kv_drift_observe(kv_drift *d, bool ok, double keys, const kv_state *state)
+{
+	bool all_default;
+	double objects = (double)state_objects(state, &all_default);
+	bool apart = ok && all_default && fabs(objects - keys) > kv_drift_tolerance(keys);
+	d->polls = apart ? d->polls + 1 : 0;
+	d->on = d->polls >= KV_DRIFT_POLLS;
+	return d->on;
+}
