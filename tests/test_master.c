@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "kv_master_metrics.h"
 #include "kv_master_status.h"
 
 #include <cmocka.h>
@@ -235,6 +236,28 @@ static void test_drop_ratio_window(void **state)
 	assert_true(m.drop_ratio == 0.5);
 }
 
+/* master_key_count out of the master's /metrics (upstream's
+ * master_metric_manager.cpp: a gauge, one series per segment group) */
+static void test_metrics_sum(void **state)
+{
+	(void)state;
+	const char *body = "# HELP master_key_count Total number of keys\n"
+			   "# TYPE master_key_count gauge\n"
+			   "master_key_count 12\n"
+			   "master_key_count_total 1000\n"
+			   "master_key_count{segment=\"a b}\"} 30\n"
+			   "other 5\n";
+	double v = 0;
+	assert_int_equal(kv_master_metrics_sum(body, strlen(body), "master_key_count", &v), KV_POLL_OK);
+	assert_true(v == 42);
+	assert_int_equal(kv_master_metrics_sum(body, strlen(body), "absent", &v), KV_POLL_FIELD);
+	const char *nan = "master_key_count NaN\n";
+	assert_int_equal(kv_master_metrics_sum(nan, strlen(nan), "master_key_count", &v), KV_POLL_FIELD);
+	const char *cut = "master_key_count{a=\"b";
+	assert_int_equal(kv_master_metrics_sum(cut, strlen(cut), "master_key_count", &v), KV_POLL_FIELD);
+	assert_true(v == 42);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_dialect_from_fields),
 		cmocka_unit_test(test_publisher_seen),
 		cmocka_unit_test(test_drop_ratio_window),
+		cmocka_unit_test(test_metrics_sum),
 	};
 	return cmocka_run_group_tests_name("master", tests, NULL, NULL);
 }

@@ -67,6 +67,23 @@ enum kv_reason {
 	KV_R__COUNT
 };
 
+/* The outcome of asking the master anything (its status, HA, metrics,
+ * quotas, keys): the transfer's, then the parser's.  Every parser of a
+ * master's answer returns one.  The names (kv_poll_error_name) are the
+ * `reason` label values of the *_poll_errors_total families. */
+enum kv_poll_error {
+	KV_POLL_OK = 0,
+	KV_POLL_CONNECT,
+	KV_POLL_TIMEOUT,
+	KV_POLL_HTTP_STATUS,
+	KV_POLL_BODY_TOO_LARGE,
+	KV_POLL_PARSE,
+	KV_POLL_FIELD,
+	KV_POLL_NO_MEMORY, /* our failure, not the master's: also logged as an error */
+	KV_POLL__COUNT
+};
+
+const char *kv_poll_error_name(enum kv_poll_error e);
 const char *kv_reason_name(enum kv_reason r);
 const char *kv_event_type_name(enum kv_event_type t);
 const char *kv_placement_name(enum kv_placement p);

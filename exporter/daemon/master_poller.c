@@ -66,9 +66,8 @@ static void poll_keys(kv_member *m, kv_fetch *f, const struct urls *u)
 	long http;
 	double keys = 0;
 	enum kv_poll_error err = kv_fetch_get(f, u->keys, &http);
-	if (err == KV_POLL_OK &&
-	    kv_promtext_sum(f->body.data ? f->body.data : "", f->body.len, "master_key_count", &keys) != KV_OK)
-		err = KV_POLL_FIELD;
+	if (err == KV_POLL_OK)
+		err = kv_master_metrics_sum(f->body.data ? f->body.data : "", f->body.len, "master_key_count", &keys);
 	pthread_mutex_lock(&s->lock);
 	kv_master_record_keys(&m->master, err, keys);
 	atomic_store(&s->drifting, kv_drift_observe(&s->drift, err == KV_POLL_OK, keys, s->state));
@@ -110,12 +109,11 @@ static void poll_ha(kv_member *m, kv_fetch *f, const struct urls *u, kv_ha_obs *
 {
 	long http;
 	enum kv_poll_error err = kv_fetch_get(f, u->ha, &http);
-	o->state = err == KV_POLL_OK ? kv_ha_parse_state(f->body.data ? f->body.data : "", f->body.len) : KV_HA_UNKNOWN;
-	if (err == KV_POLL_OK && o->state == KV_HA_UNKNOWN)
-		err = KV_POLL_FIELD;
-	if (err == KV_POLL_OK && (err = kv_fetch_get(f, u->leader, &http)) == KV_POLL_OK &&
-	    kv_ha_parse_leader(f->body.data ? f->body.data : "", f->body.len, &o->has_view, &o->view_version) != KV_OK)
-		err = KV_POLL_FIELD;
+	o->state = KV_HA_UNKNOWN;
+	if (err == KV_POLL_OK)
+		err = kv_ha_parse_state(f->body.data ? f->body.data : "", f->body.len, &o->state);
+	if (err == KV_POLL_OK && (err = kv_fetch_get(f, u->leader, &http)) == KV_POLL_OK)
+		err = kv_ha_parse_leader(f->body.data ? f->body.data : "", f->body.len, &o->has_view, &o->view_version);
 	if (err != KV_POLL_OK && http != 404) {
 		pthread_mutex_lock(&m->src->lock);
 		m->ha_errors[err]++;

@@ -1,32 +1,29 @@
 /* The reconciler: one thread per source with reconciliation on.  It
  * rebuilds tenant `default` of the source's backend from the master's
  * GET /get_all_keys (streamed, never held whole) and GET /batch_query_keys
- * (in chunks of a bounded URL length) while the stream goes on.  kv_recon.h
- * says why replaying the events recorded meanwhile is right;
- * docs/design.md ("Reconciliation") the rest.  No lock is held across HTTP;
- * the cut-over holds the source's lock only for the last few events. */
+ * while the stream goes on.  The decisions are the core's: when and why
+ * (kv_reconcile_plan.h), splitting the listing and reading the answers
+ * (kv_master_keys.h), and why replaying the events recorded meanwhile is
+ * right (kv_reconcile_replay.h); docs/design.md ("Reconciliation") the
+ * rest.  This file moves the bytes with libcurl and holds the locks: none
+ * across HTTP, and at the cut-over only for the last few events. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curl/curl.h>
-#include <jansson.h>
 
 #include "kv_clock.h"
 #include "kv_fetch.h"
 #include "kv_log.h"
+#include "kv_master_keys.h"
+#include "kv_reconcile_plan.h"
 #include "kv_reconciler.h"
 #include "kv_source.h"
-#include "kv_utf8.h"
 
-#define QUERY_KEY_BYTES       8192 /* encoded keys in one batch query's URL */
-#define MAX_BATCH_KEYS        QUERY_KEY_BYTES
-#define MAX_KEY_BYTES         16384       /* a longer line is no key we can ask about */
-#define CARRY_BYTES           (64 * 1024) /* listing bytes held before the transfer pauses */
-#define QUERY_BODY_BYTES      (64u << 20)
-#define CUTOVER_EVENTS        4096                     /* replayed under the lock at the cut-over, at most */
-#define PERIODS_WITHOUT_CAUSE 6                        /* intervals between reconciliations nothing calls for */
-#define DEFAULT_TENANT        ((kv_str){"default", 7}) /* the one upstream's listing covers */
+#define CARRY_BYTES      (64 * 1024) /* listing bytes held before the transfer pauses */
+#define QUERY_BODY_BYTES (64u << 20)
+#define CUTOVER_EVENTS   4096 /* replayed under the lock at the cut-over, at most */
 
 struct attempt {
 	kv_source *s;
@@ -36,17 +33,14 @@ struct attempt {
 	kv_fetch query;   /* batch queries */
 	CURL *list;       /* the listing, driven by multi so that it can pause */
 	CURLM *multi;
-	kv_buf carry;  /* listing bytes not yet split into keys */
-	bool skipping; /* inside an overlong line */
-	kv_buf keys;   /* the batch: raw keys, each NUL-terminated */
-	kv_buf url;    /* the batch's query URL */
-	size_t n_keys;
-	uint32_t key_at[MAX_BATCH_KEYS];
+	kv_listing listing;
+	kv_key_batch batch;
 	kv_recon_table fresh;
 	kv_keygroup_matcher *matcher; /* with key groups: the listed keys' groups */
 	kv_buf gnames;                /* the batch's group names */
-	uint32_t gname_at[MAX_BATCH_KEYS], gname_len[MAX_BATCH_KEYS];
-	uint64_t listed, incomplete, both;
+	uint32_t gname_at[KV_KEYS_BATCH_MAX], gname_len[KV_KEYS_BATCH_MAX];
+	uint64_t unknown; /* keys the batch answers could not tell */
+	uint64_t both;
 	uint64_t corr[KV_CORR__KINDS];
 	bool standby;    /* the master answered 503: a standby, nothing to count */
 	const char *why; /* the reason of a failure, for the log */
@@ -56,30 +50,9 @@ struct attempt {
 static size_t on_listing(char *p, size_t size, size_t n, void *arg)
 {
 	struct attempt *a = arg;
-	if (a->carry.len >= CARRY_BYTES)
+	if (a->listing.carry.len >= CARRY_BYTES)
 		return CURL_WRITEFUNC_PAUSE; /* libcurl keeps these bytes and hands them again */
-	kv_buf_add(&a->carry, p, size * n);
-	return kv_buf_ok(&a->carry) ? size * n : 0;
-}
-
-static bool unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-	       c == '_' || c == '~';
-}
-
-/* The media of one answer: memory replicas are cpu; disk, local disk and
- * NVMe-oF replicas are disk (upstream MasterService::MediumForReplicaType). */
-static unsigned media_of(const json_t *entry)
-{
-	static const char *const disk[] = {"disk_values", "local_disk_values", "nof_values"};
-	unsigned m = 0;
-	if (json_array_size(json_object_get(entry, "values")))
-		m |= KV_MEDIUM_CPU;
-	for (size_t i = 0; i < 3; i++)
-		if (json_array_size(json_object_get(entry, disk[i])))
-			m |= KV_MEDIUM_DISK;
-	return m;
+	return kv_listing_feed(&a->listing, p, size * n) == KV_OK ? size * n : 0;
 }
 
 /* Asks the master about the batch's keys and puts them into the fresh
@@ -87,30 +60,25 @@ static unsigned media_of(const json_t *entry)
  * Returns false when the attempt has failed. */
 static bool run_query(struct attempt *a)
 {
-	if (!a->n_keys)
+	kv_key_batch *q = &a->batch;
+	if (!q->n)
 		return true;
 	long http;
-	enum kv_poll_error err = kv_fetch_get(&a->query, a->url.data, &http);
-	json_t *root = NULL;
-	const json_t *data = NULL;
-	if (err == KV_POLL_OK) {
-		root = json_loadb(a->query.body.data ? a->query.body.data : "", a->query.body.len, 0, NULL);
-		data = json_object_get(root, "data");
-		if (!json_is_true(json_object_get(root, "success")) || !json_is_object(data))
-			err = KV_POLL_PARSE;
-	}
+	unsigned media[KV_KEYS_BATCH_MAX];
+	enum kv_poll_error err = kv_fetch_get(&a->query, q->url.data, &http);
+	if (err == KV_POLL_OK)
+		err = kv_key_batch_parse(q, a->query.body.data ? a->query.body.data : "", a->query.body.len, media,
+					 &a->unknown);
 	if (err != KV_POLL_OK) {
 		a->why = kv_poll_error_name(err);
-		json_decref(root);
 		return false;
 	}
 	const kv_state *state = a->s->state;
-	unsigned media[MAX_BATCH_KEYS];
-	uint64_t hash[MAX_BATCH_KEYS];
-	uint32_t group[MAX_BATCH_KEYS];
+	uint64_t hash[KV_KEYS_BATCH_MAX];
+	uint32_t group[KV_KEYS_BATCH_MAX];
 	kv_buf_reset(&a->gnames);
-	for (size_t i = 0; i < a->n_keys; i++) {
-		const char *key = a->keys.data + a->key_at[i];
+	for (size_t i = 0; i < q->n; i++) {
+		const char *key = kv_key_batch_key(q, i);
 		size_t len = strlen(key);
 		if (a->matcher) { /* the group's name now, its id under the lock */
 			char name[KV_KEYGROUP_MAX_LEN];
@@ -118,26 +86,16 @@ static bool run_query(struct attempt *a)
 			a->gname_len[i] = (uint32_t)kv_keygroup_of(a->matcher, key, len, name);
 			kv_buf_add(&a->gnames, name, a->gname_len[i]);
 		}
-		const json_t *e = json_object_get(data, key);
 		hash[i] = kv_state_key_hash(state, (kv_str){key, (uint32_t)len});
-		media[i] = 0;
-		/* not answered, or a failed lookup: unknown; OBJECT_NOT_FOUND: removed
-		 * since the listing, as the replay will say */
-		if (json_is_true(json_object_get(e, "ok")))
-			media[i] = media_of(e);
-		else if (!json_is_string(json_object_get(e, "error")) ||
-			 strcmp(json_string_value(json_object_get(e, "error")), "OBJECT_NOT_FOUND"))
-			a->incomplete++;
 	}
-	json_decref(root);
 
 	if (!kv_buf_ok(&a->gnames)) {
 		a->why = "out of memory";
 		return false;
 	}
 	pthread_mutex_lock(&a->s->lock);
-	const kv_tenant *t = kv_state_find_tenant(state, a->backend, DEFAULT_TENANT);
-	for (size_t i = 0; i < a->n_keys; i++) {
+	const kv_tenant *t = kv_state_find_tenant(state, a->backend, (kv_str){"default", 7});
+	for (size_t i = 0; i < q->n; i++) {
 		group[i] = a->matcher ? kv_state_group_id(a->s->state, a->gnames.data + a->gname_at[i], a->gname_len[i])
 				      : KV_GROUP_NONE;
 		unsigned old = t ? kv_state_media_by_hash(t, hash[i]) : 0;
@@ -148,84 +106,36 @@ static bool run_query(struct attempt *a)
 		a->corr[KV_CORR_MEDIUM] += old && old != media[i];
 	}
 	pthread_mutex_unlock(&a->s->lock);
-	for (size_t i = 0; i < a->n_keys; i++)
+	for (size_t i = 0; i < q->n; i++)
 		if (media[i] && kv_recon_put(&a->fresh, hash[i], media[i], group[i]) != KV_OK) {
 			a->why = "out of memory";
 			return false;
 		}
-	a->n_keys = 0;
-	kv_buf_reset(&a->keys);
-	kv_buf_reset(&a->url);
+	kv_key_batch_reset(q);
 	return true;
 }
 
-/* One listed key into the batch (querying when the batch is full). */
-static bool add_key(struct attempt *a, const char *k, size_t n)
+/* One listed key into the batch (asking the master when the batch is full). */
+static bool add_key(const char *k, size_t n, void *arg)
 {
-	if (!n)
-		return true;
-	if (++a->listed > a->c->reconcile_max_keys) {
-		a->why = "the listing is longer than --master.reconcile-max-keys";
+	struct attempt *a = arg;
+	if (kv_key_batch_full(&a->batch, a->base, n) && !run_query(a))
 		return false;
-	}
-	/* the master splits the query on commas, and its JSON answer can hold
-	 * only valid UTF-8 keys: such a key cannot be asked about */
-	if (memchr(k, ',', n) || n > MAX_KEY_BYTES || !kv_label_value_clean(k, n)) {
-		a->incomplete++;
-		return true;
-	}
-	if (a->n_keys && (a->url.len + 3 * n > QUERY_KEY_BYTES + strlen(a->base) + 32 || a->n_keys == MAX_BATCH_KEYS) &&
-	    !run_query(a))
-		return false;
-	if (!a->n_keys)
-		kv_buf_printf(&a->url, "%s/batch_query_keys?keys=", a->base);
-	else
-		kv_buf_addc(&a->url, ',');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)k[i];
-		if (unreserved(c))
-			kv_buf_addc(&a->url, (char)c);
-		else
-			kv_buf_printf(&a->url, "%%%02X", c);
-	}
-	a->key_at[a->n_keys++] = (uint32_t)a->keys.len;
-	kv_buf_add(&a->keys, k, n);
-	kv_buf_addc(&a->keys, '\0');
-	if (!kv_buf_ok(&a->url) || !kv_buf_ok(&a->keys)) {
+	if (kv_key_batch_add(&a->batch, a->base, k, n) != KV_OK) {
 		a->why = "out of memory";
 		return false;
 	}
 	return true;
 }
 
-/* Splits the complete lines of the carried listing into keys; at the end
- * of the listing, the last line too. */
+/* Splits what the listing has sent into the batch queries. */
 static bool drain(struct attempt *a, bool at_end)
 {
-	char *p = a->carry.data, *end = p + a->carry.len;
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl && !at_end) {
-			if ((size_t)(end - p) > MAX_KEY_BYTES) { /* an overlong line: skip to its end */
-				if (!a->skipping)
-					a->incomplete++;
-				a->skipping = true;
-				p = end;
-			}
-			break;
-		}
-		char *e = nl ? nl : end;
-		if (a->skipping)
-			a->skipping = false;
-		else if (!add_key(a, p, (size_t)(e - p)))
-			return false;
-		p = nl ? nl + 1 : end;
-	}
-	size_t left = (size_t)(end - p);
-	if (left && p != a->carry.data)
-		memmove(a->carry.data, p, left);
-	a->carry.len = left;
-	return true;
+	if (kv_listing_split(&a->listing, at_end, add_key, a))
+		return true;
+	if (a->listing.too_long)
+		a->why = "the listing is longer than --master.reconcile-max-keys";
+	return false;
 }
 
 /* The status poll's timeout is for a small answer: a listing and its
@@ -254,7 +164,7 @@ static bool list_keys(struct attempt *a)
 	while (ok && running && !atomic_load(a->s->stop)) {
 		curl_multi_perform(a->multi, &running);
 		ok = drain(a, false);
-		if (a->carry.len < CARRY_BYTES)
+		if (a->listing.carry.len < CARRY_BYTES)
 			curl_easy_pause(a->list, CURLPAUSE_CONT);
 		if (running)
 			curl_multi_poll(a->multi, NULL, 0, 100, NULL);
@@ -285,27 +195,11 @@ static bool list_keys(struct attempt *a)
 	return drain(a, true) && run_query(a);
 }
 
-/* The backend whose tenant `default` this source reconciles: the one given
- * in --source, else the only one its stream carries.  NULL (with *why)
- * when there is none yet, or several. */
-static const char *backend_of(kv_source *s, const char **why)
+/* Keys whose media the master did not tell: the rebuilt tenant is not
+ * exact for them (KV_STALE_RECONCILE_INCOMPLETE). */
+static uint64_t unsure_keys(const struct attempt *a)
 {
-	if (s->cfg->backend)
-		return s->cfg->backend;
-	const kv_state *st = s->state;
-	const kv_tenant *first = NULL;
-	for (size_t i = 0; i < kv_state_tenant_count(st); i++) {
-		const kv_tenant *t = kv_state_tenant_at(st, i);
-		if (!first)
-			first = t;
-		else if (t->backend_len != first->backend_len ||
-			 memcmp(t->backend_id, first->backend_id, t->backend_len)) {
-			*why = "the stream carries several backend_ids: give backend= in --source";
-			return NULL;
-		}
-	}
-	*why = first ? NULL : "no event has arrived yet to tell the backend_id (or give backend= in --source)";
-	return first ? first->backend_id : NULL;
+	return a->unknown + a->listing.unaskable;
 }
 
 /* An attempt that ends early: the stream stops recording for it. */
@@ -338,7 +232,7 @@ static enum kv_recon_result cut_over(struct attempt *a, kv_recon_log *log, uint6
 			a->why = "no room under --limits.max-objects";
 			kv_state_set_now(s->state, (int64_t)(kv_now() * 1000));
 			if (kv_recon_replay(&a->fresh, log->ev, log->n) == KV_OK &&
-			    kv_state_adopt(s->state, &a->fresh, a->incomplete ? KV_STALE_RECONCILE_INCOMPLETE : 0,
+			    kv_state_adopt(s->state, &a->fresh, unsure_keys(a) ? KV_STALE_RECONCILE_INCOMPLETE : 0,
 					   &old) == KV_OK) {
 				res = KV_RECON_OK;
 				a->corr[KV_CORR_REMOVED] = before > a->both ? before - a->both : 0;
@@ -376,7 +270,7 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	kv_recon_log_init(&log, a->c->reconcile_max_replay);
 	pthread_mutex_lock(&s->lock);
 	uint64_t breaks = kv_source_breaks(s);
-	int rc = kv_state_record_start(s->state, a->backend, DEFAULT_TENANT, &log);
+	int rc = kv_state_record_start(s->state, a->backend, (kv_str){"default", 7}, &log);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != KV_OK) {
 		a->why = "no room for tenant default under --limits.max-tenants";
@@ -385,9 +279,9 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	enum kv_recon_result res;
 	if (!list_keys(a)) {
 		stop_recording(s);
-		res = a->standby                             ? KV_RECON__RESULTS /* not counted */
-		      : a->listed > a->c->reconcile_max_keys ? KV_RECON_ABORTED
-							     : KV_RECON_FAILED;
+		res = a->standby            ? KV_RECON__RESULTS /* not counted */
+		      : a->listing.too_long ? KV_RECON_ABORTED
+					    : KV_RECON_FAILED;
 	} else {
 		res = cut_over(a, &log, breaks, a->c->reconcile_max_replay);
 	}
@@ -398,45 +292,23 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 static void reset_attempt(struct attempt *a)
 {
 	kv_recon_table_free(&a->fresh);
-	kv_buf_reset(&a->carry);
-	kv_buf_reset(&a->keys);
-	kv_buf_reset(&a->url);
-	a->n_keys = 0;
-	a->skipping = false;
-	a->listed = a->incomplete = a->both = 0;
+	kv_listing_reset(&a->listing);
+	kv_key_batch_reset(&a->batch);
+	a->unknown = a->both = 0;
 	a->standby = false;
 	memset(a->corr, 0, sizeof(a->corr));
 	a->why = NULL;
-}
-
-/* What calls for a reconciliation now, or NULL. */
-static const char *cause(kv_source *s, const char *backend, bool ever_ok, double now, double last_ok)
-{
-	if (!ever_ok)
-		return "startup";
-	if (atomic_load(&s->drifting))
-		return "drift";
-	pthread_mutex_lock(&s->lock);
-	const kv_tenant *t = kv_state_find_tenant(s->state, (kv_str){backend, (uint32_t)strlen(backend)},
-						  DEFAULT_TENANT);
-	bool stale = t && (t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE);
-	pthread_mutex_unlock(&s->lock);
-	if (stale)
-		return "stale";
-	if (now >= last_ok + PERIODS_WITHOUT_CAUSE * s->config->reconcile_interval)
-		return "periodic";
-	return NULL;
 }
 
 static void log_result(const kv_source *s, const struct attempt *a, enum kv_recon_result res, const char *why,
 		       double secs)
 {
 	char keys[24], added[24], removed[24], medium[24], incomplete[24], dur[24];
-	snprintf(keys, sizeof(keys), "%llu", (unsigned long long)a->listed);
+	snprintf(keys, sizeof(keys), "%llu", (unsigned long long)a->listing.listed);
 	snprintf(added, sizeof(added), "%llu", (unsigned long long)a->corr[KV_CORR_ADDED]);
 	snprintf(removed, sizeof(removed), "%llu", (unsigned long long)a->corr[KV_CORR_REMOVED]);
 	snprintf(medium, sizeof(medium), "%llu", (unsigned long long)a->corr[KV_CORR_MEDIUM]);
-	snprintf(incomplete, sizeof(incomplete), "%llu", (unsigned long long)a->incomplete);
+	snprintf(incomplete, sizeof(incomplete), "%llu", (unsigned long long)unsure_keys(a));
 	snprintf(dur, sizeof(dur), "%.3f", secs);
 	if (res == KV_RECON_OK)
 		kv_log(KV_LOG_INFO, "reconciled tenant default with the master", "source", s->cfg->name, "cause", why,
@@ -452,35 +324,35 @@ void *kv_reconcile_main(void *arg)
 	kv_source *s = arg;
 	const kv_config *c = s->config;
 	struct attempt a = {.s = s, .c = c};
-	kv_buf_init(&a.carry);
+	kv_listing_init(&a.listing, c->reconcile_max_keys);
+	kv_key_batch_init(&a.batch);
 	kv_buf_init(&a.gnames);
 	const kv_keygroup_re *re = kv_config_keygroups(c, s->cfg);
 	if (re && !(a.matcher = kv_keygroup_matcher_new(re))) {
 		kv_log(KV_LOG_ERROR, "reconciler: out of memory", "source", s->cfg->name, NULL);
 		goto out;
 	}
-	kv_buf_init(&a.keys);
-	kv_buf_init(&a.url);
 	a.list = curl_easy_init();
 	a.multi = curl_multi_init();
 	if (kv_fetch_init(&a.query, http_timeout(c), QUERY_BODY_BYTES) != KV_OK || !a.list || !a.multi) {
 		kv_log(KV_LOG_ERROR, "reconciler: cannot set up libcurl", "source", s->cfg->name, NULL);
 		goto out;
 	}
-	double next = kv_now(), last_ok = 0;
-	bool ever_ok = false;
-	unsigned failures = 0;
+	double next = kv_now();
+	kv_reconcile_plan plan;
+	kv_reconcile_plan_init(&plan, c->reconcile_interval);
 	kv_ratelimit rl = KV_RATELIMIT(600.0, 1);
 	while (!atomic_load(s->stop)) {
 		kv_sleep_until(s->stop, next);
 		if (atomic_load(s->stop))
 			break;
-		const char *why = NULL, *backend;
+		const char *why, *backend;
 		unsigned held;
 		pthread_mutex_lock(&s->lock);
-		backend = backend_of(s, &why);
+		backend = kv_reconcile_backend(s->state, s->cfg->backend, &why);
 		/* the serving master's: after a failover, the new leader's */
 		const char *base = kv_source_leader_url(s);
+		bool stale = backend && kv_reconcile_stale(s->state, (kv_str){backend, (uint32_t)strlen(backend)});
 		pthread_mutex_unlock(&s->lock);
 		if (!base) { /* nothing to ask a standby, and no failure either */
 			next = kv_now() + 1;
@@ -493,7 +365,7 @@ void *kv_reconcile_main(void *arg)
 			continue;
 		}
 		double t0 = kv_now();
-		const char *because = cause(s, backend, ever_ok, t0, last_ok);
+		const char *because = kv_reconcile_cause(&plan, atomic_load(&s->drifting), stale, t0);
 		if (!because) {
 			next = t0 + 1; /* look again in a second */
 			continue;
@@ -502,10 +374,9 @@ void *kv_reconcile_main(void *arg)
 		a.base = base;
 		enum kv_recon_result res = attempt(&a, backend);
 		double t1 = kv_now();
-		if (res == KV_RECON__RESULTS) { /* a standby: ask again later, count nothing */
-			next = t1 + c->reconcile_interval;
+		next = kv_reconcile_done(&plan, res, t0, t1);
+		if (res == KV_RECON__RESULTS) /* a standby: count nothing */
 			continue;
-		}
 		pthread_mutex_lock(&s->lock);
 		kv_recon_stats *r = &s->recon;
 		r->results[res]++;
@@ -516,26 +387,15 @@ void *kv_reconcile_main(void *arg)
 				r->corrections[k] += a.corr[k];
 			r->has_success = true;
 			r->last_success = t1;
-			r->last_keys = a.listed;
+			r->last_keys = a.listing.listed;
 		}
 		pthread_mutex_unlock(&s->lock);
 		log_result(s, &a, res, because, t1 - t0);
-		if (res == KV_RECON_OK) {
-			ever_ok = true;
-			last_ok = t1;
-			failures = 0;
-			next = t0 + c->reconcile_interval;
-		} else {
-			/* 2, 4, 8 ... seconds, never more than the interval */
-			failures += failures < 30;
-			next = t1 + fmin(c->reconcile_interval, ldexp(1, (int)failures));
-		}
 	}
 out:
 	reset_attempt(&a);
-	kv_buf_free(&a.carry);
-	kv_buf_free(&a.keys);
-	kv_buf_free(&a.url);
+	kv_listing_free(&a.listing);
+	kv_key_batch_free(&a.batch);
 	kv_buf_free(&a.gnames);
 	kv_keygroup_matcher_free(a.matcher);
 	kv_fetch_free(&a.query);

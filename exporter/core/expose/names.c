@@ -54,6 +54,7 @@ static const char *const poll_error_names[KV_POLL__COUNT] = {
 	[KV_POLL_BODY_TOO_LARGE] = "body_too_large",
 	[KV_POLL_PARSE] = "parse",
 	[KV_POLL_FIELD] = "field",
+	[KV_POLL_NO_MEMORY] = "out_of_memory",
 };
 
 const char *kv_poll_error_name(enum kv_poll_error e)

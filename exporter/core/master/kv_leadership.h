@@ -34,12 +34,15 @@ const char *kv_ha_state_name(enum kv_ha_state s);
 const char *kv_ha_role_name(enum kv_ha_role r);
 enum kv_ha_role kv_ha_role_of(enum kv_ha_state s);
 
-/* The body of /ha_status (text/plain, surrounding white space ignored). */
-enum kv_ha_state kv_ha_parse_state(const char *body, size_t len);
+/* The body of /ha_status (text/plain, surrounding white space ignored):
+ * KV_POLL_OK, or KV_POLL_FIELD for a word upstream does not use (*state
+ * KV_HA_UNKNOWN). */
+enum kv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_state *state);
 
 /* The body of /leader: {"present":bool,"leader_address":"...","view_version":N}.
- * Returns 0 (has_view false when no leader is present) or KV_EINVAL. */
-int kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view);
+ * Returns KV_POLL_OK (has_view false when no leader is present),
+ * KV_POLL_PARSE, KV_POLL_FIELD or KV_POLL_NO_MEMORY. */
+enum kv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view);
 
 /* One member as its last polls saw it. */
 typedef struct kv_ha_obs {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "kv_buf.h"
-#include "kv_master_status.h"
+#include "kv_common.h"
 
 typedef struct kv_quota {
 	size_t name_at; /* tenant_id: names.data[name_at .. + name_len) */
@@ -35,7 +35,7 @@ typedef struct kv_quotas {
 
 /* Parses a 200 body into q (replacing what it held), keeping at most max
  * tenants.  Returns KV_POLL_OK, KV_POLL_PARSE or KV_POLL_FIELD (q is then
- * unchanged), or KV_POLL_BODY_TOO_LARGE when out of memory. */
+ * unchanged), or KV_POLL_NO_MEMORY. */
 enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max);
 /* Copies src into dst, reusing dst's memory.  Returns 0 or KV_ENOMEM (dst
  * then holds no tenants). */

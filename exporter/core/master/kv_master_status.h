@@ -12,20 +12,6 @@
 #include "kv_common.h"
 #include "kv_loss.h"
 
-/* Label values of mooncake_kv_master_poll_errors_total{reason}. */
-enum kv_poll_error {
-	KV_POLL_OK = 0,
-	KV_POLL_CONNECT,
-	KV_POLL_TIMEOUT,
-	KV_POLL_HTTP_STATUS,
-	KV_POLL_BODY_TOO_LARGE,
-	KV_POLL_PARSE,
-	KV_POLL_FIELD,
-	KV_POLL__COUNT
-};
-
-const char *kv_poll_error_name(enum kv_poll_error e);
-
 typedef struct kv_master_status {
 	bool enabled;
 	uint64_t published_batches;

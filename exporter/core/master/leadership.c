@@ -1,8 +1,6 @@
 #include <string.h>
-#include <jansson.h>
-
-#include "kv_common.h"
 #include "kv_leadership.h"
+#include "kv_master_json.h"
 
 static const char *const state_names[KV_HA__STATES] = {
 	"unknown", "starting", "standby", "candidate", "recovering", "catching_up", "leader_warmup", "serving",
@@ -31,7 +29,7 @@ static bool space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-enum kv_ha_state kv_ha_parse_state(const char *body, size_t len)
+enum kv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_state *state)
 {
 	while (len && space(*body))
 		body++, len--;
@@ -39,17 +37,20 @@ enum kv_ha_state kv_ha_parse_state(const char *body, size_t len)
 		len--;
 	for (int s = KV_HA_UNKNOWN + 1; s < KV_HA__STATES; s++)
 		if (strlen(state_names[s]) == len && !memcmp(state_names[s], body, len))
-			return (enum kv_ha_state)s;
-	return KV_HA_UNKNOWN;
+			return *state = (enum kv_ha_state)s, KV_POLL_OK;
+	*state = KV_HA_UNKNOWN;
+	return KV_POLL_FIELD;
 }
 
-int kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view)
+enum kv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view)
 {
-	json_error_t err;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
-	int rc = KV_EINVAL;
-	const json_t *present = json_object_get(root, "present"), *v = json_object_get(root, "view_version");
+	enum kv_poll_error rc = KV_POLL_FIELD;
 	*has_view = false;
+	json_t *root = kv_master_json(body, len, &rc);
+	if (!root)
+		return rc;
+	rc = KV_POLL_FIELD;
+	const json_t *present = json_object_get(root, "present"), *v = json_object_get(root, "view_version");
 	if (!json_is_boolean(present))
 		goto out;
 	if (json_is_true(present)) {
@@ -58,7 +59,7 @@ int kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *v
 		*has_view = true;
 		*view = (uint64_t)json_integer_value(v);
 	}
-	rc = KV_OK;
+	rc = KV_POLL_OK;
 out:
 	json_decref(root);
 	return rc;

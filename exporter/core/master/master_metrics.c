@@ -39,7 +39,7 @@ static int sample_value(const char *p, const char *end, double *v)
 	return KV_OK;
 }
 
-int kv_promtext_sum(const char *body, size_t len, const char *name, double *sum)
+enum kv_poll_error kv_master_metrics_sum(const char *body, size_t len, const char *name, double *sum)
 {
 	size_t nl = strlen(name);
 	const char *p = body, *end = body + len;
@@ -53,17 +53,17 @@ int kv_promtext_sum(const char *body, size_t len, const char *name, double *sum)
 		    (p[nl] == '{' || p[nl] == ' ' || p[nl] == '\t')) {
 			const char *v = p + nl;
 			if (*v == '{' && !(v = labels_end(v, eol)))
-				return KV_EINVAL;
+				return KV_POLL_FIELD;
 			double d;
 			if (sample_value(v, eol, &d) != KV_OK)
-				return KV_EINVAL;
+				return KV_POLL_FIELD;
 			total += d;
 			found = true;
 		}
 		p = eol + 1;
 	}
 	if (!found)
-		return KV_EINVAL;
+		return KV_POLL_FIELD;
 	*sum = total;
-	return KV_OK;
+	return KV_POLL_OK;
 }

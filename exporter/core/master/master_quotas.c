@@ -1,8 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 
-#include "kv_common.h"
+#include "kv_master_json.h"
 #include "kv_master_quotas.h"
 
 static bool get_u64(const json_t *o, const char *name, uint64_t *v)
@@ -39,11 +38,10 @@ static bool entry(const json_t *e, kv_quota *q, const char **name, size_t *name_
 
 enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max)
 {
-	json_error_t err;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
-	if (!root)
-		return KV_POLL_PARSE;
 	enum kv_poll_error rc = KV_POLL_FIELD;
+	json_t *root = kv_master_json(body, len, &rc);
+	if (!root)
+		return rc;
 	const json_t *ok = json_object_get(root, "success"), *data = json_object_get(root, "data");
 	if (!json_is_true(ok) || !json_is_array(data))
 		goto out;
@@ -51,7 +49,7 @@ enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, s
 	kv_quota *v = keep ? calloc(keep, sizeof(*v)) : NULL;
 	kv_buf names;
 	kv_buf_init(&names);
-	rc = KV_POLL_BODY_TOO_LARGE;
+	rc = KV_POLL_NO_MEMORY;
 	if (keep && !v)
 		goto out;
 	rc = KV_POLL_FIELD;
@@ -74,7 +72,7 @@ enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, s
 	if (!kv_buf_ok(&names)) {
 		free(v);
 		kv_buf_free(&names);
-		rc = KV_POLL_BODY_TOO_LARGE;
+		rc = KV_POLL_NO_MEMORY;
 		goto out;
 	}
 	kv_quotas_free(q);

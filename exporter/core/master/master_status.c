@@ -1,6 +1,6 @@
 #include <string.h>
-#include <jansson.h>
 
+#include "kv_master_json.h"
 #include "kv_master_status.h"
 
 static bool get_u64(const json_t *o, const char *name, uint64_t *v)
@@ -14,13 +14,12 @@ static bool get_u64(const json_t *o, const char *name, uint64_t *v)
 
 enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out)
 {
-	json_error_t err;
 	/* A u64 above INT64_MAX fails the whole document in jansson: that is a
 	 * parse error to count, which is all such a counter deserves. */
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
-	if (!root)
-		return KV_POLL_PARSE;
 	enum kv_poll_error rc = KV_POLL_PARSE;
+	json_t *root = kv_master_json(body, len, &rc);
+	if (!root)
+		return rc;
 	if (!json_is_object(root))
 		goto out;
 	rc = KV_POLL_FIELD;

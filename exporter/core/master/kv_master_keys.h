@@ -1,0 +1,78 @@
+/* The master's keys, as reconciliation reads them: GET /get_all_keys (one
+ * key a line, of any length, streamed: split here as its bytes arrive) and
+ * GET /batch_query_keys?keys=a,b,... (a URL of bounded length built here,
+ * and its JSON answer parsed here into each key's media).  Pure: the
+ * reconciler moves the bytes. */
+#ifndef KV_MASTER_KEYS_H
+#define KV_MASTER_KEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv_buf.h"
+#include "kv_common.h"
+
+#define KV_KEYS_MAX_KEY_BYTES 16384           /* a longer line is no key we can ask about */
+#define KV_KEYS_QUERY_BYTES   8192            /* encoded keys in one batch query's URL */
+#define KV_KEYS_BATCH_MAX     KV_KEYS_QUERY_BYTES /* keys in one batch, at most */
+
+/* The listing, split into keys as it arrives. */
+typedef struct kv_listing {
+	kv_buf carry;       /* bytes not yet split */
+	bool skipping;      /* inside an overlong line */
+	uint64_t listed;    /* non-empty lines split so far */
+	uint64_t unaskable; /* of them, keys no batch query can ask about */
+	uint64_t max_keys;  /* more lines than this: the listing is refused */
+	bool too_long;      /* ... and it had more */
+} kv_listing;
+
+/* Called for each key that can be asked about; returns false to stop. */
+typedef bool (*kv_listing_key_fn)(const char *key, size_t len, void *ctx);
+
+/* max_keys: --master.reconcile-max-keys */
+void kv_listing_init(kv_listing *l, uint64_t max_keys);
+void kv_listing_reset(kv_listing *l);
+void kv_listing_free(kv_listing *l);
+/* Appends bytes of the listing.  Returns 0 or KV_ENOMEM. */
+int kv_listing_feed(kv_listing *l, const void *p, size_t n);
+/* Splits the complete lines held (at_end: the last, unterminated one too)
+ * and hands each key on; a line longer than KV_KEYS_MAX_KEY_BYTES is
+ * skipped to its end without being held whole.  A key with a comma (the
+ * master splits the query on commas) or that is not valid UTF-8 (its JSON
+ * answer cannot hold it) is counted unaskable.  Returns false when fn
+ * stopped, or when there were more than max_keys lines (too_long). */
+bool kv_listing_split(kv_listing *l, bool at_end, kv_listing_key_fn fn, void *ctx);
+
+/* One batch query: the URL and the keys it asks about. */
+typedef struct kv_key_batch {
+	kv_buf url;
+	kv_buf keys; /* each NUL-terminated */
+	size_t n;
+	uint32_t key_at[KV_KEYS_BATCH_MAX];
+} kv_key_batch;
+
+void kv_key_batch_init(kv_key_batch *b);
+void kv_key_batch_reset(kv_key_batch *b);
+void kv_key_batch_free(kv_key_batch *b);
+/* Whether a key of len bytes no longer fits (the batch must be asked first). */
+bool kv_key_batch_full(const kv_key_batch *b, const char *base, size_t len);
+/* Adds a key to the batch whose master's admin URL is base.  Returns 0 or
+ * KV_ENOMEM. */
+int kv_key_batch_add(kv_key_batch *b, const char *base, const char *key, size_t len);
+static inline const char *kv_key_batch_key(const kv_key_batch *b, size_t i)
+{
+	return b->keys.data + b->key_at[i];
+}
+
+/* The answer to the batch: media[i] the media of key i (memory replicas are
+ * cpu; disk, local disk and NVMe-oF replicas disk: upstream's
+ * MasterService::MediumForReplicaType), 0 when the master does not hold it
+ * (OBJECT_NOT_FOUND: removed since the listing, as the replay will say) or
+ * cannot tell; *unknown += the keys it could not tell (a failed lookup, or
+ * no answer).  Returns KV_POLL_OK, KV_POLL_PARSE (not {"success":true,
+ * "data":{...}}) or KV_POLL_NO_MEMORY. */
+enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const char *body, size_t len, unsigned *media,
+				      uint64_t *unknown);
+
+#endif

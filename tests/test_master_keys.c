@@ -1,0 +1,183 @@
+/* The master's keys as reconciliation reads them (kv_master_keys.h): the
+ * listing split as it arrives in pieces of any size, the batch query's URL,
+ * and the batch answer's media. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv_master_keys.h"
+
+struct got {
+	char keys[64][64];
+	size_t n;
+	size_t stop_after; /* 0: never stop */
+};
+
+static bool take(const char *key, size_t len, void *ctx)
+{
+	struct got *g = ctx;
+	assert_true(len < sizeof(g->keys[0]));
+	memcpy(g->keys[g->n], key, len);
+	g->keys[g->n][len] = '\0';
+	g->n++;
+	return !g->stop_after || g->n < g->stop_after;
+}
+
+/* Feeds text in pieces of `step` bytes, splitting after each. */
+static void feed(kv_listing *l, struct got *g, const char *text, size_t step)
+{
+	size_t len = strlen(text);
+	for (size_t at = 0; at < len; at += step) {
+		size_t n = len - at < step ? len - at : step;
+		assert_int_equal(kv_listing_feed(l, text + at, n), KV_OK);
+		assert_true(kv_listing_split(l, false, take, g));
+	}
+	assert_true(kv_listing_split(l, true, take, g));
+}
+
+static void test_listing_pieces(void **state)
+{
+	(void)state;
+	const char *text = "a\nbb\n\nccc\nd,e\n\xff\xfe\nlast";
+	for (size_t step = 1; step <= strlen(text); step++) {
+		kv_listing l;
+		kv_listing_init(&l, 100);
+		struct got g = {0};
+		feed(&l, &g, text, step);
+		/* every piece size gives the same keys: the empty line is no key,
+		 * a comma or bytes that are not UTF-8 cannot be asked about */
+		assert_int_equal(g.n, 4);
+		assert_string_equal(g.keys[0], "a");
+		assert_string_equal(g.keys[1], "bb");
+		assert_string_equal(g.keys[2], "ccc");
+		assert_string_equal(g.keys[3], "last");
+		assert_int_equal(l.listed, 6);
+		assert_int_equal(l.unaskable, 2);
+		assert_false(l.too_long);
+		kv_listing_free(&l);
+	}
+}
+
+static void test_listing_overlong_line(void **state)
+{
+	(void)state;
+	size_t big = KV_KEYS_MAX_KEY_BYTES * 3;
+	char *text = malloc(big + 16);
+	memcpy(text, "x\n", 2);
+	memset(text + 2, 'k', big);
+	memcpy(text + 2 + big, "\ny\n", 4);
+	for (size_t step = 1000; step <= big; step += big / 2) {
+		kv_listing l;
+		kv_listing_init(&l, 100);
+		struct got g = {0};
+		feed(&l, &g, text, step);
+		assert_int_equal(g.n, 2);
+		assert_string_equal(g.keys[1], "y");
+		assert_int_equal(l.listed, 3);
+		assert_int_equal(l.unaskable, 1);
+		/* never held whole */
+		assert_true(l.carry.cap <= 2 * (KV_KEYS_MAX_KEY_BYTES + step) + 64);
+		kv_listing_free(&l);
+	}
+	free(text);
+}
+
+static void test_listing_limits(void **state)
+{
+	(void)state;
+	kv_listing l;
+	kv_listing_init(&l, 3);
+	struct got g = {0};
+	assert_int_equal(kv_listing_feed(&l, "a\n,\nc\nd\ne\n", 11), KV_OK);
+	assert_false(kv_listing_split(&l, false, take, &g));
+	assert_true(l.too_long);
+	assert_int_equal(g.n, 2); /* a, c: the unaskable line counts toward the limit */
+	kv_listing_reset(&l);
+	assert_false(l.too_long);
+	/* the callback stops it: not too long */
+	struct got h = {.stop_after = 1};
+	assert_int_equal(kv_listing_feed(&l, "a\nb\n", 4), KV_OK);
+	assert_false(kv_listing_split(&l, false, take, &h));
+	assert_false(l.too_long);
+	assert_int_equal(h.n, 1);
+	kv_listing_free(&l);
+}
+
+static void test_batch_url(void **state)
+{
+	(void)state;
+	kv_key_batch b;
+	kv_key_batch_init(&b);
+	const char *base = "http://127.0.0.1:9003";
+	assert_false(kv_key_batch_full(&b, base, 10));
+	assert_int_equal(kv_key_batch_add(&b, base, "a b/c", 5), KV_OK);
+	assert_int_equal(kv_key_batch_add(&b, base, "x~y_z.-", 7), KV_OK);
+	assert_string_equal(b.url.data, "http://127.0.0.1:9003/batch_query_keys?keys=a%20b%2Fc,x~y_z.-");
+	assert_int_equal(b.n, 2);
+	assert_string_equal(kv_key_batch_key(&b, 0), "a b/c");
+	assert_string_equal(kv_key_batch_key(&b, 1), "x~y_z.-");
+	/* the URL stays within its bound: a batch fills, by bytes */
+	kv_key_batch_reset(&b);
+	char key[101];
+	memset(key, 'q', 100);
+	key[100] = '\0';
+	size_t added = 0;
+	while (!kv_key_batch_full(&b, base, 100)) {
+		assert_int_equal(kv_key_batch_add(&b, base, key, 100), KV_OK);
+		added++;
+	}
+	assert_true(added > 10);
+	assert_true(b.url.len <= KV_KEYS_QUERY_BYTES + strlen(base) + 32 + 300);
+	kv_key_batch_free(&b);
+}
+
+static void test_batch_answer(void **state)
+{
+	(void)state;
+	kv_key_batch b;
+	kv_key_batch_init(&b);
+	const char *keys[] = {"mem", "disk", "both", "nof", "gone", "failed", "unanswered", "empty"};
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(kv_key_batch_add(&b, "http://m", keys[i], strlen(keys[i])), KV_OK);
+	/* upstream's /batch_query_keys answer shape (master_admin_service.cpp) */
+	const char *body = "{\"success\":true,\"data\":{"
+			   "\"mem\":{\"ok\":true,\"values\":[{}]},"
+			   "\"disk\":{\"ok\":true,\"disk_values\":[{}]},"
+			   "\"both\":{\"ok\":true,\"values\":[{}],\"local_disk_values\":[{}]},"
+			   "\"nof\":{\"ok\":true,\"nof_values\":[{}]},"
+			   "\"gone\":{\"ok\":false,\"error\":\"OBJECT_NOT_FOUND\"},"
+			   "\"failed\":{\"ok\":false,\"error\":\"INTERNAL_ERROR\"},"
+			   "\"empty\":{\"ok\":true}}}";
+	unsigned media[8];
+	uint64_t unknown = 0;
+	assert_int_equal(kv_key_batch_parse(&b, body, strlen(body), media, &unknown), KV_POLL_OK);
+	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(media[1], KV_MEDIUM_DISK);
+	assert_int_equal(media[2], KV_MEDIA_ALL);
+	assert_int_equal(media[3], KV_MEDIUM_DISK);
+	assert_int_equal(media[4], 0); /* removed since the listing: the replay says so */
+	assert_int_equal(media[5], 0);
+	assert_int_equal(media[6], 0);
+	assert_int_equal(media[7], 0); /* held with no replica: nothing to count */
+	assert_int_equal(unknown, 2);  /* failed, unanswered */
+	static const char *const bad[] = {"", "[]", "{\"success\":false,\"data\":{}}", "{\"success\":true,\"data\":[]}",
+					  "{\"success\":true,\"success\":true,\"data\":{}}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(kv_key_batch_parse(&b, bad[i], strlen(bad[i]), media, &unknown), KV_POLL_PARSE);
+	assert_int_equal(unknown, 2);
+	kv_key_batch_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_listing_pieces), cmocka_unit_test(test_listing_overlong_line),
+		cmocka_unit_test(test_listing_limits), cmocka_unit_test(test_batch_url),
+		cmocka_unit_test(test_batch_answer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,104 @@
+/* When a source reconciles, and why (kv_reconcile_plan.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv_reconcile_plan.h"
+
+static void put(kv_state *st, const char *backend, const char *tenant, const char *key)
+{
+	kv_event ev = {.type = KV_EV_STORED,
+		       .medium = KV_MEDIUM_CPU,
+		       .has_key = true,
+		       .tenant_id = {tenant, (uint32_t)strlen(tenant)},
+		       .backend_id = {backend, (uint32_t)strlen(backend)},
+		       .object_key = {key, (uint32_t)strlen(key)}};
+	assert_int_equal(kv_state_apply(st, &ev, KV_DIALECT_MEDIA), KV_OK);
+}
+
+static void test_causes_in_order(void **state)
+{
+	(void)state;
+	kv_reconcile_plan p;
+	kv_reconcile_plan_init(&p, 10);
+	/* until the first success, start-up is the cause, whatever else holds */
+	assert_string_equal(kv_reconcile_cause(&p, true, true, 0), "startup");
+	assert_true(kv_reconcile_done(&p, KV_RECON_OK, 100, 103) == 110); /* from the start: a fixed rhythm */
+	assert_null(kv_reconcile_cause(&p, false, false, 110));
+	assert_string_equal(kv_reconcile_cause(&p, true, true, 110), "drift");
+	assert_string_equal(kv_reconcile_cause(&p, false, true, 110), "stale");
+	/* nothing calls for one: every KV_RECONCILE_IDLE_PERIODS intervals */
+	assert_null(kv_reconcile_cause(&p, false, false, 103 + KV_RECONCILE_IDLE_PERIODS * 10 - 0.5));
+	assert_string_equal(kv_reconcile_cause(&p, false, false, 103 + KV_RECONCILE_IDLE_PERIODS * 10), "periodic");
+}
+
+static void test_backoff(void **state)
+{
+	(void)state;
+	kv_reconcile_plan p;
+	kv_reconcile_plan_init(&p, 10);
+	assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 0, 1) == 1 + 2);
+	assert_true(kv_reconcile_done(&p, KV_RECON_ABORTED, 3, 4) == 4 + 4);
+	assert_true(kv_reconcile_done(&p, KV_RECON_SUPERSEDED, 8, 9) == 9 + 8);
+	assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 17, 18) == 18 + 10); /* never beyond the interval */
+	for (int i = 0; i < 100; i++)
+		assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 0, 0) == 10);
+	assert_false(p.ever_ok);
+	/* a standby: nothing counted, asked again an interval later */
+	unsigned failures = p.failures;
+	assert_true(kv_reconcile_done(&p, KV_RECON__RESULTS, 50, 51) == 61);
+	assert_int_equal(p.failures, failures);
+	assert_true(kv_reconcile_done(&p, KV_RECON_OK, 60, 62) == 70);
+	assert_int_equal(p.failures, 0);
+	assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 70, 71) == 73);
+}
+
+static void test_backend_and_stale(void **state)
+{
+	(void)state;
+	kv_budget budget;
+	kv_budget_init(&budget, 100, 1000);
+	kv_state *st = kv_state_new(&budget, 7);
+	assert_non_null(st);
+	const char *why;
+	assert_null(kv_reconcile_backend(st, NULL, &why));
+	assert_non_null(strstr(why, "no event has arrived"));
+	assert_string_equal(kv_reconcile_backend(st, "given", &why), "given");
+	assert_null(why);
+	put(st, "b1", "alice", "k1");
+	put(st, "b1", "default", "k2");
+	const char *b = kv_reconcile_backend(st, NULL, &why);
+	assert_non_null(b);
+	assert_memory_equal(b, "b1", 2);
+	assert_null(why);
+	put(st, "b2", "default", "k3");
+	assert_null(kv_reconcile_backend(st, NULL, &why));
+	assert_non_null(strstr(why, "several backend_ids"));
+	assert_string_equal(kv_reconcile_backend(st, "b2", &why), "b2");
+
+	/* new tenants start stale (start-up); a reconciliation that could
+	 * not ask about every key is no cause for another */
+	kv_str b1 = {"b1", 2};
+	assert_true(kv_reconcile_stale(st, b1));
+	assert_false(kv_reconcile_stale(st, (kv_str){"nobody", 6}));
+	kv_tenant *t = (kv_tenant *)kv_state_find_tenant(st, b1, (kv_str){"default", 7});
+	t->stale = KV_STALE_RECONCILE_INCOMPLETE;
+	assert_false(kv_reconcile_stale(st, b1));
+	t->stale |= KV_STALE_GAP;
+	assert_true(kv_reconcile_stale(st, b1));
+	t->stale = 0;
+	assert_false(kv_reconcile_stale(st, b1));
+	kv_state_free(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_causes_in_order),
+		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_backend_and_stale),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
