@@ -13,8 +13,8 @@
 #include "kv_buf.h"
 #include "kv_common.h"
 
-#define KV_KEYS_MAX_KEY_BYTES 16384           /* a longer line is no key we can ask about */
-#define KV_KEYS_QUERY_BYTES   8192            /* encoded keys in one batch query's URL */
+#define KV_KEYS_MAX_KEY_BYTES 16384               /* a longer line is no key we can ask about */
+#define KV_KEYS_QUERY_BYTES   8192                /* encoded keys in one batch query's URL */
 #define KV_KEYS_BATCH_MAX     KV_KEYS_QUERY_BYTES /* keys in one batch, at most */
 
 /* The listing, split into keys as it arrives. */

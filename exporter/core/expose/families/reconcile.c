@@ -1,0 +1,65 @@
+/* Reconciliation of tenant `default` with the master, for the sources that
+ * reconcile. */
+#include "kv_family.h"
+
+static bool any_reconciles(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].recon.enabled)
+			return true;
+	return false;
+}
+
+static void results(kv_emit *e, const kv_at *a)
+{
+	for (int r = 0; a->s->recon.enabled && r < KV_RECON__RESULTS; r++)
+		kv_sample_u64(e, (kv_label){"result", kv_recon_result_name(r)}, a->s->recon.results[r]);
+}
+
+static void corrections(kv_emit *e, const kv_at *a)
+{
+	for (int k = 0; a->s->recon.enabled && k < KV_CORR__KINDS; k++)
+		kv_sample_u64(e, (kv_label){"kind", kv_recon_correction_name(k)}, a->s->recon.corrections[k]);
+}
+
+static void duration(kv_emit *e, const kv_at *a)
+{
+	const kv_recon_stats *r = &a->s->recon;
+	if (r->enabled && r->has_duration)
+		kv_sample_double(e, KV_NO_LABEL, r->last_duration);
+}
+
+static void last_success(kv_emit *e, const kv_at *a)
+{
+	const kv_recon_stats *r = &a->s->recon;
+	if (r->enabled && r->has_success)
+		kv_sample_double(e, KV_NO_LABEL, r->last_success);
+}
+
+static void listed_keys(kv_emit *e, const kv_at *a)
+{
+	const kv_recon_stats *r = &a->s->recon;
+	if (r->enabled && r->has_success)
+		kv_sample_u64(e, KV_NO_LABEL, r->last_keys);
+}
+
+#define SOURCE KV_SCOPE_SOURCE, 0, any_reconciles
+
+static const kv_family families[] = {
+	{"mooncake_kv_reconciliations_total", "counter",
+	 "Reconciliations of tenant default with the master, by result (ok, failed, aborted by a limit, "
+	 "superseded by a break in the stream).",
+	 SOURCE, results},
+	{"mooncake_kv_reconcile_corrections_total", "counter",
+	 "Objects reconciliation corrected: added (the master had them, the stream's view did not), removed "
+	 "(the other way round), medium (on other media): the drift the stream alone would have shown.",
+	 SOURCE, corrections},
+	{"mooncake_kv_reconcile_duration_seconds", "gauge", "Duration of the last reconciliation attempt.", SOURCE,
+	 duration},
+	{"mooncake_kv_reconcile_last_success_timestamp_seconds", "gauge",
+	 "When the last reconciliation succeeded, in unix seconds.", SOURCE, last_success},
+	{"mooncake_kv_reconcile_listed_keys", "gauge", "Keys the master listed in the last successful reconciliation.",
+	 SOURCE, listed_keys},
+};
+
+KV_FAMILY_TABLE(kv_reconcile_families, families);

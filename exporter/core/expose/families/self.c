@@ -1,0 +1,102 @@
+/* The exporter itself: its build, what it holds against its limits, its
+ * scrapes, and the process figures the official client libraries give. */
+#include <string.h>
+
+#include "kv_family.h"
+
+static bool any_groups(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].has_groups)
+			return true;
+	return false;
+}
+
+static bool process_known(const kv_exporter_snap *x)
+{
+	return x->process.ok;
+}
+
+static void build_info(kv_emit *e, const kv_at *a)
+{
+	const kv_label l[] = {{"version", a->x->version}, {"revision", a->x->revision}};
+	kv_sample_labels(e, l, 2, 1);
+}
+
+#define X_VALUE(fn, expr)                                    \
+	static void fn(kv_emit *e, const kv_at *a)           \
+	{                                                    \
+		const kv_exporter_snap *x = a->x;            \
+		kv_sample_double(e, KV_NO_LABEL, (double)(expr)); \
+	}
+
+/* the sum of a source figure over all sources */
+#define SUM_SOURCES(field)                                    \
+	static uint64_t sum_##field(const kv_exporter_snap *x) \
+	{                                                     \
+		uint64_t n = 0;                               \
+		for (size_t i = 0; i < x->n_sources; i++)     \
+			n += x->sources[i].field;             \
+		return n;                                     \
+	}
+
+SUM_SOURCES(tenants_overflow)
+SUM_SOURCES(objects_overflow)
+SUM_SOURCES(groups_overflow)
+
+X_VALUE(tracked_objects, x->tracked_objects)
+X_VALUE(tracked_tenants, x->tracked_tenants)
+X_VALUE(max_objects, x->max_objects)
+X_VALUE(max_tenants, x->max_tenants)
+X_VALUE(tenants_overflow, sum_tenants_overflow(x))
+X_VALUE(objects_overflow, sum_objects_overflow(x))
+X_VALUE(tracked_groups, x->tracked_key_groups)
+X_VALUE(max_groups, x->max_key_groups)
+X_VALUE(groups_overflow, sum_groups_overflow(x))
+X_VALUE(scrapes, x->scrapes)
+X_VALUE(scrape_seconds, x->last_scrape_seconds)
+X_VALUE(scrape_bytes, x->last_scrape_bytes)
+X_VALUE(cpu, x->process.cpu_seconds)
+X_VALUE(resident, x->process.resident_bytes)
+X_VALUE(virtual_bytes, x->process.virtual_bytes)
+X_VALUE(open_fds, x->process.open_fds)
+X_VALUE(max_fds, x->process.max_fds)
+X_VALUE(start_time, x->process.start_time)
+
+#define SELF    KV_SCOPE_EXPORTER, 0, NULL
+#define GROUPS  KV_SCOPE_EXPORTER, 0, any_groups
+#define PROCESS KV_SCOPE_EXPORTER, 0, process_known
+
+static const kv_family families[] = {
+	{"mooncake_kv_exporter_build_info", "gauge", "Version and git revision of the exporter; always 1.", SELF,
+	 build_info},
+	{"mooncake_kv_tracked_objects", "gauge", "Objects held in memory, all sources.", SELF, tracked_objects},
+	{"mooncake_kv_tracked_tenants", "gauge", "Tenants held in memory, all sources.", SELF, tracked_tenants},
+	{"mooncake_kv_limit_max_objects", "gauge", "--limits.max-objects.", SELF, max_objects},
+	{"mooncake_kv_limit_max_tenants", "gauge", "--limits.max-tenants.", SELF, max_tenants},
+	{"mooncake_kv_tenants_overflow_total", "counter", "Events for a new tenant refused by --limits.max-tenants.",
+	 SELF, tenants_overflow},
+	{"mooncake_kv_objects_overflow_total", "counter",
+	 "stored events for a new object refused by --limits.max-objects.", SELF, objects_overflow},
+	{"mooncake_kv_tracked_key_groups", "gauge", "Key groups held in memory, all sources.", GROUPS, tracked_groups},
+	{"mooncake_kv_limit_max_key_groups", "gauge", "--limits.max-key-groups.", GROUPS, max_groups},
+	{"mooncake_kv_key_groups_overflow_total", "counter",
+	 "Events whose key's new group was refused by --limits.max-key-groups (counted under "
+	 "__overflow__).",
+	 GROUPS, groups_overflow},
+	{"mooncake_kv_exporter_scrapes_total", "counter", "Scrapes of the metrics path served before this one.", SELF,
+	 scrapes},
+	{"mooncake_kv_exporter_last_scrape_duration_seconds", "gauge",
+	 "Snapshot, render and compression time of the previous scrape.", SELF, scrape_seconds},
+	{"mooncake_kv_exporter_last_scrape_bytes", "gauge", "Body size of the previous scrape, before compression.",
+	 SELF, scrape_bytes},
+	{"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", PROCESS, cpu},
+	{"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", PROCESS, resident},
+	{"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", PROCESS, virtual_bytes},
+	{"process_open_fds", "gauge", "Number of open file descriptors.", PROCESS, open_fds},
+	{"process_max_fds", "gauge", "Maximum number of open file descriptors.", PROCESS, max_fds},
+	{"process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", PROCESS,
+	 start_time},
+};
+
+KV_FAMILY_TABLE(kv_self_families, families);

@@ -1,0 +1,80 @@
+/* One metric family of /metrics, described once: its name, type and help,
+ * the scope its samples describe (which fixes their labels), when it is
+ * shown at all, and a typed accessor that emits its samples for one entity
+ * of that scope.  The renderer (render.c) writes HELP and TYPE, walks the
+ * scope's entities and writes each sample's labels; the families live in
+ * families/, one file per feature, each with its table.  To add a metric:
+ * a row in the table of its feature, and an accessor beside it. */
+#ifndef KV_FAMILY_H
+#define KV_FAMILY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv_buf.h"
+#include "kv_snapshot.h"
+
+enum kv_scope {
+	KV_SCOPE_EXPORTER, /* no labels of its own */
+	KV_SCOPE_SOURCE,   /* source */
+	KV_SCOPE_MEMBER,   /* source, and member where the source has several masters */
+	KV_SCOPE_TENANT,   /* source, backend_id, tenant_id (not of a dropped source) */
+	KV_SCOPE_GROUP,    /* the tenant's, and key_group */
+	KV_SCOPE_QUOTA,    /* source, tenant_id: the leader's quota answer */
+};
+
+/* The entity one call describes: the pointers its scope has. */
+typedef struct kv_at {
+	const kv_exporter_snap *x;
+	const kv_source_snap *s;
+	const kv_member_snap *m;
+	const kv_tenant_snap *t;
+	const kv_group_counts *g;
+	const kv_quota *q;
+} kv_at;
+
+typedef struct kv_emit kv_emit;
+
+/* Emits the family's samples for one entity: none, one, or one per value
+ * of an extra label. */
+typedef void (*kv_samples_fn)(kv_emit *e, const kv_at *at);
+
+#define KV_FAM_MEMBER_ALWAYS 1u /* the member label even for a one-master source (the HA families) */
+
+typedef struct kv_family {
+	const char *name, *type, *help;
+	enum kv_scope scope;
+	unsigned flags;
+	bool (*shown)(const kv_exporter_snap *x); /* NULL: always (HELP and TYPE even without samples) */
+	kv_samples_fn samples;
+} kv_family;
+
+/* An extra label of a sample; name NULL for none.  Its value is escaped. */
+typedef struct kv_label {
+	const char *name, *value;
+} kv_label;
+
+#define KV_NO_LABEL ((kv_label){NULL, NULL})
+
+void kv_sample_u64(kv_emit *e, kv_label extra, uint64_t v);
+void kv_sample_double(kv_emit *e, kv_label extra, double v);
+/* With several extra labels (build information). */
+void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v);
+/* A histogram's _bucket (cumulative, le), _sum and _count. */
+void kv_sample_hist(kv_emit *e, const kv_hist *h);
+/* One sample per reason of a *_poll_errors_total family. */
+void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
+
+/* The tables, in the order the exposition gives them. */
+typedef struct kv_family_table {
+	const kv_family *v;
+	size_t n;
+} kv_family_table;
+
+extern const kv_family_table kv_stream_families, kv_tenant_families, kv_key_group_families, kv_master_families,
+	kv_leadership_families, kv_quota_families, kv_reconcile_families, kv_self_families;
+
+#define KV_FAMILY_TABLE(name, rows) const kv_family_table name = {rows, sizeof(rows) / sizeof(rows[0])}
+
+#endif
