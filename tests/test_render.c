@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "kv_family.h"
 #include "kv_render.h"
 #include "kv_utf8.h"
 #include "support/feed.h"
@@ -194,12 +195,47 @@ static void test_structure(void **state)
 	assert_true(samples > 100);
 }
 
+/* The family tables keep the conventions by construction: one row per
+ * name, the project's prefix, units in names, _total on every counter
+ * (but none on the rest), and an accessor for every row. */
+static void test_family_tables(void **state)
+{
+	(void)state;
+	const kv_family_table *tables[] = {&kv_stream_families,    &kv_tenant_families,     &kv_key_group_families,
+					   &kv_master_families,    &kv_leadership_families, &kv_quota_families,
+					   &kv_reconcile_families, &kv_self_families};
+	const char *seen[256];
+	size_t n = 0;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		assert_true(tables[t]->n > 0);
+		for (size_t i = 0; i < tables[t]->n; i++) {
+			const kv_family *f = &tables[t]->v[i];
+			size_t len = strlen(f->name);
+			assert_non_null(f->samples);
+			assert_true(strlen(f->help) > 10);
+			assert_true(!strncmp(f->name, "mooncake_kv_", 12) || !strncmp(f->name, "process_", 8));
+			bool total = len > 6 && !strcmp(f->name + len - 6, "_total");
+			if (!strcmp(f->type, "counter"))
+				assert_true(total);
+			else
+				assert_true(!total && (!strcmp(f->type, "gauge") || !strcmp(f->type, "histogram")));
+			for (size_t j = 0; j < n; j++)
+				if (!strcmp(seen[j], f->name))
+					fail_msg("family %s twice", f->name);
+			assert_true(n < sizeof(seen) / sizeof(seen[0]));
+			seen[n++] = f->name;
+		}
+	}
+	assert_true(n > 90);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
+		cmocka_unit_test(test_family_tables),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

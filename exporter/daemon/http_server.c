@@ -8,11 +8,14 @@
 #include <zlib.h>
 
 #include "kv_exposition.h"
+#include "kv_config.h"
 #include "kv_http_server.h"
 #include "runbook_html.h"
 #include "kv_log.h"
 #include "kv_process.h"
 #include "kv_render.h"
+#include "kv_source.h"
+#include "kv_webconfig.h"
 #include "version.h"
 
 #define THREADS              4

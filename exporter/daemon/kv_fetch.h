@@ -8,7 +8,7 @@
 #include <curl/curl.h>
 
 #include "kv_buf.h"
-#include "kv_master_status.h"
+#include "kv_common.h"
 
 typedef struct kv_fetch {
 	CURL *h;

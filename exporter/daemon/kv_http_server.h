@@ -1,14 +1,14 @@
 /* The HTTP shell: /metrics (gzip when asked), /, /-/healthy, /-/ready. */
-#ifndef KV_HTTP_H
-#define KV_HTTP_H
+#ifndef KV_HTTP_SERVER_H
+#define KV_HTTP_SERVER_H
 
-#include <stdatomic.h>
+#include <stddef.h>
 
-#include "kv_config.h"
-#include "kv_snapshot.h"
-#include "kv_source.h"
-#include "kv_webconfig.h"
-
+/* What it serves from, owned by main (declared where they are defined). */
+typedef struct kv_config kv_config;
+typedef struct kv_source kv_source;
+typedef struct kv_budget kv_budget;
+typedef struct kv_webconfig kv_webconfig;
 typedef struct kv_http kv_http;
 
 typedef struct kv_exporter {

@@ -16,6 +16,7 @@
 #include "kv_http_server.h"
 #include "kv_log.h"
 #include "kv_source.h"
+#include "kv_webconfig.h"
 #include "version.h"
 
 static uint64_t random_seed(void)

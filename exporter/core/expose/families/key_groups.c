@@ -18,7 +18,8 @@ static void objects(kv_emit *e, const kv_at *a)
 static void by_medium(kv_emit *e, const kv_at *a)
 {
 	uint64_t both = a->g->placement[KV_PLACE_CPU_AND_DISK];
-	kv_sample_u64(e, (kv_label){"medium", kv_medium_name(KV_MEDIUM_CPU)}, a->g->placement[KV_PLACE_CPU_ONLY] + both);
+	kv_sample_u64(e, (kv_label){"medium", kv_medium_name(KV_MEDIUM_CPU)},
+		      a->g->placement[KV_PLACE_CPU_ONLY] + both);
 	kv_sample_u64(e, (kv_label){"medium", kv_medium_name(KV_MEDIUM_DISK)},
 		      a->g->placement[KV_PLACE_DISK_ONLY] + both);
 }

@@ -12,18 +12,18 @@ static bool any_master(const kv_exporter_snap *x)
 }
 
 /* A sample of a member with a master, when `when` holds. */
-#define M_U64(fn, when, expr)                                             \
-	static void fn(kv_emit *e, const kv_at *a)                        \
-	{                                                                 \
-		const kv_master *m = &a->m->master;                       \
-		if (a->m->has_master && (when))                           \
-			kv_sample_u64(e, KV_NO_LABEL, (uint64_t)(expr));  \
+#define M_U64(fn, when, expr)                                            \
+	static void fn(kv_emit *e, const kv_at *a)                       \
+	{                                                                \
+		const kv_master *m = &a->m->master;                      \
+		if (a->m->has_master && (when))                          \
+			kv_sample_u64(e, KV_NO_LABEL, (uint64_t)(expr)); \
 	}
-#define M_DOUBLE(fn, when, expr)                                 \
-	static void fn(kv_emit *e, const kv_at *a)               \
-	{                                                        \
-		const kv_master *m = &a->m->master;              \
-		if (a->m->has_master && (when))                  \
+#define M_DOUBLE(fn, when, expr)                                  \
+	static void fn(kv_emit *e, const kv_at *a)                \
+	{                                                         \
+		const kv_master *m = &a->m->master;               \
+		if (a->m->has_master && (when))                   \
 			kv_sample_double(e, KV_NO_LABEL, (expr)); \
 	}
 
@@ -112,8 +112,8 @@ static const kv_family families[] = {
 	 poll_duration},
 	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge",
 	 "When the last status poll finished, in unix seconds.", MASTER, poll_time},
-	{"mooncake_kv_master_drop_ratio", "gauge", "dropped / (published + dropped) events over the last 60 s of polls.",
-	 MASTER, drop_ratio},
+	{"mooncake_kv_master_drop_ratio", "gauge",
+	 "dropped / (published + dropped) events over the last 60 s of polls.", MASTER, drop_ratio},
 	{"mooncake_kv_master_poll_errors_total", "counter", "Failed status polls, by reason.", MASTER, poll_errors},
 	{"mooncake_kv_master_keys_poll_errors_total", "counter",
 	 "Failed reads of master_key_count from the master's /metrics, by reason (field: no such metric).", MASTER,

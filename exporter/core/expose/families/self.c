@@ -23,21 +23,21 @@ static void build_info(kv_emit *e, const kv_at *a)
 	kv_sample_labels(e, l, 2, 1);
 }
 
-#define X_VALUE(fn, expr)                                    \
-	static void fn(kv_emit *e, const kv_at *a)           \
-	{                                                    \
-		const kv_exporter_snap *x = a->x;            \
+#define X_VALUE(fn, expr)                                         \
+	static void fn(kv_emit *e, const kv_at *a)                \
+	{                                                         \
+		const kv_exporter_snap *x = a->x;                 \
 		kv_sample_double(e, KV_NO_LABEL, (double)(expr)); \
 	}
 
 /* the sum of a source figure over all sources */
-#define SUM_SOURCES(field)                                    \
+#define SUM_SOURCES(field)                                     \
 	static uint64_t sum_##field(const kv_exporter_snap *x) \
-	{                                                     \
-		uint64_t n = 0;                               \
-		for (size_t i = 0; i < x->n_sources; i++)     \
-			n += x->sources[i].field;             \
-		return n;                                     \
+	{                                                      \
+		uint64_t n = 0;                                \
+		for (size_t i = 0; i < x->n_sources; i++)      \
+			n += x->sources[i].field;              \
+		return n;                                      \
 	}
 
 SUM_SOURCES(tenants_overflow)

@@ -2,10 +2,10 @@
  * the connection, the dialect, lag; and each source's state's own figures. */
 #include "kv_family.h"
 
-#define M_U64(fn, field)                                       \
-	static void fn(kv_emit *e, const kv_at *a)             \
-	{                                                      \
-		kv_sample_u64(e, KV_NO_LABEL, a->m->field);    \
+#define M_U64(fn, field)                                    \
+	static void fn(kv_emit *e, const kv_at *a)          \
+	{                                                   \
+		kv_sample_u64(e, KV_NO_LABEL, a->m->field); \
 	}
 
 M_U64(messages, stats.messages)
@@ -144,12 +144,11 @@ static const kv_family families[] = {
 	 "medium only) or object (Mooncake main's: the whole object). Absent until it is known.",
 	 KV_SCOPE_MEMBER, KV_FAM_MEMBER_ALWAYS, NULL, dialect},
 	{"mooncake_kv_last_event_timestamp_seconds", "gauge",
-	 "Publisher timestamp of the last decoded message, in unix seconds.", KV_SCOPE_MEMBER, 0, NULL,
-	 last_timestamp},
+	 "Publisher timestamp of the last decoded message, in unix seconds.", KV_SCOPE_MEMBER, 0, NULL, last_timestamp},
 	{"mooncake_kv_event_lag_seconds", "histogram",
 	 "Receive time minus the message timestamp (clock skew clamps at 0).", KV_SCOPE_MEMBER, 0, NULL, lag},
-	{"mooncake_kv_batch_events", "histogram", "Events per message (the publisher sends up to 64).",
-	 KV_SCOPE_MEMBER, 0, NULL, batch_events},
+	{"mooncake_kv_batch_events", "histogram", "Events per message (the publisher sends up to 64).", KV_SCOPE_MEMBER,
+	 0, NULL, batch_events},
 };
 
 KV_FAMILY_TABLE(kv_stream_families, families);

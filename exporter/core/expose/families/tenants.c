@@ -2,10 +2,10 @@
  * can be trusted. */
 #include "kv_family.h"
 
-#define T_U64(fn, expr)                                     \
-	static void fn(kv_emit *e, const kv_at *a)          \
-	{                                                   \
-		kv_sample_u64(e, KV_NO_LABEL, (expr));      \
+#define T_U64(fn, expr)                                \
+	static void fn(kv_emit *e, const kv_at *a)     \
+	{                                              \
+		kv_sample_u64(e, KV_NO_LABEL, (expr)); \
 	}
 
 T_U64(objects, kv_counts_objects(&a->t->counts))
