@@ -42,14 +42,6 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, const char *text)
 	return reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", strdup(text), strlen(text));
 }
 
-void status_skipped(struct sim *s, json_t *j, uint64_t skipped)
-{
-	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
-			    json_integer((json_int_t)skipped));
-	if (s->o.dialect == DIALECT_MEDIA && !s->o.spec_extras) /* dev/conductor's */
-		json_object_set_new(j, "invalid_event_hashes", json_integer(0));
-}
-
 static enum MHD_Result status(struct member *m, struct MHD_Connection *c)
 {
 	struct sim *s = m->s;
@@ -172,38 +164,6 @@ static enum MHD_Result metrics(struct member *m, struct MHD_Connection *c)
 			 "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
 			 (unsigned long long)atomic_load(&s->master_keys));
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, (size_t)n);
-}
-
-struct quota tenant_quota(struct sim *s, unsigned t)
-{
-	uint64_t objects = 0;
-	for (unsigned k = 0; k < s->o.keys; k++)
-		objects += *cell(s, s->master, t, k) != 0;
-	struct quota q = {.requested = (t + 1) * s->o.quota_unit, .charged = objects * OBJECT_BYTES};
-	/* an explicit policy on the even tenants grants what they ask; the
-	 * others get half of it */
-	q.explicit_policy = t % 2 == 0;
-	q.effective = q.explicit_policy ? q.requested : q.requested / 2;
-	q.over = q.charged > q.effective;
-	return q;
-}
-
-json_t *quotas_json(struct sim *s)
-{
-	json_t *data = json_array();
-	pthread_mutex_lock(&s->model_lock);
-	for (unsigned t = 0; t < s->o.tenants; t++) {
-		struct quota q = tenant_quota(s, t);
-		char name[32];
-		tenant_name(t, name, sizeof(name));
-		json_array_append_new(data, json_pack("{s:s,s:I,s:I,s:I,s:b,s:b,s:b}", "tenant_id", name,
-						      "requested_quota_bytes", (json_int_t)q.requested,
-						      "effective_quota_bytes", (json_int_t)q.effective, "charged_bytes",
-						      (json_int_t)q.charged, "admission_closed", q.over, "over_quota",
-						      q.over, "has_explicit_policy", q.explicit_policy));
-	}
-	pthread_mutex_unlock(&s->model_lock);
-	return data;
 }
 
 static enum MHD_Result tenant_quotas(struct member *m, struct MHD_Connection *c)

@@ -1,6 +1,6 @@
 /* The simulator's shared model: its options, the master's state and the
- * publisher's, what the admin endpoints (admin.c) and the publisher
- * (sim.c) both see.  The master's model is guarded by model_lock: the admin
+ * publisher's, and each file's functions (main.c says which file holds
+ * what, and which way the calls go).  The master's model is guarded by model_lock: the admin
  * endpoints read it from libmicrohttpd's thread. */
 #ifndef SIM_H
 #define SIM_H
@@ -145,9 +145,52 @@ static inline unsigned char *cell(struct sim *s, unsigned char *model, unsigned 
 	return &model[(size_t)t * s->o.keys + k];
 }
 
+/* --- base.c --- */
+
+extern volatile sig_atomic_t sim_stopping; /* set by SIGINT/SIGTERM */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+uint64_t rnd(struct sim *s);
+double now_s(void);
+void sleep_s(double s); /* returns early on a stop */
+
+/* --- publisher.c: the publisher process --- */
+
+/* An event of the master's operation into the publisher's queue (what the
+ * dialect and --object-key make of it). */
+void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsigned medium);
+void send_batch(struct sim *s);
+void flush(struct sim *s);
+/* Binds the publishing member's PUB socket; with after < 0 waits (up to
+ * 10 s) for a subscriber, else publishes after that many seconds whoever
+ * has joined (as a real master does). */
+void pub_open(struct sim *s, double after);
+void pub_close(struct sim *s);
+/* Sends what is queued, lets it leave, closes the socket. */
+void pub_stop(struct sim *s);
+/* A new publisher process on the publishing member: numbering from 1. */
+void new_publisher(struct sim *s);
+/* The publisher's state, to let another member publish for a while. */
+/* The publisher's state, to let another member publish for a while. */
+struct pubstate {
+	void *pub;
+	unsigned publishing;
+	uint64_t next_seq, next_event_id, reserved, unheard, batches, events, dropped, skipped;
+};
+struct pubstate pub_save(struct sim *s);
+void pub_restore(struct sim *s, const struct pubstate *p);
+/* n messages with a valid sequence number and a bad payload. */
+void publish_garbage(struct sim *s, uint64_t n);
+extern const char *const garbage_reasons[2]; /* the decode reasons they must give */
+
+/* --- master.c: the master's model and operations --- */
+
 /* Sets a cell of the master's model, keeping master_keys. */
 void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media);
-
+void random_op(struct sim *s); /* one random operation of a master under load */
+void op_quota_evict(struct sim *s, unsigned t, unsigned k);
+void op_silent_remove(struct sim *s, unsigned t, unsigned k);
+void op_remove_all(struct sim *s, unsigned t);
+void preload(struct sim *s, uint64_t n); /* objects held before any subscriber, no event */
 /* Bytes the simulated store charges per object (its replicas' size_). */
 #define OBJECT_BYTES 4096
 
@@ -167,12 +210,31 @@ json_t *quotas_json(struct sim *s);
  * skipped_keyless_events (--spec-extras on). */
 void status_skipped(struct sim *s, json_t *j, uint64_t skipped);
 
+/* --- cluster.c --- */
+
+/* Member m wins an election: a new view, its publisher from 1. */
+void cluster_promote(struct sim *s, unsigned m, double after);
+/* The member= of a phase (v >= 0), or the one after the publishing member. */
+unsigned cluster_member(struct sim *s, double v);
+void cluster_standby(struct sim *s, double seconds);
+void cluster_failover(struct sim *s, unsigned to, double after);
+void cluster_split_brain(struct sim *s, unsigned m, double seconds);
+void cluster_standby_publish(struct sim *s, unsigned m, uint64_t count);
+void cluster_crash(struct sim *s, double seconds, double after);
+/* The member's admin endpoints up (when it has an address) or gone. */
+void cluster_admin(struct member *m, bool on);
+
+/* --- admin.c --- */
+
 /* The admin HTTP endpoints of a member (admin.c): /kv_events/status,
  * /get_all_keys, /batch_query_keys, /metrics, /api/v1/tenant_quotas (503
  * unless it serves), /ha_status, /role, /leader.  Dies when it cannot
  * listen. */
 struct MHD_Daemon *admin_start(struct member *m, const char *addr);
 
-void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* --- truth.c, phases.c --- */
+
+void write_truth(struct sim *s, const char *path);
+void run_phase(struct sim *s, const char *spec);
 
 #endif

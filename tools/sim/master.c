@@ -1,0 +1,245 @@
+/* The master's model: each tenant's objects and their replicas, changed by
+ * the operations upstream's MasterService has, each published exactly as
+ * the dialect being played publishes it (docs/upstream.md has the
+ * citations), and the figures the admin endpoints report from it (quotas,
+ * the status's skipped-event fields). */
+#include <string.h>
+#include <jansson.h>
+
+#include "sim.h"
+
+void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media)
+{
+	pthread_mutex_lock(&s->model_lock);
+	unsigned char *c = cell(s, s->master, t, k);
+	if (!*c && media)
+		atomic_fetch_add(&s->master_keys, 1);
+	else if (*c && !media)
+		atomic_fetch_sub(&s->master_keys, 1);
+	*c = media;
+	pthread_mutex_unlock(&s->model_lock);
+}
+
+static bool object_dialect(const struct sim *s)
+{
+	return s->o.dialect == DIALECT_OBJECT;
+}
+
+/* media: what dev/conductor's SyncObjectState sends for a change of an
+ * object's media, removed for each one lost, then stored for each one
+ * gained (kv_event_publisher.cpp at 19ffa6e, ~L317-368). */
+static void publish_delta(struct sim *s, unsigned t, unsigned k, unsigned before, unsigned after)
+{
+	for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+		if ((before & m) && !(after & m))
+			publish(s, REMOVED, t, k, m);
+	for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+		if (!(before & m) && (after & m))
+			publish(s, STORED, t, k, m);
+}
+
+/* PutEnd of one replica type, the object's replicas now `now`: main sends
+ * stored with that replica's medium (PublishKvStored, master_service.cpp at
+ * 3b5a594 ~L4640, ~L12766); dev/conductor's PublishCommitted, stored for
+ * every medium the object is now on (~L225-271 of its publisher). */
+static void put_end(struct sim *s, unsigned t, unsigned k, unsigned replica, unsigned now)
+{
+	master_set(s, t, k, (unsigned char)now);
+	if (object_dialect(s))
+		publish(s, STORED, t, k, replica);
+	else
+		for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+			if (now & m)
+				publish(s, STORED, t, k, m);
+}
+
+/* A put of a new key: a memory replica, and with the master's file system
+ * (--root_fs_dir) a disk one too, completing in either order.  A put of a
+ * key that exists changes nothing and publishes nothing. */
+static void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk)
+{
+	if (*cell(s, s->master, t, k))
+		return;
+	if (!with_disk) {
+		put_end(s, t, k, REP_MEM, REP_MEM);
+		return;
+	}
+	unsigned first = rnd(s) & 1 ? REP_DISK : REP_MEM;
+	put_end(s, t, k, first, first);
+	put_end(s, t, k, (REP_MEM | REP_DISK) & ~first, REP_MEM | REP_DISK);
+}
+
+/* Remove: main sends one removed, medium MediumForMetadata's guess (cpu if
+ * a memory replica exists, else disk: ~L6467, ~L12754); the guide one per
+ * medium the object was on (PublishObjectRemoved). */
+static void op_remove(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (!c)
+		return; /* OBJECT_NOT_FOUND */
+	master_set(s, t, k, 0);
+	if (object_dialect(s))
+		publish(s, REMOVED, t, k, c & REP_MEM ? REP_MEM : REP_DISK);
+	else
+		publish_delta(s, t, k, c, 0);
+}
+
+/* An eviction of one tier (memory: BatchEvict; disk: EvictDiskReplica).
+ * Main publishes only when the object becomes invalid, with the medium of
+ * what is left, cpu once nothing is (PublishKvRemovedAfterEvict ~L12798,
+ * EvictDiskReplica ~L5583); a tier lost while another stays valid is
+ * silent.  The guide publishes the delta. */
+static void op_evict(struct sim *s, unsigned t, unsigned k, unsigned tier)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (!(c & tier))
+		return;
+	unsigned after = c & ~tier;
+	master_set(s, t, k, (unsigned char)after);
+	if (!object_dialect(s))
+		publish_delta(s, t, k, c, after);
+	else if (!after)
+		publish(s, REMOVED, t, k, REP_MEM);
+}
+
+/* An offload (SSD, the master's file system) completes: a disk replica is
+ * added.  Silent on main (NotifyOffloadSuccess publishes nothing); the
+ * guide's delta is a stored disk. */
+static void op_offload(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (c != REP_MEM)
+		return;
+	master_set(s, t, k, REP_MEM | REP_DISK);
+	if (!object_dialect(s))
+		publish_delta(s, t, k, c, c | REP_DISK);
+}
+
+/* Upsert of a key that exists: the new value's replicas replace the old
+ * ones.  Main's UpsertStart publishes nothing and UpsertEnd goes through
+ * PutEnd, one stored per replica type; the guide sends removed for the old
+ * value, then stored for the new one. */
+static void op_upsert(struct sim *s, unsigned t, unsigned k, bool with_disk)
+{
+	unsigned c = *cell(s, s->master, t, k), now = with_disk ? REP_MEM | REP_DISK : REP_MEM;
+	if (!c) {
+		op_put(s, t, k, with_disk);
+		return;
+	}
+	if (!object_dialect(s)) {
+		master_set(s, t, k, (unsigned char)now);
+		publish_delta(s, t, k, c, 0);
+		publish_delta(s, t, k, 0, now);
+		return;
+	}
+	put_end(s, t, k, REP_MEM, REP_MEM);
+	if (with_disk)
+		put_end(s, t, k, REP_DISK, now);
+}
+
+/* EvictTenantMemoryForQuota: a tenant's memory replicas go, and an object
+ * left with nothing is erased, without an event on main (master_service.cpp
+ * ~L9646-9889 publishes nothing); the guide's delta. */
+void op_quota_evict(struct sim *s, unsigned t, unsigned k)
+{
+	unsigned c = *cell(s, s->master, t, k);
+	if (!(c & REP_MEM))
+		return;
+	s->silent_removals += object_dialect(s) && c == REP_MEM;
+	master_set(s, t, k, (unsigned char)(c & ~REP_MEM));
+	if (!object_dialect(s))
+		publish_delta(s, t, k, c, c & ~REP_MEM);
+}
+
+/* BatchRemove, RemoveByRegex, the clean-ups: erased without an event. */
+void op_silent_remove(struct sim *s, unsigned t, unsigned k)
+{
+	s->silent_removals += *cell(s, s->master, t, k) != 0;
+	master_set(s, t, k, 0);
+}
+
+/* RemoveAll: nothing on main; the guide's cleared for a tenant it emptied. */
+void op_remove_all(struct sim *s, unsigned t)
+{
+	bool had = false;
+	for (unsigned k = 0; k < s->o.keys; k++)
+		had |= *cell(s, s->master, t, k) != 0;
+	if (!had)
+		return; /* not emitted for a tenant that held no objects */
+	for (unsigned k = 0; k < s->o.keys; k++) {
+		s->silent_removals += object_dialect(s) && *cell(s, s->master, t, k);
+		master_set(s, t, k, 0);
+	}
+	publish(s, CLEARED, t, 0, 0);
+}
+
+/* Objects the master holds before any subscriber: no event for them. */
+void preload(struct sim *s, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+		master_set(s, t, k, (unsigned char)(1 + rnd(s) % 3));
+	}
+}
+
+/* One random operation of a master under load.  Nothing in this mix erases
+ * an object silently (the phases batch-remove, clear:all and quota-evict
+ * do): the stream alone can keep every object count of the master exact. */
+void random_op(struct sim *s)
+{
+	unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+	bool disk = rnd(s) % 10 < 3;
+	unsigned r = (unsigned)(rnd(s) % 1000);
+	if (r < 450)
+		op_put(s, t, k, disk);
+	else if (r < 650)
+		op_remove(s, t, k);
+	else if (r < 760)
+		op_evict(s, t, k, REP_MEM);
+	else if (r < 820)
+		op_evict(s, t, k, REP_DISK);
+	else if (r < 890)
+		op_offload(s, t, k);
+	else
+		op_upsert(s, t, k, disk);
+}
+
+struct quota tenant_quota(struct sim *s, unsigned t)
+{
+	uint64_t objects = 0;
+	for (unsigned k = 0; k < s->o.keys; k++)
+		objects += *cell(s, s->master, t, k) != 0;
+	struct quota q = {.requested = (t + 1) * s->o.quota_unit, .charged = objects * OBJECT_BYTES};
+	/* an explicit policy on the even tenants grants what they ask; the
+	 * others get half of it */
+	q.explicit_policy = t % 2 == 0;
+	q.effective = q.explicit_policy ? q.requested : q.requested / 2;
+	q.over = q.charged > q.effective;
+	return q;
+}
+
+json_t *quotas_json(struct sim *s)
+{
+	json_t *data = json_array();
+	pthread_mutex_lock(&s->model_lock);
+	for (unsigned t = 0; t < s->o.tenants; t++) {
+		struct quota q = tenant_quota(s, t);
+		char name[32];
+		tenant_name(t, name, sizeof(name));
+		json_array_append_new(data, json_pack("{s:s,s:I,s:I,s:I,s:b,s:b,s:b}", "tenant_id", name,
+						      "requested_quota_bytes", (json_int_t)q.requested,
+						      "effective_quota_bytes", (json_int_t)q.effective, "charged_bytes",
+						      (json_int_t)q.charged, "admission_closed", q.over, "over_quota",
+						      q.over, "has_explicit_policy", q.explicit_policy));
+	}
+	pthread_mutex_unlock(&s->model_lock);
+	return data;
+}
+
+void status_skipped(struct sim *s, json_t *j, uint64_t skipped)
+{
+	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+			    json_integer((json_int_t)skipped));
+	if (s->o.dialect == DIALECT_MEDIA && !s->o.spec_extras) /* dev/conductor's */
+		json_object_set_new(j, "invalid_event_hashes", json_integer(0));
+}

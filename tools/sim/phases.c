@@ -1,0 +1,258 @@
+/* The phases of a run (--phase NAME[:k=v,...]), in a table matched on the
+ * exact name: what each does is in main.c's usage and the header comment
+ * there. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+/* The value of name=... in a phase's spec, or dflt. */
+static double param(const char *spec, const char *name, double dflt)
+{
+	const char *p = strstr(spec, name);
+	size_t n = strlen(name);
+	while (p && !((p == spec || p[-1] == ':' || p[-1] == ',') && p[n] == '='))
+		p = strstr(p + 1, name);
+	return p ? strtod(p + n + 1, NULL) : dflt;
+}
+
+/* Random operations until count ran (or the stop), batch events a message. */
+static void operations(struct sim *s, uint64_t count, unsigned batch)
+{
+	s->batch = batch;
+	for (uint64_t i = 0; i < count && !sim_stopping; i++) {
+		random_op(s);
+		if (s->q_len >= s->batch)
+			send_batch(s);
+	}
+	flush(s);
+	s->batch = MAX_BATCH;
+}
+
+static void steady(struct sim *s, const char *spec)
+{
+	double rate = param(spec, "rate", 1000), seconds = param(spec, "seconds", 0);
+	double start = now_s(), tick = 0.01;
+	uint64_t done = 0;
+	while (!sim_stopping && (seconds <= 0 || now_s() - start < seconds)) {
+		uint64_t due = (uint64_t)((now_s() - start) * rate);
+		while (done < due && !sim_stopping) {
+			random_op(s);
+			done++;
+			if (s->q_len >= MAX_BATCH)
+				send_batch(s);
+		}
+		flush(s);
+		sleep_s(tick);
+	}
+}
+
+static void ops(struct sim *s, const char *spec)
+{
+	double b = param(spec, "batch", MAX_BATCH);
+	operations(s, (uint64_t)param(spec, "count", 1000), b >= 1 && b <= MAX_BATCH ? (unsigned)b : MAX_BATCH);
+}
+
+/* one stored each: a PutEnd of one replica (main), a replica published
+ * with PublishStored (the guide) */
+static void burst(struct sim *s, const char *spec)
+{
+	uint64_t n = (uint64_t)param(spec, "events", 1000);
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+		unsigned m = 1 + (unsigned)(rnd(s) & 1);
+		master_set(s, t, k, (unsigned char)(*cell(s, s->master, t, k) | m));
+		publish(s, STORED, t, k, m);
+	}
+	flush(s);
+}
+
+static void quota_evict(struct sim *s, const char *spec)
+{
+	uint64_t n = (uint64_t)param(spec, "count", 100);
+	for (uint64_t i = 0; i < n; i++)
+		op_quota_evict(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
+	flush(s);
+}
+
+static void batch_remove(struct sim *s, const char *spec)
+{
+	uint64_t n = (uint64_t)param(spec, "count", 100);
+	for (uint64_t i = 0; i < n; i++)
+		op_silent_remove(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
+}
+
+static void clear(struct sim *s, const char *spec)
+{
+	(void)spec;
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		op_remove_all(s, t);
+	flush(s);
+}
+
+/* a new publisher process on the same endpoint */
+static void restart(struct sim *s, const char *spec)
+{
+	(void)spec;
+	pub_stop(s);
+	new_publisher(s);
+	sleep_s(0.3);
+	pub_open(s, -1);
+}
+
+/* the master is upgraded in place: a new process, which speaks the other
+ * dialect */
+static void upgrade(struct sim *s, const char *spec)
+{
+	(void)spec;
+	pub_stop(s); /* what the old process queued goes out in its dialect */
+	s->o.dialect = s->o.dialect == DIALECT_OBJECT ? DIALECT_MEDIA : DIALECT_OBJECT;
+	new_publisher(s);
+	sleep_s(0.3);
+	pub_open(s, -1);
+}
+
+static void rebind(struct sim *s, const char *spec)
+{
+	pub_stop(s);
+	/* lose=N: N random operations, one event a message, sent while the
+	 * socket is gone: lost, with their numbers and event ids */
+	uint64_t lose = (uint64_t)param(spec, "lose", 0), goal = s->lost_messages + lose;
+	s->batch = 1;
+	for (uint64_t i = 0; s->lost_messages < goal && i < 100 * lose; i++) { /* some ops publish nothing */
+		random_op(s);
+		flush(s);
+	}
+	s->batch = MAX_BATCH;
+	sleep_s(0.3);
+	pub_open(s, -1);
+}
+
+static void standby(struct sim *s, const char *spec)
+{
+	cluster_standby(s, param(spec, "seconds", 1));
+}
+
+static void failover(struct sim *s, const char *spec)
+{
+	cluster_failover(s, cluster_member(s, param(spec, "to", -1)), param(spec, "after", -1));
+}
+
+static void split_brain(struct sim *s, const char *spec)
+{
+	cluster_split_brain(s, cluster_member(s, param(spec, "member", -1)), param(spec, "seconds", 1));
+}
+
+static void standby_publish(struct sim *s, const char *spec)
+{
+	cluster_standby_publish(s, cluster_member(s, param(spec, "member", -1)), (uint64_t)param(spec, "count", 100));
+}
+
+static void crash(struct sim *s, const char *spec)
+{
+	cluster_crash(s, param(spec, "seconds", 1), param(spec, "after", -1));
+}
+
+static void admin_off(struct sim *s, const char *spec)
+{
+	(void)spec;
+	cluster_admin(&s->members[s->publishing], false);
+}
+
+static void admin_on(struct sim *s, const char *spec)
+{
+	(void)spec;
+	cluster_admin(&s->members[s->publishing], true);
+}
+
+/* member I's admin endpoints are gone (connection refused) for a while */
+static void outage(struct sim *s, const char *spec)
+{
+	double v = param(spec, "member", -1);
+	struct member *m = &s->members[v < 0 ? s->publishing : cluster_member(s, v)];
+	if (!m->admin)
+		return;
+	cluster_admin(m, false);
+	sleep_s(param(spec, "seconds", 1));
+	cluster_admin(m, true);
+}
+
+/* N messages of random operations, each with one event of an unknown
+ * event_type among them */
+static void poison(struct sim *s, const char *spec)
+{
+	s->poison_pending = (unsigned)param(spec, "count", 10);
+	for (uint64_t i = 0; s->poison_pending && i < 100000 && !sim_stopping; i++) {
+		random_op(s);
+		if (s->q_len >= 4)
+			send_batch(s);
+	}
+	flush(s);
+}
+
+static void garbage(struct sim *s, const char *spec)
+{
+	publish_garbage(s, (uint64_t)param(spec, "count", 100));
+}
+
+static void sleep_phase(struct sim *s, const char *spec)
+{
+	(void)s;
+	sleep_s(param(spec, "seconds", 1));
+}
+
+static void truth(struct sim *s, const char *spec)
+{
+	(void)spec;
+	flush(s);
+	sleep_s(0.2); /* sent, before the truth says so */
+	if (s->o.truth)
+		write_truth(s, s->o.truth);
+}
+
+static void wait_phase(struct sim *s, const char *spec)
+{
+	(void)s;
+	(void)spec;
+	while (!sim_stopping)
+		sleep_s(0.1);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(struct sim *s, const char *spec);
+} phases[] = {
+	{"steady", steady},
+	{"ops", ops},
+	{"burst", burst},
+	{"quota-evict", quota_evict},
+	{"batch-remove", batch_remove},
+	{"clear", clear},
+	{"restart", restart},
+	{"upgrade", upgrade},
+	{"rebind", rebind},
+	{"standby", standby},
+	{"failover", failover},
+	{"split-brain", split_brain},
+	{"standby-publish", standby_publish},
+	{"crash", crash},
+	{"admin-off", admin_off},
+	{"admin-on", admin_on},
+	{"outage", outage},
+	{"poison", poison},
+	{"garbage", garbage},
+	{"sleep", sleep_phase},
+	{"truth", truth},
+	{"wait", wait_phase},
+};
+
+void run_phase(struct sim *s, const char *spec)
+{
+	size_t n = strcspn(spec, ":");
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		if (strlen(phases[i].name) == n && !strncmp(spec, phases[i].name, n)) {
+			phases[i].run(s, spec);
+			return;
+		}
+	die("unknown phase \"%s\"", spec);
+}
