@@ -18,7 +18,7 @@ for line in open(fixture):
 helptext = subprocess.run([exporter, "--help"], capture_output=True, text=True, timeout=10).stdout
 exporter_flags = set(re.findall(r"--[a-z][a-z0-9.-]*", helptext))
 
-# the exporter's own paths (exporter/http.c), which the docs name beside the master's
+# the exporter's own paths (exporter/daemon/http_server.c), which the docs name beside the master's
 OURS = {"/runbook", "/metrics"}
 problems, seen = [], 0
 for path in docs:

@@ -1,8 +1,8 @@
-/* The libcurl shell around kv_master: polls one source's master. */
-#ifndef KV_STATUS_POLL_H
-#define KV_STATUS_POLL_H
+/* The libcurl shell around the master's facts (kv_master_status.h, kv_leadership.h, ...): polls one member. */
+#ifndef KV_MASTER_POLLER_H
+#define KV_MASTER_POLLER_H
 
 /* Thread body; arg is the kv_source.  Returns when the stop flag is set. */
-void *kv_status_poll_main(void *arg);
+void *kv_master_poller_main(void *arg);
 
 #endif

@@ -142,7 +142,7 @@ static void log_ha(const kv_member *m, unsigned news, const kv_leadership *h)
 		kv_log(KV_LOG_INFO, "the master serves again: tenant figures start afresh", "source", name, NULL);
 }
 
-void *kv_status_poll_main(void *arg)
+void *kv_master_poller_main(void *arg)
 {
 	kv_member *m = arg;
 	kv_source *s = m->src;

@@ -319,7 +319,7 @@ static void log_result(const kv_source *s, const struct attempt *a, enum kv_reco
 		       kv_recon_result_name(res), "reason", a->why ? a->why : "", "keys", keys, NULL);
 }
 
-void *kv_reconcile_main(void *arg)
+void *kv_reconciler_main(void *arg)
 {
 	kv_source *s = arg;
 	const kv_config *c = s->config;

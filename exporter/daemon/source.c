@@ -355,13 +355,13 @@ int kv_source_start(kv_source *s)
 			snprintf(name, sizeof(name), "kvx-in:%s", s->cfg->name);
 		pthread_setname_np(m->ingest_thread, name);
 		if (m->cfg->status) {
-			if (pthread_create(&m->poll_thread, NULL, kv_status_poll_main, m) != 0)
+			if (pthread_create(&m->poll_thread, NULL, kv_master_poller_main, m) != 0)
 				return KV_ENOMEM;
 			m->poll_started = true;
 		}
 	}
 	if (s->cfg->reconcile) {
-		if (pthread_create(&s->recon_thread, NULL, kv_reconcile_main, s) != 0)
+		if (pthread_create(&s->recon_thread, NULL, kv_reconciler_main, s) != 0)
 			return KV_ENOMEM;
 		s->recon_started = true;
 	}

@@ -3,8 +3,8 @@
  * it, turned into OpenMetrics 1.0.  One pass over the text; pure.  Keeping
  * this apart from the renderer keeps the renderer one format's, and the
  * family filter in one place whatever the format. */
-#ifndef KV_EXPO_H
-#define KV_EXPO_H
+#ifndef KV_EXPOSITION_H
+#define KV_EXPOSITION_H
 
 #include <stdbool.h>
 #include <stddef.h>

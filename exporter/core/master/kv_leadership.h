@@ -3,8 +3,8 @@
  * a source: which one serves, when leadership changed (a failover), and
  * when two serve at once (a split brain).  Pure: the pollers hand each
  * member's latest answers here, under the source's lock. */
-#ifndef KV_HA_H
-#define KV_HA_H
+#ifndef KV_LEADERSHIP_H
+#define KV_LEADERSHIP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * "effective_quota_bytes","charged_bytes","admission_closed","over_quota",
  * "has_explicit_policy"}]}.  Pure: the poller fetches, this parses and
  * keeps the list; a snapshot copies it. */
-#ifndef KV_QUOTA_H
-#define KV_QUOTA_H
+#ifndef KV_MASTER_QUOTAS_H
+#define KV_MASTER_QUOTAS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * successive polls say (restarts, the drop ratio over the last minute, and
  * loss the master's own counters do not explain).  Pure: the poller shell
  * does the HTTP and hands each outcome here. */
-#ifndef KV_MASTER_H
-#define KV_MASTER_H
+#ifndef KV_MASTER_STATUS_H
+#define KV_MASTER_STATUS_H
 
 #include <stdbool.h>
 #include <stddef.h>

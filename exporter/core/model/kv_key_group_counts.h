@@ -1,8 +1,8 @@
 /* Per key group figures of one tenant: a short vector of the groups the
  * tenant holds objects of, kept by the same transitions as the tenant's own
  * figures (kv_state.h), and rebuilt by reconciliation.  Pure. */
-#ifndef KV_GROUPCOUNT_H
-#define KV_GROUPCOUNT_H
+#ifndef KV_KEY_GROUP_COUNTS_H
+#define KV_KEY_GROUP_COUNTS_H
 
 #include <stdint.h>
 

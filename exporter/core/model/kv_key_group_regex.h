@@ -5,8 +5,8 @@
  *
  * The compiled regex is shared and read-only; each thread matches with a
  * matcher of its own.  Pure: no I/O. */
-#ifndef KV_KEYGROUP_H
-#define KV_KEYGROUP_H
+#ifndef KV_KEY_GROUP_REGEX_H
+#define KV_KEY_GROUP_REGEX_H
 
 #include <stddef.h>
 #include <stdint.h>

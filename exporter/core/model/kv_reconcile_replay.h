@@ -13,8 +13,8 @@
  * read is applied twice (once in the answer, once in the replay), which
  * idempotent events allow.  docs/design.md ("Reconciliation") has the
  * argument and its limits (changes the master publishes no event for). */
-#ifndef KV_RECON_H
-#define KV_RECON_H
+#ifndef KV_RECONCILE_REPLAY_H
+#define KV_RECONCILE_REPLAY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,7 +29,7 @@ typedef struct kv_recon_event {
 	uint8_t type;   /* enum kv_event_type */
 	uint8_t medium; /* the media it adds (stored) or takes away (removed: in the object
 			   dialect, all of them); 0 for cleared */
-	uint16_t group; /* the key's group (kv_groupcount.h), 0 without key groups */
+	uint16_t group; /* the key's group (kv_key_group_counts.h), 0 without key groups */
 } kv_recon_event;
 
 /* Events of one tenant, in the order they were applied; bounded. */

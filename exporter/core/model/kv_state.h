@@ -132,7 +132,7 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
  * stale since start-up, as if just joined. */
 void kv_state_drop(kv_state *s);
 
-/* --- key groups (see kv_keygroup.h) --- */
+/* --- key groups (see kv_key_group_regex.h) --- */
 
 /* Turns key groups on, with a regex that must outlive the state.  Returns 0
  * or KV_ENOMEM. */
@@ -147,7 +147,7 @@ kv_str kv_state_group_name(const kv_state *s, uint32_t id);
 /* New groups refused by --limits.max-key-groups. */
 uint64_t kv_state_groups_overflow(const kv_state *s);
 
-/* --- reconciliation (see kv_recon.h) --- */
+/* --- reconciliation (see kv_reconcile_replay.h) --- */
 
 /* The hash a key has in this state (seeded per process). */
 uint64_t kv_state_key_hash(const kv_state *s, kv_str key);
