@@ -8,6 +8,7 @@
 #ifndef KV_COMMON_H
 #define KV_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,5 +98,21 @@ static inline enum kv_placement kv_placement_of(unsigned media)
 	       : media == KV_MEDIUM_DISK ? KV_PLACE_DISK_ONLY
 					 : KV_PLACE_CPU_AND_DISK;
 }
+
+/* Where a stream stands (kv_stream_position), for comparing it with the
+ * master's counters. */
+typedef struct kv_stream_pos {
+	bool started;           /* a message has arrived */
+	bool epoch_whole;       /* the current epoch was seen from its first number */
+	uint64_t position;      /* last number received or counted lost, this epoch */
+	uint64_t last_event_id; /* last event id received or counted lost, this epoch (0: none) */
+	uint64_t missing;       /* all epochs */
+	uint64_t epoch_missing; /* the current epoch */
+	uint64_t resets;
+	uint64_t breaks; /* gaps + restarts: anything that can have lost an event */
+	uint64_t messages;
+	int64_t last_receive_ms; /* wall clock of the last message (0: none) */
+	double last_lag;         /* seconds, receive minus publish, of the last decoded message */
+} kv_stream_pos;
 
 #endif

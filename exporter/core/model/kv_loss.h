@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kv_stream.h"
+#include "kv_common.h"
 
 /* Events in one message at most (the upstream publisher's batch). */
 #define KV_LOSS_BATCH_EVENTS 64

@@ -35,21 +35,6 @@ typedef struct kv_ingest_report {
 	size_t events;               /* events of the message that were applied or looked at (not a duplicate's) */
 } kv_ingest_report;
 
-/* Where the stream stands, for comparing it with the master's counters. */
-typedef struct kv_stream_pos {
-	bool started;           /* a message has arrived */
-	bool epoch_whole;       /* the current epoch was seen from its first number */
-	uint64_t position;      /* last number received or counted lost, this epoch */
-	uint64_t last_event_id; /* last event id received or counted lost, this epoch (0: none) */
-	uint64_t missing;       /* all epochs */
-	uint64_t epoch_missing; /* the current epoch */
-	uint64_t resets;
-	uint64_t breaks; /* gaps + restarts: anything that can have lost an event */
-	uint64_t messages;
-	int64_t last_receive_ms; /* wall clock of the last message (0: none) */
-	double last_lag;         /* seconds, receive minus publish, of the last decoded message */
-} kv_stream_pos;
-
 typedef struct kv_stream kv_stream;
 
 extern const double kv_lag_bounds[];
