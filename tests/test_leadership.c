@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -291,7 +292,28 @@ static void test_random_histories(void **state)
 struct store {
 	kv_budget budget;
 	kv_state *st;
+	kv_leadership l;
+	kv_member_role r[2];
 };
+
+static int store_setup(void **state)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	kv_budget_init(&s->budget, 100, 100000);
+	assert_non_null(s->st = kv_state_new(&s->budget, 1));
+	kv_leadership_init(&s->l);
+	*state = s;
+	return 0;
+}
+
+static int store_teardown(void **state)
+{
+	struct store *s = *state;
+	kv_state_free(s->st);
+	free(s);
+	return 0;
+}
 
 static void store_put(struct store *s, const char *tenant, unsigned n)
 {
@@ -325,123 +347,104 @@ static const kv_ha_obs OBS_DOWN = {.answered = false};
 
 static void test_standby_events(void **state)
 {
-	(void)state;
-	struct store s;
-	kv_budget_init(&s.budget, 100, 1000);
-	assert_non_null(s.st = kv_state_new(&s.budget, 1));
-	kv_leadership l;
-	kv_leadership_init(&l);
-	kv_member_role r[2] = {0};
-	kv_leadership_observe(&l, r, 2, 0, &OBS_SERVING, false, s.st);
-	kv_leadership_observe(&l, r, 2, 1, &OBS_STANDBY, true, s.st);
+	struct store *s = *state;
+	kv_leadership *l = &s->l;
+	kv_member_role *r = s->r;
+	kv_leadership_observe(l, r, 2, 0, &OBS_SERVING, false, s->st);
+	kv_leadership_observe(l, r, 2, 1, &OBS_STANDBY, true, s->st);
 	/* the leader's events are nobody's business */
 	kv_member_role_published(&r[0], 10);
 	assert_int_equal(r[0].standby_pending, 0);
 	/* a standby's are counted once the next poll confirms it stands by */
 	kv_member_role_published(&r[1], 5);
 	assert_int_equal(r[1].standby_events, 0);
-	kv_leadership_observe(&l, r, 2, 1, &OBS_STANDBY, true, s.st);
+	kv_leadership_observe(l, r, 2, 1, &OBS_STANDBY, true, s->st);
 	assert_int_equal(r[1].standby_events, 5);
 	assert_int_equal(r[1].standby_pending, 0);
 	/* a promoted leader publishes before a poll sees it serve: not counted */
 	kv_member_role_published(&r[1], 7);
-	kv_leadership_observe(&l, r, 2, 0, &OBS_DOWN, false, s.st);
-	unsigned news = kv_leadership_observe(&l, r, 2, 1, &OBS_SERVING, false, s.st);
+	kv_leadership_observe(l, r, 2, 0, &OBS_DOWN, false, s->st);
+	unsigned news = kv_leadership_observe(l, r, 2, 1, &OBS_SERVING, false, s->st);
 	assert_int_equal(r[1].standby_events, 5);
 	assert_true(news & KV_LEAD_FAILOVER);
 	kv_member_role_published(&r[1], 3);
 	assert_int_equal(r[1].standby_pending, 0);
-	kv_state_free(s.st);
 }
 
 static void test_failover_marks_stale(void **state)
 {
-	(void)state;
-	struct store s;
-	kv_budget_init(&s.budget, 100, 1000);
-	assert_non_null(s.st = kv_state_new(&s.budget, 1));
-	kv_leadership l;
-	kv_leadership_init(&l);
-	kv_member_role r[2] = {0};
-	assert_int_equal(kv_leadership_observe(&l, r, 2, 0, &OBS_SERVING, false, s.st), 0);
-	assert_int_equal(kv_leadership_observe(&l, r, 2, 1, &OBS_STANDBY, true, s.st), 0);
-	store_put(&s, "default", 4);
+	struct store *s = *state;
+	kv_leadership *l = &s->l;
+	kv_member_role *r = s->r;
+	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_SERVING, false, s->st), 0);
+	assert_int_equal(kv_leadership_observe(l, r, 2, 1, &OBS_STANDBY, true, s->st), 0);
+	store_put(s, "default", 4);
 	unsigned stale;
-	assert_int_equal(store_objects(&s, &stale), 4);
+	assert_int_equal(store_objects(s, &stale), 4);
 	assert_false(stale & KV_STALE_FAILOVER);
 	/* both serve: a split brain, not a failover; nothing stale */
-	assert_int_equal(kv_leadership_observe(&l, r, 2, 1, &OBS_SERVING, false, s.st), KV_LEAD_SPLIT);
-	assert_int_equal(l.leader, 0);
-	store_objects(&s, &stale);
+	assert_int_equal(kv_leadership_observe(l, r, 2, 1, &OBS_SERVING, false, s->st), KV_LEAD_SPLIT);
+	assert_int_equal(l->leader, 0);
+	store_objects(s, &stale);
 	assert_false(stale & KV_STALE_FAILOVER);
 	/* the old leader stands by: leadership moved, the tenants are stale,
 	 * and their objects stay (the store still holds them) */
-	assert_int_equal(kv_leadership_observe(&l, r, 2, 0, &OBS_STANDBY, true, s.st), KV_LEAD_FAILOVER);
-	assert_int_equal(l.leader, 1);
-	assert_int_equal(store_objects(&s, &stale), 4);
+	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_STANDBY, true, s->st), KV_LEAD_FAILOVER);
+	assert_int_equal(l->leader, 1);
+	assert_int_equal(store_objects(s, &stale), 4);
 	assert_true(stale & KV_STALE_FAILOVER);
-	assert_false(l.dropped); /* a source of several members never drops its state */
-	kv_state_free(s.st);
+	assert_false(l->dropped); /* a source of several members never drops its state */
 }
 
 static void test_one_master_drops_and_resumes(void **state)
 {
-	(void)state;
-	struct store s;
-	kv_budget_init(&s.budget, 100, 1000);
-	assert_non_null(s.st = kv_state_new(&s.budget, 1));
-	kv_leadership l;
-	kv_leadership_init(&l);
-	kv_member_role r[1] = {0};
-	assert_int_equal(kv_leadership_observe(&l, r, 1, 0, &OBS_SERVING, false, s.st), 0);
-	store_put(&s, "default", 3);
+	struct store *s = *state;
+	kv_leadership *l = &s->l;
+	kv_member_role *r = s->r;
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), 0);
+	store_put(s, "default", 3);
 	/* down is not standing by: the figures stay */
-	assert_int_equal(kv_leadership_observe(&l, r, 1, 0, &OBS_DOWN, false, s.st), 0);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_DOWN, false, s->st), 0);
 	unsigned stale;
-	assert_int_equal(store_objects(&s, &stale), 3);
+	assert_int_equal(store_objects(s, &stale), 3);
 	/* it stands by (503): another master leads the store, and its own
 	 * exporter describes it; this source's figures go, once */
-	assert_int_equal(kv_leadership_observe(&l, r, 1, 0, &OBS_STANDBY, true, s.st), KV_LEAD_DROPPED);
-	assert_true(l.dropped);
-	assert_int_equal(store_objects(&s, &stale), 0);
-	assert_int_equal(kv_leadership_observe(&l, r, 1, 0, &OBS_STANDBY, true, s.st), 0);
-	assert_int_equal(kv_leadership_observe(&l, r, 1, 0, &OBS_SERVING, false, s.st), KV_LEAD_RESUMED);
-	assert_false(l.dropped);
-	assert_int_equal(kv_leadership_observe(&l, r, 1, 0, &OBS_SERVING, false, s.st), 0);
-	kv_state_free(s.st);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_STANDBY, true, s->st), KV_LEAD_DROPPED);
+	assert_true(l->dropped);
+	assert_int_equal(store_objects(s, &stale), 0);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_STANDBY, true, s->st), 0);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), KV_LEAD_RESUMED);
+	assert_false(l->dropped);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), 0);
 }
 
 static void test_drift(void **state)
 {
-	(void)state;
-	struct store s;
-	kv_budget_init(&s.budget, 100, 100000);
-	assert_non_null(s.st = kv_state_new(&s.budget, 1));
-	store_put(&s, "default", 2000);
+	struct store *s = *state;
+	store_put(s, "default", 2000);
 	kv_drift d = {0};
 	/* within max(16, 1%): agreement */
-	assert_false(kv_drift_observe(&d, true, 2020, s.st));
+	assert_false(kv_drift_observe(&d, true, 2020, s->st));
 	assert_int_equal(d.polls, 0);
 	/* apart three polls in a row */
-	assert_false(kv_drift_observe(&d, true, 2021, s.st));
-	assert_false(kv_drift_observe(&d, true, 1979, s.st));
-	assert_true(kv_drift_observe(&d, true, 3000, s.st));
-	assert_true(kv_drift_observe(&d, true, 3000, s.st));
+	assert_false(kv_drift_observe(&d, true, 2021, s->st));
+	assert_false(kv_drift_observe(&d, true, 1979, s->st));
+	assert_true(kv_drift_observe(&d, true, 3000, s->st));
+	assert_true(kv_drift_observe(&d, true, 3000, s->st));
 	/* a failed poll says nothing, and ends the streak */
-	assert_false(kv_drift_observe(&d, false, 3000, s.st));
+	assert_false(kv_drift_observe(&d, false, 3000, s->st));
 	assert_int_equal(d.polls, 0);
-	assert_false(kv_drift_observe(&d, true, 3000, s.st));
-	assert_false(kv_drift_observe(&d, true, 3000, s.st));
-	assert_true(kv_drift_observe(&d, true, 3000, s.st));
+	assert_false(kv_drift_observe(&d, true, 3000, s->st));
+	assert_false(kv_drift_observe(&d, true, 3000, s->st));
+	assert_true(kv_drift_observe(&d, true, 3000, s->st));
 	/* small stores: 16 objects of slack */
 	assert_true(kv_drift_tolerance(100) == 16);
 	assert_true(kv_drift_tolerance(1e6) == 1e4);
 	/* objects outside tenant default: the master's count covers them, the
 	 * listing does not; no judgement */
-	store_put(&s, "alice", 1);
-	assert_false(kv_drift_observe(&d, true, 9999, s.st));
+	store_put(s, "alice", 1);
+	assert_false(kv_drift_observe(&d, true, 9999, s->st));
 	assert_int_equal(d.polls, 0);
-	kv_state_free(s.st);
 }
 
 int main(void)
@@ -456,10 +459,10 @@ int main(void)
 		cmocka_unit_test(test_split_brain),
 		cmocka_unit_test(test_split_brain_with_a_missed_poll),
 		cmocka_unit_test(test_random_histories),
-		cmocka_unit_test(test_standby_events),
-		cmocka_unit_test(test_failover_marks_stale),
-		cmocka_unit_test(test_one_master_drops_and_resumes),
-		cmocka_unit_test(test_drift),
+		cmocka_unit_test_setup_teardown(test_standby_events, store_setup, store_teardown),
+		cmocka_unit_test_setup_teardown(test_failover_marks_stale, store_setup, store_teardown),
+		cmocka_unit_test_setup_teardown(test_one_master_drops_and_resumes, store_setup, store_teardown),
+		cmocka_unit_test_setup_teardown(test_drift, store_setup, store_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

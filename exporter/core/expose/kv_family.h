@@ -66,6 +66,11 @@ void kv_sample_hist(kv_emit *e, const kv_hist *h);
 /* One sample per reason of a *_poll_errors_total family. */
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
 
+/* Whens shared by several features' families: some source has all its
+ * members polled (the HA and quota families), has key groups on. */
+bool kv_any_polled(const kv_exporter_snap *x);
+bool kv_any_groups(const kv_exporter_snap *x);
+
 /* The tables, in the order the exposition gives them. */
 typedef struct kv_family_table {
 	const kv_family *v;

@@ -142,6 +142,22 @@ void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
 		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name(r)}, n[r]);
 }
 
+bool kv_any_polled(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].polled)
+			return true;
+	return false;
+}
+
+bool kv_any_groups(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].has_groups)
+			return true;
+	return false;
+}
+
 /* Calls the family's accessor for every entity of its scope. */
 static void walk(kv_emit *e, const kv_exporter_snap *x)
 {

@@ -2,14 +2,6 @@
  * group of their keys.  Shown only where key groups are on. */
 #include "kv_family.h"
 
-static bool any_groups(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].has_groups)
-			return true;
-	return false;
-}
-
 static void objects(kv_emit *e, const kv_at *a)
 {
 	kv_sample_u64(e, KV_NO_LABEL, kv_group_objects(a->g));
@@ -34,12 +26,12 @@ static const kv_family families[] = {
 	{"mooncake_kv_objects_by_key_group", "gauge",
 	 "Live objects of the tenant whose key falls in the key group (--key.group-regex; \"\" when it "
 	 "does not match, \"__overflow__\" beyond --limits.max-key-groups).",
-	 KV_SCOPE_GROUP, 0, any_groups, objects},
+	 KV_SCOPE_GROUP, 0, kv_any_groups, objects},
 	{"mooncake_kv_objects_by_key_group_medium", "gauge",
 	 "Live objects of the key group readable on a medium; an object on both counts under both.", KV_SCOPE_GROUP, 0,
-	 any_groups, by_medium},
+	 kv_any_groups, by_medium},
 	{"mooncake_kv_key_group_events_total", "counter",
-	 "stored and removed events applied to the key group's objects.", KV_SCOPE_GROUP, 0, any_groups, events},
+	 "stored and removed events applied to the key group's objects.", KV_SCOPE_GROUP, 0, kv_any_groups, events},
 };
 
 KV_FAMILY_TABLE(kv_key_group_families, families);

@@ -3,14 +3,6 @@
  * sources whose members are all polled. */
 #include "kv_family.h"
 
-static bool any_polled(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].polled)
-			return true;
-	return false;
-}
-
 static void failovers(kv_emit *e, const kv_at *a)
 {
 	if (a->s->polled)
@@ -65,8 +57,8 @@ static void ha_poll_errors(kv_emit *e, const kv_at *a)
 		kv_sample_poll_errors(e, a->m->ha_errors);
 }
 
-#define SOURCE KV_SCOPE_SOURCE, 0, any_polled
-#define MEMBER KV_SCOPE_MEMBER, KV_FAM_MEMBER_ALWAYS, any_polled
+#define SOURCE KV_SCOPE_SOURCE, 0, kv_any_polled
+#define MEMBER KV_SCOPE_MEMBER, KV_FAM_MEMBER_ALWAYS, kv_any_polled
 
 static const kv_family families[] = {
 	{"mooncake_kv_master_failovers_total", "counter",

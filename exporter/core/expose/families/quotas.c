@@ -1,14 +1,6 @@
 /* Tenant quotas, as the leader's GET /api/v1/tenant_quotas reports them. */
 #include "kv_family.h"
 
-static bool any_polled(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].polled)
-			return true;
-	return false;
-}
-
 static void quota_bytes(kv_emit *e, const kv_at *a)
 {
 	kv_sample_u64(e, (kv_label){"kind", "requested"}, a->q->requested);
@@ -48,8 +40,8 @@ static void poll_errors(kv_emit *e, const kv_at *a)
 		kv_sample_poll_errors(e, a->s->quota_errors);
 }
 
-#define QUOTA  KV_SCOPE_QUOTA, 0, any_polled
-#define SOURCE KV_SCOPE_SOURCE, 0, any_polled
+#define QUOTA  KV_SCOPE_QUOTA, 0, kv_any_polled
+#define SOURCE KV_SCOPE_SOURCE, 0, kv_any_polled
 
 static const kv_family families[] = {
 	{"mooncake_kv_tenant_quota_bytes", "gauge",

@@ -4,14 +4,6 @@
 
 #include "kv_family.h"
 
-static bool any_groups(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].has_groups)
-			return true;
-	return false;
-}
-
 static bool process_known(const kv_exporter_snap *x)
 {
 	return x->process.ok;
@@ -64,7 +56,7 @@ X_VALUE(max_fds, x->process.max_fds)
 X_VALUE(start_time, x->process.start_time)
 
 #define SELF    KV_SCOPE_EXPORTER, 0, NULL
-#define GROUPS  KV_SCOPE_EXPORTER, 0, any_groups
+#define GROUPS  KV_SCOPE_EXPORTER, 0, kv_any_groups
 #define PROCESS KV_SCOPE_EXPORTER, 0, process_known
 
 static const kv_family families[] = {
