@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loss by cause against a scripted publisher: the test plays the publisher
  * process (its numbers, drops, restarts and counters) and the transport,
  * feeds a real kv_stream, and polls kv_loss at chosen moments.  Every
@@ -267,6 +268,44 @@ static void test_tail_loss(void **state)
 	assert_int_equal(kv_stream_seq(w->st)->event_ids_missing, 20);
 }
 
+/* Issue 21: a publisher seen absent before the first message (a standby
+ * promoted, a master down) whose first burst is lost whole, then silence:
+ * the stream has received nothing, and the burst is a lost tail all the
+ * same, counted from 1, once; a late message of it counts nothing more. */
+static void test_first_burst_lost_whole(void **state)
+{
+	struct world *w = *state;
+	kv_stream_publisher_seen(w->st, false); /* it stood by when we looked */
+	drop(w, 3);
+	sends(w, 40, false); /* the new process's burst: none of it arrives */
+	kv_loss_counters c = {w->batches, w->events, w->dropped};
+	uint64_t upto = 0, eid = 0;
+	kv_stream_pos pos;
+	poll(w);
+	kv_stream_position(w->st, &pos);
+	assert_true(pos.started && pos.epoch_whole); /* it stands at 0 */
+	assert_int_equal(pos.position, 0);
+	assert_false(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid)); /* once is not enough */
+	poll(w);
+	kv_stream_position(w->st, &pos);
+	assert_true(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid));
+	assert_int_equal(upto, 43);
+	assert_int_equal(eid, 40);
+	assert_int_equal(kv_stream_tail_lost(w->st, upto, eid), 43);
+	/* the books balance: the queue's 3, the transport's 40 */
+	expect(w, 0, 3, 40, 0);
+	assert_int_equal(kv_stream_seq(w->st)->event_ids_missing, 40);
+	poll(w);
+	expect(w, 0, 3, 40, 0);
+	/* the publisher goes on: the next message is no gap and no restart */
+	sends(w, 2, true);
+	poll(w);
+	expect(w, 0, 3, 40, 0);
+	assert_int_equal(kv_stream_seq(w->st)->missing, 43);
+	assert_int_equal(kv_stream_seq(w->st)->resets, 0);
+	assert_int_equal(kv_stream_seq(w->st)->event_ids_missing, 40);
+}
+
 /* A stream that keeps up is never behind, however busy: only what the master
  * had used by the previous poll counts. */
 static void test_busy_is_not_behind(void **state)
@@ -371,6 +410,7 @@ int main(void)
 		T(test_two_restarts_between_polls),
 		T(test_reset_seen_after_the_poll),
 		T(test_tail_loss),
+		T(test_first_burst_lost_whole),
 		T(test_busy_is_not_behind),
 		T(test_joined_part_way),
 		T(test_first_poll_race),

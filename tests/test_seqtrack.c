@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sequence and event-id continuity, one row per story. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -167,6 +168,25 @@ static void test_publisher_seen_before_the_first_message(void **state)
 	kv_seq_publisher_seen(&t, false); /* after the first message: a new process shows as a reset */
 	assert_int_equal(kv_seq_observe(&t, 2, true, 2), KV_SEQ_NEXT);
 	assert_int_equal(t.missing, 0);
+
+	/* seen absent, then a first burst lost whole: a tail from 0, counted
+	 * once; its late messages and the next ones count nothing more */
+	t = (kv_seqtrack){0};
+	assert_int_equal(kv_seq_tail_lost(&t, 50, 200), 0); /* nothing known of it yet */
+	kv_seq_publisher_seen(&t, false);
+	assert_int_equal(kv_seq_position(&t), 0);
+	assert_int_equal(kv_seq_tail_lost(&t, 50, 200), 50);
+	assert_int_equal(t.missing, 50);
+	assert_int_equal(t.event_ids_missing, 200);
+	assert_int_equal(kv_seq_observe(&t, 49, true, 190), KV_SEQ_NEXT); /* late */
+	assert_false(kv_seq_observe_event_id(&t, 190, false));
+	assert_int_equal(kv_seq_observe(&t, 51, true, 201), KV_SEQ_NEXT);
+	assert_false(kv_seq_observe_event_id(&t, 201, false));
+	assert_int_equal(t.missing, 50);
+	assert_int_equal(t.event_ids_missing, 200);
+	assert_int_equal(t.resets, 0);
+	assert_int_equal(kv_seq_observe(&t, 55, true, 210), KV_SEQ_GAP); /* and a real gap after it */
+	assert_int_equal(t.missing, 53);
 }
 
 static void test_tail(void **state)

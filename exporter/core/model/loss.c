@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kv_loss.h"
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -127,7 +128,10 @@ bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *
 	if (!again || last <= pos->position || now_s - (double)pos->last_receive_ms / 1000.0 <= quiet_s)
 		return false;
 	*upto_seq = last;
-	*upto_eid = pos->last_event_id && now->published_events > pos->last_event_id ? now->published_events : 0;
+	/* the event ids are known from where the epoch is whole (a process seen
+	 * from its start numbers them from 1) or from one received */
+	bool eids = pos->last_event_id || pos->epoch_whole;
+	*upto_eid = eids && now->published_events > pos->last_event_id ? now->published_events : 0;
 	/* the stream counts these now: attribute them at once, so that the
 	 * books balance after this poll too */
 	uint64_t n = last - pos->position;

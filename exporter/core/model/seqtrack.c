@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kv_seqtrack.h"
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -18,15 +19,13 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 		t->started = true;
 		t->last_seq = seq;
 		t->epoch_whole = seq == 1 || t->from_one;
-		if (t->from_one) { /* its sequence and its event ids started at 1 */
-			t->eid_started = true;
-			t->last_event_id = 0;
-			if (seq > 1) {
-				lose(t, seq - 1);
-				return KV_SEQ_GAP;
-			}
+		/* from 1: every number before this one is missing, but those of a
+		 * tail already counted lost (kv_seq_tail_lost) only once */
+		if (t->from_one && seq > t->counted_upto + 1) {
+			lose(t, seq - t->counted_upto - 1);
+			return KV_SEQ_GAP;
 		}
-		return KV_SEQ_FIRST;
+		return t->from_one && seq <= t->counted_upto ? KV_SEQ_NEXT : KV_SEQ_FIRST;
 	}
 	if (seq == t->last_seq) {
 		t->duplicates++;
@@ -59,8 +58,14 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 
 void kv_seq_publisher_seen(kv_seqtrack *t, bool publishing)
 {
-	if (!t->started && !publishing)
-		t->from_one = true;
+	if (t->started || publishing || t->from_one)
+		return;
+	/* its sequence and its event ids will start at 1: the stream stands at
+	 * 0 from now on, so that a first burst lost whole, then silence, is a
+	 * lost tail like any other */
+	t->from_one = true;
+	t->eid_started = true;
+	t->last_event_id = 0;
 }
 
 void kv_seq_skip_event_id(kv_seqtrack *t)
@@ -96,7 +101,7 @@ bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t eid, bool message_was_rese
 uint64_t kv_seq_tail_lost(kv_seqtrack *t, uint64_t upto_seq, uint64_t upto_eid)
 {
 	uint64_t from = kv_seq_position(t);
-	if (!t->started || upto_seq <= from)
+	if (!(t->started || t->from_one) || upto_seq <= from)
 		return 0;
 	uint64_t n = upto_seq - from;
 	lose(t, n);

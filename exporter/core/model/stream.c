@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,8 +122,9 @@ void kv_stream_position_of_seq(const kv_seqtrack *t, kv_stream_pos *out)
 {
 	uint64_t eid = t->eid_started ? t->last_event_id : 0;
 	*out = (kv_stream_pos){
-		.started = t->started,
-		.epoch_whole = t->epoch_whole,
+		/* a stream that will be counted from 1 stands at 0 before its first message */
+		.started = t->started || t->from_one,
+		.epoch_whole = t->epoch_whole || (t->from_one && !t->started),
 		.position = kv_seq_position(t),
 		.last_event_id = eid > t->eid_counted_upto ? eid : t->eid_counted_upto,
 		.missing = t->missing,
