@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The example Alertmanager configuration: amtool accepts it, and every alert
 name its inhibit rules match exists in the rules (a renamed alert would
 silently stop being inhibited).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks the Grafana dashboards.
 
 usage: check_dashboards.py DASHBOARD_DIR RULES GENERATOR RENDER_DUMP CAPTURE...

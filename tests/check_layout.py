@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The layout is the architecture (docs/design.md, "Map"): this keeps it so.
 
   layers  kvcore compiles with the core's folders alone: a core file that
@@ -8,6 +9,8 @@
           must pass (so that the check can fail).
   map     docs/design.md names every C file of exporter/ and tools/sim/ by
           its path, and every path it names exists.
+  license every source file (C, Python, shell, JavaScript, meson) says
+          its licence in an SPDX line near its top (LICENSE has the text).
 
 usage: check_layout.py BUILD_DIR SOURCE_ROOT
 """
@@ -102,14 +105,35 @@ def check_map(root):
     return bad
 
 
+SOURCES = ('.c', '.h', '.py', '.sh', '.mjs', '.in')
+
+
+def check_license(root):
+    bad = []
+    if not os.path.exists(os.path.join(root, 'LICENSE')):
+        bad.append('no LICENSE file')
+    for top in ('exporter', 'tools', 'tests', '.ci'):
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs[:] = [x for x in dirs if x not in ('fixtures', 'corpus', 'node_modules')]
+            for n in names:
+                if not (n.endswith(SOURCES) or n in ('meson.build', 'run')):
+                    continue
+                path = os.path.join(d, n)
+                with open(path, errors='replace') as f:
+                    head = ''.join(f.readline() for _ in range(3))
+                if 'SPDX-License-Identifier: Apache-2.0' not in head:
+                    bad.append('%s has no SPDX line' % os.path.relpath(path, root))
+    return bad
+
+
 def main():
     build, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    bad = check_layers(build, root) + check_map(root)
+    bad = check_layers(build, root) + check_map(root) + check_license(root)
     for b in bad:
         print('layout: ' + b)
     if bad:
         sys.exit(1)
-    print('layout: the core builds alone, and docs/design.md maps every C file')
+    print('layout: the core builds alone, docs/design.md maps every C file, every source has its SPDX line')
 
 
 if __name__ == '__main__':

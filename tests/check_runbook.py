@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every runbook_url of the rules points at a heading of docs/runbook.md, as
 the exporter that raised the alert serves it (http://INSTANCE/runbook#anchor).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every master flag, build option and admin endpoint the runbook and the
 alerts name exists upstream (tests/fixtures/upstream-flags.txt, each with the
 upstream file it comes from), and every exporter flag they name is in the

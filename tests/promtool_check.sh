@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # promtool check metrics on the exposition of replayed captures.
 #   promtool_check.sh RENDER_DUMP PROMTOOL CAPTURE...
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prints the exposition for a replayed capture, so that tests can hand
  * real output to promtool:  render_dump CAPTURE [CAPTURE...]  (one source
  * per capture, the first with a master that reported some drops). */

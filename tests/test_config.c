@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Flag parsing: every flag, its forms, its bounds and every way to get it
  * wrong.  The flag table is the code under test; the expectations here are
  * written from the README's flag table, not read back from the code. */

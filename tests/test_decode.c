@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Decoder rules, one table row each: start from a spec- or upstream-shaped
  * event, change one thing, and check what the decoder makes of it. */
 #include <setjmp.h>

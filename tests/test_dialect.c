@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The choice of a member's dialect (kv_dialect.h): a flag fixes it, auto
  * waits for the master's status fields, falls back to the guide's without
  * them, and a later answer that disagrees with what events were read in is

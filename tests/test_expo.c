@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exposition as served (kv_expo): the text format passed through, the
  * families an operator turned off left out, OpenMetrics when asked. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Conformance: replay the upstream wire captures through decoder + state.
  *
  * Two independent oracles:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Key groups: the label rule (named captures joined by '/' in pattern
  * order), what does not match, empty captures, bytes that are not UTF-8,
  * many groups, and the start-up errors. */

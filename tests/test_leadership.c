@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Leadership among highly available masters (kv_leadership): parsing what the
  * masters say, and judging failovers and split brains from the members'
  * observations as they arrive, one poll at a time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The status body parser and what successive polls mean. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The master's keys as reconciliation reads them (kv_master_keys.h): the
  * listing split as it arrives in pieces of any size, the batch query's URL,
  * and the batch answer's media. */

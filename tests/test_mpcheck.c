@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The msgpack bounds pre-scan against msgpack-c itself: whatever msgpack-c
  * packs is accepted; every truncation of it, and any trailing byte, is not;
  * and whatever the scan accepts, msgpack-c unpacks. */

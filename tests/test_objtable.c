@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The object table against a plain array model: random churn through
  * growth and draining, clustered hashes that wrap around, and limits. */
 #include <setjmp.h>

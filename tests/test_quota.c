@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The leader's /api/v1/tenant_quotas answer (kv_quotas): parsed whole or
  * not at all, bounded, copied for a scrape. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reconciliation's pure part: the replay argument as a property test, and
  * the state's recording and cut-over. */
 #include <setjmp.h>

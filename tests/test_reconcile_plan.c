@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* When a source reconciles, and why (kv_reconcile_plan.h). */
 #include <setjmp.h>
 #include <stdarg.h>

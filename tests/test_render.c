@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exposition: one HELP/TYPE per family, samples contiguous, values
  * equal to the state, label values escaped and made valid UTF-8. */
 #include <setjmp.h>

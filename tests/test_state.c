@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The state rules of the subscriber guide, event by event, through a
  * stream (decode + sequence + state), so that each rule is checked the way
  * the exporter applies it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stream-level behaviour: continuity decides trust, and no event is
  * discarded because the sequence misbehaved. */
 #include <setjmp.h>

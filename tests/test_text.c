@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The byte-level helpers the renderer stands on: kv_buf and the UTF-8
  * checks that keep one bad tenant id from failing a whole scrape. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --web.config.file: what is accepted, what is refused with which reason,
  * and the password check.  Files are written to a fresh temporary folder. */
 #include <crypt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory and insert cost of the object state.
  *
  *   build/tools/bench-memory [objects=10000000] [tenants=16] [key_bytes=100]

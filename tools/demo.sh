@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The demo: builds, starts the bundled simulator (two highly available
 # Mooncake masters: event publishers and admin endpoints) and the exporter on
 # loopback, shows a few live metric lines, and keeps both running until Ctrl-C.

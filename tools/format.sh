@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Formats every C file git knows with the project's .clang-format.
 #   tools/format.sh           rewrite the files
 #   tools/format.sh --check   change nothing; list the files that differ, exit 1 if any

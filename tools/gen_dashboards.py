@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the Grafana dashboards of dashboards/ from the panel lists below.
 
 Edit here, then run `tools/gen_dashboards.py`: tests check that the JSON in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the Kubernetes objects of deploy/kubernetes/ that carry what alerts/
 and dashboards/ hold, so that there is never a second copy by hand:
 

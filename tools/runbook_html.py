@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns docs/runbook.md into the HTML page the exporter serves at /runbook,
 as a C header holding one string, so that every alert's runbook_url resolves
 wherever the exporter runs (alerts/README.md, "Runbook links").  Headings get

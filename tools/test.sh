@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite: installs what is missing, builds warning-free, runs
 # every test, then every test again under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the unit tests under valgrind's leak checker,

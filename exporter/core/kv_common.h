@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Types shared by every part of the core.
  *
  * Error convention, used everywhere: a function that can fail returns int,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Command-line flags: one table names each flag once, with its value kind,
  * its bounds, where it is stored and its line of --help. */
 #include <errno.h>

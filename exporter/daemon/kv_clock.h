@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The wall clock, as the metrics and the logs want it. */
 #ifndef KV_CLOCK_H
 #define KV_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Command-line configuration, parsed once and frozen before threads start. */
 #ifndef KV_CONFIG_H
 #define KV_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One HTTP GET at a time over a reused libcurl easy handle (the connection
  * stays open), with a bounded body: the shell the status poller and the
  * reconciler talk to the master through. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP shell: /metrics (gzip when asked), /, /-/healthy, /-/ready. */
 #ifndef KV_HTTP_SERVER_H
 #define KV_HTTP_SERVER_H

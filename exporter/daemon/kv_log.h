@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Structured logs on stderr, logfmt or JSON, one write per line so lines
  * from different threads never interleave.  Level and format are set once
  * at start-up, before any thread starts. */

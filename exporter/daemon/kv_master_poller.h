@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The libcurl shell around the master's facts (kv_master_status.h, kv_leadership.h, ...): polls one member. */
 #ifndef KV_MASTER_POLLER_H
 #define KV_MASTER_POLLER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The process_* metrics of the official client libraries, from /proc. */
 #ifndef KV_PROCESS_H
 #define KV_PROCESS_H

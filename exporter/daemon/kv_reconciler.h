@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reconciler thread of a source (exporter/daemon/reconciler.c): rebuilds tenant
  * default of the source's backend from the master's listing, at start-up,
  * when the state is stale or drifts from the master's key count, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One watched store: a source of one master, or of several highly
  * available ones (members).  Each member has its ZMQ subscriber thread and
  * its status poller thread, its own stream numbering and master figures;

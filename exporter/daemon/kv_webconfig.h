@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --web.config.file, in the format of the Prometheus exporter-toolkit:
  *
  *   tls_server_config:

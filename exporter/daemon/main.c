@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-exporter: parse flags, start one ingest thread (and one status
  * poller) per source and the HTTP server, wait for SIGTERM/SIGINT, stop. */
 #include <grp.h>

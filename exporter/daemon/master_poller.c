@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The poller of one member: every --master.poll-interval, over one reused
  * connection, GET <url>/kv_events/status (kv_master: restarts, loss by
  * cause, a lost tail), /ha_status and /leader (leadership: who serves, failovers,

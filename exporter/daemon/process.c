@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process_* metrics, the same figures the official client libraries give. */
 #include <dirent.h>
 #include <stdio.h>

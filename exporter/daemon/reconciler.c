@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reconciler: one thread per source with reconciliation on.  It
  * rebuilds tenant `default` of the source's backend from the master's
  * GET /get_all_keys (streamed, never held whole) and GET /batch_query_keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ZMQ shell around kv_stream: per member, one SUB socket and one
  * monitor socket, set up by kv_source_init (so that a bad endpoint fails at
  * start-up) and then owned by the member's ingest thread, polled with a

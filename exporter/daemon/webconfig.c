@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <crypt.h>
 #include <errno.h>
 #include <libgen.h>

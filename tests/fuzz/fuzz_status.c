@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: a stream message and a /kv_events/status body ->
  * kv_master_parse, then what the poller does with the outcome.  The first
  * three bytes make the message (its number and first event id), the rest is

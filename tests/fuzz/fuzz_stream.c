@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: bytes -> multipart messages -> kv_stream_ingest.
  *
  * Input: records of [u8 frame count][per frame: u16 little-endian length,

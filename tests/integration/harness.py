@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Processes, ports and /metrics parsing for the integration tests.
 
 Every process started here is on loopback, bounded in time, and killed in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration tests: the real simulator and exporter on loopback.
 
 usage: test_daemon.py EXPORTER SIM [PROMTOOL] [-k NAME]

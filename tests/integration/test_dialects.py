@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration tests of the two dialects (docs/upstream.md): the simulator plays
 Mooncake main's master (object) or the subscriber guide (media); the exporter
 must tell which from the master's status fields and be exact against each.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration tests of highly available masters: the simulator plays a cluster
 (one leader, standbys without a publisher, scripted failovers, a split brain, a
 standby that publishes, tenant quotas), the exporter watches it as one source of

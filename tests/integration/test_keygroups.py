@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration tests of key groups: the simulator's keys shaped like each
 integration's (docs/key-groups.md), the documented regex, and its per-model
 truth, through gaps, a restart and a reconciliation.

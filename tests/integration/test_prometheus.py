@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Live test: a real Prometheus scrapes the exporter every second, with the
 rules of alerts/ loaded, while the simulator plays an upstream master (no
 `cleared`, textual keys, silent removals): a healthy run, then one incident

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration tests of reconciliation with the master: the real simulator as
 an upstream-shaped master that holds objects from before the exporter and
 removes some without events, and a lying master for every way the

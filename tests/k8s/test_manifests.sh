@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Kubernetes manifests, validated offline: the npm packages of the real
 # schemas are installed (pinned in package.json) into a scratch directory,
 # then validate.mjs checks every object.  Generated files must be current.

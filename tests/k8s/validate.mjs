@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validates every object of deploy/kubernetes offline against the real
 // schemas (kubernetes-models, @kubernetes-models/prometheus-operator), and
 // checks what a schema cannot: the PrometheusRule is alerts/'s rules, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package, as an operator meets it: built from a copy of the tree
 # with dpkg-buildpackage, checked by lintian (errors and warnings fail; the
 # overrides in debian/ say why each remaining tag stays), installed with
@@ -51,6 +52,11 @@ done
 out=$(systemd-analyze verify --man=no /lib/systemd/system/$pkg.service 2>&1) || { echo "$out"; exit 1; }
 [ -z "$out" ] || { echo "FAIL: systemd-analyze verify: $out"; exit 1; }
 echo "unit verified; $(grep -c '^[A-Z][A-Za-z]*=' /lib/systemd/system/$pkg.service) settings"
+# a bad flag exits 2, and the unit does not restart on 2 (it would loop forever)
+rc=0; /usr/bin/mooncake-kv-exporter --no.such-flag >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || { echo "FAIL: a bad flag exits $rc, not 2"; exit 1; }
+grep -qx 'RestartPreventExitStatus=2' /lib/systemd/system/$pkg.service || { echo "FAIL: the unit restarts on exit 2"; exit 1; }
+echo "a bad flag exits 2, and the unit does not restart on it"
 
 echo "-- run the installed exporter against the simulator"
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

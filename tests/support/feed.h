@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shorthands for feeding hand-built events through a stream in tests. */
 #ifndef FEED_H
 #define FEED_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Builds wire messages for tests: event maps field by field, so that every
  * test can start from a spec-shaped or upstream-shaped event and change,
  * retype or drop one field. */

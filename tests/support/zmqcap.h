@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reader for the .zmqcap capture format (tests/fixtures/upstream/README.md):
  * records of u32_be frame count, then per frame u32_be length + bytes.
  * Reads plain and gzip-compressed files alike (zlib's gzread passes plain

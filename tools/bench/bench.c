@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-bench: the in-process measurements of docs/performance.md.
  *
  *   mooncake-kv-bench decode            decode alone, and decode + state, over memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-blaster: publishes pre-encoded 64-event batches as fast as
  * possible or at a fixed rate, with the upstream publisher's socket settings
  * (SNDHWM 10,000, LINGER 0 after a grace period), and reports what it sent

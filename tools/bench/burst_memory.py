@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Memory after a burst (docs/performance.md): RSS per tracked object 5 s after
 the last event, when 2M distinct objects arrive paced and when they arrive
 flat out (the receive queue fills to --zmq.rcvhwm meanwhile).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reconciliation benchmark of docs/performance.md: how long it takes and how
 much memory it needs to rebuild tenant default from the simulated master's
 listing, with and without events flowing meanwhile.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The performance benchmark of docs/performance.md (issue: performance).
 
     ninja -C build && python3 tools/bench/run_bench.py [--quick]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Soak: does the exporter's memory stay flat over a long run?  (Not part of
 the test suite: it takes half an hour.)
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pre-encoded, spec-shaped KV event batches for benchmarks: 64 events per
  * message, keys of ~key_bytes, a stored/removed mix over N keys and T
  * tenants on both media.  Event ids and timestamps are written as fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The simulated master's admin HTTP endpoints, in upstream's formats
  * (mooncake-store/src/master_admin_service.cpp,
  * docs/source/api-reference/http/http-service.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every part of the simulator uses: dying with a message, the random
  * numbers (one seeded generator: a run is repeatable), the clock, and the
  * stop flag the signal handler sets. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cluster of masters (--pub and --status once per member): who serves,
  * promotions (a new view, a new publisher from 1 on the new leader's own
  * endpoint), standbys, split brains, a standby that publishes, crashes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-sim: a Mooncake master's KV event publisher and status
  * endpoint, for demos and tests.  By default it behaves as the upstream
  * master does (kvcache-ai/Mooncake main at 3b5a594, the `object` dialect of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The master's model: each tenant's objects and their replicas, changed by
  * the operations upstream's MasterService has, each published exactly as
  * the dialect being played publishes it (docs/upstream.md has the

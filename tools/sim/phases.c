@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The phases of a run (--phase NAME[:k=v,...]), in a table matched on the
  * exact name: what each does is in main.c's usage and the header comment
  * there. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The master's KV event publisher process: its queue (dropping the oldest
  * event when full, each drop reserving a sequence number), its messages on
  * the wire (upstream's envelope, in either dialect), its PUB socket, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The simulator's shared model: its options, the master's state and the
  * publisher's, and each file's functions (main.c says which file holds
  * what, and which way the calls go).  The master's model is guarded by model_lock: the admin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ground truth (--truth FILE): what a subscriber that received every
  * message must show, per tenant and per stream; what the master holds; per
  * member what its stream carried; the quotas.  The tests compare the

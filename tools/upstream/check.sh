@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # By hand, never from the build or the tests: compiles upstream Mooncake's
 # real KvEventPublisher from a fetched repository, drives it as the master's
 # call sites do (driver.cpp), serves its counters as the master's

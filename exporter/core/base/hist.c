@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kv_hist.h"
 
 void kv_hist_init(kv_hist *h, const double *bounds, size_t n_bounds)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A growable byte buffer.  Owned by whoever called kv_buf_init; release with
  * kv_buf_free, or take the bytes with kv_buf_steal (then free() them).
  * Appending never fails visibly: on allocation failure the buffer is marked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A Prometheus histogram with fixed upper bounds: cumulative on render,
  * per-bucket here so that observing is one increment. */
 #ifndef KV_HIST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PCRE2 patterns given in flags (--key.group-regex, --metrics.exclude):
  * compiled once at start-up, with the reason in one line when a pattern
  * does not compile. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 checks for label values: Prometheus rejects a whole scrape over one
  * invalid byte sequence, and tenant ids come from the wire. */
 #ifndef KV_UTF8_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kv_utf8.h"
 
 size_t kv_utf8_seq_len(const unsigned char *s, size_t n)

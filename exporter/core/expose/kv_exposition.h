@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exposition as served: the renderer's text (format 0.0.4) with the
  * families an operator turned off left out, and, when the scraper asks for
  * it, turned into OpenMetrics 1.0.  One pass over the text; pure.  Keeping

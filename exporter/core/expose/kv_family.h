@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One metric family of /metrics, described once: its name, type and help,
  * the scope its samples describe (which fixes their labels), when it is
  * shown at all, and a typed accessor that emits its samples for one entity

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prometheus text exposition 0.0.4 of a snapshot.  Pure. */
 #ifndef KV_RENDER_H
 #define KV_RENDER_H

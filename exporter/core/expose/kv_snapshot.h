@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What one scrape renders: plain copies of the counters, taken under the
  * owners' locks and rendered after they are released.  Tenant ids are
  * borrowed from the state (tenants are never freed while the exporter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every label value the exporter gives a fixed name: one table each, all
  * here, so a name can never drift between the decoder, the state, the
  * master tracking and the metrics. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rendered metric-major: each family once, with its HELP and TYPE, then
  * its samples for every entity of its scope, as the text format requires.
  * The families are described in families/ (kv_family.h); this file walks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Drift: the stream's view of a store has gone wrong when it disagrees with
  * the master's own key count (master_key_count in the master's /metrics)
  * poll after poll.  The count covers every tenant, the reconciler's listing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Highly available masters: what each member's admin endpoints say of its
  * role (GET /ha_status, GET /leader), and the judgement over all members of
  * a source: which one serves, when leadership changed (a failover), and

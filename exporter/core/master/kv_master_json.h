@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The first step of every JSON parser of the master's answers: the
  * document, or why not (KV_POLL_PARSE, or KV_POLL_NO_MEMORY: our failure,
  * not the master's).  Duplicate keys are refused: a master's answer never

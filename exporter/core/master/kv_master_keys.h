@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The master's keys, as reconciliation reads them: GET /get_all_keys (one
  * key a line, of any length, streamed: split here as its bytes arrive) and
  * GET /batch_query_keys?keys=a,b,... (a URL of bounded length built here,

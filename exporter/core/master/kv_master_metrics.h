@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading one family out of a Prometheus text exposition (the master's
  * /metrics).  Pure, bounded by the body it is given. */
 #ifndef KV_MASTER_METRICS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tenant quotas, as the leader's GET /api/v1/tenant_quotas reports them:
  * {"success":true,"data":[{"tenant_id","requested_quota_bytes",
  * "effective_quota_bytes","charged_bytes","admission_closed","over_quota",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The master's GET /kv_events/status: parsing the body and tracking what
  * successive polls say (restarts, the drop ratio over the last minute, and
  * loss the master's own counters do not explain).  Pure: the poller shell

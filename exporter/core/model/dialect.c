@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "kv_dialect.h"
 
 static const char *const basis_names[KV_DIALECT__BASES] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which dialect a member's publisher speaks (kv_common.h, enum kv_dialect),
  * and when the exporter may start reading its stream.  Pure: the poller
  * hands each valid /kv_events/status answer here, the ingest thread asks

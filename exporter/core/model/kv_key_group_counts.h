@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per key group figures of one tenant: a short vector of the groups the
  * tenant holds objects of, kept by the same transitions as the tenant's own
  * figures (kv_state.h), and rebuilt by reconciliation.  Pure. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Key groups: a label value derived from each object key by the named
  * capture groups of one regex (--key.group-regex), their captures joined by
  * '/' in the order the groups open in the pattern.  A key the regex does not

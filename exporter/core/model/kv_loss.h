@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loss by cause: every sequence number the stream found missing lands in
  * exactly one bucket, once the next status poll has looked at it:
  *

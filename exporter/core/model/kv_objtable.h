@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The set of live objects of one tenant: 64-bit key hash -> media mask.
  *
  * One slot is one uint64_t: the hash with its two low bits replaced by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* When a source reconciles, and why (docs/design.md, "Reconciliation"):
  * at start-up until it first succeeds; when the stream's view drifts from
  * the master's key count; when tenant `default` is stale (a gap, a

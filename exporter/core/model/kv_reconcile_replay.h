@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reconciliation, the pure part: a tenant's objects rebuilt from the
  * master's answers (the listing and the batch queries) into a fresh table,
  * the events applied to that tenant meanwhile, recorded in order, and their

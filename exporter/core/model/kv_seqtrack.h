@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Continuity of one publisher stream: transport sequence numbers (frame 1)
  * and event ids.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-tenant object state of one stream, keyed by (backend_id, tenant_id).
  *
  * Every figure is kept incrementally, O(1) per event; nothing here scans the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One publisher stream: decode -> sequence tracking -> state, and the
  * counters about the stream itself.  Pure: the caller supplies the frames
  * and the clock, and serialises calls.  Opaque: the shells learn what they

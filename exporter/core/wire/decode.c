@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Decoder for the Mooncake KV event wire format (see the subscriber guide
  * and tests/fixtures/upstream/README.md for what upstream really sends).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Decoder: one ZMQ multipart message -> one batch of events.
  *
  * Strings in the output point into the payload frame (zero copy): the

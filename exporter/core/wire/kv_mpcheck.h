@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A pre-scan of a msgpack buffer that msgpack-c does not do for us.
  *
  * msgpack-c allocates room for a container's declared element count before

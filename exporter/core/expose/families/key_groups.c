@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Key groups (--key.group-regex): each tenant's objects and events by the
  * group of their keys.  Shown only where key groups are on. */
 #include "kv_family.h"

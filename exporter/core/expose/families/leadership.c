@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Highly available masters: which member serves, failovers, split brains,
  * each member's role, and events from members that do not serve.  For the
  * sources whose members are all polled. */

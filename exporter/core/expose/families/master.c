@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Each member's master, from its GET /kv_events/status (and master_key_count
  * of its /metrics): its own counters, restarts, and loss by cause. */
 #include "kv_family.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tenant quotas, as the leader's GET /api/v1/tenant_quotas reports them. */
 #include "kv_family.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reconciliation of tenant `default` with the master, for the sources that
  * reconcile. */
 #include "kv_family.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exporter itself: its build, what it holds against its limits, its
  * scrapes, and the process figures the official client libraries give. */
 #include <string.h>

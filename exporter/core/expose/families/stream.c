@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The stream of each member: what arrived, its numbering, what was refused,
  * the connection, the dialect, lag; and each source's state's own figures. */
 #include "kv_family.h"

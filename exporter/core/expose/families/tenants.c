@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Each tenant's objects, their media, its events and whether its figures
  * can be trusted. */
 #include "kv_family.h"
