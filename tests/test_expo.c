@@ -29,6 +29,9 @@ static const char text[] =
 	"mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"+Inf\"} 1\n"
 	"mooncake_kv_event_lag_seconds_sum{source=\"m0\"} 0.5\n"
 	"mooncake_kv_event_lag_seconds_count{source=\"m0\"} 1\n"
+	"# HELP mooncake_kv_master_published_batches_total Batches.\n"
+	"# TYPE mooncake_kv_master_published_batches_total counter\n"
+	"mooncake_kv_master_published_batches_total{source=\"m0\"} 9\n"
 	"# HELP process_cpu_seconds_total CPU.\n"
 	"# TYPE process_cpu_seconds_total counter\n"
 	"process_cpu_seconds_total 1.5\n";
@@ -78,6 +81,10 @@ static void test_openmetrics(void **state)
 				   "mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"+Inf\"} 1\n"
 				   "mooncake_kv_event_lag_seconds_sum{source=\"m0\"} 0.5\n"
 				   "mooncake_kv_event_lag_seconds_count{source=\"m0\"} 1\n"
+				   /* mirrored from the master: its start is the master's, not ours */
+				   "# HELP mooncake_kv_master_published_batches Batches.\n"
+				   "# TYPE mooncake_kv_master_published_batches counter\n"
+				   "mooncake_kv_master_published_batches_total{source=\"m0\"} 9\n"
 				   "# HELP process_cpu_seconds CPU.\n"
 				   "# UNIT process_cpu_seconds seconds\n"
 				   "# TYPE process_cpu_seconds counter\n"

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "kv_common.h"
 #include "kv_exposition.h"
+#include "kv_family.h"
 #include "kv_regex.h"
 
 static bool ends_with(const char *s, size_t n, const char *suffix)
@@ -16,7 +17,7 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 struct family {
 	const char *name; /* as the TYPE line gives it */
 	size_t len;
-	bool counter, drop;
+	bool counter, drop, mirrored;
 	size_t om_len; /* a counter's OpenMetrics name drops _total */
 };
 
@@ -28,6 +29,7 @@ static void parse_type(const char *line, size_t n, struct family *f)
 	f->len = sp ? (size_t)(sp - name) : n - 7;
 	f->counter = sp && (size_t)(line + n - sp - 1) == 7 && !memcmp(sp + 1, "counter", 7);
 	f->om_len = f->counter && ends_with(f->name, f->len, "_total") ? f->len - 6 : f->len;
+	f->mirrored = f->counter && kv_family_mirrored(f->name, f->len);
 }
 
 /* HELP text in OpenMetrics escapes the double quote too. */
@@ -65,7 +67,8 @@ static void family_header_om(kv_buf *out, const struct family *f, const char *he
 }
 
 /* The counter sample's _created, for a series that started with the
- * exporter: every one without a tenant_id label. */
+ * exporter: every one without a tenant_id label (a tenant's starts when it
+ * is first seen), of a family not mirrored from the master. */
 static void add_created(kv_buf *out, const struct family *f, const char *line, size_t n, double created)
 {
 	const char *lb = memchr(line, '{', n), *end = line + n;
@@ -123,7 +126,7 @@ int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts 
 			continue;
 		kv_buf_add(out, line, n);
 		kv_buf_addc(out, '\n');
-		if (o->openmetrics && f.counter && o->created > 0)
+		if (o->openmetrics && f.counter && !f.mirrored && o->created > 0)
 			add_created(out, &f, line, n, o->created);
 	}
 	if (o->openmetrics)

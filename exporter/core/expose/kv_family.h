@@ -42,6 +42,7 @@ typedef struct kv_emit kv_emit;
 typedef void (*kv_samples_fn)(kv_emit *e, const kv_at *at);
 
 #define KV_FAM_MEMBER_ALWAYS 1u /* the member label even for a one-master source (the HA families) */
+#define KV_FAM_MIRRORED      2u /* a counter copied from the master: it started with the master's process, not ours */
 
 typedef struct kv_family {
 	const char *name, *type, *help;
@@ -71,6 +72,11 @@ void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
  * members polled (the HA and quota families), has key groups on. */
 bool kv_any_polled(const kv_exporter_snap *x);
 bool kv_any_groups(const kv_exporter_snap *x);
+
+/* Whether the family (its name as the text format's TYPE line gives it)
+ * is a counter mirrored from the master: OpenMetrics gives it no _created,
+ * because its start is not the exporter's. */
+bool kv_family_mirrored(const char *name, size_t len);
 
 /* The tables, in the order the exposition gives them. */
 typedef struct kv_family_table {

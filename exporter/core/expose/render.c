@@ -206,13 +206,26 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 	}
 }
 
+static const kv_family_table *const tables[] = {
+	&kv_stream_families,     &kv_tenant_families, &kv_key_group_families, &kv_master_families,
+	&kv_leadership_families, &kv_quota_families,  &kv_reconcile_families, &kv_self_families,
+};
+#define N_TABLES (sizeof(tables) / sizeof(tables[0]))
+
+bool kv_family_mirrored(const char *name, size_t len)
+{
+	for (size_t t = 0; t < N_TABLES; t++)
+		for (size_t i = 0; i < tables[t]->n; i++) {
+			const kv_family *f = &tables[t]->v[i];
+			if ((f->flags & KV_FAM_MIRRORED) && strlen(f->name) == len && !memcmp(f->name, name, len))
+				return true;
+		}
+	return false;
+}
+
 int kv_render(B *out, const kv_exporter_snap *x)
 {
-	const kv_family_table *tables[] = {
-		&kv_stream_families,     &kv_tenant_families, &kv_key_group_families, &kv_master_families,
-		&kv_leadership_families, &kv_quota_families,  &kv_reconcile_families, &kv_self_families,
-	};
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+	for (size_t t = 0; t < N_TABLES; t++)
 		for (size_t i = 0; i < tables[t]->n; i++) {
 			const kv_family *f = &tables[t]->v[i];
 			if (f->shown && !f->shown(x))

@@ -59,7 +59,8 @@ static void keys_poll_errors(kv_emit *e, const kv_at *a)
 		kv_sample_poll_errors(e, a->m->master.keys_errors);
 }
 
-#define MASTER KV_SCOPE_MEMBER, 0, any_master
+#define MASTER   KV_SCOPE_MEMBER, 0, any_master
+#define MIRRORED KV_SCOPE_MEMBER, KV_FAM_MIRRORED, any_master
 
 static const kv_family families[] = {
 	{"mooncake_kv_master_up", "gauge",
@@ -69,20 +70,20 @@ static const kv_family families[] = {
 	{"mooncake_kv_master_publisher_enabled", "gauge",
 	 "The master's `enabled` in its last valid answer: 1 while a KV event publisher is live.", MASTER, enabled},
 	{"mooncake_kv_master_published_batches_total", "counter",
-	 "published_batches reported by the master: ZMQ messages sent.", MASTER, batches},
+	 "published_batches reported by the master: ZMQ messages sent.", MIRRORED, batches},
 	{"mooncake_kv_master_published_events_total", "counter",
-	 "published_events reported by the master: events inside those messages.", MASTER, events},
+	 "published_events reported by the master: events inside those messages.", MIRRORED, events},
 	{"mooncake_kv_master_dropped_events_total", "counter",
-	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).", MASTER,
+	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).", MIRRORED,
 	 dropped},
 	{"mooncake_kv_master_skipped_keyless_events_total", "counter",
 	 "skipped_keyless_events reported by the master (the spec's field): per-object events not published for want "
 	 "of an object key.",
-	 MASTER, keyless},
+	 MIRRORED, keyless},
 	{"mooncake_kv_master_unparsed_keys_total", "counter",
 	 "skipped_unparsed_keys reported by the master (upstream's field): events whose key is not a decimal or 0x "
 	 "number, published with object_key all the same unless kv_events_emit_object_key=false.",
-	 MASTER, unparsed},
+	 MIRRORED, unparsed},
 	{"mooncake_kv_master_last_sequence", "gauge",
 	 "Last sequence number the master's publisher process used: published_batches + dropped_events.", MASTER,
 	 last_sequence},
