@@ -189,6 +189,45 @@ static void test_publisher_seen_before_the_first_message(void **state)
 	assert_int_equal(t.missing, 53);
 }
 
+/* Issue 21: a master restarts while the stream is away, and its new process
+ * has passed the old one's numbers and event ids by the time the stream is
+ * back.  A poll saw it absent in between: the jump is a restart from 1, not
+ * a gap.  A message that follows on says the publisher lived through it. */
+static void test_publisher_seen_absent_after_the_first_message(void **state)
+{
+	(void)state;
+	kv_seqtrack t = {0};
+	for (uint64_t s = 1; s <= 100; s++)
+		kv_seq_observe(&t, s, true, s);
+	kv_seq_publisher_seen(&t, false); /* down, or unreachable */
+	kv_seq_publisher_seen(&t, true);  /* back */
+	assert_int_equal(kv_seq_observe(&t, 700, true, 700), KV_SEQ_RESET);
+	assert_int_equal(t.resets, 1);
+	assert_int_equal(t.missing, 699); /* all of the new process's before it */
+	assert_int_equal(t.epoch_missing, 699);
+	assert_true(t.epoch_whole);
+	assert_int_equal(kv_seq_observe(&t, 702, true, 702), KV_SEQ_GAP); /* once: a gap is a gap again */
+	assert_int_equal(t.missing, 700);
+
+	/* only its admin API was gone: the stream follows on, and a later gap is a gap */
+	t = (kv_seqtrack){0};
+	for (uint64_t s = 1; s <= 100; s++)
+		kv_seq_observe(&t, s, true, s);
+	kv_seq_publisher_seen(&t, false);
+	assert_int_equal(kv_seq_observe(&t, 101, true, 101), KV_SEQ_NEXT);
+	assert_int_equal(kv_seq_observe(&t, 110, true, 110), KV_SEQ_GAP);
+	assert_int_equal(t.missing, 8);
+	assert_int_equal(t.resets, 0);
+
+	/* a duplicate is no answer either way */
+	t = (kv_seqtrack){0};
+	kv_seq_observe(&t, 5, true, 5);
+	kv_seq_publisher_seen(&t, false);
+	assert_int_equal(kv_seq_observe(&t, 5, true, 5), KV_SEQ_DUPLICATE);
+	assert_int_equal(kv_seq_observe(&t, 9, true, 9), KV_SEQ_RESET);
+	assert_int_equal(t.missing, 8);
+}
+
 static void test_tail(void **state)
 {
 	(void)state;
@@ -233,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_tail),
 		cmocka_unit_test(test_publisher_seen_before_the_first_message),
+		cmocka_unit_test(test_publisher_seen_absent_after_the_first_message),
 		cmocka_unit_test(test_event_ids),
 		cmocka_unit_test(test_reset_rebases_event_ids),
 	};

@@ -33,6 +33,7 @@ typedef struct kv_seqtrack {
 	bool eid_started;
 	bool epoch_whole; /* the current epoch was seen from its start (after a reset, or from 1) */
 	bool from_one;    /* before the first message: its publisher started after we began watching */
+	bool absent_seen; /* after it: a poll saw the publisher absent since the last message */
 	uint64_t last_seq;
 	uint64_t last_event_id;
 	uint64_t counted_upto; /* tail loss already counted up to this number (0: none), this epoch */
@@ -59,12 +60,15 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
  * one restart counts once). */
 bool kv_seq_observe_event_id(kv_seqtrack *t, uint64_t event_id, bool message_was_reset);
 
-/* What the master said of its publisher at a poll, before the first
+/* What the master said of its publisher at a poll.  Before the first
  * message: a publisher seen absent (a standby, a master down or
  * unreachable, enabled=false) starts at 1 when it comes, so every number
- * before the first one received is missing.  Only a publisher that was
- * publishing when we started watching was joined part-way.  After the
- * first message this changes nothing: a new process shows as a reset. */
+ * before the first one received is missing; only a publisher that was
+ * publishing when we started watching was joined part-way.  After it: the
+ * next message that does not follow on (a jump forward) is a new process
+ * that has already passed the old one's numbers, a restart from 1, not a
+ * gap; one that follows on says the publisher lived through it (only its
+ * admin API was gone). */
 void kv_seq_publisher_seen(kv_seqtrack *t, bool publishing);
 
 /* A rejected event of an accepted message: its id is not read (none of a

@@ -33,9 +33,13 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 	}
 	/* a new process: its numbers restart at 1, and so do its event ids, which
 	 * tell a restart even when the new numbers are already past the old (a
-	 * late message of a counted tail has ids above the last one received) */
+	 * late message of a counted tail has ids above the last one received);
+	 * and a jump after the publisher was seen absent is one that has passed
+	 * both */
 	bool eid_back = has_eid && t->eid_started && seq > t->last_seq && first_eid <= t->last_event_id;
-	if (seq < t->last_seq || eid_back) {
+	bool jump_after_absence = t->absent_seen && seq > kv_seq_position(t) + 1;
+	t->absent_seen = false;
+	if (seq < t->last_seq || eid_back || jump_after_absence) {
 		t->resets++;
 		t->eid_started = false;
 		t->eid_counted_upto = 0;
@@ -58,6 +62,8 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 
 void kv_seq_publisher_seen(kv_seqtrack *t, bool publishing)
 {
+	if (t->started && !publishing)
+		t->absent_seen = true;
 	if (t->started || publishing || t->from_one)
 		return;
 	/* its sequence and its event ids will start at 1: the stream stands at
