@@ -7,6 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kv_buf.h"
+
 #include "kv_common.h"
 #include "kv_master_quotas.h"
 
@@ -94,12 +96,91 @@ static void test_copy(void **state)
 	kv_quotas_free(&c);
 }
 
+/* Read as it arrives: in pieces of every size, any key order, white space
+ * anywhere JSON allows it; a key twice, bytes after the document, or an
+ * element that is no object fail it. */
+static enum kv_poll_error stream(kv_quotas_reader *r, kv_quotas *q, const char *body, size_t step)
+{
+	kv_quotas_reader_reset(r);
+	size_t len = strlen(body);
+	for (size_t at = 0; at < len; at += step)
+		assert_int_equal(kv_quotas_reader_feed(r, body + at, len - at < step ? len - at : step), KV_OK);
+	return kv_quotas_reader_end(r, q);
+}
+
+static void test_streamed(void **state)
+{
+	(void)state;
+	static const char spaced[] = " {\n \"data\" : [ " ENTRY("default", 1000, 900, 950, true, true) " ,\n\t" ENTRY(
+		"a \\\"}{[", 4096, 4096, 10, false,
+		false) " ] , \"other\": {\"x\": [1, \"]}\"]},\"success\" : true }\n";
+	kv_quotas_reader r;
+	kv_quotas_reader_init(&r, 100);
+	for (size_t step = 1; step <= sizeof(spaced); step++) {
+		kv_quotas q = {0};
+		assert_int_equal(stream(&r, &q, spaced, step), KV_POLL_OK);
+		assert_int_equal(q.n, 2);
+		assert_int_equal(q.v[0].charged, 950);
+		assert_int_equal(q.v[1].name_len, 6); /* the escape undone */
+		assert_memory_equal(q.names.data + q.v[1].name_at, "a \"}{[", 6);
+		kv_quotas_free(&q);
+	}
+	static const char *const bad[] = {
+		"{\"success\":true,\"data\":[],\"data\":[]}",
+		"{\"success\":true,\"success\":true,\"data\":[]}",
+		"{\"success\":true,\"data\":[]} x",
+		"{\"success\":true,\"data\":[1]}",
+		"{\"success\":true,\"data\":[" ENTRY("a", 1, 1, 1, true, true),
+		"{\"success\":\"true\",\"data\":[]}",
+		"{\"data\":[]}",
+	};
+	kv_quotas q = {0};
+	parse(&q, two, 100, KV_POLL_OK);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		enum kv_poll_error e = stream(&r, &q, bad[i], 3);
+		assert_true(e == KV_POLL_PARSE || e == KV_POLL_FIELD);
+		assert_int_equal(q.n, 2); /* the last good answer stays */
+	}
+	kv_quotas_free(&q);
+	kv_quotas_reader_free(&r);
+}
+
+/* 20,000 tenants (some 190 bytes each), read in 16 KiB pieces with room
+ * for 10,000: the first 10,000 kept, the rest counted, and nothing held but
+ * one element at a time besides them. */
+static void test_many_tenants(void **state)
+{
+	(void)state;
+	kv_buf body;
+	kv_buf_init(&body);
+	kv_buf_adds(&body, "{\"success\":true,\"data\":[");
+	for (int t = 0; t < 20000; t++)
+		kv_buf_printf(&body,
+			      "%s{\"tenant_id\":\"tenant-%d\",\"requested_quota_bytes\":1048576,"
+			      "\"effective_quota_bytes\":1048576,\"charged_bytes\":%d,\"admission_closed\":false,"
+			      "\"over_quota\":false,\"has_explicit_policy\":true}",
+			      t ? "," : "", t, t * 4096);
+	kv_buf_adds(&body, "]}");
+	assert_true(kv_buf_ok(&body) && body.len > 20000 * 180);
+	kv_quotas_reader r;
+	kv_quotas_reader_init(&r, 10000);
+	kv_quotas q = {0};
+	assert_int_equal(stream(&r, &q, body.data, 16384), KV_POLL_OK);
+	assert_int_equal(q.n, 10000);
+	assert_int_equal(q.overflow, 10000);
+	assert_int_equal(q.v[9999].charged, 9999 * 4096);
+	assert_memory_equal(q.names.data + q.v[9999].name_at, "tenant-9999", 11);
+	assert_true(r.buf.cap <= 4096);
+	kv_quotas_free(&q);
+	kv_quotas_reader_free(&r);
+	kv_buf_free(&body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_bounded),
-		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_parse),    cmocka_unit_test(test_bounded),      cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_streamed), cmocka_unit_test(test_many_tenants),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,11 @@ import sys
 DS = {"type": "prometheus", "uid": "${datasource}"}
 # every exporter may call its source "default" (one per master): the
 # exporter is part of every selection and every legend
-SRC = 'instance=~"$instance",source=~"$source"'
-TEN = 'instance=~"$instance",source=~"$source",tenant_id=~"$tenant_id"'
+# cluster, namespace and job narrow the exporters where the scrape has those
+# labels (an absent label matches their "All", .*)
+WHERE = 'cluster=~"$cluster",namespace=~"$namespace",job=~"$job",instance=~"$instance"'
+SRC = WHERE + ',source=~"$source"'
+TEN = SRC + ',tenant_id=~"$tenant_id"'
 RI = "$__rate_interval"
 
 
@@ -74,11 +77,16 @@ def dashboard(uid, title, desc, variables, panels):
             "panels": layout(panels)}
 
 
-SOURCE_VAR = var_query("source", "Source",
-                       'label_values(mooncake_kv_messages_received_total{instance=~"$instance"}, source)')
-TENANT_VAR = var_query("tenant_id", "Tenant",
-                       'label_values(mooncake_kv_objects{instance=~"$instance",source=~"$source"}, tenant_id)')
-INSTANCE_VAR = var_query("instance", "Exporter", "label_values(mooncake_kv_exporter_build_info, instance)")
+SOURCE_VAR = var_query("source", "Source", 'label_values(mooncake_kv_messages_received_total{%s}, source)' % WHERE)
+TENANT_VAR = var_query("tenant_id", "Tenant", 'label_values(mooncake_kv_objects{%s}, tenant_id)' % SRC)
+# the exporters: by cluster, namespace and job where the scrape has them, then by instance
+SCOPE_VARS = [
+    var_query("cluster", "Cluster", "label_values(mooncake_kv_exporter_build_info, cluster)"),
+    var_query("namespace", "Namespace", 'label_values(mooncake_kv_exporter_build_info{cluster=~"$cluster"}, namespace)'),
+    var_query("job", "Job", 'label_values(mooncake_kv_exporter_build_info{cluster=~"$cluster",namespace=~"$namespace"}, job)'),
+    var_query("instance", "Exporter", 'label_values(mooncake_kv_exporter_build_info{cluster=~"$cluster",'
+              'namespace=~"$namespace",job=~"$job"}, instance)'),
+]
 LEADER_MAPPING = [{"type": "value", "options": {"0": {"text": "standby", "color": "blue"},
                                                 "1": {"text": "leader", "color": "green"}}}]
 UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"},
@@ -87,7 +95,7 @@ UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"
 
 def overview():
     return dashboard("mooncake-kv-overview", "Mooncake KV / Overview",
-                     "Health of each source's KV event stream and master.", [var_datasource(), INSTANCE_VAR, SOURCE_VAR], [
+                     "Health of each source's KV event stream and master.", [var_datasource(), *SCOPE_VARS, SOURCE_VAR], [
         panel("stat", "Subscriber connected",
               [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{instance}} {{source}} {{member}}")],
               w=6, h=4, mappings=UP_MAPPING, desc="1 while the ZMQ subscriber is connected to the master's publisher."),
@@ -180,7 +188,7 @@ MEDIA_EXACT = ("Exact in the media dialect (the guide's per-medium events). In t
 def tenants():
     return dashboard("mooncake-kv-tenants", "Mooncake KV / Tenants",
                      "Objects per tenant, their medium mix and placement, and which tenants can be trusted.",
-                     [var_datasource(), INSTANCE_VAR, SOURCE_VAR, TENANT_VAR], [
+                     [var_datasource(), *SCOPE_VARS, SOURCE_VAR, TENANT_VAR], [
         panel("timeseries", "Objects per tenant", [(f"mooncake_kv_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
               stack=True, w=24, desc=OBJECTS_EXACT),
         panel("timeseries", "Medium mix", [(f"sum by (medium) (mooncake_kv_objects_by_medium{{{TEN}}})", "{{medium}}")],
@@ -225,12 +233,20 @@ def tenants():
               unit="bytes",
               desc="The leader's charged bytes over the objects the stream shows, beside the objects per tenant: "
                    "whether a tenant near its quota holds many objects or large ones."),
-        panel("table", "Tenants over quota or closed to new objects",
-              [(f"mooncake_kv_tenant_over_quota{{{TEN}}} == 1 or mooncake_kv_tenant_admission_closed{{{TEN}}} == 1",
-                "")]),
+        panel("timeseries", "Puts refused for the quota",
+              [(f"sum by (instance, source, tenant_id, reason) "
+                f"(increase(mooncake_kv_tenant_quota_rejects_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} {{reason}}")],
+              desc="Puts the leader refused for the tenant's quota (the master's mooncake_tenant_quota_reject_total), "
+                   "after evicting what it could of the tenant's own memory: what a tenant over its quota costs "
+                   "its clients. Empty while nothing is refused."),
+        panel("table", "Tenants over quota",
+              [(f"mooncake_kv_tenant_over_quota{{{TEN}}} == 1", "")],
+              desc="Normal for a full cache: the leader evicts the tenant's own objects before it refuses a put. "
+                   "(admission_closed is another thing: a tenant with no explicit quota policy.)"),
         panel("timeseries", "Charged bytes and effective quota",
               [(f"mooncake_kv_tenant_charged_bytes{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} charged"),
-               (f'mooncake_kv_tenant_quota_bytes{{{TEN},kind="effective"}}', "{{instance}} {{source}} {{tenant_id}} quota")],
+               (f"mooncake_kv_tenant_quota_effective_bytes{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} quota")],
               unit="bytes"),
         panel("timeseries", "Duplicate stores and unknown removals",
               [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
@@ -246,10 +262,10 @@ def tenants():
 
 
 def exporter():
-    inst = 'instance=~"$instance"'
+    inst = WHERE
     return dashboard("mooncake-kv-exporter", "Mooncake KV / Exporter",
                      "The exporter's own health: scrape cost, decode errors, memory, limits.",
-                     [var_datasource(), INSTANCE_VAR, SOURCE_VAR], [
+                     [var_datasource(), *SCOPE_VARS, SOURCE_VAR], [
         panel("table", "Build", [(f"mooncake_kv_exporter_build_info{{{inst}}}", "")], w=24, h=4),
         panel("timeseries", "Scrape duration", [(f"mooncake_kv_exporter_last_scrape_duration_seconds{{{inst}}}",
                                                  "{{instance}}")], unit="s"),
@@ -304,7 +320,7 @@ def keygroups():
     KG = TEN + ',key_group=~"$key_group"'
     return dashboard("mooncake-kv-key-groups", "Mooncake KV / Key groups",
                      "Which model or release holds the cache: objects per key group (--key.group-regex), their media "
-                     "and churn.", [var_datasource(), INSTANCE_VAR, SOURCE_VAR, TENANT_VAR, group_var], [
+                     "and churn.", [var_datasource(), *SCOPE_VARS, SOURCE_VAR, TENANT_VAR, group_var], [
         panel("timeseries", "Objects per key group",
               [(f"sum by (key_group) (mooncake_kv_objects_by_key_group{{{KG}}})", "{{key_group}}")], stack=True, w=24,
               desc="Live objects whose key falls in each group, all selected tenants; \"\" is keys the regex does "

@@ -414,7 +414,8 @@ static const struct flag flags[] = {
 	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL, "DUR  default 5s"},
 	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL, "DUR  default 2s"},
 	{"--master.max-body-bytes", set_num, CFG(max_status_bytes), 1024, 1ull << 30, NULL,
-	 "N  default 1048576; a larger answer is refused and counted"},
+	 "N  default 1048576; a larger status, /ha_status or /leader answer is refused and counted (/metrics and the "
+	 "quotas are read as they arrive, at any size)"},
 	HEADING("Reconciliation with the master (opt-in: it costs the master a full key listing):"),
 	{"--master.reconcile", set_switch, CFG(reconcile), 0, 0, NULL,
 	 "[true|false]  rebuild tenant default of the --zmq.endpoint source from the master (in --source: "

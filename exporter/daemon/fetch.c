@@ -7,6 +7,10 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
 	kv_fetch *f = arg;
 	size_t len = size * n;
+	if (f->sink) {
+		f->sink_refused = !f->sink(p, len, f->sink_ctx);
+		return f->sink_refused ? 0 : len;
+	}
 	if (f->body.len + len > f->limit) {
 		f->too_large = true;
 		return 0; /* a short count aborts the transfer */
@@ -66,6 +70,19 @@ enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
 		 * short: what came back cannot be read */
 		return KV_POLL_PARSE;
 	}
+}
+
+enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http)
+{
+	f->sink = sink;
+	f->sink_ctx = ctx;
+	f->sink_refused = false;
+	enum kv_poll_error err = kv_fetch_get(f, url, http);
+	if (f->sink_refused)
+		err = KV_POLL_NO_MEMORY;
+	f->sink = NULL;
+	f->sink_ctx = NULL;
+	return err;
 }
 
 enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)

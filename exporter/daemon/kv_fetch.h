@@ -11,11 +11,17 @@
 #include "kv_buf.h"
 #include "kv_common.h"
 
+/* Bytes of an answer as they arrive; false aborts the transfer. */
+typedef bool (*kv_fetch_sink)(const void *p, size_t n, void *ctx);
+
 typedef struct kv_fetch {
 	CURL *h;
 	kv_buf body; /* the last answer's body (NUL-terminated; data NULL when empty) */
 	size_t limit;
 	bool too_large;
+	kv_fetch_sink sink; /* while streaming */
+	void *sink_ctx;
+	bool sink_refused;
 } kv_fetch;
 
 /* Returns 0 or KV_ENOMEM. */
@@ -26,6 +32,12 @@ void kv_fetch_free(kv_fetch *f);
  * else the reason (KV_POLL_HTTP_STATUS for another status); *http is the
  * status, 0 when no answer came. */
 enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http);
+
+/* GETs url, handing the body to sink as it arrives instead of keeping it:
+ * no size limit, the sink keeps what it needs (for answers that grow with
+ * the tenants).  Returns as kv_fetch_get, or KV_POLL_NO_MEMORY when the sink
+ * refused. */
+enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http);
 
 /* The reason for a failed transfer (too_large: the body outgrew its limit). */
 enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large);

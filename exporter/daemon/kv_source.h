@@ -18,6 +18,7 @@
 #include "kv_drift.h"
 #include "kv_leadership.h"
 #include "kv_master_status.h"
+#include "kv_master_metrics.h"
 #include "kv_master_quotas.h"
 #include "kv_snapshot.h"
 #include "kv_stream.h"
@@ -56,6 +57,7 @@ struct kv_source {
 	kv_leadership leadership; /* under lock: who leads, failovers, split brains, a dropped state */
 	kv_member_role *roles;    /* under lock: each member's, in member order */
 	kv_quotas quotas;         /* under lock: the leader's last answer */
+	kv_quota_rejects rejects; /* under lock: the leader's puts refused for a quota, from its /metrics */
 	uint64_t quota_errors[KV_POLL__COUNT];
 
 	kv_drift drift;       /* under lock: the state against master_key_count */

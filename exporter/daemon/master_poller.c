@@ -59,30 +59,47 @@ struct urls {
 	char status[2048], keys[2048], ha[2048], leader[2048], quotas[2048];
 };
 
-/* The master's key count: kept in kv_master, and compared with the
- * stream's view (drift: see the reconciler). */
-static void poll_keys(kv_member *m, kv_fetch *f, const struct urls *u)
+static bool into_reader(const void *p, size_t n, void *ctx)
+{
+	return kv_metrics_reader_feed(ctx, p, n) == KV_OK;
+}
+
+/* The leader's /metrics, read as it arrives: its key count (kept in
+ * kv_master, and compared with the stream's view: drift, see the
+ * reconciler) and the puts it refused for a tenant's quota. */
+static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u, kv_metrics_reader *r)
 {
 	kv_source *s = m->src;
 	long http;
-	double keys = 0;
-	enum kv_poll_error err = kv_fetch_get(f, u->keys, &http);
+	kv_metrics_reader_reset(r);
+	enum kv_poll_error err = kv_fetch_stream(f, u->keys, into_reader, r, &http);
 	if (err == KV_POLL_OK)
-		err = kv_master_metrics_sum(f->body.data ? f->body.data : "", f->body.len, "master_key_count", &keys);
+		err = kv_metrics_reader_end(r);
 	pthread_mutex_lock(&s->lock);
-	kv_master_record_keys(&m->master, err, keys);
-	atomic_store(&s->drifting, kv_drift_observe(&s->drift, err == KV_POLL_OK, keys, s->state));
+	kv_master_record_keys(&m->master, err, r->keys);
+	atomic_store(&s->drifting, kv_drift_observe(&s->drift, err == KV_POLL_OK, r->keys, s->state));
+	if (err == KV_POLL_OK) { /* the new answer in, the old one's memory to the reader */
+		kv_quota_rejects t = s->rejects;
+		s->rejects = r->rejects;
+		r->rejects = t;
+	}
 	pthread_mutex_unlock(&s->lock);
 }
 
 /* The tenant quotas, from the serving member: 409 says quotas are off on
  * that master (said once in the log, nothing exported), 503 that it no
  * longer serves (nothing to say). */
-static void poll_quotas(kv_member *m, kv_fetch *f, const struct urls *u)
+static bool into_quotas(const void *p, size_t n, void *ctx)
+{
+	return kv_quotas_reader_feed(ctx, p, n) == KV_OK;
+}
+
+static void poll_quotas(kv_member *m, kv_fetch *f, const struct urls *u, kv_quotas_reader *r)
 {
 	kv_source *s = m->src;
 	long http;
-	enum kv_poll_error err = kv_fetch_get(f, u->quotas, &http);
+	kv_quotas_reader_reset(r);
+	enum kv_poll_error err = kv_fetch_stream(f, u->quotas, into_quotas, r, &http);
 	if (http == 503)
 		return;
 	pthread_mutex_lock(&s->lock);
@@ -91,9 +108,8 @@ static void poll_quotas(kv_member *m, kv_fetch *f, const struct urls *u)
 		kv_quotas_free(&s->quotas);
 		s->quotas.mode = KV_QUOTAS_OFF;
 	} else {
-		if (err == KV_POLL_OK)
-			err = kv_quotas_parse(&s->quotas, f->body.data ? f->body.data : "", f->body.len,
-					      s->config->max_tenants);
+		if (err == KV_POLL_OK) /* read outside the lock; swapped in under it */
+			err = kv_quotas_reader_end(r, &s->quotas);
 		if (err != KV_POLL_OK)
 			s->quota_errors[err]++;
 	}
@@ -155,9 +171,15 @@ void *kv_master_poller_main(void *arg)
 	snprintf(u.leader, sizeof(u.leader), "%s/leader", m->cfg->status);
 	snprintf(u.quotas, sizeof(u.quotas), "%s/api/v1/tenant_quotas", m->cfg->status);
 	kv_fetch f;
+	kv_metrics_reader metrics;
+	kv_metrics_reader_init(&metrics, 4 * c->max_tenants); /* a few reasons per tenant */
+	kv_quotas_reader quotas;
+	kv_quotas_reader_init(&quotas, c->max_tenants);
 	if (kv_fetch_init(&f, c->poll_timeout, c->max_status_bytes) != KV_OK) {
 		kv_log(KV_LOG_ERROR, "curl_easy_init failed", "source", s->cfg->name, NULL);
 		kv_fetch_free(&f);
+		kv_metrics_reader_free(&metrics);
+		kv_quotas_reader_free(&quotas);
 		return NULL;
 	}
 	kv_ratelimit rl = KV_RATELIMIT(60.0, 10);
@@ -211,8 +233,8 @@ void *kv_master_poller_main(void *arg)
 		log_ha(m, news, &ha);
 		kv_member_log_dialect(m, dnews, &dialect);
 		if (leads) {
-			poll_keys(m, &f, &u);
-			poll_quotas(m, &f, &u);
+			poll_metrics(m, &f, &u, &metrics);
+			poll_quotas(m, &f, &u, &quotas);
 		}
 
 		next += c->poll_interval;
@@ -222,5 +244,7 @@ void *kv_master_poller_main(void *arg)
 			next = kv_now();
 	}
 	kv_fetch_free(&f);
+	kv_metrics_reader_free(&metrics);
+	kv_quotas_reader_free(&quotas);
 	return NULL;
 }

@@ -85,6 +85,7 @@ static void free_members(kv_source *s)
 	free(s->roles);
 	kv_state_free(s->state);
 	kv_quotas_free(&s->quotas);
+	kv_quota_rejects_free(&s->rejects);
 }
 
 int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
@@ -413,6 +414,8 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 	out->dropped = s->leadership.dropped;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
 	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
+	if (rc == KV_OK)
+		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
 	int rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	out->recon.enabled = s->cfg->reconcile;

@@ -80,7 +80,7 @@ def test_failover_mid_stream(procs):
     on its own endpoint, which is no restart of the old one's; the tenant state, fed by
     both, equals everything the wire carried; quotas come from the leader."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.6", "steady:rate=3000,seconds=1", "failover",
-                           "steady:rate=3000,seconds=1", "sleep:seconds=0.8", "truth", "wait"],
+                           "steady:rate=3000,seconds=1", "quota-reject:count=7", "sleep:seconds=0.8", "truth", "wait"],
               seed=41, members=2, extra=["--quotas", "on", "--quota-bytes", "2000000"])
     exp = Exporter(procs, EXPORTER, [sim.ha_source("ha")])
     sim.start()
@@ -96,15 +96,57 @@ def test_failover_mid_stream(procs):
     eq(m, "mooncake_kv_stale_tenants", len(truth["tenants"]), source="ha", reason="failover")
     for q in truth["quotas"]:
         L = dict(source="ha", tenant_id=q["tenant_id"])
-        eq(m, "mooncake_kv_tenant_quota_bytes", q["requested_quota_bytes"], kind="requested", **L)
-        eq(m, "mooncake_kv_tenant_quota_bytes", q["effective_quota_bytes"], kind="effective", **L)
+        eq(m, "mooncake_kv_tenant_quota_requested_bytes", q["requested_quota_bytes"], **L)
+        eq(m, "mooncake_kv_tenant_quota_effective_bytes", q["effective_quota_bytes"], **L)
         eq(m, "mooncake_kv_tenant_charged_bytes", q["charged_bytes"], **L)
         eq(m, "mooncake_kv_tenant_over_quota", 1 if q["over_quota"] else 0, **L)
+        # upstream: admission is closed for a tenant without an explicit policy, not for one over quota
+        assert q["admission_closed"] == (not q["has_explicit_policy"])
         eq(m, "mooncake_kv_tenant_admission_closed", 1 if q["admission_closed"] else 0, **L)
+    # the leader's refused puts, mirrored from its /metrics, each tenant's exactly
+    assert sum(truth["quota_rejects"].values()) == 7
+    got = {dict(k)["tenant_id"]: v for k, v in m.find("mooncake_kv_tenant_quota_rejects_total", source="ha").items()}
+    assert got == {t: n for t, n in truth["quota_rejects"].items()}, (got, truth["quota_rejects"])
     assert any(q["over_quota"] for q in truth["quotas"]) and not all(q["over_quota"] for q in truth["quotas"]), truth["quotas"]
     eq(m, "mooncake_kv_tenant_quotas_enabled", 1, source="ha")
     assert http_get(exp.url + "/-/ready")[0] == 200
     promtool_check(m)
+
+
+def test_twenty_thousand_tenants(procs):
+    """A master with 20,000 tenants: its /metrics (~450 bytes a tenant) and its quota
+    answer (~190) are several MiB, past --master.max-body-bytes; read as they arrive,
+    every tenant's quota, the refused puts and the key count come through, and no
+    read fails."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=30000", "quota-reject:count=40", "sleep:seconds=0.5",
+                           "truth", "wait"],
+              seed=47, extra=["--quotas", "on", "--tenants", "20000", "--keys", "20", "--quota-bytes", "8192"])
+    exp = Exporter(procs, EXPORTER, [sim.source("big")], extra=["--limits.max-tenants", "20000",
+                                                                  "--master.poll-interval", "1s"])
+    sim.start()
+    truth = sim.truth_written(timeout=60)
+    metrics_body = http_get(sim.status_url + "/metrics", timeout=30)[2]
+    quotas_body = http_get(sim.status_url + "/api/v1/tenant_quotas", timeout=30)[2]
+    print("20,000 tenants: the master's /metrics %.1f MiB, its quotas %.1f MiB"
+          % (len(metrics_body) / 2**20, len(quotas_body) / 2**20))
+    assert len(metrics_body) > 2**20 and len(quotas_body) > 2**20
+
+    def all_there():
+        m = exp.metrics()
+        return (len(m.find("mooncake_kv_tenant_quota_effective_bytes", source="big")) == 20000
+                and m.get("mooncake_kv_master_keys", source="big") == truth["master_keys"]
+                and sum(m.find("mooncake_kv_tenant_quota_rejects_total", source="big").values()) == 40)
+    wait_for(all_there, 30, "every tenant's quota, the key count and the rejects")
+    m = exp.metrics()
+    for q in truth["quotas"][::997]:
+        L = dict(source="big", tenant_id=q["tenant_id"])
+        eq(m, "mooncake_kv_tenant_quota_effective_bytes", q["effective_quota_bytes"], **L)
+        eq(m, "mooncake_kv_tenant_charged_bytes", q["charged_bytes"], **L)
+    got = {dict(k)["tenant_id"]: v for k, v in m.find("mooncake_kv_tenant_quota_rejects_total", source="big").items()}
+    assert got == truth["quota_rejects"]
+    eq(m, "mooncake_kv_tenant_quotas_overflow", 0, source="big")
+    for fam in ("mooncake_kv_master_keys_poll_errors_total", "mooncake_kv_master_quota_poll_errors_total"):
+        assert sum(m.find(fam, source="big").values()) == 0, (fam, m.find(fam, source="big"))
 
 
 def test_three_members_split_brain_flap_and_a_dead_one(procs):
@@ -139,7 +181,7 @@ def test_three_members_split_brain_flap_and_a_dead_one(procs):
     assert http_get(exp.url + "/-/ready")[0] == 200
     # quotas not enabled (409): nothing exported, said once
     eq(m, "mooncake_kv_tenant_quotas_enabled", 0, source="c3")
-    assert m.find("mooncake_kv_tenant_quota_bytes", source="c3") == {}
+    assert m.find("mooncake_kv_tenant_quota_effective_bytes", source="c3") == {}
     log = procs.log(exp.proc)
     assert log.count("tenant quotas are not enabled") == 1, log
     assert log.count("split brain") == 1

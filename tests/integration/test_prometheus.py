@@ -50,7 +50,7 @@ INCIDENTS = [
 ]
 HEALTHY_SECONDS = 12  # at least, once Prometheus has scraped
 # panels that list problems: empty when all is well
-EMPTY_WHEN_HEALTHY = {"Tenants over quota or closed to new objects"}
+EMPTY_WHEN_HEALTHY = {"Tenants over quota", "Puts refused for the quota"}
 # the simulator plays Mooncake main, whose object dialect never sends cleared: the
 # exporter serves no clears series for it (docs/design.md, "Dialects")
 EMPTY_IN_OBJECT_DIALECT = ("mooncake_kv_tenant_clears_total",)
@@ -114,7 +114,8 @@ class Prom:
 
 
 def dashboard_queries():
-    subst = {"$source": "m0", "$tenant_id": ".*", "$instance": ".*", "$key_group": ".*", "$__rate_interval": "1m"}
+    subst = {"$source": "m0", "$tenant_id": ".*", "$instance": ".*", "$key_group": ".*", "$__rate_interval": "1m",
+             "$cluster": ".*", "$namespace": ".*", "$job": ".*"}
     for f in sorted(os.listdir(os.path.join(ROOT, "dashboards"))):
         if not f.endswith(".json"):
             continue

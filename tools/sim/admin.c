@@ -158,13 +158,9 @@ static enum MHD_Result batch_query_keys(struct member *mb, struct MHD_Connection
 
 static enum MHD_Result metrics(struct member *m, struct MHD_Connection *c)
 {
-	struct sim *s = m->s;
-	char *body = malloc(256);
-	int n = snprintf(body, 256,
-			 "# HELP master_key_count Total number of keys in the master\n"
-			 "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
-			 (unsigned long long)atomic_load(&s->master_keys));
-	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, (size_t)n);
+	size_t n;
+	char *body = metrics_text(m->s, &n);
+	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, n);
 }
 
 static enum MHD_Result tenant_quotas(struct member *m, struct MHD_Connection *c)

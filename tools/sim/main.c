@@ -27,6 +27,8 @@
  *                              each drop reserving one sequence number
  *   clear:all                  RemoveAll on every tenant (media dialect: cleared where it held objects)
  *   batch-remove:count=N       BatchRemove of N random objects: no event, as upstream
+ *   quota-reject:count=N       N puts refused for their tenant's quota (a tenant over it, else any):
+ *                              no event, counted in the master's mooncake_tenant_quota_reject_total
  *   quota-evict:count=N        EvictTenantMemoryForQuota on N random objects: silent on main
  *   upgrade                    the master is upgraded in place: a new process that speaks the other dialect
  *   restart                    new publisher process: sequence, event ids and
@@ -92,7 +94,8 @@ static const char usage[] =
 	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
 	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] crash:seconds=S\n"
 	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I]\n"
-	"        quota-evict:count=N upgrade admin-off admin-on poison:count=N (failover, crash: after=S) "
+	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
+	"after=S) "
 	"sleep:seconds=S "
 	"wait\n";
 
@@ -209,7 +212,8 @@ int main(int argc, char **argv)
 	s->wire = calloc((size_t)o->tenants * o->keys, 1);
 	s->wire_since = calloc((size_t)o->tenants * o->keys, 1);
 	s->truth = calloc(o->tenants, sizeof(*s->truth));
-	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->truth)
+	s->quota_rejects = calloc(o->tenants, sizeof(*s->quota_rejects));
+	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->truth || !s->quota_rejects)
 		die("out of memory");
 	s->zctx = zmq_ctx_new();
 	pthread_mutex_init(&s->model_lock, NULL);
@@ -243,6 +247,7 @@ int main(int argc, char **argv)
 	free(s->wire);
 	free(s->wire_since);
 	free(s->truth);
+	free(s->quota_rejects);
 	free(o->phases);
 	return 0;
 }

@@ -227,11 +227,13 @@ json_t *quotas_json(struct sim *s)
 		struct quota q = tenant_quota(s, t);
 		char name[32];
 		tenant_name(t, name, sizeof(name));
+		/* upstream closes admission for a tenant with no explicit policy
+		 * (tenant_quota.cpp, ApplyEffectiveQuota), not for one over quota */
 		json_array_append_new(data, json_pack("{s:s,s:I,s:I,s:I,s:b,s:b,s:b}", "tenant_id", name,
 						      "requested_quota_bytes", (json_int_t)q.requested,
 						      "effective_quota_bytes", (json_int_t)q.effective, "charged_bytes",
-						      (json_int_t)q.charged, "admission_closed", q.over, "over_quota",
-						      q.over, "has_explicit_policy", q.explicit_policy));
+						      (json_int_t)q.charged, "admission_closed", !q.explicit_policy,
+						      "over_quota", q.over, "has_explicit_policy", q.explicit_policy));
 	}
 	pthread_mutex_unlock(&s->model_lock);
 	return data;
@@ -243,4 +245,48 @@ void status_skipped(struct sim *s, json_t *j, uint64_t skipped)
 			    json_integer((json_int_t)skipped));
 	if (s->o.dialect == DIALECT_MEDIA && !s->o.spec_extras) /* dev/conductor's */
 		json_object_set_new(j, "invalid_event_hashes", json_integer(0));
+}
+
+void op_quota_reject(struct sim *s, unsigned t)
+{
+	pthread_mutex_lock(&s->model_lock);
+	s->quota_rejects[t]++;
+	pthread_mutex_unlock(&s->model_lock);
+}
+
+char *metrics_text(struct sim *s, size_t *len)
+{
+	size_t cap = 256 + (s->o.quotas ? (size_t)s->o.tenants * 640 : 0), n = 0;
+	char *b = malloc(cap);
+	if (!b)
+		die("out of memory");
+	n += (size_t)snprintf(b + n, cap - n,
+			      "# HELP master_key_count Total number of keys in the master\n"
+			      "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
+			      (unsigned long long)atomic_load(&s->master_keys));
+	pthread_mutex_lock(&s->model_lock);
+	for (unsigned t = 0; s->o.quotas && t < s->o.tenants; t++) {
+		struct quota q = tenant_quota(s, t);
+		char name[32];
+		tenant_name(t, name, sizeof(name));
+		n += (size_t)snprintf(b + n, cap - n,
+				      "mooncake_tenant_quota_requested_bytes{tenant_id=\"%s\"} %llu\n"
+				      "mooncake_tenant_quota_effective_bytes{tenant_id=\"%s\"} %llu\n"
+				      "mooncake_tenant_quota_charged_bytes{tenant_id=\"%s\"} %llu\n"
+				      "mooncake_tenant_quota_admission_closed{tenant_id=\"%s\"} %d\n"
+				      "mooncake_tenant_quota_over_quota{tenant_id=\"%s\"} %d\n"
+				      "mooncake_tenant_evict_bytes_total{tenant_id=\"%s\"} 0\n",
+				      name, (unsigned long long)q.requested, name, (unsigned long long)q.effective,
+				      name, (unsigned long long)q.charged, name, !q.explicit_policy, name, q.over,
+				      name);
+		if (s->quota_rejects[t])
+			n += (size_t)snprintf(
+				b + n, cap - n,
+				"mooncake_tenant_quota_reject_total{tenant_id=\"%s\",reason=\"quota_exceeded\"} "
+				"%llu\n",
+				name, (unsigned long long)s->quota_rejects[t]);
+	}
+	pthread_mutex_unlock(&s->model_lock);
+	*len = n;
+	return b;
 }

@@ -76,6 +76,25 @@ static void quota_evict(struct sim *s, const char *spec)
 	flush(s);
 }
 
+/* puts refused for a tenant's quota: one over it if any, else any tenant */
+static void quota_reject(struct sim *s, const char *spec)
+{
+	uint64_t n = (uint64_t)param(spec, "count", 10);
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned t = (unsigned)(rnd(s) % s->o.tenants);
+		for (unsigned k = 0; k < s->o.tenants; k++) {
+			pthread_mutex_lock(&s->model_lock);
+			bool over = tenant_quota(s, (t + k) % s->o.tenants).over;
+			pthread_mutex_unlock(&s->model_lock);
+			if (over) {
+				t = (t + k) % s->o.tenants;
+				break;
+			}
+		}
+		op_quota_reject(s, t);
+	}
+}
+
 static void batch_remove(struct sim *s, const char *spec)
 {
 	uint64_t n = (uint64_t)param(spec, "count", 100);
@@ -227,6 +246,7 @@ static const struct {
 	{"ops", ops},
 	{"burst", burst},
 	{"quota-evict", quota_evict},
+	{"quota-reject", quota_reject},
 	{"batch-remove", batch_remove},
 	{"clear", clear},
 	{"restart", restart},

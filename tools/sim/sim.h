@@ -104,6 +104,7 @@ struct sim {
 	uint64_t unheard, lost_messages, lost_events; /* sent while no socket was bound */
 	pthread_mutex_t model_lock;                   /* the master's model: ops write, admin endpoints read */
 	atomic_ullong master_keys;                    /* keys of all tenants in the master's model */
+	uint64_t *quota_rejects;                      /* per tenant: puts refused for its quota (under model_lock) */
 };
 
 /* Key shapes of the integrations (docs/key-groups.md); the model of key k is
@@ -185,6 +186,12 @@ extern const char *const garbage_reasons[2]; /* the decode reasons they must giv
 
 /* --- master.c: the master's model and operations --- */
 
+/* The master's /metrics as upstream shapes it: master_key_count, and with
+ * quotas on its per-tenant quota gauges (master_admin_service.cpp) and the
+ * reject counter (master_metric_manager.cpp), some 450 bytes a tenant.
+ * Returns a malloc'd body; takes model_lock. */
+char *metrics_text(struct sim *s, size_t *len);
+
 /* Sets a cell of the master's model, keeping master_keys. */
 void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media);
 void random_op(struct sim *s); /* one random operation of a master under load */
@@ -201,6 +208,10 @@ struct quota {
 	bool over, explicit_policy;
 };
 struct quota tenant_quota(struct sim *s, unsigned t);
+/* A put of tenant t refused for its quota: upstream counts it in
+ * mooncake_tenant_quota_reject_total{reason="quota_exceeded"} once evicting
+ * the tenant's own memory did not make room (master_service.cpp). */
+void op_quota_reject(struct sim *s, unsigned t);
 /* Every tenant's quota as upstream's GET /api/v1/tenant_quotas lists it
  * (the "data" array); takes model_lock. */
 json_t *quotas_json(struct sim *s);

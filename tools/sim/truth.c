@@ -103,6 +103,15 @@ void write_truth(struct sim *s, const char *path)
 	json_object_set_new(root, "split_brains", json_integer((json_int_t)s->split_brains));
 	if (s->o.quotas) /* as the leader answers /api/v1/tenant_quotas */
 		json_object_set_new(root, "quotas", quotas_json(s));
+	json_t *rejects = json_object();
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		if (s->quota_rejects[t]) {
+			char name[32];
+			tenant_name(t, name, sizeof(name));
+			json_object_set_new(rejects, name, json_integer((json_int_t)s->quota_rejects[t]));
+		}
+	json_object_set_new(root, "quota_rejects", rejects);
+	json_object_set_new(root, "master_keys", json_integer((json_int_t)atomic_load(&s->master_keys)));
 	json_object_set_new(root, "lost_messages", json_integer((json_int_t)s->lost_messages));
 	json_object_set_new(root, "lost_events", json_integer((json_int_t)s->lost_events));
 	json_object_set_new(root, "spec_extras", json_boolean(s->o.spec_extras));

@@ -9,6 +9,7 @@
 #include "kv_dialect.h"
 #include "kv_leadership.h"
 #include "kv_master_status.h"
+#include "kv_master_metrics.h"
 #include "kv_master_quotas.h"
 #include "kv_stream.h"
 
@@ -49,6 +50,7 @@ typedef struct kv_source_snap {
 	bool dropped;        /* its one master stands by: no per-tenant series */
 	bool object_dialect; /* every member speaks Mooncake main's dialect: it never sends cleared */
 	kv_quotas quotas;
+	kv_quota_rejects rejects;
 	uint64_t quota_errors[KV_POLL__COUNT];
 	uint64_t tenants_overflow;
 	uint64_t objects_overflow;

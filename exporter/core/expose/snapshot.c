@@ -99,6 +99,7 @@ void kv_source_snap_release(kv_source_snap *snap)
 	snap->members = NULL;
 	snap->n_members = snap->cap_members = 0;
 	kv_quotas_free(&snap->quotas);
+	kv_quota_rejects_free(&snap->rejects);
 	free(snap->tenants);
 	free(snap->group_pool);
 	free(snap->group_names);

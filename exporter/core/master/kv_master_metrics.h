@@ -1,16 +1,63 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reading one family out of a Prometheus text exposition (the master's
- * /metrics).  Pure, bounded by the body it is given. */
+/* The leader's /metrics (Prometheus text), read as it arrives and never held
+ * whole: upstream's /metrics grows by some 450 bytes per tenant (its
+ * per-tenant quota gauges, master_admin_service.cpp), so a body cap would be
+ * outgrown by tenants.  Only what the exporter uses is kept:
+ * master_key_count (summed over its series: the drift of the stream's view)
+ * and mooncake_tenant_quota_reject_total{tenant_id,reason}
+ * (master_metric_manager.cpp: puts refused for a tenant's quota), bounded.
+ * Pure: the poller hands the bytes here as libcurl delivers them. */
 #ifndef KV_MASTER_METRICS_H
 #define KV_MASTER_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "kv_buf.h"
 #include "kv_common.h"
 
-/* Sums the samples of metric `name` (any labels).  Returns KV_POLL_OK with
- * *sum set, or KV_POLL_FIELD when there is no such sample or one of them is
- * not a number. */
-enum kv_poll_error kv_master_metrics_sum(const char *body, size_t len, const char *name, double *sum);
+#define KV_METRICS_MAX_LINE (64 * 1024) /* a longer line is skipped, and makes the answer bad */
+
+/* One (tenant, reason) of the reject counter. */
+typedef struct kv_quota_reject {
+	size_t tenant_at, reason_at; /* in names, each followed by a NUL */
+	uint32_t tenant_len, reason_len;
+	double count;
+} kv_quota_reject;
+
+typedef struct kv_quota_rejects {
+	kv_quota_reject *v;
+	size_t n, cap;
+	kv_buf names;
+	uint64_t overflow; /* series left out: beyond the limit */
+} kv_quota_rejects;
+
+/* Copies src into dst, reusing dst's memory.  Returns 0 or KV_ENOMEM (dst
+ * then holds none). */
+int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src);
+void kv_quota_rejects_free(kv_quota_rejects *r);
+
+typedef struct kv_metrics_reader {
+	kv_buf line;   /* the line being received */
+	bool skipping; /* inside an overlong line */
+	bool bad;      /* a sample we read was not a number, or a line too long */
+	bool has_keys;
+	double keys; /* master_key_count, summed */
+	kv_quota_rejects rejects;
+	size_t max_rejects;
+} kv_metrics_reader;
+
+/* max_rejects: reject series kept (the rest counted in overflow). */
+void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects);
+/* Forgets what was read: for the next answer. */
+void kv_metrics_reader_reset(kv_metrics_reader *r);
+void kv_metrics_reader_free(kv_metrics_reader *r);
+/* Bytes of the answer, in order.  Returns 0 or KV_ENOMEM. */
+int kv_metrics_reader_feed(kv_metrics_reader *r, const void *p, size_t n);
+/* The answer is complete.  Returns KV_POLL_OK; KV_POLL_FIELD when it has no
+ * master_key_count, or a sample we use is not a number, or a line is
+ * longer than KV_METRICS_MAX_LINE; KV_POLL_NO_MEMORY. */
+enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r);
 
 #endif

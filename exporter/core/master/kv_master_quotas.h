@@ -34,9 +34,37 @@ typedef struct kv_quotas {
 	uint64_t overflow; /* tenants left out of the last answer: beyond the tenant limit */
 } kv_quotas;
 
-/* Parses a 200 body into q (replacing what it held), keeping at most max
- * tenants.  Returns KV_POLL_OK, KV_POLL_PARSE or KV_POLL_FIELD (q is then
- * unchanged), or KV_POLL_NO_MEMORY. */
+/* The answer read as it arrives, never held whole: it grows by some 190
+ * bytes per tenant, so a body cap would be outgrown by tenants.  Only the
+ * top level is scanned here; each element of data[] (at most
+ * KV_QUOTAS_MAX_ELEMENT bytes) is parsed whole by jansson and kept while
+ * there is room (at most max tenants, the rest counted in overflow). */
+#define KV_QUOTAS_MAX_ELEMENT (64 * 1024)
+
+typedef struct kv_quotas_reader {
+	kv_quotas q; /* what this answer holds so far */
+	size_t max;
+	enum kv_poll_error err;
+	kv_buf buf; /* the element being received */
+	int top, depth;
+	bool fed, in_string, escape, capture, any_key;
+	bool in_data, in_success, data_array, seen_data, seen_success, success;
+	char key[8], literal[8];
+	size_t key_len, literal_len;
+} kv_quotas_reader;
+
+void kv_quotas_reader_init(kv_quotas_reader *r, size_t max);
+/* For the next answer (its memory kept). */
+void kv_quotas_reader_reset(kv_quotas_reader *r);
+void kv_quotas_reader_free(kv_quotas_reader *r);
+/* Bytes of a 200 answer, in order.  Returns 0 or KV_ENOMEM. */
+int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n);
+/* The answer is complete: on KV_POLL_OK it replaces what q held (whole or
+ * not at all: on KV_POLL_PARSE, KV_POLL_FIELD or KV_POLL_NO_MEMORY q is
+ * unchanged). */
+enum kv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q);
+
+/* The same for a body held whole. */
 enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max);
 /* Copies src into dst, reusing dst's memory.  Returns 0 or KV_ENOMEM (dst
  * then holds no tenants). */

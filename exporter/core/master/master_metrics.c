@@ -1,70 +1,218 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_common.h"
 #include "kv_master_metrics.h"
 
-/* End of the label set that starts at p ('{'), or NULL: quoted values may
- * hold '}' and escaped quotes. */
-static const char *labels_end(const char *p, const char *end)
+#define KEYS    "master_key_count"
+#define REJECTS "mooncake_tenant_quota_reject_total"
+
+int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src)
 {
-	bool quoted = false;
-	for (p++; p < end; p++) {
-		if (quoted && *p == '\\')
-			p++;
-		else if (*p == '"')
-			quoted = !quoted;
-		else if (!quoted && *p == '}')
-			return p + 1;
+	dst->n = 0;
+	dst->overflow = src->overflow;
+	kv_buf_reset(&dst->names);
+	if (src->n > dst->cap) {
+		kv_quota_reject *p = realloc(dst->v, src->n * sizeof(*p));
+		if (!p)
+			return KV_ENOMEM;
+		dst->v = p;
+		dst->cap = src->n;
 	}
-	return NULL;
+	kv_buf_add(&dst->names, src->names.data, src->names.len);
+	if (!kv_buf_ok(&dst->names)) {
+		kv_buf_free(&dst->names);
+		kv_buf_init(&dst->names);
+		return KV_ENOMEM;
+	}
+	if (src->n)
+		memcpy(dst->v, src->v, src->n * sizeof(*src->v));
+	dst->n = src->n;
+	return KV_OK;
 }
 
-static int sample_value(const char *p, const char *end, double *v)
+void kv_quota_rejects_free(kv_quota_rejects *r)
+{
+	free(r->v);
+	kv_buf_free(&r->names);
+	memset(r, 0, sizeof(*r));
+}
+
+void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects)
+{
+	memset(r, 0, sizeof(*r));
+	kv_buf_init(&r->line);
+	kv_buf_init(&r->rejects.names);
+	r->max_rejects = max_rejects;
+}
+
+void kv_metrics_reader_reset(kv_metrics_reader *r)
+{
+	kv_buf_reset(&r->line);
+	kv_buf_reset(&r->rejects.names);
+	r->rejects.n = 0;
+	r->rejects.overflow = 0;
+	r->skipping = r->bad = r->has_keys = false;
+	r->keys = 0;
+}
+
+void kv_metrics_reader_free(kv_metrics_reader *r)
+{
+	kv_buf_free(&r->line);
+	kv_quota_rejects_free(&r->rejects);
+}
+
+/* The sample's value after its name and labels. */
+static bool sample_value(const char *p, const char *end, double *v)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	char num[64];
 	size_t n = 0;
-	while (p < end && *p != ' ' && *p != '\t' && n < sizeof(num) - 1)
+	while (p < end && *p != ' ' && *p != '\t' && *p != '\r' && n < sizeof(num) - 1)
 		num[n++] = *p++;
 	num[n] = '\0';
 	char *e;
 	double d = strtod(num, &e);
 	if (!n || *e || isnan(d))
-		return KV_EINVAL;
+		return false;
 	*v = d;
-	return KV_OK;
+	return true;
 }
 
-enum kv_poll_error kv_master_metrics_sum(const char *body, size_t len, const char *name, double *sum)
+/* One label of the set at *pp ('{' or ',' before it): its name, and its
+ * value unescaped into out (at most cap bytes).  Advances *pp past it;
+ * false at the set's end or on a malformed label. */
+static bool next_label(const char **pp, const char *end, const char **name, size_t *name_len, char *out, size_t cap,
+		       size_t *out_len)
 {
-	size_t nl = strlen(name);
-	const char *p = body, *end = body + len;
-	double total = 0;
-	bool found = false;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		if (!eol)
-			eol = end;
-		if ((size_t)(eol - p) > nl && memcmp(p, name, nl) == 0 &&
-		    (p[nl] == '{' || p[nl] == ' ' || p[nl] == '\t')) {
-			const char *v = p + nl;
-			if (*v == '{' && !(v = labels_end(v, eol)))
-				return KV_POLL_FIELD;
-			double d;
-			if (sample_value(v, eol, &d) != KV_OK)
-				return KV_POLL_FIELD;
-			total += d;
-			found = true;
+	const char *p = *pp;
+	if (p >= end || (*p != '{' && *p != ','))
+		return false;
+	p++;
+	*name = p;
+	while (p < end && *p != '=' && *p != '}')
+		p++;
+	if (p >= end || *p != '=' || p + 1 >= end || p[1] != '"')
+		return false;
+	*name_len = (size_t)(p - *name);
+	p += 2;
+	size_t n = 0;
+	for (; p < end && *p != '"'; p++) {
+		char c = *p;
+		if (c == '\\' && p + 1 < end) {
+			c = *++p == 'n' ? '\n' : *p;
 		}
-		p = eol + 1;
+		if (n >= cap)
+			return false;
+		out[n++] = c;
 	}
-	if (!found)
-		return KV_POLL_FIELD;
-	*sum = total;
-	return KV_POLL_OK;
+	if (p >= end)
+		return false;
+	*out_len = n;
+	*pp = p + 1;
+	return true;
+}
+
+static void reject_sample(kv_metrics_reader *r, const char *labels, const char *end)
+{
+	char tenant[256], reason[64], value[256];
+	size_t tl = 0, rl = 0, vl;
+	bool has_t = false, has_r = false;
+	const char *p = labels, *name;
+	size_t nl;
+	while (next_label(&p, end, &name, &nl, value, sizeof(value), &vl)) {
+		if (nl == 9 && !memcmp(name, "tenant_id", 9) && vl <= sizeof(tenant)) {
+			memcpy(tenant, value, vl), tl = vl, has_t = true;
+		} else if (nl == 6 && !memcmp(name, "reason", 6) && vl <= sizeof(reason)) {
+			memcpy(reason, value, vl), rl = vl, has_r = true;
+		}
+	}
+	double v;
+	if (p >= end || *p != '}' || !has_t || !has_r || !sample_value(p + 1, end, &v)) {
+		r->bad = true;
+		return;
+	}
+	kv_quota_rejects *q = &r->rejects;
+	if (q->n >= r->max_rejects) {
+		q->overflow++;
+		return;
+	}
+	if (q->n == q->cap) {
+		kv_quota_reject *g = kv_array_grow(q->v, &q->cap, sizeof(*g), 16, r->max_rejects);
+		if (!g) {
+			q->names.failed = true; /* out of memory: the answer is lost */
+			return;
+		}
+		q->v = g;
+	}
+	kv_quota_reject *e = &q->v[q->n++];
+	e->tenant_at = q->names.len;
+	e->tenant_len = (uint32_t)tl;
+	kv_buf_add(&q->names, tenant, tl);
+	kv_buf_addc(&q->names, '\0'); /* each name a C string too, for the renderer */
+	e->reason_at = q->names.len;
+	e->reason_len = (uint32_t)rl;
+	kv_buf_add(&q->names, reason, rl);
+	kv_buf_addc(&q->names, '\0');
+	e->count = v;
+}
+
+static void line(kv_metrics_reader *r, const char *p, size_t n)
+{
+	const char *end = p + n;
+	if (n > sizeof(KEYS) - 1 && !memcmp(p, KEYS, sizeof(KEYS) - 1) &&
+	    (p[sizeof(KEYS) - 1] == ' ' || p[sizeof(KEYS) - 1] == '{')) {
+		const char *v = p + sizeof(KEYS) - 1;
+		if (*v == '{')
+			v = memchr(v, '}', (size_t)(end - v)); /* upstream's labels hold no '}' */
+		double d;
+		if (!v || !sample_value(*v == '}' ? v + 1 : v, end, &d)) {
+			r->bad = true;
+			return;
+		}
+		r->keys += d;
+		r->has_keys = true;
+	} else if (n > sizeof(REJECTS) - 1 && !memcmp(p, REJECTS, sizeof(REJECTS) - 1) &&
+		   p[sizeof(REJECTS) - 1] == '{') {
+		reject_sample(r, p + sizeof(REJECTS) - 1, end);
+	}
+}
+
+int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
+{
+	const char *p = data, *end = p + n;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		if (!r->skipping) {
+			if (r->line.len + (size_t)(e - p) > KV_METRICS_MAX_LINE) {
+				r->skipping = r->bad = true;
+				kv_buf_reset(&r->line);
+			} else if (nl && !r->line.len) {
+				line(r, p, (size_t)(e - p)); /* whole in this piece: no copy */
+			} else {
+				kv_buf_add(&r->line, p, (size_t)(e - p));
+				if (nl) {
+					line(r, r->line.data ? r->line.data : "", r->line.len);
+					kv_buf_reset(&r->line);
+				}
+			}
+		}
+		if (nl)
+			r->skipping = false;
+		p = nl ? nl + 1 : end;
+	}
+	return kv_buf_ok(&r->line) && kv_buf_ok(&r->rejects.names) ? KV_OK : KV_ENOMEM;
+}
+
+enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r)
+{
+	if (r->line.len && !r->skipping)
+		line(r, r->line.data, r->line.len);
+	kv_buf_reset(&r->line);
+	if (!kv_buf_ok(&r->rejects.names))
+		return KV_POLL_NO_MEMORY;
+	return r->has_keys && !r->bad ? KV_POLL_OK : KV_POLL_FIELD;
 }

@@ -37,54 +37,214 @@ static bool entry(const json_t *e, kv_quota *q, const char **name, size_t *name_
 	       get_bool(e, "has_explicit_policy", &q->explicit_policy);
 }
 
-enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max)
+/* One element of data[], whole: parsed, checked, and kept while there is
+ * room (checked all the same past the limit: a bad answer is not
+ * half-taken). */
+static void element(kv_quotas_reader *r, const char *p, size_t n)
 {
 	enum kv_poll_error rc = KV_POLL_FIELD;
-	json_t *root = kv_master_json(body, len, &rc);
-	if (!root)
-		return rc;
-	const json_t *ok = json_object_get(root, "success"), *data = json_object_get(root, "data");
-	if (!json_is_true(ok) || !json_is_array(data))
-		goto out;
-	size_t n = json_array_size(data), keep = n < max ? n : max;
-	kv_quota *v = keep ? calloc(keep, sizeof(*v)) : NULL;
-	kv_buf names;
-	kv_buf_init(&names);
-	rc = KV_POLL_NO_MEMORY;
-	if (keep && !v)
-		goto out;
-	rc = KV_POLL_FIELD;
-	for (size_t i = 0; i < n; i++) {
-		kv_quota e = {0};
-		const char *name;
-		size_t name_len;
-		if (!entry(json_array_get(data, i), &e, &name, &name_len)) {
-			free(v);
-			kv_buf_free(&names);
-			goto out;
+	json_t *e = kv_master_json(p, n, &rc);
+	kv_quota q = {0};
+	const char *name;
+	size_t name_len;
+	if (!e || !entry(e, &q, &name, &name_len)) {
+		r->err = rc == KV_POLL_NO_MEMORY ? rc : KV_POLL_FIELD;
+	} else if (r->q.n >= r->max) {
+		r->q.overflow++;
+	} else if (r->q.n == r->q.cap && !(r->q.v = kv_array_grow(r->q.v, &r->q.cap, sizeof(*r->q.v), 64, r->max))) {
+		r->err = KV_POLL_NO_MEMORY;
+	} else {
+		q.name_at = r->q.names.len;
+		q.name_len = (uint32_t)name_len;
+		kv_buf_add(&r->q.names, name, name_len);
+		r->q.v[r->q.n++] = q;
+	}
+	json_decref(e);
+}
+
+void kv_quotas_reader_init(kv_quotas_reader *r, size_t max)
+{
+	memset(r, 0, sizeof(*r));
+	kv_buf_init(&r->q.names);
+	kv_buf_init(&r->buf);
+	r->max = max;
+}
+
+void kv_quotas_reader_reset(kv_quotas_reader *r)
+{
+	kv_quota *v = r->q.v;
+	size_t cap = r->q.cap, max = r->max;
+	kv_buf names = r->q.names, buf = r->buf;
+	memset(r, 0, sizeof(*r));
+	r->q.v = v, r->q.cap = cap, r->max = max;
+	r->q.names = names, r->buf = buf;
+	kv_buf_reset(&r->q.names);
+	kv_buf_reset(&r->buf);
+}
+
+void kv_quotas_reader_free(kv_quotas_reader *r)
+{
+	kv_quotas_free(&r->q);
+	kv_buf_free(&r->buf);
+}
+
+/* The shape is {"success":true,"data":[{...},...]} in any key order; only
+ * the top level is scanned here, each element is handed to jansson whole. */
+enum { TOP_START, TOP_KEY, TOP_COLON, TOP_VALUE, TOP_NEXT, TOP_DONE };
+
+static void scan(kv_quotas_reader *r, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n && !r->err; i++) {
+		char c = p[i];
+		if (r->in_string) {
+			if (r->capture)
+				kv_buf_addc(&r->buf, c);
+			if (r->escape)
+				r->escape = false;
+			else if (c == '\\')
+				r->escape = true;
+			else if (c == '"')
+				r->in_string = false;
+			if (r->depth == 1 && r->top == TOP_KEY && !r->in_string)
+				r->top = TOP_COLON;
+			else if (r->depth == 1 && r->top == TOP_KEY && r->key_len < sizeof(r->key))
+				r->key[r->key_len++] = c;
+			continue;
 		}
-		if (i >= keep)
-			continue; /* checked all the same: a bad answer is not half-taken */
-		e.name_at = names.len;
-		e.name_len = (uint32_t)name_len;
-		kv_buf_add(&names, name, name_len);
-		v[i] = e;
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			if (r->capture)
+				kv_buf_addc(&r->buf, c);
+			continue;
+		}
+		if (r->top == TOP_START) {
+			if (c != '{')
+				r->err = KV_POLL_PARSE;
+			r->top = TOP_KEY;
+			r->depth = 1;
+			continue;
+		}
+		if (r->depth == 1) {
+			switch (r->top) {
+			case TOP_KEY:
+				if (c == '}' && !r->any_key) {
+					r->top = TOP_DONE, r->depth = 0;
+				} else if (c == '"') {
+					r->in_string = true, r->key_len = 0;
+				} else {
+					r->err = KV_POLL_PARSE;
+				}
+				continue;
+			case TOP_COLON:
+				r->top = c == ':' ? TOP_VALUE : (r->err = KV_POLL_PARSE, TOP_DONE);
+				r->any_key = true;
+				r->in_data = r->key_len == 4 && !memcmp(r->key, "data", 4);
+				r->in_success = r->key_len == 7 && !memcmp(r->key, "success", 7);
+				if ((r->in_data && r->seen_data) || (r->in_success && r->seen_success))
+					r->err = KV_POLL_PARSE; /* a key twice: which would be right? */
+				r->seen_data |= r->in_data;
+				r->seen_success |= r->in_success;
+				r->literal_len = 0;
+				continue;
+			case TOP_VALUE:
+				if (r->in_data && c != '[') {
+					r->err = KV_POLL_FIELD;
+					continue;
+				}
+				r->top = TOP_NEXT;
+				r->data_array = r->in_data;
+				break; /* the value's first byte: below */
+			case TOP_NEXT:
+				if (c == ',' || c == '}') {
+					if (r->in_success)
+						r->success = r->literal_len == 4 && !memcmp(r->literal, "true", 4);
+					r->in_data = r->in_success = false;
+					r->top = c == ',' ? TOP_KEY : TOP_DONE;
+					r->depth = c == ',' ? 1 : 0;
+					continue;
+				}
+				break;
+			default:
+				r->err = KV_POLL_PARSE;
+				continue;
+			}
+		}
+		if (r->top == TOP_DONE) {
+			r->err = KV_POLL_PARSE; /* bytes after the document */
+			continue;
+		}
+		/* inside a top-level value */
+		if (r->depth == 1 && r->in_success && c != '{' && c != '[' && c != '"') {
+			if (r->literal_len < sizeof(r->literal))
+				r->literal[r->literal_len++] = c;
+			continue;
+		}
+		if (r->depth == 2 && r->data_array && r->in_data) {
+			if (c == ',' || c == ']') {
+				if (c == ']')
+					r->depth = 1, r->data_array = false;
+				continue;
+			}
+			if (c != '{') {
+				r->err = KV_POLL_FIELD; /* an element that is no object */
+				continue;
+			}
+			r->capture = true;
+			kv_buf_reset(&r->buf);
+		}
+		if (r->capture)
+			kv_buf_addc(&r->buf, c);
+		if (c == '"') {
+			r->in_string = true;
+		} else if (c == '{' || c == '[') {
+			r->depth++;
+		} else if (c == '}' || c == ']') {
+			r->depth--;
+			if (r->capture && r->depth == 2) {
+				r->capture = false;
+				if (kv_buf_ok(&r->buf))
+					element(r, r->buf.data, r->buf.len);
+				kv_buf_reset(&r->buf);
+			}
+		}
+		if (r->capture && r->buf.len > KV_QUOTAS_MAX_ELEMENT)
+			r->err = KV_POLL_FIELD;
 	}
-	if (!kv_buf_ok(&names)) {
-		free(v);
-		kv_buf_free(&names);
+}
+
+int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n)
+{
+	r->fed = r->fed || n;
+	scan(r, p, n);
+	return r->err == KV_POLL_NO_MEMORY || !kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names) ? KV_ENOMEM : KV_OK;
+}
+
+enum kv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q)
+{
+	enum kv_poll_error rc = r->err;
+	if (!kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names))
 		rc = KV_POLL_NO_MEMORY;
-		goto out;
-	}
-	kv_quotas_free(q);
+	else if (!rc && (!r->fed || r->top != TOP_DONE || r->in_string))
+		rc = KV_POLL_PARSE;
+	else if (!rc && (!r->success || !r->seen_data))
+		rc = KV_POLL_FIELD;
+	if (rc)
+		return rc;
+	/* the answer in, the old one's memory to the reader */
+	kv_quotas t = *q;
+	*q = r->q;
 	q->mode = KV_QUOTAS_ON;
-	q->v = v;
-	q->n = q->cap = keep;
-	q->names = names;
-	q->overflow = n - keep;
-	rc = KV_POLL_OK;
-out:
-	json_decref(root);
+	r->q = t;
+	r->q.mode = KV_QUOTAS_UNKNOWN;
+	return KV_POLL_OK;
+}
+
+enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max)
+{
+	kv_quotas_reader r;
+	kv_quotas_reader_init(&r, max);
+	kv_quotas_reader_feed(&r, body, len);
+	enum kv_poll_error rc = kv_quotas_reader_end(&r, q);
+	kv_quotas_reader_free(&r);
 	return rc;
 }
 

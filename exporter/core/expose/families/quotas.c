@@ -2,10 +2,30 @@
 /* Tenant quotas, as the leader's GET /api/v1/tenant_quotas reports them. */
 #include "kv_family.h"
 
-static void quota_bytes(kv_emit *e, const kv_at *a)
+static void requested(kv_emit *e, const kv_at *a)
 {
-	kv_sample_u64(e, (kv_label){"kind", "requested"}, a->q->requested);
-	kv_sample_u64(e, (kv_label){"kind", "effective"}, a->q->effective);
+	kv_sample_u64(e, KV_NO_LABEL, a->q->requested);
+}
+
+static void effective(kv_emit *e, const kv_at *a)
+{
+	kv_sample_u64(e, KV_NO_LABEL, a->q->effective);
+}
+
+static void rejects(kv_emit *e, const kv_at *a)
+{
+	const kv_quota_rejects *r = &a->s->rejects;
+	for (size_t i = 0; a->s->polled && i < r->n; i++) {
+		const kv_label l[] = {{"tenant_id", r->names.data + r->v[i].tenant_at},
+				      {"reason", r->names.data + r->v[i].reason_at}};
+		kv_sample_labels(e, l, 2, r->v[i].count);
+	}
+}
+
+static void rejects_overflow(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON)
+		kv_sample_u64(e, KV_NO_LABEL, a->s->rejects.overflow);
 }
 
 static void charged(kv_emit *e, const kv_at *a)
@@ -45,15 +65,25 @@ static void poll_errors(kv_emit *e, const kv_at *a)
 #define SOURCE KV_SCOPE_SOURCE, 0, kv_any_polled
 
 static const kv_family families[] = {
-	{"mooncake_kv_tenant_quota_bytes", "gauge",
-	 "The tenant's quota as the leader reports it: requested, and effective (what it enforces).", QUOTA,
-	 quota_bytes},
+	{"mooncake_kv_tenant_quota_requested_bytes", "gauge", "The tenant's quota as its policy asks for it.", QUOTA,
+	 requested},
+	{"mooncake_kv_tenant_quota_effective_bytes", "gauge",
+	 "The tenant's quota as the leader enforces it, after its fair-share recomputation across tenants.", QUOTA,
+	 effective},
 	{"mooncake_kv_tenant_charged_bytes", "gauge", "Bytes the leader charges to the tenant's quota.", QUOTA,
 	 charged},
 	{"mooncake_kv_tenant_over_quota", "gauge", "1 when the leader says the tenant is over its quota.", QUOTA,
 	 over_quota},
-	{"mooncake_kv_tenant_admission_closed", "gauge", "1 when the leader admits no new objects of the tenant.",
+	{"mooncake_kv_tenant_admission_closed", "gauge",
+	 "The leader's admission_closed: upstream closes admission for a tenant with no explicit quota policy "
+	 "(not for one over its quota, whose puts evict its own objects first).",
 	 QUOTA, admission_closed},
+	{"mooncake_kv_tenant_quota_rejects_total", "counter",
+	 "Puts the leader refused for the tenant's quota, by reason: the master's "
+	 "mooncake_tenant_quota_reject_total, read from its /metrics.",
+	 KV_SCOPE_SOURCE, KV_FAM_MIRRORED, kv_any_polled, rejects},
+	{"mooncake_kv_tenant_quota_rejects_overflow", "gauge",
+	 "Series of the leader's reject counter left out: beyond 4 x --limits.max-tenants.", SOURCE, rejects_overflow},
 	{"mooncake_kv_tenant_quotas_enabled", "gauge",
 	 "1 when the leader enforces tenant quotas, 0 when it answered 409 (not enabled); absent until known.", SOURCE,
 	 enabled},
