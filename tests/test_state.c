@@ -366,6 +366,48 @@ static void test_object_cleared(void **state)
 	assert_int_equal(tenant(f->st, "t")->stale, 0);
 }
 
+/* --limits.tenant-idle-timeout: a tenant with no object and no event for the
+ * timeout is forgotten (its room in the budget back, its series gone); one
+ * with objects, or with a recent event, stays; one that comes back starts
+ * afresh, stale since start-up. */
+static void test_idle_tenants_expire(void **state)
+{
+	struct fx *f = *state;
+	const int64_t t0 = 1795982104612, idle = 3600 * 1000;
+	ev_spec e;
+	uint64_t seq = 0;
+#define AT(ms, type, tn, key)                                                \
+	do {                                                                 \
+		ev_init(&e, EV_UPSTREAM, type, seq + 1, B, tn, "cpu", key);  \
+		assert_int_equal(feed_at(f->st, ++seq, &e, 1, (ms)), KV_OK); \
+	} while (0)
+	AT(t0, "stored", "holds", "k1");
+	AT(t0, "stored", "emptied", "k2");
+	AT(t0 + 1000, "removed", "emptied", "k2"); /* empty from t0 + 1 s */
+	AT(t0, "stored", "recent", "k3");
+	AT(t0 + idle, "removed", "recent", "k3"); /* empty, but active at t0 + 1 h */
+	kv_state *st = (kv_state *)kv_stream_state(f->st);
+	assert_int_equal(atomic_load(&f->budget.tenants), 3);
+	assert_int_equal(kv_state_expire(st, t0 + idle, idle), 0); /* "emptied": 1 s short */
+	assert_int_equal(kv_state_expire(st, t0 + 1000 + idle, idle), 1);
+	assert_null(tenant(f->st, "emptied"));
+	assert_non_null(tenant(f->st, "holds")); /* objects: never */
+	assert_non_null(tenant(f->st, "recent"));
+	assert_int_equal(kv_state_tenant_count(st), 2);
+	assert_int_equal(kv_state_tenants_expired(st), 1);
+	assert_int_equal(atomic_load(&f->budget.tenants), 2);
+	/* the index still finds the others, and a tenant can come back */
+	expect_counts(f, "holds", 1, 0, 0);
+	AT(t0 + 2 * idle, "stored", "emptied", "k9");
+	const kv_tenant *back = tenant(f->st, "emptied");
+	assert_non_null(back);
+	assert_int_equal(back->counts.events[KV_EV_STORED], 1); /* afresh */
+	assert_true(back->stale & KV_STALE_STARTUP);
+	assert_int_equal(kv_state_expire(st, t0 + 2 * idle + idle, idle), 1); /* "recent" now */
+	assert_int_equal(kv_state_tenant_count(st), 2);
+#undef AT
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_object_upsert_is_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dialect_switch_both_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_cleared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_tenants_expire, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
 }

@@ -258,13 +258,18 @@ static int set_num(struct parse *p, const struct flag *f, const char *val)
 	return KV_OK;
 }
 
+/* A duration: 10ms to 1h, or to the flag's max seconds when it has one (a
+ * flag with a max also takes 0, "never"). */
 static int set_duration(struct parse *p, const struct flag *f, const char *val)
 {
 	double d;
-	double most = f->off == offsetof(kv_config, reconcile_interval) ? 86400 : 3600;
-	if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > most)
-		return set_err(p, "%s \"%s\" is not a duration between 10ms and %s (like 5s, 500ms)", f->name, val,
-			       most > 3600 ? "24h" : "1h");
+	double most = f->max ? (double)f->max : f->off == offsetof(kv_config, reconcile_interval) ? 86400 : 3600;
+	if (f->max && !strcmp(val, "0")) {
+		d = 0;
+	} else if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > most) {
+		return set_err(p, "%s \"%s\" is not a duration between 10ms and %.0fh (like 5s, 500ms)%s", f->name, val,
+			       most / 3600, f->max ? ", or 0" : "");
+	}
 	memcpy((char *)p->c + f->off, &d, sizeof(d));
 	if (f->off == offsetof(kv_config, poll_timeout))
 		p->timeout_given = true;
@@ -440,6 +445,9 @@ static const struct flag flags[] = {
 	 "N  default 10000 (all sources together)"},
 	{"--limits.max-objects", set_num, CFG(max_objects), 1, 1ull << 34, NULL,
 	 "N  default 10000000 (about 14 bytes each)"},
+	{"--limits.tenant-idle-timeout", set_duration, CFG(tenant_idle_timeout), 0, 30 * 86400, NULL,
+	 "DUR  default 1h; a tenant with no object and no event for this long is forgotten, with its series "
+	 "(0: never)"},
 	{"--zmq.rcvhwm", set_num, CFG(zmq_rcvhwm), 0, 100000000, NULL,
 	 "N  receive high-water mark in messages, default 2000 (0: no limit)"},
 	{"--zmq.max-message-size", set_num, CFG(zmq_max_message_size), 1024, 1ull << 31, NULL,
@@ -501,6 +509,7 @@ static int set_defaults(kv_config *c)
 	c->max_status_bytes = 1 << 20;
 	c->max_tenants = 10000;
 	c->max_objects = 10000000;
+	c->tenant_idle_timeout = 3600;
 	/* docs/performance.md, "Memory after a burst": the upstream publisher
 	 * queues 10,000 messages itself; 2,000 more here cost ~50 MB at a full
 	 * queue of 25 KB messages.  A message holds 64 events: 1 MiB is 16 KiB an

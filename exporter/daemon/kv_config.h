@@ -58,6 +58,7 @@ typedef struct kv_config {
 	size_t max_status_bytes;
 	size_t max_tenants;
 	size_t max_objects;
+	double tenant_idle_timeout; /* seconds; 0: never */
 	int zmq_rcvhwm;
 	long long zmq_max_message_size;
 	unsigned web_max_connections;

@@ -299,6 +299,24 @@ static void await_dialect(kv_member *m)
 	kv_member_log_dialect(m, news, &c); /* given up on; the poller says what it decided */
 }
 
+/* Forgets idle tenants (kv_state_expire), looking a tenth of the timeout
+ * apart, at most every 10 s. */
+static void expire_idle(kv_member *m, double *next)
+{
+	double idle = m->src->config->tenant_idle_timeout, now = kv_now();
+	if (idle <= 0 || now < *next)
+		return;
+	*next = now + (idle / 10 < 10 ? idle / 10 : 10);
+	pthread_mutex_lock(&m->src->lock);
+	size_t gone = kv_state_expire(m->src->state, (int64_t)(now * 1000), (int64_t)(idle * 1000));
+	pthread_mutex_unlock(&m->src->lock);
+	if (gone) {
+		char n[24];
+		snprintf(n, sizeof(n), "%zu", gone);
+		kv_log(KV_LOG_INFO, "idle tenants forgotten", "source", m->src->cfg->name, "tenants", n, NULL);
+	}
+}
+
 static void *ingest_main(void *arg)
 {
 	kv_member *m = arg;
@@ -309,7 +327,9 @@ static void *ingest_main(void *arg)
 	if (c.basis == KV_DIALECT_BY_FLAG || c.basis == KV_DIALECT_BY_NO_STATUS) /* decided at start-up */
 		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &c);
 	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
+	double next_expire = kv_now();
 	while (!atomic_load(m->src->stop)) {
+		expire_idle(m, &next_expire);
 		int n = zmq_poll(items, 2, POLL_MS);
 		if (n < 0) {
 			if (zmq_errno() == EINTR)

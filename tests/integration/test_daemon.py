@@ -280,6 +280,31 @@ def test_reconnect_is_not_a_loss(procs):
     assert m.get("mooncake_kv_stale_tenants", source="l", reason="reconnect") == len(truth["tenants"])
 
 
+def test_idle_tenants_go_and_come_back(procs):
+    """--limits.tenant-idle-timeout: every tenant emptied (the guide's cleared) and
+    silent for the timeout is forgotten with its series and its room in the budget;
+    when its events come back it returns, afresh, with what the master holds."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=3000", "clear:all", "sleep:seconds=5",
+                           "ops:count=600", "sleep:seconds=0.5", "truth", "wait"], seed=61,
+              extra=["--dialect", "media"])
+    exp = Exporter(procs, EXPORTER, [sim.source("i")], extra=["--limits.tenant-idle-timeout", "2s"])
+    sim.start()
+
+    def all_gone():
+        m = exp.metrics()
+        return (m.get("mooncake_kv_tenants_expired_total", source="i") == 4
+                and m.get("mooncake_kv_tracked_tenants") == 0 and not m.find("mooncake_kv_objects", source="i"))
+    wait_for(all_gone, 10, "the emptied tenants forgotten")
+    assert "idle tenants forgotten" in procs.log(exp.proc)
+    truth = sim.truth_written()
+    m = settle(exp, truth, "i")
+    assert m.get("mooncake_kv_tenants_expired_total", source="i") == 4
+    assert m.get("mooncake_kv_tracked_tenants") == len(truth["tenants"]) > 0
+    for t in truth["tenants"]:  # back, with what the master holds (everything after the clear)
+        L = dict(source="i", backend_id=t["backend_id"], tenant_id=t["tenant_id"])
+        assert m.get("mooncake_kv_objects", **L) == t["objects"], (t, m.get("mooncake_kv_objects", **L))
+
+
 def test_three_sources(procs):
     sims = [Sim(procs, SIM, ["sleep:seconds=0.4", "ops:count=%d" % (2000 + 500 * i), "clear:all",
                              "ops:count=800", "sleep:seconds=0.5"], seed=100 + i,

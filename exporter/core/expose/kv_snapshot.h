@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What one scrape renders: plain copies of the counters, taken under the
- * owners' locks and rendered after they are released.  Tenant ids are
- * borrowed from the state (tenants are never freed while the exporter
- * serves), everything else is copied. */
+ * owners' locks and rendered after they are released.  Everything is
+ * copied (tenant ids too: an idle tenant can be freed meanwhile,
+ * kv_state_expire), except key group names, which are never freed. */
 #ifndef KV_SNAPSHOT_H
 #define KV_SNAPSHOT_H
 
@@ -53,11 +53,13 @@ typedef struct kv_source_snap {
 	kv_quota_rejects rejects;
 	uint64_t quota_errors[KV_POLL__COUNT];
 	uint64_t tenants_overflow;
+	uint64_t tenants_expired;
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
 	uint64_t table_bytes;
 	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
+	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */
 	size_t n_tenants;
 	size_t cap_tenants;
 	/* key groups (has_groups): every tenant's group figures, and the names

@@ -37,6 +37,7 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 {
 	size_t n = kv_state_tenant_count(s);
 	snap->tenants_overflow = kv_state_tenants_overflow(s);
+	snap->tenants_expired = kv_state_tenants_expired(s);
 	snap->objects_overflow = kv_state_objects_overflow(s);
 	snap->unclean_labels = kv_state_unclean_labels(s);
 	snap->table_bytes = kv_state_table_bytes(s);
@@ -80,14 +81,30 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		if (t->groups.n)
 			memcpy(snap->group_pool + at, t->groups.v, t->groups.n * sizeof(*t->groups.v));
 		at += t->groups.n;
-		o->backend_id = t->backend_id;
-		o->tenant_id = t->tenant_id;
 		o->backend_len = t->backend_len;
 		o->tenant_len = t->tenant_len;
 		o->labels_unclean = t->labels_unclean;
 		o->stale = t->stale;
 		o->stale_since_ms = t->stale_since_ms;
 		o->counts = t->counts;
+	}
+	/* the ids: copied, then pointed at once the buffer no longer moves */
+	kv_buf_reset(&snap->ids);
+	for (size_t i = 0; i < n; i++) {
+		const kv_tenant *t = kv_state_tenant_at(s, i);
+		kv_buf_add(&snap->ids, t->backend_id, t->backend_len);
+		kv_buf_addc(&snap->ids, '\0');
+		kv_buf_add(&snap->ids, t->tenant_id, t->tenant_len);
+		kv_buf_addc(&snap->ids, '\0');
+	}
+	if (!kv_buf_ok(&snap->ids))
+		return KV_ENOMEM;
+	for (size_t i = 0, at = 0; i < n; i++) {
+		kv_tenant_snap *o = &snap->tenants[i];
+		o->backend_id = snap->ids.data + at;
+		at += o->backend_len + 1;
+		o->tenant_id = snap->ids.data + at;
+		at += o->tenant_len + 1;
 	}
 	snap->n_tenants = n;
 	return KV_OK;
@@ -100,6 +117,7 @@ void kv_source_snap_release(kv_source_snap *snap)
 	snap->n_members = snap->cap_members = 0;
 	kv_quotas_free(&snap->quotas);
 	kv_quota_rejects_free(&snap->rejects);
+	kv_buf_free(&snap->ids);
 	free(snap->tenants);
 	free(snap->group_pool);
 	free(snap->group_names);

@@ -81,6 +81,7 @@ typedef struct kv_tenant {
 	kv_group_vec groups;    /* per key group, with --key.group-regex */
 	unsigned stale;         /* kv_stale_reason bits; 0 = exact */
 	int64_t stale_since_ms; /* while stale: when it stopped being exact (the owner's clock) */
+	int64_t last_event_ms;  /* its last event (the owner's clock), for kv_state_expire */
 	bool labels_unclean;    /* an id is not valid UTF-8 (or has NUL) */
 } kv_tenant;
 
@@ -126,6 +127,15 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 /* The owner's clock (unix ms) for what it applies or marks next: a tenant's
  * stale age starts then.  The state keeps no clock of its own. */
 void kv_state_set_now(kv_state *s, int64_t now_ms);
+/* Forgets the tenants that hold no object and had no event for idle_ms
+ * (tenant churn would otherwise fill --limits.max-tenants for good): their
+ * series go, their room in the budget comes back, and one that returns
+ * starts afresh, stale since start-up.  Not the tenant a reconciliation is
+ * recording.  Returns how many went. */
+size_t kv_state_expire(kv_state *s, int64_t now_ms, int64_t idle_ms);
+/* Tenants forgotten so far. */
+uint64_t kv_state_tenants_expired(const kv_state *s);
+
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
 /* Forgets every tenant's objects (their event counters stay): the master

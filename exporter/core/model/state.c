@@ -17,6 +17,7 @@ struct kv_state {
 	size_t index_mask;
 	kv_tenant *last; /* consecutive events are mostly for one tenant */
 	uint64_t tenants_overflow;
+	uint64_t tenants_expired;
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
 	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
@@ -185,7 +186,7 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	t->tenant_len = tenant.len;
 	t->hash = h;
 	t->stale = KV_STALE_STARTUP;
-	t->stale_since_ms = s->now_ms;
+	t->stale_since_ms = t->last_event_ms = s->now_ms;
 	t->labels_unclean = !kv_label_value_clean(backend.ptr, backend.len) ||
 			    !kv_label_value_clean(tenant.ptr, tenant.len);
 	s->unclean_labels += t->labels_unclean;
@@ -310,6 +311,7 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 		return rc;
 	/* recorded whether the live table takes it or not (a limit): it is
 	 * what happened at the master */
+	t->last_event_ms = s->now_ms;
 	if (t == s->recorded)
 		kv_recon_log_add(s->record, p->key_hash, ev->type, p->add | p->del, p->group);
 	if (ev->type == KV_EV_CLEARED)
@@ -325,6 +327,35 @@ int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d)
 	kv_prepared p;
 	kv_state_prepare(s, ev, d, &p);
 	return kv_state_apply_prepared(s, ev, &p);
+}
+
+size_t kv_state_expire(kv_state *s, int64_t now_ms, int64_t idle_ms)
+{
+	size_t kept = 0, gone = 0;
+	for (size_t i = 0; i < s->n_tenants; i++) {
+		kv_tenant *t = s->tenants[i];
+		if (!kv_tenant_objects(t) && t != s->recorded && now_ms - t->last_event_ms >= idle_ms) {
+			tenant_free(t);
+			gone++;
+		} else {
+			s->tenants[kept++] = t; /* first-seen order kept */
+		}
+	}
+	if (!gone)
+		return 0;
+	s->n_tenants = kept;
+	s->last = NULL;
+	memset(s->index, 0, (s->index_mask + 1) * sizeof(*s->index));
+	for (size_t i = 0; i < s->n_tenants; i++)
+		index_put(s->index, s->index_mask, s->tenants[i]->hash, (uint32_t)(i + 1));
+	atomic_fetch_sub(&s->budget->tenants, gone);
+	s->tenants_expired += gone;
+	return gone;
+}
+
+uint64_t kv_state_tenants_expired(const kv_state *s)
+{
+	return s->tenants_expired;
 }
 
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)

@@ -31,6 +31,11 @@ static void unclean_labels(kv_emit *e, const kv_at *a)
 	kv_sample_u64(e, KV_NO_LABEL, a->s->unclean_labels);
 }
 
+static void tenants_expired(kv_emit *e, const kv_at *a)
+{
+	kv_sample_u64(e, KV_NO_LABEL, a->s->tenants_expired);
+}
+
 static void table_bytes(kv_emit *e, const kv_at *a)
 {
 	kv_sample_u64(e, KV_NO_LABEL, a->s->table_bytes);
@@ -130,6 +135,9 @@ static const kv_family families[] = {
 	 KV_SCOPE_SOURCE, 0, NULL, unclean_labels},
 	{"mooncake_kv_object_table_bytes", "gauge", "Bytes held by this source's object tables.", KV_SCOPE_SOURCE, 0,
 	 NULL, table_bytes},
+	{"mooncake_kv_tenants_expired_total", "counter",
+	 "Tenants forgotten with their series: no object and no event for --limits.tenant-idle-timeout.",
+	 KV_SCOPE_SOURCE, 0, NULL, tenants_expired},
 	{"mooncake_kv_decode_errors_total", "counter",
 	 "Messages (frame_count, sequence_length, msgpack_parse, payload_shape) and events (the rest) rejected, "
 	 "by reason.",
