@@ -13,7 +13,8 @@ import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { ConfigMap, Secret, Service } from "kubernetes-models/v1";
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
-import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import { PodMonitor, PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import jsonpatch from "fast-json-patch";
 
 const [root, exporter] = process.argv.slice(2);
 const dir = path.join(root, "deploy", "kubernetes");
@@ -22,6 +23,7 @@ const models = {
   "apps/v1/Deployment": Deployment, "apps/v1/StatefulSet": StatefulSet,
   "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
   "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+  "monitoring.coreos.com/v1/PodMonitor": PodMonitor,
 };
 let failures = 0, checks = 0;
 function check(what, fn) {
@@ -78,6 +80,59 @@ check("the dashboard ConfigMaps are dashboards/'s JSON, labelled for Grafana's s
   }
 });
 
+check("the kube-prometheus-stack component puts release= on the ServiceMonitor and the PrometheusRule", () => {
+  const c = parse(readFileSync(path.join(dir, "components", "kube-prometheus-stack", "kustomization.yaml"), "utf8"));
+  assert(c.kind === "Component", "not a kustomize Component");
+  const rendered = objects.filter((o) => o.file !== "sidecar-example.yaml").map((o) => structuredClone(o.obj));
+  for (const p of c.patches)
+    for (const obj of rendered)
+      if (obj.kind === p.target.kind && obj.apiVersion.startsWith(p.target.group + "/"))
+        jsonpatch.applyPatch(obj, parse(p.patch), true, true);
+  for (const kind of ["ServiceMonitor", "PrometheusRule"]) {
+    const obj = rendered.find((o) => o.kind === kind);
+    assert(obj.metadata.labels.release === "kube-prometheus-stack", kind + " has no release label");
+    assert(obj.metadata.labels["app.kubernetes.io/name"] === "mooncake-kv-exporter", kind + " lost its labels");
+  }
+  for (const obj of rendered.filter((o) => !["ServiceMonitor", "PrometheusRule"].includes(o.kind)))
+    assert(!(obj.metadata.labels || {}).release, obj.kind + " got the release label");
+});
+
+check("sidecar-example.yaml is a topology that works: publishers on, HA for two masters, exporters scraped", () => {
+  const ex = objects.filter((o) => o.file === "sidecar-example.yaml").map((o) => o.obj);
+  const sts = ex.find((o) => o.kind === "StatefulSet");
+  const master = sts.spec.template.spec.containers.find((c) => c.name === "master");
+  const arg = (name) => (master.args.find((a) => a.startsWith(name + "=")) || "").split("=").slice(1).join("=");
+  assert(arg("--kv_events_backend_id"), "no --kv_events_backend_id: upstream disables the publisher");
+  assert(arg("--enable_kv_events") === "true", "KV events off");
+  assert(sts.spec.replicas < 2 || arg("--enable_ha") === "true", "several masters without --enable_ha");
+  const labels = sts.spec.template.metadata.labels;
+  const scraper = ex.find((o) => o.kind === "PodMonitor" || o.kind === "ServiceMonitor");
+  assert(scraper, "no PodMonitor or ServiceMonitor: its exporters are never scraped");
+  for (const [k, v] of Object.entries(scraper.spec.selector.matchLabels)) assert(labels[k] === v, "selects no pod");
+  const port = scraper.spec.podMetricsEndpoints[0].port;
+  const exp = sts.spec.template.spec.containers.find((c) => c.image.startsWith("mooncake-kv-exporter"));
+  assert(exp.ports.some((p) => p.name === port), "scrapes a port the exporter does not have");
+});
+
+// docs/sizing.md's memory, for what a container's arguments allow
+const sizing = readFileSync(path.join(root, "docs", "sizing.md"), "utf8");
+function plannedBytes(args) {
+  const get = (flag, dflt) => { const a = args.find((x) => x.startsWith(flag + "=")); return a ? Number(a.split("=")[1]) : dflt; };
+  const objects = get("--limits.max-objects", 10000000);
+  const source = args.find((a) => a.startsWith("--source=")) || "";
+  const masters = Math.max(1, (source.match(/master=/g) || []).length);
+  const reconcile = /reconcile=true/.test(source) || args.includes("--master.reconcile") || args.includes("--master.reconcile=true");
+  return 16 * 2 ** 20 + 22 * objects + 50e6 * masters + (reconcile ? 2 * 14 * objects : 0);
+}
+function bytesOf(q) {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(q);
+  return Number(m[1]) * { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, undefined: 1 }[m[2]];
+}
+check("docs/sizing.md still gives the formula the manifests are checked against", () => {
+  for (const term of ["16 MiB", "11–22 B × live objects", "rcvhwm × message size × masters", "2 × 14 B × objects of default"])
+    assert(sizing.includes(term), "sizing.md no longer says " + term);
+});
+
 const help = execFileSync(exporter, ["--help"], { encoding: "utf8" });
 const flags = new Set(help.match(/--[a-z][a-z0-9.-]*/g));
 for (const { file, obj } of objects) {
@@ -92,6 +147,8 @@ for (const { file, obj } of objects) {
       assert(sc.capabilities && sc.capabilities.drop.includes("ALL"), "capabilities drop ALL");
       assert((sc.seccompProfile || psc.seccompProfile || {}).type === "RuntimeDefault", "seccomp RuntimeDefault");
       assert(c.resources && c.resources.limits && c.resources.limits.memory, "a memory limit");
+      const want = plannedBytes(c.args), got = bytesOf(c.resources.limits.memory);
+      assert(got >= want, `memory limit ${c.resources.limits.memory} below docs/sizing.md's ${(want / 2 ** 20).toFixed(0)} MiB`);
       assert(c.livenessProbe.httpGet.path === "/-/healthy", "liveness on /-/healthy");
       assert(c.readinessProbe.httpGet.path === "/-/ready", "readiness on /-/ready");
     });
