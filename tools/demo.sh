@@ -40,12 +40,13 @@ pids+=($!)
 # a queue-overflow burst, a publisher restart whose new process drops events
 # before its first send, then a failover to the second master (its publisher
 # numbers from 1 on its own endpoint) and steady traffic; keys as LMCache
-# makes them, for three models; tenant quotas, some tenants over theirs.
+# makes them, for three models; tenant quotas, some tenants over theirs, and
+# 25 puts the new leader refuses for a quota.
 build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --pub "$PUB2" --status "$STATUS2" --seed 42 \
   --queue 2000 --preload 6000 --key-style lmcache --models 3 --quotas on --quota-bytes 4000000 \
   --phase steady:rate=2000,seconds=3 --phase burst:events=5000 --phase sleep:seconds=1.5 \
   --phase restart --phase burst:events=3000 --phase steady:rate=2000,seconds=2 --phase failover \
-  --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
+  --phase quota-reject:count=25 --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
 pids+=($!)
 
 for _ in $(seq 50); do curl -sf "http://$WEB/-/ready" >/dev/null && break; sleep 0.2; done
@@ -81,8 +82,15 @@ echo
 echo "Who holds the cache: objects per key group (format/model), tenant default:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_objects_by_key_group\{.*tenant_id="default"'
 echo
-echo "Two masters, one failover: who leads, each master's own stream, and the tenants' quotas (from the leader):"
-curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(master_leader|master_failovers_total|master_view_version|last_sequence|publisher_resets_total)[{ ]|^mooncake_kv_tenant_(over_quota|charged_bytes)\{'
+echo "Two masters, one failover: who leads, each master's own stream:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(master_leader|master_failovers_total|master_view_version|last_sequence|publisher_resets_total)[{ ]'
+echo
+echo "Tenant quotas, from the leader: over quota is the normal state of a full cache; refused puts are what hurts:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_tenant_(over_quota|quota_rejects_total)\{'
+echo
+echo "Alerts: alerts/mooncake-kv.rules.yml (critical pages only when a store's figures are frozen or wrong for"
+echo "everyone; a standby is never a page), routed and inhibited by alerts/alertmanager.example.yml, each"
+echo "linking its runbook section (alerts/runbook-base.txt; this exporter serves it too, at /runbook)."
 echo
 echo "Ctrl-C stops both."
 if [ -n "${DEMO_SECONDS:-}" ]; then sleep "$DEMO_SECONDS"; else wait; fi
