@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kv_buf.h"
+#include "kv_common.h"
 
 void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t max)
 {
@@ -124,4 +125,26 @@ void kv_buf_add_double(kv_buf *b, double v)
 			snprintf(tmp, sizeof(tmp), "%.17g", v);
 		kv_buf_adds(b, tmp);
 	}
+}
+
+int kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,
+		  const kv_buf *src_names)
+{
+	kv_buf_reset(names);
+	if (n > *cap) {
+		void *p = realloc(*items, n * size);
+		if (!p)
+			return KV_ENOMEM;
+		*items = p;
+		*cap = n;
+	}
+	kv_buf_add(names, src_names->data, src_names->len);
+	if (!kv_buf_ok(names)) {
+		kv_buf_free(names);
+		kv_buf_init(names);
+		return KV_ENOMEM;
+	}
+	if (n)
+		memcpy(*items, src, n * size);
+	return KV_OK;
 }

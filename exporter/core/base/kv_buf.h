@@ -39,4 +39,11 @@ void kv_buf_add_double(kv_buf *b, double v);
  * array and *cap are then unchanged. */
 void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t max);
 
+/* Copies a table of n items of `size` bytes that point into a names buffer
+ * (a quota list, a reject list) into *items (reallocated when *cap is too
+ * small) and names, reusing their memory.  Returns 0, or KV_ENOMEM with
+ * nothing copied. */
+int kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,
+		  const kv_buf *src_names);
+
 #endif

@@ -12,24 +12,11 @@ int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src)
 {
 	dst->n = 0;
 	dst->overflow = src->overflow;
-	kv_buf_reset(&dst->names);
-	if (src->n > dst->cap) {
-		kv_quota_reject *p = realloc(dst->v, src->n * sizeof(*p));
-		if (!p)
-			return KV_ENOMEM;
-		dst->v = p;
-		dst->cap = src->n;
-	}
-	kv_buf_add(&dst->names, src->names.data, src->names.len);
-	if (!kv_buf_ok(&dst->names)) {
-		kv_buf_free(&dst->names);
-		kv_buf_init(&dst->names);
-		return KV_ENOMEM;
-	}
-	if (src->n)
-		memcpy(dst->v, src->v, src->n * sizeof(*src->v));
-	dst->n = src->n;
-	return KV_OK;
+	void *v = dst->v;
+	int rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
+	dst->v = v;
+	dst->n = rc == KV_OK ? src->n : 0;
+	return rc;
 }
 
 void kv_quota_rejects_free(kv_quota_rejects *r)

@@ -253,24 +253,11 @@ int kv_quotas_copy(kv_quotas *dst, const kv_quotas *src)
 	dst->mode = src->mode;
 	dst->overflow = src->overflow;
 	dst->n = 0;
-	kv_buf_reset(&dst->names);
-	if (src->n > dst->cap) {
-		kv_quota *p = realloc(dst->v, src->n * sizeof(*p));
-		if (!p)
-			return KV_ENOMEM;
-		dst->v = p;
-		dst->cap = src->n;
-	}
-	kv_buf_add(&dst->names, src->names.data, src->names.len);
-	if (!kv_buf_ok(&dst->names)) {
-		kv_buf_free(&dst->names);
-		kv_buf_init(&dst->names);
-		return KV_ENOMEM;
-	}
-	if (src->n)
-		memcpy(dst->v, src->v, src->n * sizeof(*src->v));
-	dst->n = src->n;
-	return KV_OK;
+	void *v = dst->v;
+	int rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
+	dst->v = v;
+	dst->n = rc == KV_OK ? src->n : 0;
+	return rc;
 }
 
 void kv_quotas_free(kv_quotas *q)
