@@ -33,6 +33,7 @@ int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit)
 	memset(f, 0, sizeof(*f));
 	kv_buf_init(&f->body);
 	f->limit = limit;
+	f->timeout_s = timeout_s;
 	if (!(f->h = curl_easy_init()))
 		return KV_ENOMEM;
 	kv_fetch_setopts(f->h, timeout_s);
@@ -77,9 +78,16 @@ enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink s
 	f->sink = sink;
 	f->sink_ctx = ctx;
 	f->sink_refused = false;
+	double total = f->timeout_s * 10 > 30 ? f->timeout_s * 10 : 30;
+	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(total * 1000));
+	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_TIME, (long)(f->timeout_s < 1 ? 1 : f->timeout_s + 0.5));
 	enum kv_poll_error err = kv_fetch_get(f, url, http);
 	if (f->sink_refused)
 		err = KV_POLL_NO_MEMORY;
+	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(f->timeout_s * 1000));
+	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_LIMIT, 0L);
+	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_TIME, 0L);
 	f->sink = NULL;
 	f->sink_ctx = NULL;
 	return err;

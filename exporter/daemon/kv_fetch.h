@@ -18,6 +18,7 @@ typedef struct kv_fetch {
 	CURL *h;
 	kv_buf body; /* the last answer's body (NUL-terminated; data NULL when empty) */
 	size_t limit;
+	double timeout_s;
 	bool too_large;
 	kv_fetch_sink sink; /* while streaming */
 	void *sink_ctx;
@@ -35,7 +36,9 @@ enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http);
 
 /* GETs url, handing the body to sink as it arrives instead of keeping it:
  * no size limit, the sink keeps what it needs (for answers that grow with
- * the tenants).  Returns as kv_fetch_get, or KV_POLL_NO_MEMORY when the sink
+ * the tenants).  A large answer takes long: it fails when it stalls (less
+ * than 1 KiB/s for the timeout) or after ten timeouts (30 s at least), not
+ * after one.  Returns as kv_fetch_get, or KV_POLL_NO_MEMORY when the sink
  * refused. */
 enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http);
 
