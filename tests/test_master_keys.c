@@ -90,6 +90,13 @@ static void test_listing_overlong_line(void **state)
 static void test_listing_limits(void **state)
 {
 	(void)state;
+	/* an empty listing (found by fuzzing: no buffer at all yet) */
+	kv_listing e;
+	kv_listing_init(&e, 3);
+	struct got none = {0};
+	assert_true(kv_listing_split(&e, true, take, &none));
+	assert_int_equal(e.listed, 0);
+	kv_listing_free(&e);
 	kv_listing l;
 	kv_listing_init(&l, 3);
 	struct got g = {0};

@@ -58,7 +58,7 @@ meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \
 
 echo "== fuzzing: each libFuzzer target for 30 s on its corpus (clang, ASan + UBSan)"
 CC=clang configure build-fuzz -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false
-for t in stream status; do
+for t in stream status answers; do
   work=$(mktemp -d)
   cp tests/fuzz/corpus/$t/* "$work/"
   (cd "$work" && UBSAN_OPTIONS=halt_on_error=1 "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" \

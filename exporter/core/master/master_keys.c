@@ -33,6 +33,8 @@ int kv_listing_feed(kv_listing *l, const void *p, size_t n)
 
 bool kv_listing_split(kv_listing *l, bool at_end, kv_listing_key_fn fn, void *ctx)
 {
+	if (!l->carry.len)
+		return true; /* nothing held (and no buffer yet, for an empty listing) */
 	char *p = l->carry.data, *end = p + l->carry.len;
 	bool go = true;
 	while (go && p < end) {
