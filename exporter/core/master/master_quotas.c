@@ -37,6 +37,17 @@ static bool entry(const json_t *e, kv_quota *q, const char **name, size_t *name_
 	       get_bool(e, "has_explicit_policy", &q->explicit_policy);
 }
 
+/* Room for one more tenant (the array kept as it was when it cannot grow). */
+static bool room(kv_quotas *q, size_t max)
+{
+	if (q->n < q->cap)
+		return true;
+	kv_quota *v = kv_array_grow(q->v, &q->cap, sizeof(*v), 64, max);
+	if (v)
+		q->v = v;
+	return v != NULL;
+}
+
 /* One element of data[], whole: parsed, checked, and kept while there is
  * room (checked all the same past the limit: a bad answer is not
  * half-taken). */
@@ -51,7 +62,7 @@ static void element(kv_quotas_reader *r, const char *p, size_t n)
 		r->err = rc == KV_POLL_NO_MEMORY ? rc : KV_POLL_FIELD;
 	} else if (r->q.n >= r->max) {
 		r->q.overflow++;
-	} else if (r->q.n == r->q.cap && !(r->q.v = kv_array_grow(r->q.v, &r->q.cap, sizeof(*r->q.v), 64, r->max))) {
+	} else if (!room(&r->q, r->max)) {
 		r->err = KV_POLL_NO_MEMORY;
 	} else {
 		q.name_at = r->q.names.len;
