@@ -156,7 +156,7 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	if (eo.openmetrics || eo.drop) {
 		kv_buf shaped;
 		kv_buf_init(&shaped);
-		if (kv_expo_write(&shaped, out.data ? out.data : "", out.len, &eo) != KV_OK) {
+		if (kv_expo_write(&shaped, kv_buf_str(&out), out.len, &eo) != KV_OK) {
 			kv_buf_free(&shaped);
 			kv_buf_free(&out);
 			kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);

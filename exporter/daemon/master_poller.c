@@ -128,9 +128,9 @@ static void poll_ha(kv_member *m, kv_fetch *f, const struct urls *u, kv_ha_obs *
 	enum kv_poll_error err = kv_fetch_get(f, u->ha, &http);
 	o->state = KV_HA_UNKNOWN;
 	if (err == KV_POLL_OK)
-		err = kv_ha_parse_state(f->body.data ? f->body.data : "", f->body.len, &o->state);
+		err = kv_ha_parse_state(kv_buf_str(&f->body), f->body.len, &o->state);
 	if (err == KV_POLL_OK && (err = kv_fetch_get(f, u->leader, &http)) == KV_POLL_OK)
-		err = kv_ha_parse_leader(f->body.data ? f->body.data : "", f->body.len, &o->has_view, &o->view_version);
+		err = kv_ha_parse_leader(kv_buf_str(&f->body), f->body.len, &o->has_view, &o->view_version);
 	if (err != KV_POLL_OK && http != 404) {
 		pthread_mutex_lock(&m->src->lock);
 		m->ha_errors[err]++;
@@ -196,7 +196,7 @@ void *kv_master_poller_main(void *arg)
 		double t1 = kv_now();
 		kv_master_status st;
 		if (err == KV_POLL_OK)
-			err = kv_master_parse(f.body.data ? f.body.data : "", f.body.len, &st);
+			err = kv_master_parse(kv_buf_str(&f.body), f.body.len, &st);
 
 		kv_ha_obs o = {.answered = http == 200 || http == 503};
 		if (o.answered) /* a dead master is not asked twice more */

@@ -68,8 +68,7 @@ static bool run_query(struct attempt *a)
 	unsigned media[KV_KEYS_BATCH_MAX];
 	enum kv_poll_error err = kv_fetch_get(&a->query, q->url.data, &http);
 	if (err == KV_POLL_OK)
-		err = kv_key_batch_parse(q, a->query.body.data ? a->query.body.data : "", a->query.body.len, media,
-					 &a->unknown);
+		err = kv_key_batch_parse(q, kv_buf_str(&a->query.body), a->query.body.len, media, &a->unknown);
 	if (err != KV_POLL_OK) {
 		a->why = kv_poll_error_name(err);
 		return false;
@@ -95,7 +94,7 @@ static bool run_query(struct attempt *a)
 		return false;
 	}
 	pthread_mutex_lock(&a->s->lock);
-	const kv_tenant *t = kv_state_find_tenant(state, a->backend, (kv_str){"default", 7});
+	const kv_tenant *t = kv_state_find_tenant(state, a->backend, KV_TENANT_DEFAULT);
 	for (size_t i = 0; i < q->n; i++) {
 		group[i] = a->matcher ? kv_state_group_id(a->s->state, a->gnames.data + a->gname_at[i], a->gname_len[i])
 				      : KV_GROUP_NONE;
@@ -271,7 +270,7 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	kv_recon_log_init(&log, a->c->reconcile_max_replay);
 	pthread_mutex_lock(&s->lock);
 	uint64_t breaks = kv_source_breaks(s);
-	int rc = kv_state_record_start(s->state, a->backend, (kv_str){"default", 7}, &log);
+	int rc = kv_state_record_start(s->state, a->backend, KV_TENANT_DEFAULT, &log);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != KV_OK) {
 		a->why = "no room for tenant default under --limits.max-tenants";

@@ -431,7 +431,6 @@ int kv_source_snapshot(kv_source *s, kv_source_snap *out)
 	}
 	out->object_dialect = object;
 	out->leadership = s->leadership;
-	out->dropped = s->leadership.dropped;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
 	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
 	if (rc == KV_OK)

@@ -25,6 +25,13 @@ static inline bool kv_buf_ok(const kv_buf *b)
 	return !b->failed;
 }
 
+/* The bytes, "" (not NULL) while nothing was ever added: for readers that
+ * take a pointer and a length. */
+static inline const char *kv_buf_str(const kv_buf *b)
+{
+	return b->data ? b->data : "";
+}
+
 void kv_buf_add(kv_buf *b, const void *p, size_t n);
 void kv_buf_adds(kv_buf *b, const char *s);
 void kv_buf_addc(kv_buf *b, char c);

@@ -52,6 +52,17 @@ typedef struct kv_family {
 	kv_samples_fn samples;
 } kv_family;
 
+/* An accessor that emits one unlabelled sample of the entity `a`, when
+ * `when` holds: most families need no more.  Both may use `a`. */
+#define KV_ACCESSOR(fn, when, sample, value)           \
+	static void fn(kv_emit *e, const kv_at *a)     \
+	{                                              \
+		if (when)                              \
+			sample(e, KV_NO_LABEL, value); \
+	}
+#define KV_U64(fn, when, expr)    KV_ACCESSOR(fn, when, kv_sample_u64, (uint64_t)(expr))
+#define KV_DOUBLE(fn, when, expr) KV_ACCESSOR(fn, when, kv_sample_double, (double)(expr))
+
 /* An extra label of a sample; name NULL for none.  Its value is escaped. */
 typedef struct kv_label {
 	const char *name, *value;

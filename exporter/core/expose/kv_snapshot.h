@@ -46,9 +46,8 @@ typedef struct kv_source_snap {
 	bool polled;             /* every member has an admin URL: the HA families are rendered */
 	kv_member_snap *members; /* owned by the snapshot */
 	size_t n_members, cap_members;
-	kv_leadership leadership;
-	bool dropped;        /* its one master stands by: no per-tenant series */
-	bool object_dialect; /* every member speaks Mooncake main's dialect: it never sends cleared */
+	kv_leadership leadership; /* leadership.dropped: its one master stands by, no per-tenant series */
+	bool object_dialect;      /* every member speaks Mooncake main's dialect: it never sends cleared */
 	kv_quotas quotas;
 	kv_quota_rejects rejects;
 	uint64_t quota_errors[KV_POLL__COUNT];

@@ -159,6 +159,24 @@ bool kv_any_groups(const kv_exporter_snap *x)
 	return false;
 }
 
+/* Every tenant of the source, or every key group of every tenant: a
+ * dropped source describes no tenant. */
+static void walk_tenants(kv_emit *e, const kv_source_snap *s)
+{
+	kv_at *a = &e->at;
+	for (size_t i = 0; !s->leadership.dropped && i < s->n_tenants; i++) {
+		a->t = &s->tenants[i];
+		if (e->f->scope == KV_SCOPE_TENANT) {
+			e->f->samples(e, a);
+			continue;
+		}
+		for (size_t g = 0; g < a->t->n_groups; g++) {
+			a->g = &s->group_pool[a->t->group_at + g];
+			e->f->samples(e, a);
+		}
+	}
+}
+
 /* Calls the family's accessor for every entity of its scope. */
 static void walk(kv_emit *e, const kv_exporter_snap *x)
 {
@@ -183,16 +201,7 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 			break;
 		case KV_SCOPE_TENANT:
 		case KV_SCOPE_GROUP:
-			/* a dropped source describes no tenant */
-			for (size_t i = 0; !s->dropped && i < s->n_tenants; i++) {
-				a->t = &s->tenants[i];
-				if (f->scope == KV_SCOPE_TENANT)
-					f->samples(e, a);
-				for (size_t g = 0; f->scope == KV_SCOPE_GROUP && g < a->t->n_groups; g++) {
-					a->g = &s->group_pool[a->t->group_at + g];
-					f->samples(e, a);
-				}
-			}
+			walk_tenants(e, s);
 			break;
 		case KV_SCOPE_QUOTA:
 			for (size_t i = 0; i < s->quotas.n; i++) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kv_drift.h"
+#include "kv_reconcile_plan.h"
 
 /* The state's objects, and whether all of them are in tenant `default`. */
 static uint64_t state_objects(const kv_state *state, bool *all_default)
@@ -13,7 +14,8 @@ static uint64_t state_objects(const kv_state *state, bool *all_default)
 		const kv_tenant *t = kv_state_tenant_at(state, i);
 		uint64_t o = kv_tenant_objects(t);
 		n += o;
-		if (o && (t->tenant_len != 7 || memcmp(t->tenant_id, "default", 7)))
+		if (o && (t->tenant_len != KV_TENANT_DEFAULT.len ||
+			  memcmp(t->tenant_id, KV_TENANT_DEFAULT.ptr, t->tenant_len)))
 			*all_default = false;
 	}
 	return n;

@@ -42,6 +42,7 @@ typedef struct kv_metrics_reader {
 	kv_buf line;   /* the line being received */
 	bool skipping; /* inside an overlong line */
 	bool bad;      /* a sample we read was not a number, or a line too long */
+	bool no_memory;
 	bool has_keys;
 	double keys; /* master_key_count, summed */
 	kv_quota_rejects rejects;

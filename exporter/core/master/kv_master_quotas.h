@@ -44,13 +44,15 @@ typedef struct kv_quotas {
 typedef struct kv_quotas_reader {
 	kv_quotas q; /* what this answer holds so far */
 	size_t max;
-	enum kv_poll_error err;
 	kv_buf buf; /* the element being received */
-	int top, depth;
-	bool fed, in_string, escape, capture, any_key;
-	bool in_data, in_success, data_array, seen_data, seen_success, success;
-	char key[8], literal[8];
-	size_t key_len, literal_len;
+	struct kv_quotas_scan {
+		enum kv_poll_error err;
+		int top, depth;
+		bool fed, in_string, escape, capture, any_key;
+		bool in_data, in_success, data_array, seen_data, seen_success, success;
+		char key[8], literal[8];
+		size_t key_len, literal_len;
+	} st; /* where the scan of this answer stands */
 } kv_quotas_reader;
 
 void kv_quotas_reader_init(kv_quotas_reader *r, size_t max);

@@ -40,7 +40,7 @@ void kv_metrics_reader_reset(kv_metrics_reader *r)
 	kv_buf_reset(&r->rejects.names);
 	r->rejects.n = 0;
 	r->rejects.overflow = 0;
-	r->skipping = r->bad = r->has_keys = false;
+	r->skipping = r->bad = r->has_keys = r->no_memory = false;
 	r->keys = 0;
 }
 
@@ -129,7 +129,7 @@ static void reject_sample(kv_metrics_reader *r, const char *labels, const char *
 	if (q->n == q->cap) {
 		kv_quota_reject *g = kv_array_grow(q->v, &q->cap, sizeof(*g), 16, r->max_rejects);
 		if (!g) {
-			q->names.failed = true; /* out of memory: the answer is lost */
+			r->no_memory = true; /* the answer is lost */
 			return;
 		}
 		q->v = g;
@@ -182,7 +182,7 @@ int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
 			} else {
 				kv_buf_add(&r->line, p, (size_t)(e - p));
 				if (nl) {
-					line(r, r->line.data ? r->line.data : "", r->line.len);
+					line(r, kv_buf_str(&r->line), r->line.len);
 					kv_buf_reset(&r->line);
 				}
 			}
@@ -191,7 +191,8 @@ int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
 			r->skipping = false;
 		p = nl ? nl + 1 : end;
 	}
-	return kv_buf_ok(&r->line) && kv_buf_ok(&r->rejects.names) ? KV_OK : KV_ENOMEM;
+	r->no_memory |= !kv_buf_ok(&r->line) || !kv_buf_ok(&r->rejects.names);
+	return r->no_memory ? KV_ENOMEM : KV_OK;
 }
 
 enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r)
@@ -199,7 +200,7 @@ enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r)
 	if (r->line.len && !r->skipping)
 		line(r, r->line.data, r->line.len);
 	kv_buf_reset(&r->line);
-	if (!kv_buf_ok(&r->rejects.names))
+	if (r->no_memory || !kv_buf_ok(&r->rejects.names))
 		return KV_POLL_NO_MEMORY;
 	return r->has_keys && !r->bad ? KV_POLL_OK : KV_POLL_FIELD;
 }

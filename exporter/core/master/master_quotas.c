@@ -59,11 +59,11 @@ static void element(kv_quotas_reader *r, const char *p, size_t n)
 	const char *name;
 	size_t name_len;
 	if (!e || !entry(e, &q, &name, &name_len)) {
-		r->err = rc == KV_POLL_NO_MEMORY ? rc : KV_POLL_FIELD;
+		r->st.err = rc == KV_POLL_NO_MEMORY ? rc : KV_POLL_FIELD;
 	} else if (r->q.n >= r->max) {
 		r->q.overflow++;
 	} else if (!room(&r->q, r->max)) {
-		r->err = KV_POLL_NO_MEMORY;
+		r->st.err = KV_POLL_NO_MEMORY;
 	} else {
 		q.name_at = r->q.names.len;
 		q.name_len = (uint32_t)name_len;
@@ -83,12 +83,10 @@ void kv_quotas_reader_init(kv_quotas_reader *r, size_t max)
 
 void kv_quotas_reader_reset(kv_quotas_reader *r)
 {
-	kv_quota *v = r->q.v;
-	size_t cap = r->q.cap, max = r->max;
-	kv_buf names = r->q.names, buf = r->buf;
-	memset(r, 0, sizeof(*r));
-	r->q.v = v, r->q.cap = cap, r->max = max;
-	r->q.names = names, r->buf = buf;
+	memset(&r->st, 0, sizeof(r->st));
+	r->q.n = 0;
+	r->q.overflow = 0;
+	r->q.mode = KV_QUOTAS_UNKNOWN;
 	kv_buf_reset(&r->q.names);
 	kv_buf_reset(&r->buf);
 }
@@ -105,138 +103,139 @@ enum { TOP_START, TOP_KEY, TOP_COLON, TOP_VALUE, TOP_NEXT, TOP_DONE };
 
 static void scan(kv_quotas_reader *r, const char *p, size_t n)
 {
-	for (size_t i = 0; i < n && !r->err; i++) {
+	for (size_t i = 0; i < n && !r->st.err; i++) {
 		char c = p[i];
-		if (r->in_string) {
-			if (r->capture)
+		if (r->st.in_string) {
+			if (r->st.capture)
 				kv_buf_addc(&r->buf, c);
-			if (r->escape)
-				r->escape = false;
+			if (r->st.escape)
+				r->st.escape = false;
 			else if (c == '\\')
-				r->escape = true;
+				r->st.escape = true;
 			else if (c == '"')
-				r->in_string = false;
-			if (r->depth == 1 && r->top == TOP_KEY && !r->in_string)
-				r->top = TOP_COLON;
-			else if (r->depth == 1 && r->top == TOP_KEY && r->key_len < sizeof(r->key))
-				r->key[r->key_len++] = c;
+				r->st.in_string = false;
+			if (r->st.depth == 1 && r->st.top == TOP_KEY && !r->st.in_string)
+				r->st.top = TOP_COLON;
+			else if (r->st.depth == 1 && r->st.top == TOP_KEY && r->st.key_len < sizeof(r->st.key))
+				r->st.key[r->st.key_len++] = c;
 			continue;
 		}
 		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-			if (r->capture)
+			if (r->st.capture)
 				kv_buf_addc(&r->buf, c);
 			continue;
 		}
-		if (r->top == TOP_START) {
+		if (r->st.top == TOP_START) {
 			if (c != '{')
-				r->err = KV_POLL_PARSE;
-			r->top = TOP_KEY;
-			r->depth = 1;
+				r->st.err = KV_POLL_PARSE;
+			r->st.top = TOP_KEY;
+			r->st.depth = 1;
 			continue;
 		}
-		if (r->depth == 1) {
-			switch (r->top) {
+		if (r->st.depth == 1) {
+			switch (r->st.top) {
 			case TOP_KEY:
-				if (c == '}' && !r->any_key) {
-					r->top = TOP_DONE, r->depth = 0;
+				if (c == '}' && !r->st.any_key) {
+					r->st.top = TOP_DONE, r->st.depth = 0;
 				} else if (c == '"') {
-					r->in_string = true, r->key_len = 0;
+					r->st.in_string = true, r->st.key_len = 0;
 				} else {
-					r->err = KV_POLL_PARSE;
+					r->st.err = KV_POLL_PARSE;
 				}
 				continue;
 			case TOP_COLON:
-				r->top = c == ':' ? TOP_VALUE : (r->err = KV_POLL_PARSE, TOP_DONE);
-				r->any_key = true;
-				r->in_data = r->key_len == 4 && !memcmp(r->key, "data", 4);
-				r->in_success = r->key_len == 7 && !memcmp(r->key, "success", 7);
-				if ((r->in_data && r->seen_data) || (r->in_success && r->seen_success))
-					r->err = KV_POLL_PARSE; /* a key twice: which would be right? */
-				r->seen_data |= r->in_data;
-				r->seen_success |= r->in_success;
-				r->literal_len = 0;
+				r->st.top = c == ':' ? TOP_VALUE : (r->st.err = KV_POLL_PARSE, TOP_DONE);
+				r->st.any_key = true;
+				r->st.in_data = r->st.key_len == 4 && !memcmp(r->st.key, "data", 4);
+				r->st.in_success = r->st.key_len == 7 && !memcmp(r->st.key, "success", 7);
+				if ((r->st.in_data && r->st.seen_data) || (r->st.in_success && r->st.seen_success))
+					r->st.err = KV_POLL_PARSE; /* a key twice: which would be right? */
+				r->st.seen_data |= r->st.in_data;
+				r->st.seen_success |= r->st.in_success;
+				r->st.literal_len = 0;
 				continue;
 			case TOP_VALUE:
-				if (r->in_data && c != '[') {
-					r->err = KV_POLL_FIELD;
+				if (r->st.in_data && c != '[') {
+					r->st.err = KV_POLL_FIELD;
 					continue;
 				}
-				r->top = TOP_NEXT;
-				r->data_array = r->in_data;
+				r->st.top = TOP_NEXT;
+				r->st.data_array = r->st.in_data;
 				break; /* the value's first byte: below */
 			case TOP_NEXT:
 				if (c == ',' || c == '}') {
-					if (r->in_success)
-						r->success = r->literal_len == 4 && !memcmp(r->literal, "true", 4);
-					r->in_data = r->in_success = false;
-					r->top = c == ',' ? TOP_KEY : TOP_DONE;
-					r->depth = c == ',' ? 1 : 0;
+					if (r->st.in_success)
+						r->st.success = r->st.literal_len == 4 &&
+								!memcmp(r->st.literal, "true", 4);
+					r->st.in_data = r->st.in_success = false;
+					r->st.top = c == ',' ? TOP_KEY : TOP_DONE;
+					r->st.depth = c == ',' ? 1 : 0;
 					continue;
 				}
 				break;
 			default:
-				r->err = KV_POLL_PARSE;
+				r->st.err = KV_POLL_PARSE;
 				continue;
 			}
 		}
-		if (r->top == TOP_DONE) {
-			r->err = KV_POLL_PARSE; /* bytes after the document */
+		if (r->st.top == TOP_DONE) {
+			r->st.err = KV_POLL_PARSE; /* bytes after the document */
 			continue;
 		}
 		/* inside a top-level value */
-		if (r->depth == 1 && r->in_success && c != '{' && c != '[' && c != '"') {
-			if (r->literal_len < sizeof(r->literal))
-				r->literal[r->literal_len++] = c;
+		if (r->st.depth == 1 && r->st.in_success && c != '{' && c != '[' && c != '"') {
+			if (r->st.literal_len < sizeof(r->st.literal))
+				r->st.literal[r->st.literal_len++] = c;
 			continue;
 		}
-		if (r->depth == 2 && r->data_array && r->in_data) {
+		if (r->st.depth == 2 && r->st.data_array && r->st.in_data) {
 			if (c == ',' || c == ']') {
 				if (c == ']')
-					r->depth = 1, r->data_array = false;
+					r->st.depth = 1, r->st.data_array = false;
 				continue;
 			}
 			if (c != '{') {
-				r->err = KV_POLL_FIELD; /* an element that is no object */
+				r->st.err = KV_POLL_FIELD; /* an element that is no object */
 				continue;
 			}
-			r->capture = true;
+			r->st.capture = true;
 			kv_buf_reset(&r->buf);
 		}
-		if (r->capture)
+		if (r->st.capture)
 			kv_buf_addc(&r->buf, c);
 		if (c == '"') {
-			r->in_string = true;
+			r->st.in_string = true;
 		} else if (c == '{' || c == '[') {
-			r->depth++;
+			r->st.depth++;
 		} else if (c == '}' || c == ']') {
-			r->depth--;
-			if (r->capture && r->depth == 2) {
-				r->capture = false;
+			r->st.depth--;
+			if (r->st.capture && r->st.depth == 2) {
+				r->st.capture = false;
 				if (kv_buf_ok(&r->buf))
 					element(r, r->buf.data, r->buf.len);
 				kv_buf_reset(&r->buf);
 			}
 		}
-		if (r->capture && r->buf.len > KV_QUOTAS_MAX_ELEMENT)
-			r->err = KV_POLL_FIELD;
+		if (r->st.capture && r->buf.len > KV_QUOTAS_MAX_ELEMENT)
+			r->st.err = KV_POLL_FIELD;
 	}
 }
 
 int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n)
 {
-	r->fed = r->fed || n;
+	r->st.fed = r->st.fed || n;
 	scan(r, p, n);
-	return r->err == KV_POLL_NO_MEMORY || !kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names) ? KV_ENOMEM : KV_OK;
+	return r->st.err == KV_POLL_NO_MEMORY || !kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names) ? KV_ENOMEM : KV_OK;
 }
 
 enum kv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q)
 {
-	enum kv_poll_error rc = r->err;
+	enum kv_poll_error rc = r->st.err;
 	if (!kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names))
 		rc = KV_POLL_NO_MEMORY;
-	else if (!rc && (!r->fed || r->top != TOP_DONE || r->in_string))
+	else if (!rc && (!r->st.fed || r->st.top != TOP_DONE || r->st.in_string))
 		rc = KV_POLL_PARSE;
-	else if (!rc && (!r->success || !r->seen_data))
+	else if (!rc && (!r->st.success || !r->st.seen_data))
 		rc = KV_POLL_FIELD;
 	if (rc)
 		return rc;

@@ -15,6 +15,9 @@
 #include "kv_state.h"
 
 #define KV_RECONCILE_IDLE_PERIODS 6 /* intervals between reconciliations nothing calls for */
+/* The one tenant upstream's GET /get_all_keys lists (and master_key_count
+ * covers alone when the stream shows no other) */
+#define KV_TENANT_DEFAULT ((kv_str){"default", 7})
 
 typedef struct kv_reconcile_plan {
 	double interval; /* --master.reconcile-interval, seconds */

@@ -33,7 +33,7 @@ const char *kv_reconcile_backend(const kv_state *st, const char *given, const ch
 
 bool kv_reconcile_stale(const kv_state *st, kv_str backend)
 {
-	const kv_tenant *t = kv_state_find_tenant(st, backend, (kv_str){"default", 7});
+	const kv_tenant *t = kv_state_find_tenant(st, backend, KV_TENANT_DEFAULT);
 	return t && (t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE);
 }
 

@@ -4,35 +4,13 @@
  * sources whose members are all polled. */
 #include "kv_family.h"
 
-static void failovers(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.failovers);
-}
-
-static void split_brain(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.split_brain);
-}
-
-static void split_brains(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.split_brains);
-}
-
-static void view(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled && a->s->leadership.has_view)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.view);
-}
-
-static void leader(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.leader == (int)(a->m - a->s->members));
-}
+#define LEAD a->s->leadership
+KV_U64(failovers, a->s->polled, LEAD.failovers)
+KV_U64(split_brain, a->s->polled, LEAD.split_brain)
+KV_U64(split_brains, a->s->polled, LEAD.split_brains)
+KV_U64(view, (a->s->polled && LEAD.has_view), LEAD.view)
+KV_U64(leader, a->s->polled, LEAD.leader == (int)(a->m - a->s->members))
+KV_U64(standby_events, a->s->polled, a->m->standby_events)
 
 static void role(kv_emit *e, const kv_at *a)
 {
@@ -44,12 +22,6 @@ static void role(kv_emit *e, const kv_at *a)
 		now = o->serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
 	for (int r = 0; r < KV_ROLE__COUNT; r++)
 		kv_sample_u64(e, (kv_label){"role", kv_ha_role_name(r)}, now == (enum kv_ha_role)r);
-}
-
-static void standby_events(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled)
-		kv_sample_u64(e, KV_NO_LABEL, a->m->standby_events);
 }
 
 static void ha_poll_errors(kv_emit *e, const kv_at *a)

@@ -12,40 +12,29 @@ static bool any_master(const kv_exporter_snap *x)
 	return false;
 }
 
-/* A sample of a member with a master, when `when` holds. */
-#define M_U64(fn, when, expr)                                            \
-	static void fn(kv_emit *e, const kv_at *a)                       \
-	{                                                                \
-		const kv_master *m = &a->m->master;                      \
-		if (a->m->has_master && (when))                          \
-			kv_sample_u64(e, KV_NO_LABEL, (uint64_t)(expr)); \
-	}
-#define M_DOUBLE(fn, when, expr)                                  \
-	static void fn(kv_emit *e, const kv_at *a)                \
-	{                                                         \
-		const kv_master *m = &a->m->master;               \
-		if (a->m->has_master && (when))                   \
-			kv_sample_double(e, KV_NO_LABEL, (expr)); \
-	}
+/* A figure of a member with a master, when `when` holds (both of kv_master M). */
+#define M                        a->m->master
+#define M_U64(fn, when, expr)    KV_U64(fn, a->m->has_master && (when), expr)
+#define M_DOUBLE(fn, when, expr) KV_DOUBLE(fn, a->m->has_master && (when), expr)
 
-M_U64(up, true, m->up)
-M_U64(standby, true, m->standby)
-M_U64(enabled, true, m->status.enabled)
-M_U64(batches, m->have_status, m->status.published_batches)
-M_U64(events, m->have_status, m->status.published_events)
-M_U64(dropped, m->have_status, m->status.dropped_events)
-M_U64(keyless, m->status.has_keyless, m->status.skipped_keyless_events)
-M_U64(unparsed, m->status.has_unparsed, m->status.skipped_unparsed_keys)
-M_U64(last_sequence, m->have_status, m->last_sequence)
-M_U64(behind, m->loss.behind_known, m->loss.behind)
-M_U64(restarts, true, m->loss.restarts)
-M_U64(queue, true, m->loss.queue)
-M_U64(transport, true, m->loss.transport)
-M_U64(unattributed, true, m->loss.unattributed)
-M_DOUBLE(keys, m->keys_known, m->keys)
-M_DOUBLE(poll_duration, m->polled, m->last_poll_duration)
-M_DOUBLE(poll_time, m->polled, m->last_poll_time)
-M_DOUBLE(drop_ratio, m->polled, m->drop_ratio)
+M_U64(up, true, M.up)
+M_U64(standby, true, M.standby)
+M_U64(enabled, true, M.status.enabled)
+M_U64(batches, M.have_status, M.status.published_batches)
+M_U64(events, M.have_status, M.status.published_events)
+M_U64(dropped, M.have_status, M.status.dropped_events)
+M_U64(keyless, M.status.has_keyless, M.status.skipped_keyless_events)
+M_U64(unparsed, M.status.has_unparsed, M.status.skipped_unparsed_keys)
+M_U64(last_sequence, M.have_status, M.last_sequence)
+M_U64(behind, M.loss.behind_known, M.loss.behind)
+M_U64(restarts, true, M.loss.restarts)
+M_U64(queue, true, M.loss.queue)
+M_U64(transport, true, M.loss.transport)
+M_U64(unattributed, true, M.loss.unattributed)
+M_DOUBLE(keys, M.keys_known, M.keys)
+M_DOUBLE(poll_duration, M.polled, M.last_poll_duration)
+M_DOUBLE(poll_time, M.polled, M.last_poll_time)
+M_DOUBLE(drop_ratio, M.polled, M.drop_ratio)
 
 static void poll_errors(kv_emit *e, const kv_at *a)
 {

@@ -2,15 +2,14 @@
 /* Tenant quotas, as the leader's GET /api/v1/tenant_quotas reports them. */
 #include "kv_family.h"
 
-static void requested(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->q->requested);
-}
-
-static void effective(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->q->effective);
-}
+KV_U64(requested, true, a->q->requested)
+KV_U64(effective, true, a->q->effective)
+KV_U64(charged, true, a->q->charged)
+KV_U64(over_quota, true, a->q->over_quota)
+KV_U64(admission_closed, true, a->q->admission_closed)
+KV_U64(enabled, a->s->polled && a->s->quotas.mode != KV_QUOTAS_UNKNOWN, a->s->quotas.mode == KV_QUOTAS_ON)
+KV_U64(overflow, a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON, a->s->quotas.overflow)
+KV_U64(rejects_overflow, a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON, a->s->rejects.overflow)
 
 static void rejects(kv_emit *e, const kv_at *a)
 {
@@ -20,39 +19,6 @@ static void rejects(kv_emit *e, const kv_at *a)
 				      {"reason", r->names.data + r->v[i].reason_at}};
 		kv_sample_labels(e, l, 2, r->v[i].count);
 	}
-}
-
-static void rejects_overflow(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->rejects.overflow);
-}
-
-static void charged(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->q->charged);
-}
-
-static void over_quota(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->q->over_quota);
-}
-
-static void admission_closed(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->q->admission_closed);
-}
-
-static void enabled(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled && a->s->quotas.mode != KV_QUOTAS_UNKNOWN)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->quotas.mode == KV_QUOTAS_ON);
-}
-
-static void overflow(kv_emit *e, const kv_at *a)
-{
-	if (a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON)
-		kv_sample_u64(e, KV_NO_LABEL, a->s->quotas.overflow);
 }
 
 static void poll_errors(kv_emit *e, const kv_at *a)

@@ -23,26 +23,10 @@ static void corrections(kv_emit *e, const kv_at *a)
 		kv_sample_u64(e, (kv_label){"kind", kv_recon_correction_name(k)}, a->s->recon.corrections[k]);
 }
 
-static void duration(kv_emit *e, const kv_at *a)
-{
-	const kv_recon_stats *r = &a->s->recon;
-	if (r->enabled && r->has_duration)
-		kv_sample_double(e, KV_NO_LABEL, r->last_duration);
-}
-
-static void last_success(kv_emit *e, const kv_at *a)
-{
-	const kv_recon_stats *r = &a->s->recon;
-	if (r->enabled && r->has_success)
-		kv_sample_double(e, KV_NO_LABEL, r->last_success);
-}
-
-static void listed_keys(kv_emit *e, const kv_at *a)
-{
-	const kv_recon_stats *r = &a->s->recon;
-	if (r->enabled && r->has_success)
-		kv_sample_u64(e, KV_NO_LABEL, r->last_keys);
-}
+#define R a->s->recon
+KV_DOUBLE(duration, (R.enabled && R.has_duration), R.last_duration)
+KV_DOUBLE(last_success, (R.enabled && R.has_success), R.last_success)
+KV_U64(listed_keys, (R.enabled && R.has_success), R.last_keys)
 
 #define SOURCE KV_SCOPE_SOURCE, 0, any_reconciles
 

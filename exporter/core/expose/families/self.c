@@ -16,12 +16,7 @@ static void build_info(kv_emit *e, const kv_at *a)
 	kv_sample_labels(e, l, 2, 1);
 }
 
-#define X_VALUE(fn, expr)                                         \
-	static void fn(kv_emit *e, const kv_at *a)                \
-	{                                                         \
-		const kv_exporter_snap *x = a->x;                 \
-		kv_sample_double(e, KV_NO_LABEL, (double)(expr)); \
-	}
+#define X_VALUE(fn, expr) KV_DOUBLE(fn, true, expr)
 
 /* the sum of a source figure over all sources */
 #define SUM_SOURCES(field)                                     \
@@ -37,24 +32,24 @@ SUM_SOURCES(tenants_overflow)
 SUM_SOURCES(objects_overflow)
 SUM_SOURCES(groups_overflow)
 
-X_VALUE(tracked_objects, x->tracked_objects)
-X_VALUE(tracked_tenants, x->tracked_tenants)
-X_VALUE(max_objects, x->max_objects)
-X_VALUE(max_tenants, x->max_tenants)
-X_VALUE(tenants_overflow, sum_tenants_overflow(x))
-X_VALUE(objects_overflow, sum_objects_overflow(x))
-X_VALUE(tracked_groups, x->tracked_key_groups)
-X_VALUE(max_groups, x->max_key_groups)
-X_VALUE(groups_overflow, sum_groups_overflow(x))
-X_VALUE(scrapes, x->scrapes)
-X_VALUE(scrape_seconds, x->last_scrape_seconds)
-X_VALUE(scrape_bytes, x->last_scrape_bytes)
-X_VALUE(cpu, x->process.cpu_seconds)
-X_VALUE(resident, x->process.resident_bytes)
-X_VALUE(virtual_bytes, x->process.virtual_bytes)
-X_VALUE(open_fds, x->process.open_fds)
-X_VALUE(max_fds, x->process.max_fds)
-X_VALUE(start_time, x->process.start_time)
+X_VALUE(tracked_objects, a->x->tracked_objects)
+X_VALUE(tracked_tenants, a->x->tracked_tenants)
+X_VALUE(max_objects, a->x->max_objects)
+X_VALUE(max_tenants, a->x->max_tenants)
+X_VALUE(tenants_overflow, sum_tenants_overflow(a->x))
+X_VALUE(objects_overflow, sum_objects_overflow(a->x))
+X_VALUE(tracked_groups, a->x->tracked_key_groups)
+X_VALUE(max_groups, a->x->max_key_groups)
+X_VALUE(groups_overflow, sum_groups_overflow(a->x))
+X_VALUE(scrapes, a->x->scrapes)
+X_VALUE(scrape_seconds, a->x->last_scrape_seconds)
+X_VALUE(scrape_bytes, a->x->last_scrape_bytes)
+X_VALUE(cpu, a->x->process.cpu_seconds)
+X_VALUE(resident, a->x->process.resident_bytes)
+X_VALUE(virtual_bytes, a->x->process.virtual_bytes)
+X_VALUE(open_fds, a->x->process.open_fds)
+X_VALUE(max_fds, a->x->process.max_fds)
+X_VALUE(start_time, a->x->process.start_time)
 
 #define SELF    KV_SCOPE_EXPORTER, 0, NULL
 #define GROUPS  KV_SCOPE_EXPORTER, 0, kv_any_groups

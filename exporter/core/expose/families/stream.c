@@ -3,11 +3,7 @@
  * the connection, the dialect, lag; and each source's state's own figures. */
 #include "kv_family.h"
 
-#define M_U64(fn, field)                                    \
-	static void fn(kv_emit *e, const kv_at *a)          \
-	{                                                   \
-		kv_sample_u64(e, KV_NO_LABEL, a->m->field); \
-	}
+#define M_U64(fn, field) KV_U64(fn, true, a->m->field)
 
 M_U64(messages, stats.messages)
 M_U64(gaps, seq.gaps)
@@ -25,21 +21,9 @@ M_U64(tail_losses, seq.tail_losses)
 M_U64(reconnects, stats.reconnects)
 M_U64(backlog, backlog)
 M_U64(connected, connected)
-
-static void unclean_labels(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->s->unclean_labels);
-}
-
-static void tenants_expired(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->s->tenants_expired);
-}
-
-static void table_bytes(kv_emit *e, const kv_at *a)
-{
-	kv_sample_u64(e, KV_NO_LABEL, a->s->table_bytes);
-}
+KV_U64(unclean_labels, true, a->s->unclean_labels)
+KV_U64(tenants_expired, true, a->s->tenants_expired)
+KV_U64(table_bytes, true, a->s->table_bytes)
 
 static void decode_errors(kv_emit *e, const kv_at *a)
 {
@@ -55,7 +39,7 @@ static void stale_tenants(kv_emit *e, const kv_at *a)
 	const kv_source_snap *s = a->s;
 	for (unsigned r = 0; r < KV_STALE__BITS; r++) {
 		uint64_t n = 0;
-		for (size_t t = 0; !s->dropped && t < s->n_tenants; t++)
+		for (size_t t = 0; !s->leadership.dropped && t < s->n_tenants; t++)
 			n += (s->tenants[t].stale >> r) & 1;
 		kv_sample_u64(e, (kv_label){"reason", kv_stale_reason_name(r)}, n);
 	}
@@ -67,11 +51,7 @@ static void dialect(kv_emit *e, const kv_at *a)
 		kv_sample_u64(e, (kv_label){"dialect", kv_dialect_name(a->m->dialect.dialect)}, 1);
 }
 
-static void last_timestamp(kv_emit *e, const kv_at *a)
-{
-	if (a->m->stats.has_timestamp)
-		kv_sample_double(e, KV_NO_LABEL, (double)a->m->stats.last_timestamp_ms / 1000.0);
-}
+KV_DOUBLE(last_timestamp, a->m->stats.has_timestamp, a->m->stats.last_timestamp_ms / 1000.0)
 
 static void lag(kv_emit *e, const kv_at *a)
 {

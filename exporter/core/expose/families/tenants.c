@@ -3,30 +3,20 @@
  * can be trusted. */
 #include "kv_family.h"
 
-#define T_U64(fn, expr)                                \
-	static void fn(kv_emit *e, const kv_at *a)     \
-	{                                              \
-		kv_sample_u64(e, KV_NO_LABEL, (expr)); \
-	}
-
-T_U64(objects, kv_counts_objects(&a->t->counts))
-T_U64(stale, a->t->stale != 0)
-T_U64(stored_duplicates, a->t->counts.stored_duplicates)
-T_U64(removed_unknown, a->t->counts.removed_unknown)
-T_U64(objects_overflow, a->t->counts.objects_overflow)
-
+KV_U64(objects, true, kv_counts_objects(&a->t->counts))
+KV_U64(stale, true, a->t->stale != 0)
+KV_U64(stored_duplicates, true, a->t->counts.stored_duplicates)
+KV_U64(removed_unknown, true, a->t->counts.removed_unknown)
+KV_U64(objects_overflow, true, a->t->counts.objects_overflow)
 /* a publisher of the object dialect never sends cleared: no series that
  * can only ever be 0 */
+KV_U64(clears, !a->s->object_dialect, a->t->counts.events[KV_EV_CLEARED])
+KV_DOUBLE(stale_since, a->t->stale, a->t->stale_since_ms / 1000.0)
+
 static void events(kv_emit *e, const kv_at *a)
 {
 	for (int t = 0; t < KV_EV__COUNT - a->s->object_dialect; t++)
 		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name(t)}, a->t->counts.events[t]);
-}
-
-static void clears(kv_emit *e, const kv_at *a)
-{
-	if (!a->s->object_dialect)
-		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.events[KV_EV_CLEARED]);
 }
 
 static void by_medium(kv_emit *e, const kv_at *a)
@@ -39,12 +29,6 @@ static void by_placement(kv_emit *e, const kv_at *a)
 {
 	for (int p = 0; p < KV_PLACE__COUNT; p++)
 		kv_sample_u64(e, (kv_label){"placement", kv_placement_name(p)}, a->t->counts.placement[p]);
-}
-
-static void stale_since(kv_emit *e, const kv_at *a)
-{
-	if (a->t->stale)
-		kv_sample_double(e, KV_NO_LABEL, (double)a->t->stale_since_ms / 1000.0);
 }
 
 static const kv_family families[] = {
