@@ -300,11 +300,15 @@ static void await_dialect(kv_member *m)
 }
 
 /* Forgets idle tenants (kv_state_expire), looking a tenth of the timeout
- * apart, at most every 10 s. */
+ * apart, at most every 10 s.  The members share one state: the first
+ * member's thread looks for all (its loop wakes every POLL_MS at least). */
 static void expire_idle(kv_member *m, double *next)
 {
-	double idle = m->src->config->tenant_idle_timeout, now = kv_now();
-	if (idle <= 0 || now < *next)
+	double idle = m->src->config->tenant_idle_timeout;
+	if (idle <= 0 || m != &m->src->members[0])
+		return;
+	double now = kv_now();
+	if (now < *next)
 		return;
 	*next = now + (idle / 10 < 10 ? idle / 10 : 10);
 	pthread_mutex_lock(&m->src->lock);
