@@ -93,45 +93,35 @@ def test_new_leader_first_burst_lost_whole(procs):
     assert m.get("mooncake_kv_publisher_resets_total", source="h", member=sim.members[1]) == 0
 
 
-def test_single_master_restarted_after_10s_down(procs):
-    """One master crashes, stays down 10 s and comes back publishing at once: the
-    restart counts once, what its new process sent before the exporter reconnected
-    is missing, and the books balance across both processes."""
-    # the new process publishes fewer messages before the exporter is back than the old
-    # one did in all: its numbers go back (see docs/design.md for the other case)
-    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=8000,batch=1", "sleep:seconds=0.6",
-                           "crash:seconds=10,after=0", "ops:count=2000,batch=1", "steady:rate=2000,seconds=1",
-                           "sleep:seconds=1.5",
-                           "truth", "wait"], seed=303)
+def restarted(procs, before, down, after, seed, what):
+    """One master publishes `before` one-event operations, crashes, stays down `down`
+    seconds and comes back publishing `after` at once: the restart counts once and the books
+    balance across both processes."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=%d,batch=1" % before, "sleep:seconds=0.6",
+                           "crash:seconds=%d,after=0" % down, "ops:count=%d,batch=1" % after,
+                           "steady:rate=2000,seconds=1", "sleep:seconds=1.5", "truth", "wait"], seed=seed)
     exp = Exporter(procs, EXPORTER, [sim.source("c")], extra=POLL)
     sim.start()
     truth = sim.truth_written(timeout=60)
     assert truth["restarts"] == 1
     received, missing, transport = books(exp, "c", None, truth["messages"])
-    print("restarted master publishing at once: %d of %d messages missed" % (missing, truth["messages"]))
+    print("%s: %d of %d messages missed" % (what, missing, truth["messages"]))
     m = exp.metrics()
     assert m.get("mooncake_kv_publisher_resets_total", source="c") == 1
     assert m.get("mooncake_kv_master_restarts_total", source="c") == 1
+
+
+def test_single_master_restarted_after_10s_down(procs):
+    """8,000 messages, down 10 s, then 2,000 at once: the new process publishes fewer
+    before the exporter is back than the old one did in all, so its numbers go back."""
+    restarted(procs, 8000, 10, 2000, 303, "restarted master publishing at once")
 
 
 def test_single_master_restarted_past_its_old_numbers(procs):
-    """One master crashes after 300 messages, stays down 3 s and comes back publishing
-    8,000 at once: by the time the exporter is back, the new process has passed the
-    old one's numbers and event ids.  The poller saw the master down, so the jump is
-    a restart from 1, not a gap: the restart counts once and the books balance across
-    both processes."""
-    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=300,batch=1", "sleep:seconds=0.6",
-                           "crash:seconds=3,after=0", "ops:count=8000,batch=1", "steady:rate=2000,seconds=1",
-                           "sleep:seconds=1.5", "truth", "wait"], seed=304)
-    exp = Exporter(procs, EXPORTER, [sim.source("c")], extra=POLL)
-    sim.start()
-    truth = sim.truth_written(timeout=60)
-    assert truth["restarts"] == 1
-    received, missing, transport = books(exp, "c", None, truth["messages"])
-    print("restarted master past its old numbers: %d of %d messages missed" % (missing, truth["messages"]))
-    m = exp.metrics()
-    assert m.get("mooncake_kv_publisher_resets_total", source="c") == 1
-    assert m.get("mooncake_kv_master_restarts_total", source="c") == 1
+    """300 messages, down 3 s, then 8,000 at once: by the time the exporter is back, the
+    new process has passed the old one's numbers and event ids.  The poller saw the
+    master down, so the jump is a restart from 1, not a gap."""
+    restarted(procs, 300, 3, 8000, 304, "restarted master past its old numbers")
 
 
 def test_poison_events_move_nothing(procs):
