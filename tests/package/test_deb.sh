@@ -72,7 +72,8 @@ set -- $ARGS
   --web.listen-address 127.0.0.1:$web >"$work/exporter.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do
-  n=$(curl -sf "http://127.0.0.1:$web/metrics" | awk '/^mooncake_kv_messages_received_total/ {print $2}')
+  # not listening yet: curl fails, and pipefail must not end the test here
+  n=$(curl -sf "http://127.0.0.1:$web/metrics" | awk '/^mooncake_kv_messages_received_total/ {print $2}') || n=""
   [ -n "$n" ] && [ "$n" != 0 ] && break
   sleep 0.2
 done
