@@ -28,8 +28,9 @@ static uint64_t key_hash(unsigned k)
 	return ((uint64_t)k + 1) * 0x9e3779b97f4a7c15ull;
 }
 
-/* One mutation at the master, as its event says. */
-static void apply(unsigned char *model, const kv_recon_event *e)
+/* One mutation at the master, as its event says; a key that becomes
+ * present is born then (at the event's index). */
+static void apply(unsigned char *model, int64_t *birth, const kv_recon_event *e, int64_t at)
 {
 	if (e->type == KV_EV_CLEARED) {
 		memset(model, 0, KEYS);
@@ -38,10 +39,13 @@ static void apply(unsigned char *model, const kv_recon_event *e)
 	unsigned k = 0;
 	while (key_hash(k) != e->hash)
 		k++;
-	if (e->type == KV_EV_STORED)
+	if (e->type == KV_EV_STORED) {
+		if (!model[k])
+			birth[k] = at;
 		model[k] |= e->medium;
-	else
+	} else {
 		model[k] &= (unsigned char)~e->medium;
+	}
 }
 
 /* Random histories: recording starts at r0, the master is read key by key at
@@ -51,6 +55,7 @@ static void apply(unsigned char *model, const kv_recon_event *e)
 static void test_replay_from_before_the_listing_is_the_truth(void **state)
 {
 	(void)state;
+	size_t births_kept = 0;
 	for (uint64_t seed = 1; seed <= 500; seed++) {
 		uint64_t r = seed;
 		kv_recon_event ops[OPS];
@@ -72,24 +77,32 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 		for (unsigned k = 0; k < KEYS; k++)
 			read_at[k] = r1 + rnd(&r) % (cut - r1 + 1);
 
-		unsigned char model[KEYS] = {0}, seen[KEYS];
+		unsigned char model[KEYS] = {0}, seen[KEYS], touched[KEYS] = {0};
+		int64_t birth[KEYS], seen_birth[KEYS];
 		kv_recon_log log;
 		kv_recon_log_init(&log, OPS);
 		for (size_t i = 0; i <= cut; i++) {
 			for (unsigned k = 0; k < KEYS; k++)
-				if (read_at[k] == i)
+				if (read_at[k] == i) {
 					seen[k] = model[k];
+					seen_birth[k] = model[k] ? birth[k] : KV_NO_BIRTH;
+				}
 			if (i == cut)
 				break;
-			if (i >= r0)
+			if (i >= r0) {
 				assert_int_equal(
 					kv_recon_log_add(&log, ops[i].hash, ops[i].type, ops[i].medium, ops[i].group),
 					KV_OK);
-			apply(model, &ops[i]);
+				for (unsigned k = 0; k < KEYS; k++)
+					touched[k] |= ops[i].type == KV_EV_CLEARED || ops[i].hash == key_hash(k);
+			}
+			apply(model, birth, &ops[i], (int64_t)(1000 + i));
 		}
+		/* births as the stream's view had them when each key was read */
 		kv_recon_table t = {0};
+		assert_int_equal(kv_objtable_births(&t.objects, true), KV_OK);
 		for (unsigned k = 0; k < KEYS; k++)
-			assert_int_equal(kv_recon_put(&t, key_hash(k), seen[k], k % 3), KV_OK);
+			assert_int_equal(kv_recon_put(&t, key_hash(k), seen[k], k % 3, seen_birth[k]), KV_OK);
 		assert_int_equal(kv_recon_replay(&t, log.ev, log.n), KV_OK);
 
 		uint64_t place[KV_PLACE__COUNT] = {0}, gplace[3][KV_PLACE__COUNT] = {{0}};
@@ -101,6 +114,13 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 					 kv_objtable_get(&t.objects, key_hash(k)), model[k]);
 			if (model[k])
 				place[kv_placement_of(model[k])]++;
+			/* a birth is the truth's, or none where the replay touched the
+			 * key (never another), and always the truth's where it did not */
+			int64_t b = kv_objtable_birth(&t.objects, key_hash(k));
+			if (model[k] && b != birth[k] && (b != KV_NO_BIRTH || !touched[k]))
+				fail_msg("seed %llu key %u: born %lld, want %lld", (unsigned long long)seed, k,
+					 (long long)b, (long long)birth[k]);
+			births_kept += model[k] && b == birth[k];
 		}
 		assert_memory_equal(t.placement, place, sizeof(place));
 		for (uint32_t g = 0; g < 3; g++) /* and per group */
@@ -108,6 +128,7 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 		kv_recon_table_free(&t);
 		kv_recon_log_free(&log);
 	}
+	assert_true(births_kept > 500); /* carried over, not merely never wrong */
 }
 
 static void test_log_is_bounded(void **state)
@@ -158,8 +179,8 @@ static void test_record_object_dialect(void **state)
 	assert_int_equal(log.n, 2);
 	/* the master listed a and b on both media before those removals */
 	kv_recon_table t = {0};
-	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0);
-	kv_recon_put(&t, kv_state_key_hash(s, S("b")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0);
+	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0, KV_NO_BIRTH);
+	kv_recon_put(&t, kv_state_key_hash(s, S("b")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0, KV_NO_BIRTH);
 	assert_int_equal(kv_recon_replay(&t, log.ev, log.n), KV_OK);
 	assert_int_equal(kv_objtable_get(&t.objects, kv_state_key_hash(s, S("a"))), 0);
 	assert_int_equal(kv_objtable_get(&t.objects, kv_state_key_hash(s, S("b"))), KV_MEDIUM_CPU);
@@ -201,9 +222,9 @@ static void test_record_and_adopt(void **state)
 
 	/* the master says: a on both media, c on disk, d on cpu */
 	kv_recon_table t = {0};
-	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0);
-	kv_recon_put(&t, kv_state_key_hash(s, S("c")), KV_MEDIUM_DISK, 0);
-	kv_recon_put(&t, kv_state_key_hash(s, S("d")), KV_MEDIUM_CPU, 0);
+	kv_recon_put(&t, kv_state_key_hash(s, S("a")), KV_MEDIUM_CPU | KV_MEDIUM_DISK, 0, KV_NO_BIRTH);
+	kv_recon_put(&t, kv_state_key_hash(s, S("c")), KV_MEDIUM_DISK, 0, KV_NO_BIRTH);
+	kv_recon_put(&t, kv_state_key_hash(s, S("d")), KV_MEDIUM_CPU, 0, KV_NO_BIRTH);
 	kv_recon_replay(&t, log.ev, log.n); /* + b on disk, a loses cpu */
 	kv_objtable old;
 	assert_int_equal(kv_state_adopt(s, &t, 0, &old), KV_OK);
@@ -226,7 +247,7 @@ static void test_record_and_adopt(void **state)
 	assert_int_equal(kv_state_record_start(s, S("b"), S("new"), &log), KV_OK); /* created */
 	kv_recon_table big = {0};
 	for (uint64_t i = 1; i <= 95; i++)
-		kv_recon_put(&big, i << 2, KV_MEDIUM_CPU, 0);
+		kv_recon_put(&big, i << 2, KV_MEDIUM_CPU, 0, KV_NO_BIRTH);
 	assert_int_equal(kv_state_adopt(s, &big, 0, &old), KV_ELIMIT);
 	assert_int_equal(atomic_load(&budget.objects), 6);
 	kv_state_record_stop(s);

@@ -75,6 +75,7 @@ static bool run_query(struct attempt *a)
 	}
 	const kv_state *state = a->s->state;
 	uint64_t hash[KV_KEYS_BATCH_MAX];
+	int64_t birth[KV_KEYS_BATCH_MAX];
 	uint32_t group[KV_KEYS_BATCH_MAX];
 	kv_buf_reset(&a->gnames);
 	for (size_t i = 0; i < q->n; i++) {
@@ -99,6 +100,8 @@ static bool run_query(struct attempt *a)
 		group[i] = a->matcher ? kv_state_group_id(a->s->state, a->gnames.data + a->gname_at[i], a->gname_len[i])
 				      : KV_GROUP_NONE;
 		unsigned old = t ? kv_state_media_by_hash(t, hash[i]) : 0;
+		/* a life the stream saw begin goes on in the fresh table */
+		birth[i] = t ? kv_state_birth_by_hash(t, hash[i]) : KV_NO_BIRTH;
 		if (!media[i])
 			continue;
 		a->both += old != 0;
@@ -107,7 +110,7 @@ static bool run_query(struct attempt *a)
 	}
 	pthread_mutex_unlock(&a->s->lock);
 	for (size_t i = 0; i < q->n; i++)
-		if (media[i] && kv_recon_put(&a->fresh, hash[i], media[i], group[i]) != KV_OK) {
+		if (media[i] && kv_recon_put(&a->fresh, hash[i], media[i], group[i], birth[i]) != KV_OK) {
 			a->why = "out of memory";
 			return false;
 		}
@@ -271,7 +274,13 @@ static enum kv_recon_result attempt(struct attempt *a, const char *backend)
 	pthread_mutex_lock(&s->lock);
 	uint64_t breaks = kv_source_breaks(s);
 	int rc = kv_state_record_start(s->state, a->backend, KV_TENANT_DEFAULT, &log);
+	bool births = kv_state_residency(s->state);
 	pthread_mutex_unlock(&s->lock);
+	if (rc == KV_OK && kv_objtable_births(&a->fresh.objects, births) != KV_OK) {
+		stop_recording(s);
+		a->why = "out of memory";
+		return KV_RECON_ABORTED;
+	}
 	if (rc != KV_OK) {
 		a->why = "no room for tenant default under --limits.max-tenants";
 		return KV_RECON_ABORTED;

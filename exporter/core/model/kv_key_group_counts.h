@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kv_common.h"
+#include "kv_lifetime.h"
 
 #define KV_GROUP_NONE     0 /* the key did not match: key_group="" */
 #define KV_GROUP_OVERFLOW 1 /* a new group beyond --limits.max-key-groups */
@@ -16,6 +17,7 @@ typedef struct kv_group_counts {
 	uint32_t id;                         /* the group's index in its state's names */
 	uint64_t placement[KV_PLACE__COUNT]; /* live objects by placement */
 	uint64_t events[2];                  /* applied stored, removed */
+	kv_life_hist life;                   /* lifetimes of its objects (residency) */
 } kv_group_counts;
 
 typedef struct kv_group_vec {

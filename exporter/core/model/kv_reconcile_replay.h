@@ -52,12 +52,17 @@ typedef struct kv_recon_table {
 	kv_group_vec groups; /* per key group (placements only) */
 } kv_recon_table;
 
-/* Sets an object of key group `group` to media exactly (0 removes it).
- * Returns 0 or KV_ENOMEM. */
-int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group);
+/* Sets an object of key group `group` to media exactly (0 removes it); a
+ * new one takes `birth`: the stream's view's birth of it (KV_NO_BIRTH when
+ * it had none).  Returns 0 or KV_ENOMEM.  Births are kept when the table's
+ * are on (kv_objtable_births on t->objects before the first put). */
+int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth);
 /* Applies events in order: stored adds its media, removed takes its media
  * away (the dialect was settled when they were recorded), cleared empties
- * the table.  Returns 0 or KV_ENOMEM. */
+ * the table.  An object a replayed event makes present has no birth: an
+ * event from before its key was read can take away, for a moment, what
+ * the master still held, and bring it back; only the media come out right
+ * in the end, not when a life began.  Returns 0 or KV_ENOMEM. */
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
 void kv_recon_table_free(kv_recon_table *t);
 

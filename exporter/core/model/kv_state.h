@@ -15,6 +15,7 @@
 #include "kv_decode.h"
 #include "kv_key_group_counts.h"
 #include "kv_key_group_regex.h"
+#include "kv_lifetime.h"
 #include "kv_objtable.h"
 #include "kv_reconcile_replay.h"
 
@@ -57,6 +58,7 @@ typedef struct kv_tenant_counts {
 	uint64_t removed_unknown;            /* removed of nothing held: a medium it was not on (media
 						dialect), an object not held (object dialect) */
 	uint64_t objects_overflow;           /* stored refused by the object limit */
+	kv_life_hist life;                   /* lifetimes of its objects (residency) */
 } kv_tenant_counts;
 
 static inline uint64_t kv_counts_objects(const kv_tenant_counts *c)
@@ -116,6 +118,7 @@ int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d);
  * batch afterwards finds the memory there instead of waiting for it. */
 typedef struct kv_prepared {
 	uint64_t key_hash;
+	int64_t ts;        /* the event's publisher time (unix ms), KV_NO_BIRTH when not usable */
 	uint8_t add, del;  /* the media the event adds and takes away, in its dialect */
 	uint32_t group;    /* the key's group (KV_GROUP_NONE without key groups) */
 	kv_tenant *tenant; /* NULL: not known yet (applying creates it) */
@@ -135,6 +138,25 @@ void kv_state_set_now(kv_state *s, int64_t now_ms);
 size_t kv_state_expire(kv_state *s, int64_t now_ms, int64_t idle_ms);
 /* Tenants forgotten so far. */
 uint64_t kv_state_tenants_expired(const kv_state *s);
+
+/* --- residency (lifetimes; docs/design.md, "Residency") ---
+ *
+ * A life begins with the event that makes an object present and ends with
+ * the one that makes it absent (a cleared ends every life of its tenant);
+ * its length is the difference of their publisher timestamps.  A birth is
+ * kept only while the tenant is exact (stale 0): anywhere else a stored of
+ * an object the state does not hold may be an old object coming back into
+ * view (an upsert, a second replica, an offload), not a new one.  A tenant
+ * that turns stale forgets its births; its lives end unobserved.  On by
+ * default. */
+void kv_state_set_residency(kv_state *s, bool on);
+bool kv_state_residency(const kv_state *s);
+/* The publisher time of the newest event applied (0 before any) and the
+ * owner's clock when it was: the publisher's clock now is their sum with
+ * the owner's clock since (the mean age of live objects). */
+void kv_state_clock(const kv_state *s, int64_t *ts_ms, int64_t *at_ms);
+/* The birth of an object (KV_NO_BIRTH: not held, not seen or not kept). */
+int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash);
 
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);

@@ -19,6 +19,8 @@ typedef struct kv_stream_stats {
 	uint64_t duplicate_message_events; /* inside messages whose sequence repeated */
 	uint64_t alloc_failures;           /* messages or events lost for want of memory */
 	uint64_t reconnects;
+	uint64_t timestamps_backwards; /* events older than one this publisher process sent before */
+	uint64_t timestamps_invalid;   /* events whose timestamp is no unix ms */
 	bool has_timestamp;
 	int64_t last_timestamp_ms; /* of the last decoded batch */
 	kv_hist lag_seconds;       /* receive time - batch timestamp */

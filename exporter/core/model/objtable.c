@@ -12,37 +12,82 @@
  * the old array has these, and it is freed once drained. */
 #define TOMBSTONE ((uint64_t)4)
 #define MIN_CAP   16
-/* Entries moved from the old array per operation.  Growth starts at 3/4
- * load, and the next one at 3/4 of twice the size: at least 2 slots per
- * insertion must move for the old array to be gone before then. */
-#define DRAIN_STEP 8
-/* Drained slots handed back to the OS at a time (256 KiB).  Freeing a 128 MiB
- * array at once costs ~20 ms of page-table work in one operation. */
+/* Slots of the old array drained per operation.  Growth starts at 3/4
+ * load, and the next one at 3/4 of the next capacity, at least 8/7 of this
+ * one: 3/4 x 1/7 of the old capacity in insertions, so at least 9.4 slots
+ * per insertion must be drained for the old array to be gone before then. */
+#define DRAIN_STEP 12
+/* Drained slots handed back to the OS at a time (256 KiB of slots).
+ * Freeing a 128 MiB array at once costs ~20 ms of page-table work in one
+ * operation. */
 #define RELEASE_SLOTS (32 * 1024)
-
-static inline size_t home(uint64_t h, size_t mask)
-{
-	return (size_t)(h >> 2) & mask;
-}
+/* A birth is stored as birth - base + 1, below 2^32; a new base puts the
+ * birth that needed it in the middle of the window. */
+#define BIRTH_HALF   ((int64_t)1 << 31)
+#define BIRTH_MAX_MS ((int64_t)1 << 62)
 
 static inline bool live(uint64_t s)
 {
 	return (s & MEDIA_BITS) != 0;
 }
 
+static inline size_t next(size_t i, size_t cap)
+{
+	return i + 1 == cap ? 0 : i + 1;
+}
+
+/* The capacity after cap: the next quarter step, 2^k x {4, 5, 6, 7, 8} / 4. */
+static size_t grown(size_t cap)
+{
+	if (cap < MIN_CAP)
+		return MIN_CAP;
+	unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)cap); /* 2^k <= cap < 2^(k+1) */
+	size_t quarter = ((size_t)1 << k) / 4;
+	return cap + quarter;
+}
+
 void kv_objtable_clear(kv_objtable *t)
 {
 	free(t->slots);
+	free(t->births);
 	free(t->old);
+	free(t->old_births);
 	*t = (kv_objtable)KV_OBJTABLE_INIT;
+}
+
+int kv_objtable_births(kv_objtable *t, bool on)
+{
+	if (on == t->with_births)
+		return KV_OK;
+	if (on) {
+		uint32_t *b = t->slots ? calloc(t->cap, sizeof(*b)) : NULL;
+		uint32_t *ob = t->old ? calloc(t->old_cap, sizeof(*ob)) : NULL;
+		if ((t->slots && !b) || (t->old && !ob)) {
+			free(b);
+			free(ob);
+			return KV_ENOMEM;
+		}
+		t->births = b;
+		t->old_births = ob;
+	} else {
+		free(t->births);
+		free(t->old_births);
+		t->births = t->old_births = NULL;
+	}
+	t->with_births = on;
+	t->births_n = t->births_sum = 0;
+	return KV_OK;
 }
 
 size_t kv_objtable_bytes(const kv_objtable *t)
 {
-	size_t n = t->slots ? (t->mask + 1) : 0;
-	if (t->old)
-		n += t->old_mask + 1;
-	return n * sizeof(uint64_t);
+	size_t per = sizeof(uint64_t) + (t->with_births ? sizeof(uint32_t) : 0);
+	return (t->cap + (t->old ? t->old_cap : 0)) * per;
+}
+
+static inline int64_t birth_of(const kv_objtable *t, uint32_t b)
+{
+	return b ? t->birth_base + (int64_t)b - 1 : KV_NO_BIRTH;
 }
 
 /* Index of the object in the live array, or SIZE_MAX. */
@@ -50,7 +95,7 @@ static size_t find_live(const kv_objtable *t, uint64_t tag)
 {
 	if (!t->slots)
 		return SIZE_MAX;
-	for (size_t i = home(tag, t->mask);; i = (i + 1) & t->mask) {
+	for (size_t i = kv_objtable_home(tag, t->cap);; i = next(i, t->cap)) {
 		uint64_t s = t->slots[i];
 		if (s == 0)
 			return SIZE_MAX;
@@ -66,103 +111,160 @@ static size_t find_old(const kv_objtable *t, uint64_t tag)
 {
 	if (!t->old)
 		return SIZE_MAX;
-	size_t first = t->old_cursor, i = home(tag, t->old_mask);
+	size_t first = t->old_cursor, i = kv_objtable_home(tag, t->old_cap);
 	if (i < first)
 		i = first;
-	for (size_t n = t->old_mask + 1 - first; n; n--) {
+	for (size_t n = t->old_cap - first; n; n--) {
 		uint64_t s = t->old[i];
 		if (s == 0)
 			return SIZE_MAX;
 		if (live(s) && TAG(s) == tag)
 			return i;
-		i = i == t->old_mask ? first : i + 1;
+		i = i + 1 == t->old_cap ? first : i + 1;
 	}
 	return SIZE_MAX;
+}
+
+static void release_pages(void *base, size_t elem, size_t from_i, size_t to_i)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE); /* once per 256 KiB drained: no need to cache */
+	uintptr_t from = (uintptr_t)base + from_i * elem, to = (uintptr_t)base + to_i * elem;
+	from = (from + page - 1) & ~(uintptr_t)(page - 1);
+	to &= ~(uintptr_t)(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
 /* Returns the whole pages of old[old_released, old_cursor) to the OS. */
 static void release_drained(kv_objtable *t)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE); /* once per 256 KiB drained: no need to cache */
-	uintptr_t from = (uintptr_t)(t->old + t->old_released);
-	uintptr_t to = (uintptr_t)(t->old + t->old_cursor);
-	from = (from + page - 1) & ~(uintptr_t)(page - 1);
-	to &= ~(uintptr_t)(page - 1);
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
+	release_pages(t->old, sizeof(*t->old), t->old_released, t->old_cursor);
+	if (t->old_births)
+		release_pages(t->old_births, sizeof(*t->old_births), t->old_released, t->old_cursor);
 	t->old_released = t->old_cursor;
 }
 
 /* The caller guarantees the tag is not present and there is room. */
-static void insert_live(kv_objtable *t, uint64_t slot)
+static void insert_live(kv_objtable *t, uint64_t slot, uint32_t birth)
 {
-	size_t i = home(slot, t->mask);
+	size_t i = kv_objtable_home(slot, t->cap);
 	while (t->slots[i] != 0)
-		i = (i + 1) & t->mask;
+		i = next(i, t->cap);
 	t->slots[i] = slot;
+	if (t->births)
+		t->births[i] = birth;
 	t->count++;
 }
 
 static void delete_live(kv_objtable *t, size_t hole)
 {
-	size_t mask = t->mask;
-	for (size_t j = (hole + 1) & mask; t->slots[j] != 0; j = (j + 1) & mask) {
-		size_t h = home(t->slots[j], mask);
+	size_t cap = t->cap;
+	for (size_t j = next(hole, cap); t->slots[j] != 0; j = next(j, cap)) {
+		size_t h = kv_objtable_home(t->slots[j], cap);
 		/* Move j into the hole when the hole lies on j's probe path,
 		 * i.e. is no further from j's home than j itself is. */
-		if (((j - h) & mask) >= ((j - hole) & mask)) {
+		size_t dj = j >= h ? j - h : j + cap - h, dh = j >= hole ? j - hole : j + cap - hole;
+		if (dj >= dh) {
 			t->slots[hole] = t->slots[j];
+			if (t->births)
+				t->births[hole] = t->births[j];
 			hole = j;
 		}
 	}
 	t->slots[hole] = 0;
+	if (t->births)
+		t->births[hole] = 0;
 	t->count--;
+}
+
+static void free_old(kv_objtable *t)
+{
+	free(t->old);
+	free(t->old_births);
+	t->old = NULL;
+	t->old_births = NULL;
+	t->old_cap = t->old_count = t->old_cursor = t->old_released = 0;
 }
 
 static void drain(kv_objtable *t, size_t steps)
 {
 	while (t->old && steps--) {
-		uint64_t s = t->old[t->old_cursor];
+		size_t c = t->old_cursor;
+		uint64_t s = t->old[c];
 		if (live(s)) {
-			insert_live(t, s);
-			t->old[t->old_cursor] = TOMBSTONE;
+			insert_live(t, s, t->old_births ? t->old_births[c] : 0);
+			t->old[c] = TOMBSTONE;
 			t->old_count--;
 		}
-		if (++t->old_cursor > t->old_mask || t->old_count == 0) {
-			free(t->old);
-			t->old = NULL;
-			t->old_mask = t->old_count = t->old_cursor = t->old_released = 0;
-		} else if (t->old_cursor - t->old_released >= RELEASE_SLOTS) {
+		if (++t->old_cursor == t->old_cap || t->old_count == 0)
+			free_old(t);
+		else if (t->old_cursor - t->old_released >= RELEASE_SLOTS)
 			release_drained(t);
-		}
 	}
 }
 
 /* Makes room for one more entry in the live array. */
 static int reserve_one(kv_objtable *t)
 {
-	size_t cap = t->slots ? t->mask + 1 : 0;
-	if (kv_objtable_count(t) + 1 <= cap / 4 * 3)
+	if (kv_objtable_count(t) + 1 <= t->cap / 4 * 3)
 		return KV_OK;
 	if (t->old) /* not expected: draining outpaces growth */
 		drain(t, SIZE_MAX);
-	size_t ncap = cap ? cap * 2 : MIN_CAP;
+	size_t ncap = grown(t->cap);
 	uint64_t *n = calloc(ncap, sizeof(*n));
-	if (!n)
+	uint32_t *nb = t->with_births ? calloc(ncap, sizeof(*nb)) : NULL;
+	if (!n || (t->with_births && !nb)) {
+		free(n);
+		free(nb);
 		return KV_ENOMEM;
+	}
 	t->old = t->slots;
-	t->old_mask = t->mask;
+	t->old_births = t->births;
+	t->old_cap = t->cap;
 	t->old_count = t->count;
 	t->old_cursor = t->old_released = 0;
 	t->slots = n;
-	t->mask = ncap - 1;
+	t->births = nb;
+	t->cap = ncap;
 	t->count = 0;
-	if (!t->old || t->old_count == 0) {
-		free(t->old);
-		t->old = NULL;
-		t->old_mask = t->old_count = 0;
-	}
+	if (!t->old || t->old_count == 0)
+		free_old(t);
 	return KV_OK;
+}
+
+/* Puts every held birth in the window of base, forgetting those outside. */
+static void rebase(kv_objtable *t, int64_t base)
+{
+	uint64_t *arr[2] = {t->slots, t->old};
+	uint32_t *b[2] = {t->births, t->old_births};
+	size_t from[2] = {0, t->old_cursor}, to[2] = {t->cap, t->old ? t->old_cap : 0};
+	for (int a = 0; a < 2; a++)
+		for (size_t i = from[a]; b[a] && i < to[a]; i++) {
+			if (!live(arr[a][i]) || !b[a][i])
+				continue;
+			int64_t at = birth_of(t, b[a][i]);
+			t->births_sum -= b[a][i];
+			if (at < base || at - base >= (int64_t)UINT32_MAX) {
+				b[a][i] = 0;
+				t->births_n--;
+			} else {
+				b[a][i] = (uint32_t)(at - base + 1);
+				t->births_sum += b[a][i];
+			}
+		}
+	t->birth_base = base;
+}
+
+/* The stored value of a new object's birth, moving the window if needed. */
+static uint32_t birth_value(kv_objtable *t, int64_t birth)
+{
+	if (!t->with_births || birth < 0 || birth >= BIRTH_MAX_MS)
+		return 0;
+	if (t->births_n == 0)
+		t->birth_base = birth - BIRTH_HALF;
+	else if (birth < t->birth_base || birth - t->birth_base >= (int64_t)UINT32_MAX)
+		rebase(t, birth - BIRTH_HALF);
+	return (uint32_t)(birth - t->birth_base + 1);
 }
 
 unsigned kv_objtable_get(const kv_objtable *t, uint64_t hash)
@@ -175,27 +277,56 @@ unsigned kv_objtable_get(const kv_objtable *t, uint64_t hash)
 	return i != SIZE_MAX ? (unsigned)(t->old[i] & MEDIA_BITS) : 0;
 }
 
-int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, unsigned *before)
+int64_t kv_objtable_birth(const kv_objtable *t, uint64_t hash)
+{
+	if (!t->with_births)
+		return KV_NO_BIRTH;
+	uint64_t tag = TAG(hash);
+	size_t i = find_live(t, tag);
+	if (i != SIZE_MAX)
+		return birth_of(t, t->births[i]);
+	i = find_old(t, tag);
+	return i != SIZE_MAX ? birth_of(t, t->old_births[i]) : KV_NO_BIRTH;
+}
+
+/* An object leaves the table with its stored birth b. */
+static inline void forget_birth(kv_objtable *t, uint32_t b)
+{
+	if (b) {
+		t->births_n--;
+		t->births_sum -= b;
+	}
+}
+
+int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, int64_t birth,
+		       unsigned *before, int64_t *born)
 {
 	uint64_t tag = TAG(hash);
 	unsigned was = 0, now;
+	uint32_t b = 0;
 	size_t i = find_live(t, tag);
 
 	if (i != SIZE_MAX) {
 		was = (unsigned)(t->slots[i] & MEDIA_BITS);
+		b = t->births ? t->births[i] : 0;
 		now = (was | add) & ~del & MEDIA_BITS;
-		if (now)
+		if (now) {
 			t->slots[i] = tag | now;
-		else
+		} else {
+			forget_birth(t, b);
 			delete_live(t, i);
+		}
 	} else if ((i = find_old(t, tag)) != SIZE_MAX) {
 		/* Touching an entry of the old array moves it over. */
 		was = (unsigned)(t->old[i] & MEDIA_BITS);
+		b = t->old_births ? t->old_births[i] : 0;
 		now = (was | add) & ~del & MEDIA_BITS;
 		t->old[i] = TOMBSTONE;
 		t->old_count--;
 		if (now)
-			insert_live(t, tag | now); /* old and live together stay below 3/4 */
+			insert_live(t, tag | now, b); /* old and live together stay below 3/4 */
+		else
+			forget_birth(t, b);
 	} else {
 		now = add & ~del & MEDIA_BITS;
 		if (now) {
@@ -204,21 +335,38 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 			int rc = reserve_one(t);
 			if (rc != KV_OK)
 				return rc;
-			insert_live(t, tag | now);
+			uint32_t nb = birth_value(t, birth);
+			insert_live(t, tag | now, nb);
+			if (nb) {
+				t->births_n++;
+				t->births_sum += nb;
+			}
 		}
 	}
 	if (before)
 		*before = was;
+	if (born)
+		*born = birth_of(t, b);
 	drain(t, DRAIN_STEP);
 	return KV_OK;
 }
 
-void kv_objtable_each(const kv_objtable *t, void (*fn)(uint64_t, unsigned, void *), void *arg)
+bool kv_objtable_births_mean(const kv_objtable *t, double *mean_ms)
 {
-	for (size_t i = 0; t->slots && i <= t->mask; i++)
+	if (!t->births_n)
+		return false;
+	*mean_ms = (double)(t->birth_base - 1) + (double)t->births_sum / (double)t->births_n;
+	return true;
+}
+
+void kv_objtable_each(const kv_objtable *t, void (*fn)(uint64_t, unsigned, int64_t, void *), void *arg)
+{
+	for (size_t i = 0; t->slots && i < t->cap; i++)
 		if (live(t->slots[i]))
-			fn(TAG(t->slots[i]), (unsigned)(t->slots[i] & MEDIA_BITS), arg);
-	for (size_t i = 0; t->old && i <= t->old_mask; i++)
+			fn(TAG(t->slots[i]), (unsigned)(t->slots[i] & MEDIA_BITS),
+			   birth_of(t, t->births ? t->births[i] : 0), arg);
+	for (size_t i = t->old_cursor; t->old && i < t->old_cap; i++)
 		if (live(t->old[i]))
-			fn(TAG(t->old[i]), (unsigned)(t->old[i] & MEDIA_BITS), arg);
+			fn(TAG(t->old[i]), (unsigned)(t->old[i] & MEDIA_BITS),
+			   birth_of(t, t->old_births ? t->old_births[i] : 0), arg);
 }

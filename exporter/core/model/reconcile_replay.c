@@ -35,13 +35,13 @@ void kv_recon_log_free(kv_recon_log *l)
 
 /* The state's rule for one object: placement counts follow its media, in
  * the tenant's figures and its group's. */
-static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del, unsigned group)
+static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del, unsigned group, int64_t birth)
 {
 	kv_group_counts *g = kv_group_vec_at(&t->groups, group);
 	unsigned before;
 	if (!g)
 		return KV_ENOMEM;
-	int rc = kv_objtable_update(&t->objects, hash, add, del, true, &before);
+	int rc = kv_objtable_update(&t->objects, hash, add, del, true, birth, &before, NULL);
 	if (rc != KV_OK)
 		return rc;
 	unsigned after = (before | add) & ~del;
@@ -53,10 +53,10 @@ static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned de
 	return KV_OK;
 }
 
-int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group)
+int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth)
 {
 	media &= KV_MEDIUM_CPU | KV_MEDIUM_DISK;
-	return set_media(t, hash, media, (KV_MEDIUM_CPU | KV_MEDIUM_DISK) & ~media, group);
+	return set_media(t, hash, media, (KV_MEDIUM_CPU | KV_MEDIUM_DISK) & ~media, group, birth);
 }
 
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
@@ -65,16 +65,19 @@ int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
 		int rc = KV_OK;
 		switch (ev[i].type) {
 		case KV_EV_STORED:
-			rc = set_media(t, ev[i].hash, ev[i].medium, 0, ev[i].group);
+			rc = set_media(t, ev[i].hash, ev[i].medium, 0, ev[i].group, KV_NO_BIRTH);
 			break;
 		case KV_EV_REMOVED:
-			rc = set_media(t, ev[i].hash, 0, ev[i].medium, ev[i].group);
+			rc = set_media(t, ev[i].hash, 0, ev[i].medium, ev[i].group, KV_NO_BIRTH);
 			break;
-		case KV_EV_CLEARED:
+		case KV_EV_CLEARED: {
+			bool births = t->objects.with_births;
 			kv_objtable_clear(&t->objects);
+			kv_objtable_births(&t->objects, births); /* an empty table: cannot fail */
 			memset(t->placement, 0, sizeof(t->placement));
 			kv_group_vec_empty(&t->groups);
 			break;
+		}
 		}
 		if (rc != KV_OK)
 			return rc;

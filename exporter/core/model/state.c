@@ -30,14 +30,51 @@ struct kv_state {
 	size_t gindex_mask;
 	uint64_t groups_overflow;
 	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
+	bool residency;
+	int64_t clock_ts, clock_at; /* newest event's publisher time, and now_ms then */
 };
 
-/* Adds stale bits; the tenant's stale age starts when it stops being exact. */
+/* Births are kept exactly while the tenant is exact (kv_state.h).  Out of
+ * memory they stay off: nothing is observed, nothing is wrong. */
+static void sync_births(const kv_state *s, kv_tenant *t)
+{
+	kv_objtable_births(&t->objects, s->residency && t->stale == 0);
+}
+
+/* Adds stale bits; the tenant's stale age starts when it stops being exact,
+ * and its births are forgotten then: from there on a stored may be an
+ * object coming back, and one held may have died and come back unseen. */
 static void add_stale(const kv_state *s, kv_tenant *t, unsigned bits)
 {
-	if (!t->stale && bits)
-		t->stale_since_ms = s->now_ms;
+	bool was_exact = !t->stale;
 	t->stale |= bits;
+	if (was_exact && bits) {
+		t->stale_since_ms = s->now_ms;
+		sync_births(s, t);
+	}
+}
+
+void kv_state_set_residency(kv_state *s, bool on)
+{
+	s->residency = on;
+	for (size_t i = 0; i < s->n_tenants; i++)
+		sync_births(s, s->tenants[i]);
+}
+
+bool kv_state_residency(const kv_state *s)
+{
+	return s->residency;
+}
+
+void kv_state_clock(const kv_state *s, int64_t *ts_ms, int64_t *at_ms)
+{
+	*ts_ms = s->clock_ts;
+	*at_ms = s->clock_at;
+}
+
+int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash)
+{
+	return kv_objtable_birth(&t->objects, hash);
 }
 
 void kv_state_set_now(kv_state *s, int64_t now_ms)
@@ -64,6 +101,7 @@ kv_state *kv_state_new(kv_budget *budget, uint64_t seed)
 		return NULL;
 	s->budget = budget;
 	s->seed = seed;
+	s->residency = true;
 	return s;
 }
 
@@ -229,13 +267,50 @@ static int tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tena
 	return KV_OK;
 }
 
-static void clear_tenant(kv_state *s, kv_tenant *t)
+struct life_ends {
+	kv_life_hist *h;
+	int64_t at;
+};
+
+static void end_life(uint64_t hash, unsigned media, int64_t birth, void *arg)
+{
+	(void)hash, (void)media;
+	const struct life_ends *e = arg;
+	kv_life_end(e->h, birth, e->at);
+}
+
+/* A cleared at `at` (KV_NO_BIRTH: no usable time) ends every life of the
+ * tenant.  The table keeps no key group per object: the groups count
+ * theirs unobserved. */
+static void end_every_life(kv_state *s, kv_tenant *t, int64_t at)
+{
+	if (!s->residency)
+		return;
+	if (t->objects.births_n) {
+		struct life_ends e = {&t->counts.life, at};
+		kv_objtable_each(&t->objects, end_life, &e);
+	} else {
+		t->counts.life.unobserved += kv_objtable_count(&t->objects);
+	}
+	for (uint32_t i = 0; i < t->groups.n; i++)
+		t->groups.v[i].life.unobserved += kv_group_objects(&t->groups.v[i]);
+}
+
+static void forget_objects(kv_state *s, kv_tenant *t)
 {
 	atomic_fetch_sub(&s->budget->objects, kv_objtable_count(&t->objects));
 	kv_objtable_clear(&t->objects);
 	memset(t->counts.placement, 0, sizeof(t->counts.placement));
 	kv_group_vec_empty(&t->groups);
-	t->stale = 0; /* the only way back to exact: we know it is empty */
+}
+
+/* The tenant is empty, and we know it: the only way back to exact. */
+static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at)
+{
+	end_every_life(s, t, at);
+	forget_objects(s, t);
+	t->stale = 0;
+	sync_births(s, t);
 }
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
@@ -246,7 +321,8 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 		return KV_ENOMEM; /* nothing changed yet */
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
-	int rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, &before);
+	int64_t born;
+	int rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, p->ts, &before, &born);
 	if (rc == KV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
@@ -271,10 +347,16 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 		t->counts.placement[kv_placement_of(before)]--;
 	else
 		atomic_fetch_add_explicit(&s->budget->objects, 1, memory_order_relaxed);
-	if (after)
+	if (after) {
 		t->counts.placement[kv_placement_of(after)]++;
-	else
+	} else {
 		atomic_fetch_sub_explicit(&s->budget->objects, 1, memory_order_relaxed);
+		if (s->residency) { /* a life ended */
+			kv_life_end(&t->counts.life, born, p->ts);
+			if (g)
+				kv_life_end(&g->life, born, p->ts);
+		}
+	}
 	return KV_OK;
 }
 
@@ -282,6 +364,7 @@ void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_pre
 {
 	uint64_t h;
 	p->tenant = lookup(s, ev, &h);
+	p->ts = ev->timestamp_bad ? KV_NO_BIRTH : ev->timestamp_ms;
 	p->key_hash = 0;
 	p->add = p->del = 0;
 	if (ev->type == KV_EV_CLEARED)
@@ -312,10 +395,14 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	/* recorded whether the live table takes it or not (a limit): it is
 	 * what happened at the master */
 	t->last_event_ms = s->now_ms;
+	if (p->ts != KV_NO_BIRTH && p->ts >= s->clock_ts) {
+		s->clock_ts = p->ts;
+		s->clock_at = s->now_ms;
+	}
 	if (t == s->recorded)
 		kv_recon_log_add(s->record, p->key_hash, ev->type, p->add | p->del, p->group);
 	if (ev->type == KV_EV_CLEARED)
-		clear_tenant(s, t);
+		clear_tenant(s, t, p->ts);
 	else if ((rc = update_object(s, t, ev, p)) != KV_OK)
 		return rc;
 	t->counts.events[ev->type]++;
@@ -367,9 +454,11 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 void kv_state_drop(kv_state *s)
 {
 	for (size_t i = 0; i < s->n_tenants; i++) {
-		clear_tenant(s, s->tenants[i]);
+		/* forgotten, not ended: their lives go on at the master */
+		forget_objects(s, s->tenants[i]);
 		s->tenants[i]->stale = KV_STALE_STARTUP;
 		s->tenants[i]->stale_since_ms = s->now_ms;
+		sync_births(s, s->tenants[i]);
 	}
 }
 
@@ -519,6 +608,7 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	kv_group_vec_free(&fresh->groups);
 	t->stale = 0;
 	add_stale(s, t, stale);
+	sync_births(s, t);
 	memset(fresh, 0, sizeof(*fresh));
 	return KV_OK;
 }

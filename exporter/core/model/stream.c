@@ -16,6 +16,8 @@ struct kv_stream {
 	uint64_t breaks_at_disconnect; /* gaps + resets when the connection dropped */
 	int64_t last_receive_ms;
 	double last_lag;
+	bool ts_seen; /* ts_max holds the newest event time of the current publisher process */
+	int64_t ts_max;
 };
 
 const double kv_lag_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -169,6 +171,22 @@ static bool first_event_id(const kv_batch *b, uint64_t *eid)
 	return false;
 }
 
+/* An event's time is residency's evidence only while the publisher's clock
+ * goes forward: one older than the newest this process sent gives no
+ * observation, and is counted. */
+static void check_time(kv_stream *st, const kv_event *ev, kv_prepared *p)
+{
+	if (ev->timestamp_bad) {
+		st->stats.timestamps_invalid++;
+	} else if (st->ts_seen && ev->timestamp_ms < st->ts_max) {
+		st->stats.timestamps_backwards++;
+		p->ts = KV_NO_BIRTH;
+	} else {
+		st->ts_max = ev->timestamp_ms;
+		st->ts_seen = true;
+	}
+}
+
 static bool applicable(const kv_event *ev)
 {
 	return ev->reject == KV_R_OK && (ev->type == KV_EV_CLEARED || ev->has_key);
@@ -201,12 +219,15 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 			kv_seq_skip_event_id(&st->seq);
 			continue;
 		}
-		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset))
+		if (ev->has_event_id && kv_seq_observe_event_id(&st->seq, ev->event_id, was_reset)) {
 			kv_state_mark_stale(st->state, KV_STALE_RESET);
+			st->ts_seen = false;
+		}
 		if (!applicable(ev)) {
 			ss->keyless_events++;
 			continue;
 		}
+		check_time(st, ev, &prep[i - from]);
 		int r = kv_state_apply_prepared(st->state, ev, &prep[i - from]);
 		if (r == KV_ELIMIT) {
 			ss->limit_dropped_events++;
@@ -242,8 +263,10 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	rep->missing = st->seq.missing - missing_before;
 	if (v == KV_SEQ_GAP || (v == KV_SEQ_RESET && rep->missing))
 		mark_loss(st, KV_STALE_GAP);
-	if (v == KV_SEQ_RESET)
+	if (v == KV_SEQ_RESET) {
 		mark_loss(st, KV_STALE_RESET);
+		st->ts_seen = false; /* a new process: a new clock, maybe another host's */
+	}
 	st->reconnect_pending = false; /* this message has told */
 
 	if (rc == KV_ENOMEM) { /* not the sender's fault: no decode error */

@@ -126,7 +126,7 @@ static const char *const legacy_type_wire[3] = {"BlockStored", "BlockRemoved", "
 
 /* The fields we use, located in one pass over the map. */
 struct fields {
-	const msgpack_object *event_id, *event_type, *type, *tenant_id, *backend_id, *medium, *object_key;
+	const msgpack_object *event_id, *event_type, *type, *tenant_id, *backend_id, *medium, *object_key, *timestamp;
 };
 
 static void locate_fields(const msgpack_object_map *m, struct fields *f)
@@ -154,6 +154,8 @@ static void locate_fields(const msgpack_object_map *m, struct fields *f)
 		case 9:
 			if (KEY_IS(ks, "tenant_id"))
 				f->tenant_id = v;
+			else if (KEY_IS(ks, "timestamp"))
+				f->timestamp = v;
 			break;
 		case 10:
 			if (KEY_IS(ks, "event_type"))
@@ -209,7 +211,20 @@ static enum kv_reason decode_medium(const msgpack_object *o, uint8_t *medium)
 	return KV_R_OK;
 }
 
-static enum kv_reason decode_event(const msgpack_object *o, kv_event *ev)
+/* The event's time for residency: its own `timestamp` (upstream sends its
+ * message's), else its message's.  One that is not a non-negative integer
+ * rejects nothing (the event's meaning does not depend on it) but is no
+ * time either: timestamp_bad. */
+static void decode_timestamp(const msgpack_object *o, int64_t batch_ts, kv_event *ev)
+{
+	ev->timestamp_ms = batch_ts;
+	if (o && o->type != MSGPACK_OBJECT_NIL && !as_i64(o, &ev->timestamp_ms))
+		ev->timestamp_bad = true;
+	if (ev->timestamp_ms < 0)
+		ev->timestamp_bad = true;
+}
+
+static enum kv_reason decode_event(const msgpack_object *o, int64_t batch_ts, kv_event *ev)
 {
 	struct fields f;
 	enum kv_reason r;
@@ -226,6 +241,7 @@ static enum kv_reason decode_event(const msgpack_object *o, kv_event *ev)
 			return KV_R_FIELD_TYPE;
 		ev->has_event_id = true;
 	}
+	decode_timestamp(f.timestamp, batch_ts, ev);
 	if ((r = decode_type(&f, &ev->type)) != KV_R_OK)
 		return r;
 	if ((r = decode_required_str(f.tenant_id, &ev->tenant_id)) != KV_R_OK)
@@ -318,7 +334,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	}
 	out->events = d->events;
 	for (uint32_t i = 0; i < list->size; i++)
-		d->events[i].reject = decode_event(&list->ptr[i], &d->events[i]);
+		d->events[i].reject = decode_event(&list->ptr[i], out->timestamp_ms, &d->events[i]);
 	out->n_events = list->size;
 	return KV_OK;
 }

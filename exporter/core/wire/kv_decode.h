@@ -16,7 +16,9 @@ typedef struct kv_event {
 	uint8_t medium; /* KV_MEDIUM_* for stored/removed, 0 for cleared */
 	bool has_key;   /* false: keyless (emit_object_key=false) */
 	bool has_event_id;
+	bool timestamp_bad; /* its timestamp is not a usable unix ms: no residency from it */
 	uint64_t event_id;
+	int64_t timestamp_ms; /* its own `timestamp`, else its message's */
 	kv_str tenant_id;
 	kv_str backend_id;
 	kv_str object_key;
