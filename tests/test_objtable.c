@@ -73,11 +73,11 @@ static void churn_births(uint64_t *hashes, size_t n, size_t ops, uint64_t seed, 
 						    &before, &born),
 				 KV_OK);
 		assert_int_equal(before, m.media[k]);
-		if (before)
+		unsigned after = add ? (before | bit) : (before & ~bit);
+		if (before && !after) /* it went: its birth is reported */
 			assert_true(born == m.birth[k]);
 		else
 			assert_true(born == KV_NO_BIRTH);
-		unsigned after = add ? (before | bit) : (before & ~bit);
 		if (!before && after)
 			m.birth[k] = at;
 		m.media[k] = (unsigned char)after;

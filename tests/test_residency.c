@@ -388,7 +388,7 @@ static void test_reconciliation(void **state)
 {
 	struct fx *f = *state;
 	ev_at(f, 1000, "stored", "default", "cpu", "a"); /* stale since start-up: no birth */
-	const char *const first[] = {"a", "x"};         /* x: the stream never said */
+	const char *const first[] = {"a", "x"};          /* x: the stream never said */
 	reconcile(f, first, 2);
 	assert_int_equal(tenant(f->st, "default")->stale, 0);
 	ev_at(f, 2000, "stored", "default", "cpu", "b");
@@ -406,7 +406,7 @@ static void test_reconciliation(void **state)
 	expect_lives(f, "default", want2, 2, 2);
 }
 
-#define BOTH(fn)                                                    \
+#define BOTH(fn)                                                                   \
 	cmocka_unit_test_prestate_setup_teardown(fn, setup_media, teardown, NULL), \
 		cmocka_unit_test_prestate_setup_teardown(fn, setup_object, teardown, NULL)
 

@@ -27,6 +27,10 @@
  * empty) has left freed message buffers in the allocator's arenas: hand
  * them back (docs/performance.md, "Memory after a burst"). */
 #define TRIM_AFTER_MESSAGES 1024
+/* Slots of the object tables' old arrays drained per idle moment (a few
+ * ms under the lock): a table that grew and then went quiet gives its old
+ * array back within seconds, not at its next events. */
+#define SETTLE_SLOTS (64 * 1024)
 
 static int setopt_int(void *sock, int opt, int v)
 {
@@ -332,9 +336,15 @@ static void *ingest_main(void *arg)
 		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &c);
 	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
 	double next_expire = kv_now();
+	bool unsettled = false; /* events arrived since the tables last settled */
 	while (!atomic_load(m->src->stop)) {
 		expire_idle(m, &next_expire);
 		int n = zmq_poll(items, 2, POLL_MS);
+		if (n == 0 && unsettled) {
+			pthread_mutex_lock(&m->src->lock);
+			unsettled = kv_state_settle(m->src->state, SETTLE_SLOTS);
+			pthread_mutex_unlock(&m->src->lock);
+		}
 		if (n < 0) {
 			if (zmq_errno() == EINTR)
 				continue;
@@ -351,6 +361,7 @@ static void *ingest_main(void *arg)
 		int i = 0;
 		while (i < DRAIN_PER_WAKEUP && ingest_one(m, &rl, &rl_break))
 			i++;
+		unsettled |= i > 0;
 		uint64_t streak = atomic_load_explicit(&m->backlog, memory_order_relaxed) + (uint64_t)i;
 		if (i == DRAIN_PER_WAKEUP) { /* more waiting: still catching up */
 			atomic_store_explicit(&m->backlog, streak, memory_order_relaxed);

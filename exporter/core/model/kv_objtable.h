@@ -65,8 +65,8 @@ unsigned kv_objtable_get(const kv_objtable *t, uint64_t hash);
 int64_t kv_objtable_birth(const kv_objtable *t, uint64_t hash);
 
 /* Sets the media of an object to (before | add) & ~del, inserting or
- * deleting as needed, and reports the mask it had before and its birth
- * then (either pointer may be NULL).  An insertion takes `birth` (unix ms,
+ * deleting as needed, and reports the mask it had before and, when the
+ * object goes, its birth (either pointer may be NULL).  An insertion takes `birth` (unix ms,
  * 0 .. 2^62; anything else is KV_NO_BIRTH).  An insertion is refused with
  * KV_ELIMIT when allow_insert is false, and KV_ENOMEM when the table
  * cannot grow; in both cases nothing changes. */
@@ -96,6 +96,11 @@ static inline void kv_objtable_prefetch(const kv_objtable *t, uint64_t hash)
 	if (t->old)
 		__builtin_prefetch(&t->old[kv_objtable_home(hash, t->old_cap)], 0);
 }
+
+/* Drains at most `slots` slots of the old array (an idle moment's work:
+ * without operations, a growth's old array would stay).  Returns the
+ * slots drained. */
+size_t kv_objtable_settle(kv_objtable *t, size_t slots);
 
 /* Bytes held by the arrays. */
 size_t kv_objtable_bytes(const kv_objtable *t);

@@ -158,6 +158,11 @@ void kv_state_clock(const kv_state *s, int64_t *ts_ms, int64_t *at_ms);
 /* The birth of an object (KV_NO_BIRTH: not held, not seen or not kept). */
 int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash);
 
+/* An idle moment: drains up to `slots` slots of the object tables' old
+ * arrays left by growth (they drain with each event, and without events
+ * would stay).  Returns whether some remain. */
+bool kv_state_settle(kv_state *s, size_t slots);
+
 /* Marks every tenant stale for a reason. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
 /* Forgets every tenant's objects (their event counters stay): the master

@@ -5,8 +5,7 @@
 /* KV cache objects live from seconds (a thrashing tier) to hours (a warm
  * prefix cache): fine steps below a minute, coarser up to a day. */
 const uint32_t kv_life_bounds_ms[KV_LIFE_BUCKETS] = {
-	1000,   2500,    5000,    10000,   30000,    60000,    120000,
-	300000, 600000,  1800000, 3600000, 7200000,  21600000, 86400000,
+	1000, 2500, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1800000, 3600000, 7200000, 21600000, 86400000,
 };
 
 void kv_life_observe(kv_life_hist *h, uint64_t ms)

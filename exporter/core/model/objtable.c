@@ -203,6 +203,15 @@ static void drain(kv_objtable *t, size_t steps)
 	}
 }
 
+size_t kv_objtable_settle(kv_objtable *t, size_t slots)
+{
+	size_t from = t->old_cursor, cap = t->old_cap;
+	if (!t->old)
+		return 0;
+	drain(t, slots);
+	return t->old ? t->old_cursor - from : cap - from;
+}
+
 /* Makes room for one more entry in the live array. */
 static int reserve_one(kv_objtable *t)
 {
@@ -308,11 +317,11 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 
 	if (i != SIZE_MAX) {
 		was = (unsigned)(t->slots[i] & MEDIA_BITS);
-		b = t->births ? t->births[i] : 0;
 		now = (was | add) & ~del & MEDIA_BITS;
 		if (now) {
-			t->slots[i] = tag | now;
+			t->slots[i] = tag | now; /* its birth is not needed: nothing ends */
 		} else {
+			b = t->births ? t->births[i] : 0;
 			forget_birth(t, b);
 			delete_live(t, i);
 		}
@@ -346,7 +355,7 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 	if (before)
 		*before = was;
 	if (born)
-		*born = birth_of(t, b);
+		*born = now ? KV_NO_BIRTH : birth_of(t, b);
 	drain(t, DRAIN_STEP);
 	return KV_OK;
 }

@@ -445,6 +445,17 @@ uint64_t kv_state_tenants_expired(const kv_state *s)
 	return s->tenants_expired;
 }
 
+bool kv_state_settle(kv_state *s, size_t slots)
+{
+	bool more = false;
+	for (size_t i = 0; i < s->n_tenants; i++) {
+		kv_objtable *t = &s->tenants[i]->objects;
+		slots -= kv_objtable_settle(t, slots);
+		more |= t->old != NULL;
+	}
+	return more;
+}
+
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 {
 	for (size_t i = 0; i < s->n_tenants; i++)
