@@ -8,6 +8,7 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
+#include "kv_clock.h"
 #include "kv_exposition.h"
 #include "kv_config.h"
 #include "kv_http_server.h"
@@ -129,6 +130,7 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 		.scrapes = atomic_load(&h->scrapes),
 		.last_scrape_seconds = atomic_load(&h->last_seconds),
 		.last_scrape_bytes = atomic_load(&h->last_bytes),
+		.now_ms = (int64_t)(kv_now() * 1000),
 	};
 	kv_buf out;
 	kv_buf_init(&out);

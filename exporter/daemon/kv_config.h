@@ -50,6 +50,7 @@ typedef struct kv_config {
 	size_t reconcile_max_replay; /* events recorded during one reconciliation */
 	char *metrics_exclude;       /* --metrics.exclude, or NULL */
 	bool tenant_summary;         /* --metrics.tenant-summary */
+	bool residency;              /* --residency.enabled: object lifetimes (a birth per object) */
 	kv_family_filter *families;  /* built from those two at parse time, or NULL: every family */
 	int stream_dialect;          /* --stream.dialect, a KV_DIALECT_MODE_* */
 	char *key_group_regex;       /* --key.group-regex, or NULL */

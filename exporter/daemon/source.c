@@ -114,6 +114,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 		goto fail;
 	}
+	kv_state_set_residency(s->state, cfg->residency);
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
 		m->src = s;

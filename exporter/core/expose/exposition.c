@@ -156,10 +156,20 @@ struct kv_family_filter {
  * group) families beyond objects (mooncake_kv_objects, _by_medium,
  * _by_key_group) and staleness (mooncake_kv_state_stale, its age). */
 static const char *const per_tenant[] = {
-	"mooncake_kv_events_received_total",       "mooncake_kv_objects_by_placement",
-	"mooncake_kv_tenant_clears_total",         "mooncake_kv_stored_duplicates_total",
-	"mooncake_kv_removed_unknown_total",       "mooncake_kv_tenant_objects_overflow_total",
-	"mooncake_kv_objects_by_key_group_medium", "mooncake_kv_key_group_events_total",
+	"mooncake_kv_events_received_total",
+	"mooncake_kv_objects_by_placement",
+	"mooncake_kv_tenant_clears_total",
+	"mooncake_kv_stored_duplicates_total",
+	"mooncake_kv_removed_unknown_total",
+	"mooncake_kv_tenant_objects_overflow_total",
+	"mooncake_kv_objects_by_key_group_medium",
+	"mooncake_kv_key_group_events_total",
+	"mooncake_kv_object_lifetime_seconds",
+	"mooncake_kv_object_lifetime_unobserved_total",
+	"mooncake_kv_object_age_mean_seconds",
+	"mooncake_kv_object_age_tracked_objects",
+	"mooncake_kv_key_group_object_lifetime_seconds",
+	"mooncake_kv_key_group_object_lifetime_unobserved_total",
 };
 
 kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen)

@@ -76,6 +76,8 @@ void kv_sample_double(kv_emit *e, kv_label extra, double v);
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v);
 /* A histogram's _bucket (cumulative, le), _sum and _count. */
 void kv_sample_hist(kv_emit *e, const kv_hist *h);
+/* The same of a lifetime histogram, in seconds. */
+void kv_sample_life(kv_emit *e, const kv_life_hist *h);
 /* One sample per reason of a *_poll_errors_total family. */
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
 
@@ -83,6 +85,7 @@ void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
  * members polled (the HA and quota families), has key groups on. */
 bool kv_any_polled(const kv_exporter_snap *x);
 bool kv_any_groups(const kv_exporter_snap *x);
+bool kv_any_residency(const kv_exporter_snap *x);
 
 /* Whether the family (its name as the text format's TYPE line gives it)
  * is a counter mirrored from the master: OpenMetrics gives it no _created,
@@ -95,8 +98,8 @@ typedef struct kv_family_table {
 	size_t n;
 } kv_family_table;
 
-extern const kv_family_table kv_stream_families, kv_tenant_families, kv_key_group_families, kv_master_families,
-	kv_leadership_families, kv_quota_families, kv_reconcile_families, kv_self_families;
+extern const kv_family_table kv_stream_families, kv_tenant_families, kv_key_group_families, kv_residency_families,
+	kv_master_families, kv_leadership_families, kv_quota_families, kv_reconcile_families, kv_self_families;
 
 #define KV_FAMILY_TABLE(name, rows) const kv_family_table name = {rows, sizeof(rows) / sizeof(rows[0])}
 

@@ -22,6 +22,8 @@ typedef struct kv_tenant_snap {
 	unsigned stale;
 	int64_t stale_since_ms;
 	kv_tenant_counts counts;
+	uint64_t aged;             /* live objects whose birth is held (residency) */
+	double birth_mean_ms;      /* their mean birth, publisher's unix ms (when aged) */
 	size_t group_at, n_groups; /* its groups: group_pool[group_at .. + n_groups) */
 } kv_tenant_snap;
 
@@ -56,9 +58,11 @@ typedef struct kv_source_snap {
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
 	uint64_t table_bytes;
-	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
-	kv_tenant_snap *tenants; /* owned by the snapshot */
-	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */
+	bool residency;             /* lifetimes kept (kv_state_residency) */
+	int64_t clock_ts, clock_at; /* the publisher's newest time, and the owner's clock then (kv_state_clock) */
+	kv_recon_stats recon;       /* recon.enabled: the source reconciles */
+	kv_tenant_snap *tenants;    /* owned by the snapshot */
+	kv_buf ids;                 /* their backend and tenant ids, each NUL-terminated */
 	size_t n_tenants;
 	size_t cap_tenants;
 	/* key groups (has_groups): every tenant's group figures, and the names
@@ -95,6 +99,7 @@ typedef struct kv_exporter_snap {
 	uint64_t scrapes;           /* before this one */
 	double last_scrape_seconds; /* snapshot + render + compress of the previous scrape */
 	uint64_t last_scrape_bytes;
+	int64_t now_ms; /* the scrape's wall clock (unix ms; 0: the publishers' newest times are now) */
 	kv_process_snap process;
 } kv_exporter_snap;
 

@@ -114,27 +114,47 @@ void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v)
 	kv_buf_addc(e->b, '\n');
 }
 
+static void bucket(kv_emit *e, const char *le, uint64_t cumulative)
+{
+	kv_label l = {"le", le};
+	sample_open(e, "_bucket", &l, 1);
+	kv_buf_add_u64(e->b, cumulative);
+	kv_buf_addc(e->b, '\n');
+}
+
+static void sum_count(kv_emit *e, double sum, uint64_t count)
+{
+	sample_open(e, "_sum", NULL, 0);
+	kv_buf_add_double(e->b, sum);
+	kv_buf_addc(e->b, '\n');
+	sample_open(e, "_count", NULL, 0);
+	kv_buf_add_u64(e->b, count);
+	kv_buf_addc(e->b, '\n');
+}
+
 void kv_sample_hist(kv_emit *e, const kv_hist *h)
 {
 	uint64_t cum = 0;
-	for (size_t k = 0; k <= h->n_bounds; k++) {
-		char le[32];
-		cum += h->counts[k];
-		if (k < h->n_bounds)
-			snprintf(le, sizeof(le), "%g", h->bounds[k]);
-		else
-			strcpy(le, "+Inf");
-		kv_label l = {"le", le};
-		sample_open(e, "_bucket", &l, 1);
-		kv_buf_add_u64(e->b, cum);
-		kv_buf_addc(e->b, '\n');
+	char le[32];
+	for (size_t k = 0; k < h->n_bounds; k++) {
+		snprintf(le, sizeof(le), "%g", h->bounds[k]);
+		bucket(e, le, cum += h->counts[k]);
 	}
-	sample_open(e, "_sum", NULL, 0);
-	kv_buf_add_double(e->b, h->sum);
-	kv_buf_addc(e->b, '\n');
-	sample_open(e, "_count", NULL, 0);
-	kv_buf_add_u64(e->b, h->count);
-	kv_buf_addc(e->b, '\n');
+	bucket(e, "+Inf", cum + h->counts[h->n_bounds]);
+	sum_count(e, h->sum, h->count);
+}
+
+void kv_sample_life(kv_emit *e, const kv_life_hist *h)
+{
+	uint64_t cum = 0;
+	char le[32];
+	for (size_t k = 0; k < KV_LIFE_BUCKETS; k++) {
+		snprintf(le, sizeof(le), "%g", kv_life_bounds_ms[k] / 1000.0);
+		bucket(e, le, cum += h->counts[k]);
+	}
+	bucket(e, "+Inf", cum + h->counts[KV_LIFE_BUCKETS]);
+	/* whole milliseconds: the division is the only rounding */
+	sum_count(e, (double)h->sum_ms / 1000.0, h->count);
 }
 
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
@@ -147,6 +167,14 @@ bool kv_any_polled(const kv_exporter_snap *x)
 {
 	for (size_t i = 0; i < x->n_sources; i++)
 		if (x->sources[i].polled)
+			return true;
+	return false;
+}
+
+bool kv_any_residency(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].residency)
 			return true;
 	return false;
 }
@@ -216,8 +244,9 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 }
 
 static const kv_family_table *const tables[] = {
-	&kv_stream_families,     &kv_tenant_families, &kv_key_group_families, &kv_master_families,
-	&kv_leadership_families, &kv_quota_families,  &kv_reconcile_families, &kv_self_families,
+	&kv_stream_families,    &kv_tenant_families,    &kv_key_group_families,
+	&kv_residency_families, &kv_master_families,    &kv_leadership_families,
+	&kv_quota_families,     &kv_reconcile_families, &kv_self_families,
 };
 #define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 

@@ -54,6 +54,8 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 	for (size_t i = 0; i < n; i++)
 		groups += kv_state_tenant_at(s, i)->groups.n;
 	snap->has_groups = kv_state_has_keygroups(s);
+	snap->residency = kv_state_residency(s);
+	kv_state_clock(s, &snap->clock_ts, &snap->clock_at);
 	snap->groups_overflow = kv_state_groups_overflow(s);
 	if (groups > snap->group_pool_cap) {
 		kv_group_counts *p = realloc(snap->group_pool, groups * sizeof(*p));
@@ -87,6 +89,9 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		o->stale = t->stale;
 		o->stale_since_ms = t->stale_since_ms;
 		o->counts = t->counts;
+		o->aged = t->objects.births_n;
+		if (!kv_objtable_births_mean(&t->objects, &o->birth_mean_ms))
+			o->birth_mean_ms = 0;
 	}
 	/* the ids: copied, then pointed at once the buffer no longer moves */
 	kv_buf_reset(&snap->ids);

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Residency: how long objects live, per tenant and key group, from the
+ * publisher's timestamps (docs/design.md, "Residency"); the mean age of the
+ * live objects whose birth was seen; and the timestamps that could not be
+ * used.  Shown while residency is on (--residency.enabled). */
+#include "kv_family.h"
+
+static bool any_group_residency(const kv_exporter_snap *x)
+{
+	for (size_t i = 0; i < x->n_sources; i++)
+		if (x->sources[i].residency && x->sources[i].has_groups)
+			return true;
+	return false;
+}
+
+static void lifetime(kv_emit *e, const kv_at *a)
+{
+	if (a->s->residency)
+		kv_sample_life(e, &a->t->counts.life);
+}
+
+KV_U64(unobserved, a->s->residency, a->t->counts.life.unobserved)
+KV_U64(tracked, a->s->residency, a->t->aged)
+
+/* The publisher's clock now: its newest time, and the time since on ours
+ * (so that neither the host clocks' skew nor a quiet stream moves it). */
+static double publisher_now_ms(const kv_exporter_snap *x, const kv_source_snap *s)
+{
+	return (double)s->clock_ts + (x->now_ms > s->clock_at ? (double)(x->now_ms - s->clock_at) : 0);
+}
+
+static void age_mean(kv_emit *e, const kv_at *a)
+{
+	if (!a->s->residency || !a->t->aged)
+		return;
+	double age = (publisher_now_ms(a->x, a->s) - a->t->birth_mean_ms) / 1000.0;
+	kv_sample_double(e, KV_NO_LABEL, age > 0 ? age : 0); /* births are never after the newest time */
+}
+
+static void group_lifetime(kv_emit *e, const kv_at *a)
+{
+	if (a->s->residency)
+		kv_sample_life(e, &a->g->life);
+}
+
+KV_U64(group_unobserved, a->s->residency, a->g->life.unobserved)
+
+static void timestamps_unusable(kv_emit *e, const kv_at *a)
+{
+	if (!a->s->residency)
+		return;
+	kv_sample_u64(e, (kv_label){"reason", "backwards"}, a->m->stats.timestamps_backwards);
+	kv_sample_u64(e, (kv_label){"reason", "invalid"}, a->m->stats.timestamps_invalid);
+}
+
+static const kv_family families[] = {
+	{"mooncake_kv_object_lifetime_seconds", "histogram",
+	 "Lifetimes of the tenant's objects whose whole life the exporter saw: from the event that made the "
+	 "object present to the one that made it absent, by the publisher's timestamps.",
+	 KV_SCOPE_TENANT, 0, kv_any_residency, lifetime},
+	{"mooncake_kv_object_lifetime_unobserved_total", "counter",
+	 "Lives of the tenant's objects that ended without their start seen (present before the tenant was "
+	 "exact, added by reconciliation, across a loss) or with an unusable timestamp: not in the histogram.",
+	 KV_SCOPE_TENANT, 0, kv_any_residency, unobserved},
+	{"mooncake_kv_object_age_mean_seconds", "gauge",
+	 "Mean age, on the publisher's clock, of the tenant's live objects whose birth was seen. Absent when "
+	 "there is none.",
+	 KV_SCOPE_TENANT, 0, kv_any_residency, age_mean},
+	{"mooncake_kv_object_age_tracked_objects", "gauge",
+	 "Live objects of the tenant whose birth was seen: those mooncake_kv_object_age_mean_seconds describes.",
+	 KV_SCOPE_TENANT, 0, kv_any_residency, tracked},
+	{"mooncake_kv_key_group_object_lifetime_seconds", "histogram",
+	 "Lifetimes of the key group's objects whose whole life the exporter saw, ended by a removed (a cleared "
+	 "keeps no group per object: those count unobserved).",
+	 KV_SCOPE_GROUP, 0, any_group_residency, group_lifetime},
+	{"mooncake_kv_key_group_object_lifetime_unobserved_total", "counter",
+	 "Lives of the key group's objects that ended unobserved (start not seen, unusable timestamp, or ended "
+	 "by a cleared).",
+	 KV_SCOPE_GROUP, 0, any_group_residency, group_unobserved},
+	{"mooncake_kv_event_timestamps_unusable_total", "counter",
+	 "Events whose timestamp gave no residency: older than one the same publisher process sent before "
+	 "(backwards), or no unix milliseconds (invalid). Their events are applied.",
+	 KV_SCOPE_MEMBER, 0, kv_any_residency, timestamps_unusable},
+};
+
+KV_FAMILY_TABLE(kv_residency_families, families);
