@@ -97,7 +97,7 @@ static const char usage[] =
 	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
 	"after=S) "
 	"sleep:seconds=S "
-	"wait\n";
+	"clock:ms=N (the publisher's clock steps) known:tenant=T (a reconciliation made T exact) wait\n";
 
 static void on_signal(int sig)
 {
@@ -211,10 +211,13 @@ int main(int argc, char **argv)
 	s->master = calloc((size_t)o->tenants * o->keys, 1);
 	s->wire = calloc((size_t)o->tenants * o->keys, 1);
 	s->wire_since = calloc((size_t)o->tenants * o->keys, 1);
+	s->wire_birth = malloc((size_t)o->tenants * o->keys * sizeof(*s->wire_birth));
 	s->truth = calloc(o->tenants, sizeof(*s->truth));
 	s->quota_rejects = calloc(o->tenants, sizeof(*s->quota_rejects));
-	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->truth || !s->quota_rejects)
+	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->wire_birth || !s->truth || !s->quota_rejects)
 		die("out of memory");
+	for (size_t i = 0; i < (size_t)o->tenants * o->keys; i++)
+		s->wire_birth[i] = -1;
 	s->zctx = zmq_ctx_new();
 	pthread_mutex_init(&s->model_lock, NULL);
 	preload(s, o->preload);
@@ -246,6 +249,12 @@ int main(int argc, char **argv)
 	free(s->master);
 	free(s->wire);
 	free(s->wire_since);
+	free(s->wire_birth);
+	for (unsigned t = 0; t < o->tenants; t++) {
+		free(s->truth[t].lives.ms);
+		for (unsigned g = 0; g < MAX_MODELS; g++)
+			free(s->truth[t].model_lives[g].ms);
+	}
 	free(s->truth);
 	free(s->quota_rejects);
 	free(o->phases);

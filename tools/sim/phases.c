@@ -230,6 +230,25 @@ static void truth(struct sim *s, const char *spec)
 		write_truth(s, s->o.truth);
 }
 
+/* The publisher's clock steps by ms (a negative step: an NTP correction
+ * backwards): its timestamps go back, not its order. */
+static void clock_step(struct sim *s, const char *spec)
+{
+	flush(s);
+	s->clock_offset_ms += (int64_t)param(spec, "ms", -5000);
+}
+
+/* The subscriber knows tenant t exactly from here (the exporter reconciled
+ * it: the test makes sure it did, before this phase): the objects it holds
+ * have no birth, lives that begin from here are seen. */
+static void known(struct sim *s, const char *spec)
+{
+	flush(s);
+	unsigned t = (unsigned)param(spec, "tenant", 0);
+	if (t < s->o.tenants)
+		s->truth[t].exact = true;
+}
+
 static void wait_phase(struct sim *s, const char *spec)
 {
 	(void)s;
@@ -265,6 +284,8 @@ static const struct {
 	{"sleep", sleep_phase},
 	{"truth", truth},
 	{"wait", wait_phase},
+	{"clock", clock_step},
+	{"known", known},
 };
 
 void run_phase(struct sim *s, const char *spec)

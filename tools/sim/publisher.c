@@ -76,13 +76,62 @@ static void send_frames(struct sim *s, uint64_t seq, const void *payload, size_t
 	zmq_send(s->pub, payload, len, 0);
 }
 
-/* What a subscriber that got this event makes of it. */
-static void wire_apply(struct sim *s, const struct event *e)
+static void life_add(struct lives *l, uint64_t ms)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		uint64_t *p = realloc(l->ms, cap * sizeof(*p));
+		if (!p)
+			die("out of memory");
+		l->ms = p;
+		l->cap = cap;
+	}
+	l->ms[l->n++] = ms;
+}
+
+/* A life of key k of tenant t ended at ts (usable: its time may be used). */
+static void life_end(struct sim *s, unsigned t, unsigned k, int64_t ts, bool usable)
+{
+	struct tenant_truth *tt = &s->truth[t];
+	int64_t *b = &s->wire_birth[(size_t)t * s->o.keys + k];
+	struct lives *group = &tt->model_lives[key_model_index(s, k)];
+	if (*b >= 0 && usable) {
+		life_add(&tt->lives, (uint64_t)(ts - *b));
+		life_add(group, (uint64_t)(ts - *b));
+	} else {
+		tt->lives.unobserved++;
+		group->unobserved++;
+	}
+	*b = -1;
+}
+
+/* What a subscriber that got this event, published at ts, makes of it. */
+static void wire_apply(struct sim *s, const struct event *e, int64_t ts)
 {
 	struct tenant_truth *t = &s->truth[e->tenant];
 	t->seen = true;
 	t->events[e->kind]++;
+	/* a time older than the newest of this publisher process is no evidence */
+	bool usable = !s->ts_seen || ts >= s->ts_max;
+	if (usable) {
+		s->ts_max = ts;
+		s->ts_seen = true;
+	} else {
+		s->ts_backwards++;
+	}
 	if (e->kind == CLEARED) {
+		/* every life ends; the groups' unobserved (no group per object is kept) */
+		for (unsigned k = 0; k < s->o.keys; k++) {
+			if (!*cell(s, s->wire, e->tenant, k))
+				continue;
+			int64_t *b = &s->wire_birth[(size_t)e->tenant * s->o.keys + k];
+			if (*b >= 0 && usable)
+				life_add(&t->lives, (uint64_t)(ts - *b));
+			else
+				t->lives.unobserved++;
+			t->model_lives[key_model_index(s, k)].unobserved++;
+			*b = -1;
+		}
 		memset(cell(s, s->wire, e->tenant, 0), 0, s->o.keys);
 		memset(cell(s, s->wire_since, e->tenant, 0), 0, s->o.keys);
 		t->exact = true;
@@ -94,15 +143,22 @@ static void wire_apply(struct sim *s, const struct event *e)
 	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~del);
 	if (after == *c)
 		*(e->kind == STORED ? &t->dup : &t->unknown) += 1;
+	if (!*c && after) /* a life begins: seen only where the tenant is exact */
+		s->wire_birth[(size_t)e->tenant * s->o.keys + e->key] = t->exact && usable ? ts : -1;
+	else if (*c && !after)
+		life_end(s, e->tenant, e->key, ts, usable);
 	*c = (unsigned char)after;
 	*since = (unsigned char)(e->kind == STORED ? (*since | e->medium) : (*since & ~del));
 }
 
-/* Every tenant loses its exactness when the stream breaks. */
+/* Every tenant loses its exactness when the stream breaks, and with it the
+ * births it held. */
 static void stream_break(struct sim *s)
 {
 	for (unsigned t = 0; t < s->o.tenants; t++)
 		s->truth[t].exact = false;
+	for (size_t i = 0; i < (size_t)s->o.tenants * s->o.keys; i++)
+		s->wire_birth[i] = -1;
 }
 
 /* A message left on the publishing member's socket. */
@@ -127,7 +183,7 @@ void send_batch(struct sim *s)
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer pk;
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	int64_t ts = (int64_t)(now_s() * 1000);
+	int64_t ts = (int64_t)(now_s() * 1000) + s->clock_offset_ms;
 	msgpack_pack_array(&pk, 3);
 	msgpack_pack_int64(&pk, ts);
 	/* a poison event in the middle (phase poison), alternately with the id
@@ -137,6 +193,14 @@ void send_batch(struct sim *s)
 	/* with no socket (rebind:lose=N) the message goes to no subscriber, as
 	 * a PUB socket drops what it has nobody to send to */
 	bool heard = s->pub != NULL;
+	if (heard && (s->reserved || s->unheard)) {
+		/* the gap comes right before the surviving tail: a subscriber
+		 * sees it before it reads this message's events */
+		s->gaps++;
+		s->missing += s->reserved + s->unheard;
+		stream_break(s);
+		s->reserved = s->unheard = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (poison && i == n / 2) {
 			struct event bad = {POISON, 0, 0, REP_MEM};
@@ -146,7 +210,7 @@ void send_batch(struct sim *s)
 		const struct event *e = &s->queue[(s->q_head + i) % s->o.queue_cap];
 		pack_event(s, &pk, e, s->next_event_id++, ts);
 		if (heard)
-			wire_apply(s, e);
+			wire_apply(s, e, ts);
 	}
 	msgpack_pack_uint32(&pk, 0);
 	uint64_t seq = s->next_seq++;
@@ -155,12 +219,6 @@ void send_batch(struct sim *s)
 		s->lost_messages++;
 		s->lost_events += n;
 	} else {
-		if (s->reserved || s->unheard) { /* the gap comes right before the surviving tail */
-			s->gaps++;
-			s->missing += s->reserved + s->unheard;
-			stream_break(s);
-			s->reserved = s->unheard = 0;
-		}
 		send_frames(s, seq, sb.data, sb.size);
 		sent(s, seq, n);
 		s->events_sent += n;
@@ -268,6 +326,7 @@ void new_publisher(struct sim *s)
 	if (s->members[s->publishing].publishers++)
 		s->restarts++;
 	stream_break(s);
+	s->ts_seen = false; /* a new process, a new clock */
 }
 
 struct pubstate pub_save(struct sim *s)

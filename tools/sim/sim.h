@@ -37,11 +37,23 @@ struct event {
 	unsigned medium; /* 1 cpu, 2 disk; 0 for cleared */
 };
 
+/* Lifetimes an ideal subscriber observes (docs/design.md, "Residency"):
+ * each life whose beginning it saw while the tenant was exact, in ms of
+ * the publisher's clock, and the lives that ended otherwise. */
+struct lives {
+	uint64_t *ms;
+	size_t n, cap;
+	uint64_t unobserved;
+};
+
+#define MAX_MODELS 4 /* --models */
+
 struct tenant_truth {
 	uint64_t events[3];
 	uint64_t dup, unknown;
-	bool exact; /* a cleared was sent since the last break in the stream */
-	bool seen;  /* at least one event reached the wire */
+	bool exact;                                  /* a cleared was sent since the last break in the stream */
+	bool seen;                                   /* at least one event reached the wire */
+	struct lives lives, model_lives[MAX_MODELS]; /* the tenant's, and per model (key group) */
 };
 
 #define MAX_MEMBERS 4
@@ -93,6 +105,11 @@ struct sim {
 	uint64_t reserved; /* sequence numbers reserved by drops since the last send */
 	/* models: the master's (authoritative) and the wire's (what was sent) */
 	unsigned char *master, *wire;
+	int64_t *wire_birth;     /* per cell: the birth an ideal subscriber holds, -1 none */
+	int64_t clock_offset_ms; /* added to the publisher's clock (phase clock:step=MS) */
+	int64_t ts_max;          /* the newest timestamp of the current publisher process */
+	bool ts_seen;
+	uint64_t ts_backwards;     /* events sent with a timestamp below ts_max */
 	unsigned char *wire_since; /* the wire since the last promotion of a one-master source (see write_truth) */
 	struct tenant_truth *truth;
 	/* stream facts */
@@ -111,11 +128,26 @@ struct sim {
  * key_model(k), and every key ends with 16 hex digits that give k back. */
 enum key_style { KEYS_PLAIN, KEYS_VLLM, KEYS_LMCACHE, KEYS_SGLANG };
 
-static inline const char *key_model(const struct sim *s, unsigned k)
+static inline unsigned key_model_index(const struct sim *s, unsigned k)
+{
+	return k % (s->o.key_style == KEYS_PLAIN ? 3 : s->o.models);
+}
+
+static inline const char *key_model_name(const struct sim *s, unsigned i)
 {
 	static const char *const plain[] = {"model-a", "model-b", "model-c"};
 	static const char *const models[] = {"llama-3.1-8b", "llama-3.1-8b-r2", "qwen2.5-7b", "deepseek-v3"};
-	return s->o.key_style == KEYS_PLAIN ? plain[k % 3] : models[k % s->o.models];
+	return s->o.key_style == KEYS_PLAIN ? plain[i] : models[i];
+}
+
+static inline const char *key_model(const struct sim *s, unsigned k)
+{
+	return key_model_name(s, key_model_index(s, k));
+}
+
+static inline unsigned n_models(const struct sim *s)
+{
+	return s->o.key_style == KEYS_PLAIN ? 3 : s->o.models;
 }
 
 static inline int key_name(const struct sim *s, unsigned k, char *buf, size_t n)

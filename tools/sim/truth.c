@@ -8,6 +8,22 @@
 
 #include "sim.h"
 
+static json_t *lives_json(const struct lives *l)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < l->n; i++)
+		json_array_append_new(a, json_integer((json_int_t)l->ms[i]));
+	return a;
+}
+
+/* A tenant's (or a group's) lifetimes: each observed one, and how many ended
+ * unobserved. */
+static void add_lives(json_t *j, const struct lives *l)
+{
+	json_object_set_new(j, "lifetimes_ms", lives_json(l));
+	json_object_set_new(j, "lives_unobserved", json_integer((json_int_t)l->unobserved));
+}
+
 static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model, const struct tenant_truth *tt)
 {
 	uint64_t place[3] = {0};
@@ -42,8 +58,35 @@ static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model
 			json_object_set_new(g, "disk",
 					    json_integer(json_integer_value(json_object_get(g, "disk")) + 1));
 	}
+	if (tt) /* every model that had a life, held objects or not */
+		for (unsigned g = 0; g < n_models(s); g++) {
+			const struct lives *l = &tt->model_lives[g];
+			json_t *gj = json_object_get(groups, key_model_name(s, g));
+			if (!gj && !l->n && !l->unobserved)
+				continue;
+			if (!gj) {
+				gj = json_pack("{s:I,s:I,s:I}", "objects", (json_int_t)0, "cpu", (json_int_t)0, "disk",
+					       (json_int_t)0);
+				json_object_set_new(groups, key_model_name(s, g), gj);
+			}
+			add_lives(gj, l);
+		}
 	json_object_set_new(j, "groups", groups);
 	if (tt) {
+		add_lives(j, &tt->lives);
+		/* the live objects whose birth a subscriber holds: the mean age's */
+		uint64_t held = 0;
+		double sum = 0;
+		for (unsigned k = 0; k < s->o.keys; k++) {
+			int64_t b = s->wire_birth[(size_t)t * s->o.keys + k];
+			if (b >= 0) {
+				held++;
+				sum += (double)b;
+			}
+		}
+		json_object_set_new(j, "births_held", json_integer((json_int_t)held));
+		if (held)
+			json_object_set_new(j, "birth_mean_ms", json_real(sum / (double)held));
 		json_object_set_new(j, "stored", json_integer((json_int_t)tt->events[STORED]));
 		json_object_set_new(j, "removed", json_integer((json_int_t)tt->events[REMOVED]));
 		json_object_set_new(j, "cleared", json_integer((json_int_t)tt->events[CLEARED]));
@@ -77,6 +120,9 @@ void write_truth(struct sim *s, const char *path)
 	 * wire; "master_tenants" what the master holds */
 	json_object_set_new(root, "dialect", json_string(s->o.dialect == DIALECT_OBJECT ? "object" : "media"));
 	json_object_set_new(root, "silent_removals", json_integer((json_int_t)s->silent_removals));
+	json_object_set_new(root, "timestamps_backwards", json_integer((json_int_t)s->ts_backwards));
+	/* the publisher's clock is the host's plus this (phase clock) */
+	json_object_set_new(root, "clock_offset_ms", json_integer((json_int_t)s->clock_offset_ms));
 	/* what a subscriber of one member that forgets all when its master stands
 	 * by shows: the wire since the last promotion */
 	json_t *since = json_array();
