@@ -64,6 +64,8 @@ for f in files:
         problems.append("%s: duplicate or missing panel ids %s" % (f, ids))
     for p in d["panels"]:
         where = "%s panel %r" % (f, p.get("title"))
+        if p.get("type") == "row":  # a heading: no query of its own
+            continue
         if p.get("datasource", {}).get("uid") != "${datasource}":
             problems.append(where + ": datasource is not ${datasource}")
         if not p.get("targets"):

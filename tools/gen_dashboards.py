@@ -55,6 +55,11 @@ def panel(kind, title, targets, unit="short", w=12, h=8, stack=False, desc="", m
     return p
 
 
+def row(title):
+    """A row: the panels after it, up to the next row, are its."""
+    return {"type": "row", "title": title, "collapsed": False, "panels": [], "gridPos": {"w": 24, "h": 1}}
+
+
 def layout(panels):
     x = y = row_h = 0
     for i, p in enumerate(panels, 1):
@@ -91,6 +96,12 @@ LEADER_MAPPING = [{"type": "value", "options": {"0": {"text": "standby", "color"
                                                 "1": {"text": "leader", "color": "green"}}}]
 UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"},
                                             "1": {"text": "up", "color": "green"}}}]
+
+
+RESIDENCY = ("Lives the exporter saw whole: from the event that made an object present to the one that made "
+             "it absent, by the publisher's timestamps. A birth is seen only while the tenant is exact (a "
+             "cleared, or tenant default reconciled), so on Mooncake main only a reconciled default has any. "
+             "Short lifetimes on a tenant below its quota mean another tenant's pressure: see the quota panels.")
 
 
 def overview():
@@ -248,6 +259,29 @@ def tenants():
               [(f"mooncake_kv_tenant_charged_bytes{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} charged"),
                (f"mooncake_kv_tenant_quota_effective_bytes{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} quota")],
               unit="bytes"),
+        row("Residency"),
+        panel("timeseries", "Object lifetime per tenant (p50, p90, last hour)",
+              [(f"source_tenant:mooncake_kv_object_lifetime_seconds:p50_1h{{{TEN}}}",
+                "{{instance}} {{source}} {{tenant_id}} p50"),
+               (f"source_tenant:mooncake_kv_object_lifetime_seconds:p90_1h{{{TEN}}}",
+                "{{instance}} {{source}} {{tenant_id}} p90")], unit="s", desc=RESIDENCY),
+        panel("timeseries", "Mean age of live objects",
+              [(f"mooncake_kv_object_age_mean_seconds{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")], unit="s",
+              desc="On the publisher's clock, of the live objects whose birth was seen "
+                   "(mooncake_kv_object_age_tracked_objects of them). Rising while lifetimes stay short: a few old "
+                   "objects stay, the rest churn."),
+        panel("timeseries", "Lives that ended unseen (share, last hour)",
+              [(f"source_tenant:mooncake_kv_object_lifetime_unobserved:ratio_rate1h{{{TEN}}}",
+                "{{instance}} {{source}} {{tenant_id}}")], unit="percentunit",
+              desc="Lives that ended without their start seen (present before the tenant was exact, added by a "
+                   "reconciliation, across a gap or restart) or with a timestamp gone backwards: the lifetimes "
+                   "above leave them out. 100%: nothing is known of this tenant's residency yet."),
+        panel("timeseries", "Lives ended per second",
+              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_seconds_count{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} seen whole"),
+               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops"),
+        row("Events"),
         panel("timeseries", "Duplicate stores and unknown removals",
               [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} duplicate stored"),
@@ -337,6 +371,19 @@ def keygroups():
         panel("bargauge", "Top 10 key groups by objects",
               [(f"topk(10, sum by (key_group) (mooncake_kv_objects_by_key_group{{{KG}}}))", "{{key_group}}")],
               displayMode="gradient", orientation="horizontal"),
+        row("Residency"),
+        panel("timeseries", "Object lifetime per key group (p50, p90)",
+              [(f"histogram_quantile(0.5, sum by (key_group, le) "
+                f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p50"),
+               (f"histogram_quantile(0.9, sum by (key_group, le) "
+                f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p90")],
+              unit="s", desc=RESIDENCY + " Lives ended by a cleared count unseen here (no group is kept per object)."),
+        panel("timeseries", "Lives that ended unseen per key group (share, last hour)",
+              [(f"sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}[1h])) / "
+                f"(sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}[1h])) + "
+                f"sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_seconds_count{{{KG}}}[1h])) > 0)",
+                "{{key_group}}")], unit="percentunit"),
+        row("Limits"),
         panel("timeseries", "Key groups against the limit",
               [("mooncake_kv_tracked_key_groups", "{{instance}} groups"),
                ("mooncake_kv_limit_max_key_groups", "{{instance}} --limits.max-key-groups"),

@@ -120,7 +120,7 @@ def dashboard_queries():
         if not f.endswith(".json"):
             continue
         d = json.load(open(os.path.join(ROOT, "dashboards", f)))
-        exprs = [("%s / %s" % (f, p["title"]), t["expr"]) for p in d["panels"] for t in p["targets"]]
+        exprs = [("%s / %s" % (f, p["title"]), t["expr"]) for p in d["panels"] for t in p.get("targets", [])]
         for v in d["templating"]["list"]:
             if v["type"] == "query":
                 m = re.match(r"label_values\((.*),\s*(\w+)\)$", v["definition"])
