@@ -431,6 +431,65 @@ static void test_edge(void **state)
 	run_scenario("edge");
 }
 
+/* What residency relies on (docs/upstream.md, "The timestamps"): the
+ * upstream publisher stamps every event with its message's time, and one
+ * process's times never go back.  And from a stream whose tenants are never
+ * exact (no cleared in any capture), no lifetime is observed: every life
+ * that ends is unobserved. */
+static void test_upstream_timestamps(void **state)
+{
+	(void)state;
+	static const char *const caps[] = {"basic.zmqcap",         "tenants_media.zmqcap", "no_legacy.zmqcap",
+					   "no_object_key.zmqcap", "drops.zmqcap",         "edge.zmqcap",
+					   "restart.zmqcap",       "volume.zmqcap.gz"};
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		char path[512];
+		snprintf(path, sizeof(path), DIR "%s", caps[c]);
+		zmqcap *z = zmqcap_open(path);
+		assert_non_null(z);
+		kv_decoder *d = kv_decoder_new();
+		kv_frame frames[ZMQCAP_MAX_FRAMES];
+		size_t n, events = 0;
+		int64_t newest = 0;
+		uint64_t last_seq = 0;
+		while (zmqcap_next(z, frames, &n) == 1) {
+			kv_batch b;
+			assert_int_equal(kv_decode(d, frames, n, &b), KV_OK);
+			if (b.reject != KV_R_OK)
+				continue;
+			if (b.seq <= last_seq) /* a new publisher process: a new clock */
+				newest = 0;
+			last_seq = b.seq;
+			assert_true(b.timestamp_ms >= newest);
+			newest = b.timestamp_ms;
+			for (size_t i = 0; i < b.n_events; i++) {
+				if (b.events[i].reject != KV_R_OK)
+					continue;
+				assert_false(b.events[i].timestamp_bad);
+				assert_true(b.events[i].timestamp_ms == b.timestamp_ms);
+				events++;
+			}
+		}
+		assert_true(events > 0);
+		kv_decoder_free(d);
+		zmqcap_close(z);
+	}
+
+	kv_budget budget;
+	kv_stream *st = replay(&budget, "volume.zmqcap.gz");
+	const kv_state *s = kv_stream_state(st);
+	uint64_t unobserved = 0;
+	for (size_t t = 0; t < kv_state_tenant_count(s); t++) {
+		const kv_tenant *tn = kv_state_tenant_at(s, t);
+		assert_int_equal(tn->counts.life.count, 0);
+		assert_int_equal(tn->objects.births_n, 0);
+		unobserved += tn->counts.life.unobserved;
+	}
+	assert_true(unobserved > 1000);
+	assert_int_equal(kv_stream_stats_of(st)->timestamps_backwards, 0);
+	kv_stream_free(st);
+}
+
 /* 100,000 events in 2,686 messages: the per-key final state, the summary
  * per tenant and the event counts from the generator's call counts. */
 static void test_volume(void **state)
@@ -490,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_edge),
 		cmocka_unit_test(test_volume),
+		cmocka_unit_test(test_upstream_timestamps),
 	};
 	return cmocka_run_group_tests_name("fixtures", tests, NULL, NULL);
 }
