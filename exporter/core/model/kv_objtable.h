@@ -87,12 +87,9 @@ static inline size_t kv_objtable_home(uint64_t hash, size_t cap)
 /* Starts loading the slot a lookup of hash will probe first. */
 static inline void kv_objtable_prefetch(const kv_objtable *t, uint64_t hash)
 {
-	if (t->slots) {
-		size_t i = kv_objtable_home(hash, t->cap);
-		__builtin_prefetch(&t->slots[i], 1);
-		if (t->births)
-			__builtin_prefetch(&t->births[i], 1);
-	}
+	/* not the birth: it is read only when an object comes or goes */
+	if (t->slots)
+		__builtin_prefetch(&t->slots[kv_objtable_home(hash, t->cap)], 1);
 	if (t->old)
 		__builtin_prefetch(&t->old[kv_objtable_home(hash, t->old_cap)], 0);
 }
