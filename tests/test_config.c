@@ -146,10 +146,18 @@ static void test_every_flag_both_forms(void **state)
 	assert_true(kv_family_filter_drops("process_open_fds", 16, c.families));
 	assert_true(kv_family_filter_drops("mooncake_kv_objects_by_placement", 32, c.families));
 	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, c.families));
+	/* the summary has no residency per tenant */
+	assert_true(kv_family_filter_drops("mooncake_kv_object_lifetime_seconds", 35, c.families));
+	assert_true(kv_family_filter_drops("mooncake_kv_object_age_mean_seconds", 35, c.families));
 	kv_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
 	assert_null(c.families); /* every family, no filter to run */
+	assert_true(c.residency); /* on by default */
 	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--residency.enabled=false", NULL), KV_CONFIG_RUN);
+	assert_false(c.residency);
+	kv_config_free(&c);
+
 }
 
 static void test_sources(void **state)
@@ -269,6 +277,7 @@ static const struct bad {
 	{{"--zmq.endpoint="}, "needs zmq=ENDPOINT"},
 	{{EP, "--master.reconcile"}, "needs the master's admin URL"},
 	{{EP, "--master.reconcile=yes"}, "must be true or false"},
+	{{EP, "--residency.enabled=maybe"}, "must be true or false"},
 	{{"--source=name=a,zmq=tcp://a:1,status=http://a:2", "--master.reconcile"}, "is for the --zmq.endpoint"},
 	{{"--source=name=a,zmq=tcp://a:1,status=http://a:2,reconcile=1"}, "true or false"},
 	{{"--source=name=a,zmq=tcp://a:1,backend="}, "needs a backend_id"},
