@@ -355,6 +355,28 @@ static void test_capacity_steps(void **state)
 	kv_objtable_clear(&t);
 }
 
+/* Settling drains a quiet table's old array a bounded step at a time. */
+static void test_settle(void **state)
+{
+	(void)state;
+	kv_objtable t = KV_OBJTABLE_INIT;
+	uint64_t x = 21;
+	while (!t.old || t.old_cap < 1000)
+		kv_objtable_update(&t, splitmix(&x), KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
+	size_t live = kv_objtable_count(&t), rounds = 0;
+	while (t.old) {
+		size_t before = t.old_cursor;
+		size_t n = kv_objtable_settle(&t, 100);
+		assert_true(n <= 100);
+		assert_true(!t.old || t.old_cursor == before + 100);
+		rounds++;
+	}
+	assert_true(rounds > 1);
+	assert_int_equal(kv_objtable_count(&t), live);
+	assert_int_equal(kv_objtable_settle(&t, 100), 0);
+	kv_objtable_clear(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_births_on_off),
 		cmocka_unit_test(test_birth_window),
 		cmocka_unit_test(test_capacity_steps),
+		cmocka_unit_test(test_settle),
 	};
 	return cmocka_run_group_tests_name("objtable", tests, NULL, NULL);
 }

@@ -209,7 +209,9 @@ size_t kv_objtable_settle(kv_objtable *t, size_t slots)
 	if (!t->old)
 		return 0;
 	drain(t, slots);
-	return t->old ? t->old_cursor - from : cap - from;
+	/* an old array whose last entry moved goes before its end: count no more than asked */
+	size_t done = (t->old ? t->old_cursor : cap) - from;
+	return done < slots ? done : slots;
 }
 
 /* Makes room for one more entry in the live array. */
