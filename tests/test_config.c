@@ -151,13 +151,12 @@ static void test_every_flag_both_forms(void **state)
 	assert_true(kv_family_filter_drops("mooncake_kv_object_age_mean_seconds", 35, c.families));
 	kv_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
-	assert_null(c.families); /* every family, no filter to run */
+	assert_null(c.families);  /* every family, no filter to run */
 	assert_true(c.residency); /* on by default */
 	kv_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--residency.enabled=false", NULL), KV_CONFIG_RUN);
 	assert_false(c.residency);
 	kv_config_free(&c);
-
 }
 
 static void test_sources(void **state)

@@ -39,10 +39,8 @@ static void rounds(kv_stream *st, wl_msg *m, size_t n, int r, uint64_t *seq, uin
 		}
 }
 
-__attribute__((noinline)) void measured_rounds(kv_stream *st, wl_msg *m, size_t n, int r, uint64_t *seq,
-					       uint64_t *eid);
-__attribute__((noinline)) void measured_rounds(kv_stream *st, wl_msg *m, size_t n, int r, uint64_t *seq,
-					       uint64_t *eid)
+__attribute__((noinline)) void measured_rounds(kv_stream *st, wl_msg *m, size_t n, int r, uint64_t *seq, uint64_t *eid);
+__attribute__((noinline)) void measured_rounds(kv_stream *st, wl_msg *m, size_t n, int r, uint64_t *seq, uint64_t *eid)
 {
 	rounds(st, m, n, r, seq, eid);
 }
