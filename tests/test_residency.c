@@ -351,9 +351,8 @@ static void test_mean_birth_and_clock(void **state)
 	double mean;
 	assert_true(kv_objtable_births_mean(&tenant(f->st, "t")->objects, &mean));
 	assert_true(mean == (double)(T0 + 2000));
-	int64_t ts, at;
-	kv_state_clock(kv_stream_state(f->st), &ts, &at);
-	assert_true(ts == T0 + 9000 && at == T0 + 9000);
+	const kv_stream_stats *st = kv_stream_stats_of(f->st);
+	assert_true(st->last_timestamp_ms == T0 + 9000 && st->last_timestamp_at_ms == T0 + 9000);
 	ev_at(f, 9500, "removed", "t", "cpu", "a");
 	ev_at(f, 9500, "removed", "t", "cpu", "b");
 	assert_false(kv_objtable_births_mean(&tenant(f->st, "t")->objects, &mean));

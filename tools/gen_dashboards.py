@@ -313,6 +313,13 @@ def exporter():
         panel("timeseries", "Decode errors by reason",
               [(f"sum by (instance, source, reason) (rate(mooncake_kv_decode_errors_total{{{SRC}}}[{RI}]))",
                 "{{instance}} {{source}} {{reason}}")], unit="ops"),
+        panel("timeseries", "Event timestamps unusable for residency",
+              [(f"sum by (instance, source, member, reason) "
+                f"(rate(mooncake_kv_event_timestamps_unusable_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} {{member}} {{reason}}")], unit="ops",
+              desc="Events whose timestamp gave no lifetime: older than one the same publisher process sent "
+                   "(backwards: the master's clock stepped back) or no unix milliseconds (invalid). The events "
+                   "are applied; only residency loses them. Runbook: Reading residency."),
         panel("timeseries", "Memory",
               [(f"process_resident_memory_bytes{{{inst}}}", "{{instance}} resident"),
                (f"sum by (instance) (mooncake_kv_object_table_bytes{{{inst}}})", "{{instance}} object tables")],

@@ -89,19 +89,22 @@ static void life_add(struct lives *l, uint64_t ms)
 	l->ms[l->n++] = ms;
 }
 
-/* A life of key k of tenant t ended at ts (usable: its time may be used). */
-static void life_end(struct sim *s, unsigned t, unsigned k, int64_t ts, bool usable)
+/* A life of key k of tenant t ended at ts (usable: its time may be used);
+ * by a cleared, its group counts it unobserved (no group per object). */
+static void life_end(struct sim *s, unsigned t, unsigned k, int64_t ts, bool usable, bool cleared)
 {
 	struct tenant_truth *tt = &s->truth[t];
 	int64_t *b = &s->wire_birth[(size_t)t * s->o.keys + k];
 	struct lives *group = &tt->model_lives[key_model_index(s, k)];
-	if (*b >= 0 && usable) {
+	bool seen = *b >= 0 && usable;
+	if (seen)
 		life_add(&tt->lives, (uint64_t)(ts - *b));
-		life_add(group, (uint64_t)(ts - *b));
-	} else {
+	else
 		tt->lives.unobserved++;
+	if (seen && !cleared)
+		life_add(group, (uint64_t)(ts - *b));
+	else
 		group->unobserved++;
-	}
 	*b = -1;
 }
 
@@ -120,18 +123,9 @@ static void wire_apply(struct sim *s, const struct event *e, int64_t ts)
 		s->ts_backwards++;
 	}
 	if (e->kind == CLEARED) {
-		/* every life ends; the groups' unobserved (no group per object is kept) */
-		for (unsigned k = 0; k < s->o.keys; k++) {
-			if (!*cell(s, s->wire, e->tenant, k))
-				continue;
-			int64_t *b = &s->wire_birth[(size_t)e->tenant * s->o.keys + k];
-			if (*b >= 0 && usable)
-				life_add(&t->lives, (uint64_t)(ts - *b));
-			else
-				t->lives.unobserved++;
-			t->model_lives[key_model_index(s, k)].unobserved++;
-			*b = -1;
-		}
+		for (unsigned k = 0; k < s->o.keys; k++) /* every life ends */
+			if (*cell(s, s->wire, e->tenant, k))
+				life_end(s, e->tenant, k, ts, usable, true);
 		memset(cell(s, s->wire, e->tenant, 0), 0, s->o.keys);
 		memset(cell(s, s->wire_since, e->tenant, 0), 0, s->o.keys);
 		t->exact = true;
@@ -146,7 +140,7 @@ static void wire_apply(struct sim *s, const struct event *e, int64_t ts)
 	if (!*c && after) /* a life begins: seen only where the tenant is exact */
 		s->wire_birth[(size_t)e->tenant * s->o.keys + e->key] = t->exact && usable ? ts : -1;
 	else if (*c && !after)
-		life_end(s, e->tenant, e->key, ts, usable);
+		life_end(s, e->tenant, e->key, ts, usable, false);
 	*c = (unsigned char)after;
 	*since = (unsigned char)(e->kind == STORED ? (*since | e->medium) : (*since & ~del));
 }

@@ -58,11 +58,10 @@ typedef struct kv_source_snap {
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
 	uint64_t table_bytes;
-	bool residency;             /* lifetimes kept (kv_state_residency) */
-	int64_t clock_ts, clock_at; /* the publisher's newest time, and the owner's clock then (kv_state_clock) */
-	kv_recon_stats recon;       /* recon.enabled: the source reconciles */
-	kv_tenant_snap *tenants;    /* owned by the snapshot */
-	kv_buf ids;                 /* their backend and tenant ids, each NUL-terminated */
+	bool residency;          /* lifetimes kept (kv_state_residency) */
+	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
+	kv_tenant_snap *tenants; /* owned by the snapshot */
+	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */
 	size_t n_tenants;
 	size_t cap_tenants;
 	/* key groups (has_groups): every tenant's group figures, and the names

@@ -55,7 +55,6 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		groups += kv_state_tenant_at(s, i)->groups.n;
 	snap->has_groups = kv_state_has_keygroups(s);
 	snap->residency = kv_state_residency(s);
-	kv_state_clock(s, &snap->clock_ts, &snap->clock_at);
 	snap->groups_overflow = kv_state_groups_overflow(s);
 	if (groups > snap->group_pool_cap) {
 		kv_group_counts *p = realloc(snap->group_pool, groups * sizeof(*p));

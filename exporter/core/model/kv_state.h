@@ -151,10 +151,6 @@ uint64_t kv_state_tenants_expired(const kv_state *s);
  * default. */
 void kv_state_set_residency(kv_state *s, bool on);
 bool kv_state_residency(const kv_state *s);
-/* The publisher time of the newest event applied (0 before any) and the
- * owner's clock when it was: the publisher's clock now is their sum with
- * the owner's clock since (the mean age of live objects). */
-void kv_state_clock(const kv_state *s, int64_t *ts_ms, int64_t *at_ms);
 /* The birth of an object (KV_NO_BIRTH: not held, not seen or not kept). */
 int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash);
 

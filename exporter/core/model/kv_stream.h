@@ -22,8 +22,9 @@ typedef struct kv_stream_stats {
 	uint64_t timestamps_backwards; /* events older than one this publisher process sent before */
 	uint64_t timestamps_invalid;   /* events whose timestamp is no unix ms */
 	bool has_timestamp;
-	int64_t last_timestamp_ms; /* of the last decoded batch */
-	kv_hist lag_seconds;       /* receive time - batch timestamp */
+	int64_t last_timestamp_ms;    /* of the last decoded batch */
+	int64_t last_timestamp_at_ms; /* when it arrived (the caller's clock): with it, the publisher's clock now */
+	kv_hist lag_seconds;          /* receive time - batch timestamp */
 	kv_hist batch_events;
 } kv_stream_stats;
 

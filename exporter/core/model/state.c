@@ -31,7 +31,6 @@ struct kv_state {
 	uint64_t groups_overflow;
 	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
 	bool residency;
-	int64_t clock_ts, clock_at; /* newest event's publisher time, and now_ms then */
 };
 
 /* Births are kept exactly while the tenant is exact (kv_state.h).  Out of
@@ -64,12 +63,6 @@ void kv_state_set_residency(kv_state *s, bool on)
 bool kv_state_residency(const kv_state *s)
 {
 	return s->residency;
-}
-
-void kv_state_clock(const kv_state *s, int64_t *ts_ms, int64_t *at_ms)
-{
-	*ts_ms = s->clock_ts;
-	*at_ms = s->clock_at;
 }
 
 int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash)
@@ -395,10 +388,6 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	/* recorded whether the live table takes it or not (a limit): it is
 	 * what happened at the master */
 	t->last_event_ms = s->now_ms;
-	if (p->ts != KV_NO_BIRTH && p->ts >= s->clock_ts) {
-		s->clock_ts = p->ts;
-		s->clock_at = s->now_ms;
-	}
 	if (t == s->recorded)
 		kv_recon_log_add(s->record, p->key_hash, ev->type, p->add | p->del, p->group);
 	if (ev->type == KV_EV_CLEARED)

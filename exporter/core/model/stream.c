@@ -283,6 +283,7 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	}
 	ss->has_timestamp = true;
 	ss->last_timestamp_ms = b.timestamp_ms;
+	ss->last_timestamp_at_ms = now_ms;
 	double lag = (double)(now_ms - b.timestamp_ms) / 1000.0;
 	st->last_lag = lag > 0 ? lag : 0;
 	kv_hist_observe(&ss->lag_seconds, st->last_lag);

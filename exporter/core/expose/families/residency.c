@@ -22,11 +22,19 @@ static void lifetime(kv_emit *e, const kv_at *a)
 KV_U64(unobserved, a->s->residency, a->t->counts.life.unobserved)
 KV_U64(tracked, a->s->residency, a->t->aged)
 
-/* The publisher's clock now: its newest time, and the time since on ours
- * (so that neither the host clocks' skew nor a quiet stream moves it). */
+/* The publisher's clock now: the time of the last message a member
+ * decoded, and the time since on ours (so that neither the hosts' clock
+ * skew nor a quiet stream moves it); the newest of the members. */
 static double publisher_now_ms(const kv_exporter_snap *x, const kv_source_snap *s)
 {
-	return (double)s->clock_ts + (x->now_ms > s->clock_at ? (double)(x->now_ms - s->clock_at) : 0);
+	double now = 0;
+	for (size_t i = 0; i < s->n_members; i++) {
+		const kv_stream_stats *st = &s->members[i].stats;
+		int64_t since = x->now_ms > st->last_timestamp_at_ms ? x->now_ms - st->last_timestamp_at_ms : 0;
+		if (st->has_timestamp && (double)(st->last_timestamp_ms + since) > now)
+			now = (double)(st->last_timestamp_ms + since);
+	}
+	return now;
 }
 
 static void age_mean(kv_emit *e, const kv_at *a)
