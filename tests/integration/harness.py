@@ -3,6 +3,7 @@
 
 Every process started here is on loopback, bounded in time, and killed in
 teardown whatever happens."""
+import fcntl
 import gzip
 import json
 import os
@@ -21,14 +22,36 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
 _ports = random.Random(os.getpid())
+_held = {}  # port -> the open lock file that reserves it until this process ends
+_LOCKS = os.path.join(tempfile.gettempdir(), "mooncake-kv-test-ports")
+
+
+def _reserve(port):
+    """Reserve a port for this process, against this process and every other test
+    process on the machine: an flock on a file named for it, which the kernel
+    drops when the process ends, however it ends."""
+    if port in _held:
+        return False
+    os.makedirs(_LOCKS, exist_ok=True)
+    f = open(os.path.join(_LOCKS, str(port)), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return False
+    _held[port] = f
+    return True
 
 
 def free_port():
-    """A loopback port free now, picked at random below the kernel's ephemeral
-    range.  Tests leave ports unbound for a while on purpose (a standby master
-    binds none until it is promoted, a master that never answers): a port
-    the kernel hands out, another test running beside this one may be given
-    and bind meanwhile, and the exporter would talk to the wrong publisher."""
+    """A loopback port free now and never handed out twice, picked at random
+    below the kernel's ephemeral range.  Tests leave ports unbound for a while
+    on purpose (a simulator binds its admin port only when it starts, a standby
+    master binds none until it is promoted, a master that never answers): a
+    port free to bind now is not enough, so each one handed out is reserved
+    (`_reserve`) and no later call, here or in a test running beside this one,
+    is given it.  Without that the exporter once listened on the port a
+    simulator was about to bind."""
     for _ in range(1000):
         port = _ports.randrange(20000, 32768)
         with socket.socket() as s:
@@ -36,6 +59,7 @@ def free_port():
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+        if _reserve(port):
             return port
     raise AssertionError("no free port in 20000-32767")
 
