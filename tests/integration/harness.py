@@ -23,7 +23,7 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 _ports = random.Random(os.getpid())
 _held = {}  # port -> the open lock file that reserves it until this process ends
-_LOCKS = os.path.join(tempfile.gettempdir(), "mooncake-kv-test-ports")
+_LOCKS = os.path.join(tempfile.gettempdir(), "mooncake-kv-test-ports-%d" % os.getuid())
 
 
 def _reserve(port):
