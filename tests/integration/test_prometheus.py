@@ -2,8 +2,8 @@
 """Live test: a real Prometheus scrapes the exporter every second, with the
 rules of alerts/ loaded, while the simulator plays an upstream master (no
 `cleared`, textual keys, silent removals): a healthy run, then one incident
-at a time (a queue overflow, malformed messages, a publisher restart, a
-master crash, a standby and its promotion).  Checks:
+at a time (a queue overflow, malformed messages, the master's clock stepping
+back, a publisher restart, a master crash, a standby and its promotion).  Checks:
   - during the healthy run no alert is pending or firing;
   - each incident raises exactly its one alert, and no other;
   - every dashboard query and every rule expression parses and (but for the
@@ -36,6 +36,7 @@ STEADY = "steady:rate=300,seconds=14"
 STORY = ["sleep:seconds=1", "steady:rate=300,seconds=40",
          "burst:events=3000", STEADY,
          "garbage:count=10", STEADY,
+         "clock:ms=-3000", STEADY,
          "restart", STEADY,
          "crash:seconds=12", STEADY,
          "standby:seconds=8", STEADY, "wait"]
@@ -44,6 +45,8 @@ INCIDENTS = [
     ("queue overflow", lambda m: m.get("mooncake_kv_master_dropped_events_total", 0) > 0,
      "MooncakeKVPublisherDroppingEvents"),
     ("malformed messages", lambda m: m.get("mooncake_kv_decode_errors_total", 0) > 0, "MooncakeKVDecodeErrors"),
+    ("clock step back", lambda m: m.get("mooncake_kv_event_timestamps_unusable_total", 0) > 0,
+     "MooncakeKVEventTimestampsUnusable"),
     ("publisher restart", lambda m: m.get("mooncake_kv_master_restarts_total", 0) >= 1, "MooncakeKVPublisherReset"),
     ("master crash", lambda m: m.get("mooncake_kv_master_up", 1) == 0, "MooncakeKVMasterDown"),
     ("standby and promotion", lambda m: m.get("mooncake_kv_master_standby", 0) == 1, "MooncakeKVMasterFailover"),
@@ -229,7 +232,7 @@ def main():
         watch = Watch(prom, exp)
         watch.start()
         healthy_start = time.time()
-        wait_for(lambda: "standby and promotion" in watch.began, 150, "the story reached its last incident")
+        wait_for(lambda: "standby and promotion" in watch.began, 170, "the story reached its last incident")
         last = watch.began["standby and promotion"]
         while time.time() < last + 16:  # the promotion and a few evaluations after it
             time.sleep(0.5)
