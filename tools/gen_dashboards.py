@@ -267,8 +267,8 @@ def tenants():
                 "{{instance}} {{source}} {{tenant_id}} p90")], unit="s", desc=RESIDENCY),
         panel("timeseries", "Mean age of live objects",
               [(f"mooncake_kv_object_age_mean_seconds{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")], unit="s",
-              desc="On the publisher's clock, of the live objects whose birth was seen "
-                   "(mooncake_kv_object_age_tracked_objects of them). Rising while lifetimes stay short: a few old "
+              desc="On the publisher's clock, of the live objects whose birth was seen (how many: the panel "
+                   "below). Rising while lifetimes stay short: a few old "
                    "objects stay, the rest churn."),
         panel("timeseries", "Lives that ended unseen (share, last hour)",
               [(f"source_tenant:mooncake_kv_object_lifetime_unobserved:ratio_rate1h{{{TEN}}}",
@@ -281,6 +281,11 @@ def tenants():
                 "{{instance}} {{source}} {{tenant_id}} seen whole"),
                (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops"),
+        panel("timeseries", "Live objects whose birth was seen",
+              [(f"mooncake_kv_object_age_tracked_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} birth seen"),
+               (f"mooncake_kv_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} all")], w=24,
+              desc="The live objects the mean age describes, beside all the tenant holds: the rest were present "
+                   "before the tenant was exact (start-up, a gap, a restart) and have no lifetime to give."),
         row("Events"),
         panel("timeseries", "Duplicate stores and unknown removals",
               [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
