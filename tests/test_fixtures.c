@@ -196,13 +196,14 @@ static void model_load(struct model *m, const char *scenario)
 
 /* --- replay --- */
 
-static kv_stream *replay(kv_budget *budget, const char *file)
+static kv_stream *replay_in(kv_budget *budget, const char *file, enum kv_dialect dialect)
 {
 	char path[512];
 	snprintf(path, sizeof(path), DIR "%s", file);
 	kv_budget_init(budget, 1000, 10000000);
 	kv_stream *st = kv_stream_new(budget, 0x5eed);
 	assert_non_null(st);
+	kv_stream_set_dialect(st, dialect);
 	zmqcap *c = zmqcap_open(path);
 	assert_non_null(c);
 	kv_frame frames[ZMQCAP_MAX_FRAMES];
@@ -213,6 +214,13 @@ static kv_stream *replay(kv_budget *budget, const char *file)
 	assert_int_equal(rc, 0);
 	zmqcap_close(c);
 	return st;
+}
+
+/* The captures of Mooncake main, read by the guide's rules (media), as the
+ * checks below were written for. */
+static kv_stream *replay(kv_budget *budget, const char *file)
+{
+	return replay_in(budget, file, KV_DIALECT_MEDIA);
 }
 
 /* Every key of a final_state-shaped object has exactly the expected media
@@ -441,7 +449,7 @@ static void test_upstream_timestamps(void **state)
 	(void)state;
 	static const char *const caps[] = {"basic.zmqcap",         "tenants_media.zmqcap", "no_legacy.zmqcap",
 					   "no_object_key.zmqcap", "drops.zmqcap",         "edge.zmqcap",
-					   "restart.zmqcap",       "volume.zmqcap.gz"};
+					   "restart.zmqcap",       "volume.zmqcap.gz",     "conductor.zmqcap.gz"};
 	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
 		char path[512];
 		snprintf(path, sizeof(path), DIR "%s", caps[c]);
@@ -487,6 +495,68 @@ static void test_upstream_timestamps(void **state)
 	}
 	assert_true(unobserved > 1000);
 	assert_int_equal(kv_stream_stats_of(st)->timestamps_backwards, 0);
+	kv_stream_free(st);
+}
+
+/* Mooncake dev/conductor's real publisher (19ffa6e), driven as its master's
+ * call sites do (tools/upstream/driver.cpp), RemoveAll included: its
+ * removals, then a cleared.  The truth (conductor.truth.json) is the master's
+ * model (objects, media, how many lives a subscriber from the first message
+ * sees whole and how many it cannot) and each whole life's length from the
+ * publisher's timestamps, which tools/upstream/capture_truth.py wrote only
+ * where the wire and the model agree.  Every bucket, the count and the sum
+ * must be the exporter's, to the millisecond, in the media dialect. */
+static void test_conductor(void **state)
+{
+	(void)state;
+	kv_budget budget;
+	json_t *truth = load_json("conductor.truth.json");
+	kv_stream *st = replay_in(&budget, "conductor.zmqcap.gz", KV_DIALECT_MEDIA);
+	const kv_state *s = kv_stream_state(st);
+	const json_t *stats = json_object_get(truth, "publisher_stats");
+	assert_int_equal((uint64_t)json_number_value(json_object_get(stats, "dropped_events")), 0);
+	assert_int_equal(kv_stream_stats_of(st)->batch_events.count,
+			 (uint64_t)json_number_value(json_object_get(truth, "messages")));
+	assert_int_equal(kv_stream_stats_of(st)->timestamps_backwards, 0);
+
+	const json_t *bounds = json_object_get(truth, "bucket_bounds_s");
+	assert_int_equal(json_array_size(bounds), KV_LIFE_BUCKETS);
+	for (size_t i = 0; i < KV_LIFE_BUCKETS; i++) /* the buckets the README states */
+		assert_int_equal(kv_life_bounds_ms[i], (uint32_t)(json_number_value(json_array_get(bounds, i)) * 1000));
+
+	const json_t *backend = json_object_get(truth, "backend_id");
+	const char *tname;
+	const json_t *want;
+	uint64_t whole = 0;
+	json_object_foreach(json_object_get(truth, "tenants"), tname, want)
+	{
+		kv_str tn = {tname, (uint32_t)strlen(tname)};
+		const kv_tenant *t = kv_state_find_tenant(s, js(backend), tn);
+		assert_non_null(t);
+#define WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
+		assert_int_equal(kv_tenant_objects(t), WANT("objects"));
+		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), WANT("cpu"));
+		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), WANT("disk"));
+		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], WANT("both"));
+		const kv_life_hist *h = &t->counts.life;
+		assert_int_equal(h->count, WANT("lifetime_count"));
+		assert_int_equal(h->sum_ms, WANT("lifetime_sum_ms"));
+		assert_int_equal(h->unobserved, WANT("lives_unseen"));
+		uint64_t le = 0;
+		for (size_t i = 0; i < KV_LIFE_BUCKETS; i++) {
+			le += h->counts[i];
+			assert_int_equal(le, (uint64_t)json_number_value(
+						     json_array_get(json_object_get(want, "lifetime_le"), i)));
+		}
+		assert_int_equal(le + h->counts[KV_LIFE_BUCKETS], h->count);
+		/* exact since its last cleared: every live object's birth is held */
+		assert_int_equal(t->objects.births_n, t->stale ? 0 : WANT("objects"));
+#undef WANT
+		whole += h->count;
+	}
+	assert_int_equal(json_object_size(json_object_get(truth, "tenants")), kv_state_tenant_count(s));
+	assert_true(whole > 500); /* the capture has lives to compare */
+	json_decref(truth);
 	kv_stream_free(st);
 }
 
@@ -550,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_edge),
 		cmocka_unit_test(test_volume),
 		cmocka_unit_test(test_upstream_timestamps),
+		cmocka_unit_test(test_conductor),
 	};
 	return cmocka_run_group_tests_name("fixtures", tests, NULL, NULL);
 }

@@ -10,6 +10,8 @@
 # e.g. tools/upstream/check.sh /work/.mirror/kvcache-ai+Mooncake/repo 3b5a594 main 100000 20000
 #      tools/upstream/check.sh /work/.mirror/kvcache-ai+Mooncake/repo 19ffa6e conductor 100000 20000
 # Needs build/mooncake-kv-exporter; installs g++, glog and msgpack-cxx headers if missing.
+# The driver's DRIVER_* variables pass through (driver.cpp); with DRIVER_CAPTURE=X.zmqcap
+# the master's model and status are kept beside it as X.model.json and X.status.json.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 git_dir=$1 commit=$2 calls=$3 ops=${4:-100000} rate=${5:-20000}
@@ -44,6 +46,10 @@ build/mooncake-kv-exporter --zmq.endpoint "tcp://127.0.0.1:$pub" --master.url "h
   --web.listen-address "127.0.0.1:$web" --master.poll-interval 1s > "$work/exporter.log" 2>&1 &
 sleep 0.5
 "$work/driver" "tcp://127.0.0.1:$pub" "$ops" "$rate" "$work/status.json" "$work/truth.json"
+if [ -n "${DRIVER_CAPTURE:-}" ]; then
+  cp "$work/truth.json" "${DRIVER_CAPTURE%.zmqcap}.model.json"
+  cp "$work/status.json" "${DRIVER_CAPTURE%.zmqcap}.status.json"
+fi
 sleep 3
 curl -s "http://127.0.0.1:$web/metrics" > "$work/metrics.txt"
 python3 - "$work/truth.json" "$work/metrics.txt" "$work/status.json" <<'PY'
@@ -67,7 +73,11 @@ for t, want in sorted(truth.items()):
     got = {k: get("mooncake_kv_objects" if k == "objects" else "mooncake_kv_objects_by_medium",
                   tenant_id=t, **({} if k == "objects" else {"medium": k})) for k in ("objects", "cpu", "disk")}
     same = got["objects"] == want["objects"]
+    if "lives_whole" in want:  # conductor: lives a subscriber from the first message sees whole
+        got["lives_whole"] = get("mooncake_kv_object_lifetime_seconds_count", tenant_id=t)
+        got["lives_unseen"] = get("mooncake_kv_object_lifetime_unobserved_total", tenant_id=t)
+        same &= (got["lives_whole"], got["lives_unseen"]) == (want["lives_whole"], want["lives_unseen"])
     ok &= same
-    print("%-9s master %s  exporter %s  objects %s" % (t, want, got, "equal" if same else "DIFFER"))
-print("all object counts equal the master's" if ok else "object counts differ")
+    print("%-9s master %s  exporter %s  %s" % (t, want, got, "equal" if same else "DIFFER"))
+print("all counts equal the master's" if ok else "counts differ")
 PY

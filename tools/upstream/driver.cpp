@@ -7,11 +7,21 @@
 //
 //   driver ENDPOINT OPS RATE STATUS_FILE TRUTH_FILE [SEED]
 //
+// Environment, for captures (tools/upstream/capture.sh):
+//   DRIVER_KEYS=N         keys per layer and tenant (2000): fewer make removals find objects
+//   DRIVER_CLEAR_EVERY=N  every N operations a RemoveAll of one tenant (default, tenant-1,
+//                         tenant-2 in turn; tenant-3 never); 0, the default: none
+//   DRIVER_CAPTURE=FILE   a SUB socket of the driver's own (RCVHWM 0, connected before the
+//                         publisher binds) writes every message it receives to FILE, in the
+//                         format of tests/fixtures/upstream/README.md ("NAME.zmqcap")
+//
 // -DDIALECT_CONDUCTOR: dev/conductor's call sites (PublishCommitted,
 // SyncObjectState, PublishObjectRemoved: master_service.cpp at 19ffa6e
 // L8986-9044); otherwise main's (PublishKvStored, PublishKvRemoved,
 // PublishKvRemovedAfterEvict: master_service.cpp at 3b5a594 L12740-12812).
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,15 +31,33 @@
 #include <thread>
 #include <vector>
 
+#include <zmq.h>
+
 #include "kv_event/kv_event_publisher.h"
 
 using namespace mooncake;
 
 enum { MEM = 1, DISK = 2 };
 
+struct Lives {
+    long whole = 0, unseen = 0;  // ended lives whose start a subscriber could see, and the rest
+};
+
 struct Master {
     KvEventPublisher *pub;
     std::map<std::string, std::map<std::string, unsigned>> objects;  // tenant -> key -> replicas
+    // Residency as a subscriber that joined before the first publish can know it: a
+    // tenant is exact once a cleared said it holds nothing; a life begun while its
+    // tenant was exact is seen whole when it ends.
+    std::map<std::string, bool> exact;
+    std::map<std::string, std::map<std::string, bool>> born_exact;
+    std::map<std::string, Lives> lives;
+    void begin(const std::string &t, const std::string &k) { born_exact[t][k] = exact[t]; }
+    void end(const std::string &t, const std::string &k) {
+        bool whole = born_exact[t][k];
+        born_exact[t].erase(k);
+        (whole ? lives[t].whole : lives[t].unseen)++;
+    }
 
 #ifdef DIALECT_CONDUCTOR
     static std::vector<std::string> media(unsigned r) {  // KvMediaForMetadata
@@ -39,17 +67,28 @@ struct Master {
         return m;
     }
     void put_end(const std::string &t, const std::string &k, unsigned, unsigned now) {
+        if (!get(t, k)) begin(t, k);
         objects[t][k] = now;
         pub->PublishCommitted(k, media(now), t);  // PublishKvStored, L8986
     }
     void erase(const std::string &t, const std::string &k, unsigned before) {
         objects[t].erase(k);
+        end(t, k);
         pub->PublishObjectRemoved(k, t, "", media(before));  // PublishKvRemoved, L9010
     }
     void evict(const std::string &t, const std::string &k, unsigned before, unsigned after) {
-        if (after) objects[t][k] = after; else objects[t].erase(k);
+        if (after) objects[t][k] = after; else objects[t].erase(k), end(t, k);
         std::vector<std::string> prev = media(before);  // PublishKvRemovedAfterEvict, L9020
         pub->SyncObjectState(k, media(after), t, "", prev);
+    }
+    // RemoveAll(tenant, force=true): EraseMetadata publishes each object's
+    // removal (L1752-1770 -> PublishKvRemoved), then a cleared, the tenant
+    // being empty (L4737-4739 -> PublishKvCleared, L9039-9044).
+    void remove_all(const std::string &t) {
+        auto objs = objects[t];
+        for (auto &[k, r] : objs) erase(t, k, r);
+        exact[t] = true;
+        pub->PublishCleared(t);
     }
     void offload(const std::string &t, const std::string &k, unsigned before) {
         objects[t][k] = before | DISK;
@@ -74,6 +113,9 @@ struct Master {
     void offload(const std::string &t, const std::string &k, unsigned before) {
         objects[t][k] = before | DISK;  // NotifyOffloadSuccess publishes nothing
     }
+    // RemoveAll erases through EraseMetadata, which publishes nothing here
+    // (L6666-6758); no cleared exists.  No subscriber sees these lives end.
+    void remove_all(const std::string &t) { objects[t].clear(); }
 #endif
     unsigned get(const std::string &t, const std::string &k) {
         auto it = objects[t].find(k);
@@ -96,6 +138,56 @@ static void write_status(KvEventPublisher &p, const char *path) {
     std::rename(tmp.c_str(), path);
 }
 
+static long env_long(const char *name, long dflt) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atol(v) : dflt;
+}
+
+static void put_u32(std::FILE *f, uint32_t v) {
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                          (unsigned char)v};
+    std::fwrite(b, 1, 4, f);
+}
+
+// Receives until told to stop and then quiet for 200 ms; one record per message.
+static void capture(void *zctx, const char *endpoint, const char *path, std::atomic<bool> *stop,
+                    std::atomic<bool> *joined) {
+    void *sub = zmq_socket(zctx, ZMQ_SUB);
+    int hwm = 0, timeout = 200;
+    zmq_setsockopt(sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(sub, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0);
+    zmq_connect(sub, endpoint);
+    *joined = true;
+    std::FILE *f = std::fopen(path, "wb");
+    for (;;) {
+        std::vector<std::string> frames;
+        int more = 1;
+        while (more) {
+            zmq_msg_t msg;
+            zmq_msg_init(&msg);
+            if (zmq_msg_recv(&msg, sub, 0) < 0) {
+                zmq_msg_close(&msg);
+                break;
+            }
+            frames.emplace_back((const char *)zmq_msg_data(&msg), zmq_msg_size(&msg));
+            more = zmq_msg_more(&msg);
+            zmq_msg_close(&msg);
+        }
+        if (frames.empty()) {
+            if (*stop) break;
+            continue;
+        }
+        put_u32(f, (uint32_t)frames.size());
+        for (auto &fr : frames) {
+            put_u32(f, (uint32_t)fr.size());
+            std::fwrite(fr.data(), 1, fr.size(), f);
+        }
+    }
+    std::fclose(f);
+    zmq_close(sub);
+}
+
 int main(int argc, char **argv) {
     if (argc < 6) {
         std::fprintf(stderr, "usage: driver ENDPOINT OPS RATE STATUS_FILE TRUTH_FILE [SEED]\n");
@@ -104,6 +196,15 @@ int main(int argc, char **argv) {
     long ops = std::atol(argv[2]);
     double rate = std::atof(argv[3]);
     std::mt19937_64 rng(argc > 6 ? std::atoll(argv[6]) : 1);
+    const long keys = env_long("DRIVER_KEYS", 2000), clear_every = env_long("DRIVER_CLEAR_EVERY", 0);
+    const char *capture_file = std::getenv("DRIVER_CAPTURE");
+    void *zctx = zmq_ctx_new();
+    std::atomic<bool> cap_stop{false}, cap_joined{false};
+    std::thread cap;
+    if (capture_file) {  // joined before the publisher binds: the capture starts at sequence 1
+        cap = std::thread(capture, zctx, argv[1], capture_file, &cap_stop, &cap_joined);
+        while (!cap_joined) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     KvEventConfig cfg;
     cfg.enabled = true;
     cfg.bind_endpoint = argv[1];
@@ -116,7 +217,7 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     for (long i = 0; i < ops; i++) {
         std::string t = tenants[rng() % 4], k = "model-a/layer" + std::to_string(rng() % 40) + "/" +
-                                                std::to_string(rng() % 2000);
+                                                std::to_string(rng() % keys);
         unsigned c = m.get(t, k), r = rng() % 1000;
         bool disk = rng() % 10 < 3;
         if (r < 450) {  // a put of a new key: memory, and disk with --root_fs_dir, either order
@@ -140,14 +241,18 @@ int main(int argc, char **argv) {
             m.put_end(t, k, MEM, MEM);
             if (disk) m.put_end(t, k, DISK, MEM | DISK);
         }
-        if (i % 1000 == 999) {
-            write_status(pub, argv[4]);
-            auto due = start + std::chrono::duration<double>((i + 1) / rate);
-            std::this_thread::sleep_until(due);
-        }
+        if (clear_every && i % clear_every == clear_every - 1)
+            m.remove_all(tenants[(i / clear_every) % 3]);
+        if (i % 1000 == 999) write_status(pub, argv[4]);
+        if (i % 50 == 49)
+            std::this_thread::sleep_until(start + std::chrono::duration<double>((i + 1) / rate));
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));  // sent (LINGER is 0)
     write_status(pub, argv[4]);
+    if (capture_file) {
+        cap_stop = true;
+        cap.join();
+    }
     std::ofstream f(argv[5]);
     f << "{";
     bool first = true;
@@ -155,7 +260,11 @@ int main(int argc, char **argv) {
         unsigned cpu = 0, dsk = 0;
         for (auto &[k, r] : objs) cpu += (r & MEM) != 0, dsk += (r & DISK) != 0;
         f << (first ? "" : ",") << "\"" << t << "\":{\"objects\":" << objs.size() << ",\"cpu\":" << cpu
-          << ",\"disk\":" << dsk << "}";
+          << ",\"disk\":" << dsk;
+#ifdef DIALECT_CONDUCTOR
+        f << ",\"lives_whole\":" << m.lives[t].whole << ",\"lives_unseen\":" << m.lives[t].unseen;
+#endif
+        f << "}";
         first = false;
     }
     f << "}\n";
