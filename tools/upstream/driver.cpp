@@ -7,7 +7,7 @@
 //
 //   driver ENDPOINT OPS RATE STATUS_FILE TRUTH_FILE [SEED]
 //
-// Environment, for captures (tools/upstream/capture.sh):
+// Environment, for captures (tools/upstream/README.md, "Captures"; check.sh passes it on):
 //   DRIVER_KEYS=N         keys per layer and tenant (2000): fewer make removals find objects
 //   DRIVER_CLEAR_EVERY=N  every N operations a RemoveAll of one tenant (default, tenant-1,
 //                         tenant-2 in turn; tenant-3 never); 0, the default: none
