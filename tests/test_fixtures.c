@@ -538,6 +538,7 @@ static void test_conductor(void **state)
 		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), WANT("cpu"));
 		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), WANT("disk"));
 		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], WANT("both"));
+		assert_int_equal(t->counts.events[KV_EV_CLEARED], WANT("cleared"));
 		const kv_life_hist *h = &t->counts.life;
 		assert_int_equal(h->count, WANT("lifetime_count"));
 		assert_int_equal(h->sum_ms, WANT("lifetime_sum_ms"));

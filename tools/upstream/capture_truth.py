@@ -52,6 +52,7 @@ def main():
     birth = collections.defaultdict(dict)     # tenant -> key -> ms, while the tenant is exact
     lives = collections.defaultdict(list)     # tenant -> lifetimes in ms
     unseen = collections.Counter()
+    clears, found = collections.Counter(), collections.Counter()  # cleared events, objects they found
     backends, messages, events, last_seq = set(), 0, 0, 0
 
     def end(t, k, ts):
@@ -76,6 +77,8 @@ def main():
                 t, ts, kind = ev["tenant_id"], ev["timestamp"], ev["event_type"]
                 backends.add(ev["backend_id"])
                 if kind == "cleared":
+                    clears[t] += 1
+                    found[t] += len(media[t])  # RemoveAll published each object's removal first
                     for k in list(media[t]):
                         end(t, k, ts)
                     media[t].clear()
@@ -104,7 +107,8 @@ def main():
         mine = {k: want[k] for k in got}
         assert got == mine, ("the wire and the master's model disagree", t, got, mine)
         le = [sum(1 for x in lives[t] if x <= b * 1000) for b in BOUNDS_S]
-        tenants[t] = dict(got, both=sum(len(h) == 2 for h in held), lifetime_count=len(lives[t]),
+        tenants[t] = dict(got, both=sum(len(h) == 2 for h in held), cleared=clears[t], cleared_found_objects=found[t],
+                          lifetime_count=len(lives[t]),
                           lifetime_sum_ms=sum(lives[t]), lifetime_le=le)
     truth = {
         "made_by": "tools/upstream/check.sh with the driver's capture, then tools/upstream/capture_truth.py",
