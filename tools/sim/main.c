@@ -25,7 +25,7 @@
  *   burst:events=N             N stored events enqueued before the sender runs:
  *                              whatever exceeds --queue is dropped oldest-first,
  *                              each drop reserving one sequence number
- *   clear:all                  RemoveAll on every tenant (media dialect: cleared where it held objects)
+ *   clear:all                  RemoveAll (media dialect: each object's removal, then cleared where it held objects)
  *   batch-remove:count=N       BatchRemove of N random objects: no event, as upstream
  *   quota-reject:count=N       N puts refused for their tenant's quota (a tenant over it, else any):
  *                              no event, counted in the master's mooncake_tenant_quota_reject_total

@@ -4,6 +4,7 @@
  * the dialect being played publishes it (docs/upstream.md has the
  * citations), and the figures the admin endpoints report from it (quotas,
  * the status's skipped-event fields). */
+#include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 
@@ -159,19 +160,35 @@ void op_silent_remove(struct sim *s, unsigned t, unsigned k)
 	master_set(s, t, k, 0);
 }
 
-/* RemoveAll: nothing on main; the guide's cleared for a tenant it emptied. */
-void op_remove_all(struct sim *s, unsigned t)
+/* RemoveAll(force), of every tenant.  Main erases silently (its
+ * EraseMetadata publishes nothing, master_service.cpp at 3b5a594
+ * ~L6581-6665) and has no cleared.  dev/conductor's EraseMetadata publishes
+ * each object's removal (19ffa6e L1752-1770: a removed per medium), all
+ * tenants' first, shard by shard, then a cleared for each tenant it saw and
+ * emptied (L4647-4690): a tenant holding nothing is not seen. */
+void op_remove_all(struct sim *s)
 {
-	bool had = false;
-	for (unsigned k = 0; k < s->o.keys; k++)
-		had |= *cell(s, s->master, t, k) != 0;
+	bool *had = calloc(s->o.tenants, sizeof(*had));
 	if (!had)
-		return; /* not emitted for a tenant that held no objects */
-	for (unsigned k = 0; k < s->o.keys; k++) {
-		s->silent_removals += object_dialect(s) && *cell(s, s->master, t, k);
-		master_set(s, t, k, 0);
-	}
-	publish(s, CLEARED, t, 0, 0);
+		die("out of memory");
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		for (unsigned k = 0; k < s->o.keys; k++) {
+			if (!*cell(s, s->master, t, k))
+				continue;
+			had[t] = true;
+			if (object_dialect(s)) {
+				s->silent_removals++;
+				master_set(s, t, k, 0);
+			} else {
+				op_remove(s, t, k);
+				if (s->q_len >= MAX_BATCH) /* the publisher's sender keeps up */
+					send_batch(s);
+			}
+		}
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		if (had[t])
+			publish(s, CLEARED, t, 0, 0);
+	free(had);
 }
 
 /* Objects the master holds before any subscriber: no event for them. */

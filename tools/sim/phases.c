@@ -105,8 +105,7 @@ static void batch_remove(struct sim *s, const char *spec)
 static void clear(struct sim *s, const char *spec)
 {
 	(void)spec;
-	for (unsigned t = 0; t < s->o.tenants; t++)
-		op_remove_all(s, t);
+	op_remove_all(s);
 	flush(s);
 }
 
