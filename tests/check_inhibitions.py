@@ -101,6 +101,10 @@ CASES = [
      [a("MooncakeKVPublisherReset", source="m0"),
       a("MooncakeKVMasterFailover", source="ha")],
      {"MooncakeKVPublisherReset": "mooncake-info", "MooncakeKVMasterFailover": "mooncake-info"}),
+    ("the master's clock stepped back, then it crashed: the page does not hide the information",
+     [a("MooncakeKVEventTimestampsUnusable", source="m0", member="m0:9003", reason="backwards"),
+      a("MooncakeKVMasterDown", source="m0", member="m0:9003")],
+     {"MooncakeKVEventTimestampsUnusable": "mooncake-info", "MooncakeKVMasterDown": "mooncake-page"}),
 ]
 
 
