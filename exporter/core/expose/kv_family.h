@@ -81,8 +81,21 @@ void kv_sample_life(kv_emit *e, const kv_life_hist *h);
 /* One sample per reason of a *_poll_errors_total family. */
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
 
+/* A family's `shown`: whether some source `s` has `cond`. */
+#define KV_ANY_SOURCE(fn, cond)                                   \
+	bool fn(const kv_exporter_snap *x)                        \
+	{                                                         \
+		for (size_t i = 0; i < x->n_sources; i++) {       \
+			const kv_source_snap *s = &x->sources[i]; \
+			if (cond)                                 \
+				return true;                      \
+		}                                                 \
+		return false;                                     \
+	}
+
 /* Whens shared by several features' families: some source has all its
- * members polled (the HA and quota families), has key groups on. */
+ * members polled (the HA and quota families), has key groups on, keeps
+ * residency. */
 bool kv_any_polled(const kv_exporter_snap *x);
 bool kv_any_groups(const kv_exporter_snap *x);
 bool kv_any_residency(const kv_exporter_snap *x);

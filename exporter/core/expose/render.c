@@ -163,29 +163,9 @@ void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
 		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name(r)}, n[r]);
 }
 
-bool kv_any_polled(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].polled)
-			return true;
-	return false;
-}
-
-bool kv_any_residency(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].residency)
-			return true;
-	return false;
-}
-
-bool kv_any_groups(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].has_groups)
-			return true;
-	return false;
-}
+KV_ANY_SOURCE(kv_any_polled, s->polled)
+KV_ANY_SOURCE(kv_any_residency, s->residency)
+KV_ANY_SOURCE(kv_any_groups, s->has_groups)
 
 /* Every tenant of the source, or every key group of every tenant: a
  * dropped source describes no tenant. */

@@ -3,15 +3,9 @@
  * reconcile. */
 #include "kv_family.h"
 
-static bool any_reconciles(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].recon.enabled)
-			return true;
-	return false;
-}
+static KV_ANY_SOURCE(any_reconciles, s->recon.enabled)
 
-static void results(kv_emit *e, const kv_at *a)
+	static void results(kv_emit *e, const kv_at *a)
 {
 	for (int r = 0; a->s->recon.enabled && r < KV_RECON__RESULTS; r++)
 		kv_sample_u64(e, (kv_label){"result", kv_recon_result_name(r)}, a->s->recon.results[r]);

@@ -5,15 +5,9 @@
  * used.  Shown while residency is on (--residency.enabled). */
 #include "kv_family.h"
 
-static bool any_group_residency(const kv_exporter_snap *x)
-{
-	for (size_t i = 0; i < x->n_sources; i++)
-		if (x->sources[i].residency && x->sources[i].has_groups)
-			return true;
-	return false;
-}
+static KV_ANY_SOURCE(any_group_residency, s->residency && s->has_groups)
 
-static void lifetime(kv_emit *e, const kv_at *a)
+	static void lifetime(kv_emit *e, const kv_at *a)
 {
 	if (a->s->residency)
 		kv_sample_life(e, &a->t->counts.life);
