@@ -268,8 +268,7 @@ def tenants():
         panel("timeseries", "Mean age of live objects",
               [(f"mooncake_kv_object_age_mean_seconds{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")], unit="s",
               desc="On the publisher's clock, of the live objects whose birth was seen (how many: the panel "
-                   "below). Rising while lifetimes stay short: a few old "
-                   "objects stay, the rest churn."),
+                   "below). Rising while lifetimes stay short: a few old objects stay, the rest churn."),
         panel("timeseries", "Lives that ended unseen (share, last hour)",
               [(f"source_tenant:mooncake_kv_object_lifetime_unobserved:ratio_rate1h{{{TEN}}}",
                 "{{instance}} {{source}} {{tenant_id}}")], unit="percentunit",
