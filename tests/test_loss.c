@@ -241,17 +241,18 @@ static void test_tail_loss(void **state)
 	kv_stream_pos pos;
 	poll(w);
 	kv_stream_position(w->st, &pos);
-	assert_false(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid)); /* once is not enough */
+	double t0 = (double)pos.last_receive_ms / 1000;                         /* the tail's last message */
+	assert_false(kv_loss_tail(&w->loss, &c, &pos, t0 + 1, 6, &upto, &eid)); /* once is not enough */
 	assert_false(w->loss.behind_known);                                     /* no earlier answer to compare with */
 	poll(w);
 	kv_stream_position(w->st, &pos);
 	/* quiet for less than the interval: not yet */
-	assert_false(kv_loss_tail(&w->loss, &c, &pos, (double)pos.last_receive_ms / 1000 + 5, 6, &upto, &eid));
+	assert_false(kv_loss_tail(&w->loss, &c, &pos, t0 + 5, 6, &upto, &eid));
 	assert_true(w->loss.behind_known);
 	assert_int_equal(w->loss.behind, 24); /* what the master had used by the last poll, not here */
 	poll(w);
 	kv_stream_position(w->st, &pos);
-	assert_true(kv_loss_tail(&w->loss, &c, &pos, (double)pos.last_receive_ms / 1000 + 7, 6, &upto, &eid));
+	assert_true(kv_loss_tail(&w->loss, &c, &pos, t0 + 7, 6, &upto, &eid));
 	assert_int_equal(upto, 34);
 	assert_int_equal(eid, 30);
 	assert_int_equal(kv_stream_tail_lost(w->st, upto, eid), 24);
@@ -271,7 +272,9 @@ static void test_tail_loss(void **state)
 /* Issue 21: a publisher seen absent before the first message (a standby
  * promoted, a master down) whose first burst is lost whole, then silence:
  * the stream has received nothing, and the burst is a lost tail all the
- * same, counted from 1, once; a late message of it counts nothing more. */
+ * same, counted from 1, once; a late message of it counts nothing more.
+ * Two polls a moment apart (the ingest thread asked for one while it
+ * awaited the dialect, the burst queued in ZMQ) are not two looks. */
 static void test_first_burst_lost_whole(void **state)
 {
 	struct world *w = *state;
@@ -285,10 +288,15 @@ static void test_first_burst_lost_whole(void **state)
 	kv_stream_position(w->st, &pos);
 	assert_true(pos.started && pos.epoch_whole); /* it stands at 0 */
 	assert_int_equal(pos.position, 0);
-	assert_false(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid)); /* once is not enough */
+	double t0 = w->now;
+	assert_false(kv_loss_tail(&w->loss, &c, &pos, t0, 6, &upto, &eid)); /* once is not enough */
 	poll(w);
 	kv_stream_position(w->st, &pos);
-	assert_true(kv_loss_tail(&w->loss, &c, &pos, w->now, 6, &upto, &eid));
+	assert_false(kv_loss_tail(&w->loss, &c, &pos, t0 + 0.001, 6, &upto, &eid)); /* a moment later */
+	assert_false(kv_loss_tail(&w->loss, &c, &pos, t0 + 2.9, 6, &upto, &eid));   /* under half the interval */
+	poll(w);
+	kv_stream_position(w->st, &pos);
+	assert_true(kv_loss_tail(&w->loss, &c, &pos, t0 + 3, 6, &upto, &eid));
 	assert_int_equal(upto, 43);
 	assert_int_equal(eid, 40);
 	assert_int_equal(kv_stream_tail_lost(w->st, upto, eid), 43);

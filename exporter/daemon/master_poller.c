@@ -219,7 +219,7 @@ void *kv_master_poller_main(void *arg)
 			/* the stream now, to tell a tail that is not coming */
 			uint64_t upto_seq, upto_eid;
 			kv_stream_position(m->stream, &pos);
-			if (kv_master_tail(&m->master, &pos, t1, c->poll_interval + pos.last_lag, &upto_seq, &upto_eid))
+			if (kv_master_tail(&m->master, &pos, t1, c->poll_interval, &upto_seq, &upto_eid))
 				tail = kv_stream_tail_lost(m->stream, upto_seq, upto_eid);
 		}
 		kv_master after = m->master;

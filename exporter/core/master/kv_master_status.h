@@ -79,10 +79,10 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 void kv_master_record_keys(kv_master *m, enum kv_poll_error err, double keys);
 
 /* After a valid answer, with the stream's position now: updates
- * loss.behind and says whether a tail is certainly lost (nothing arrived for quiet_s seconds
- * and at two polls in a row the master was ahead); the caller then counts
- * it with kv_stream_tail_lost(upto_seq, upto_eid). */
-bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,
+ * loss.behind and says whether a tail is certainly lost (kv_loss_tail:
+ * interval_s is the poll interval); the caller then counts it with
+ * kv_stream_tail_lost(upto_seq, upto_eid). */
+bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double interval_s, uint64_t *upto_seq,
 		    uint64_t *upto_eid);
 
 #endif

@@ -124,7 +124,7 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 	m->last_sequence = kv_loss_master_last(&cur);
 }
 
-bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double quiet_s, uint64_t *upto_seq,
+bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, double interval_s, uint64_t *upto_seq,
 		    uint64_t *upto_eid)
 {
 	if (!m->have_status || m->standby || !m->up || !m->status.enabled) {
@@ -132,7 +132,7 @@ bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, doub
 		return false;
 	}
 	kv_loss_counters cur = counters_of(&m->status);
-	bool lost = kv_loss_tail(&m->loss, &cur, now_pos, now, quiet_s, upto_seq, upto_eid);
+	bool lost = kv_loss_tail(&m->loss, &cur, now_pos, now, interval_s, upto_seq, upto_eid);
 	m->behind_known = kv_loss_matched(&m->loss) && now_pos->started;
 	m->behind = m->behind_known && !lost && m->last_sequence > now_pos->position
 			    ? m->last_sequence - now_pos->position

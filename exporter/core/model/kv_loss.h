@@ -40,6 +40,7 @@ typedef struct kv_loss {
 	 * both described the same process */
 	bool tail_watch;
 	uint64_t tail_master_last, tail_position;
+	double tail_since; /* when that pair was first seen */
 	/* numbers the master had used at the previous poll that the stream has
 	 * neither received nor counted lost: a stream more than a poll behind */
 	bool behind_known;
@@ -74,11 +75,14 @@ bool kv_loss_matched(const kv_loss *l);
 
 /* Called after kv_loss_poll with the stream's position now; updates
  * `behind`.  True when a tail is certainly lost: the master's last number
- * was ahead of the stream at two polls in a row with nothing arriving in
- * between, and nothing has arrived for longer than quiet_s seconds;
- * *upto_seq and *upto_eid say up to where (*upto_eid 0 when the event ids
- * cannot tell).  The numbers are attributed at once. */
-bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
+ * was ahead of the stream, the same at two polls in a row at least half of
+ * interval_s apart with the stream not moving in between, and nothing has
+ * arrived for interval_s plus the last message's lag (or ever).  The hold
+ * matters when nothing has arrived: a poll the ingest thread asked for a
+ * moment after a regular one (it awaits the dialect, messages queued in ZMQ)
+ * is not a second look.  *upto_seq and *upto_eid say up to where (*upto_eid
+ * 0 when the event ids cannot tell).  The numbers are attributed at once. */
+bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double interval_s,
 		  uint64_t *upto_seq, uint64_t *upto_eid);
 
 #endif

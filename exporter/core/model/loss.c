@@ -113,7 +113,7 @@ uint64_t kv_loss_poll(kv_loss *l, const kv_loss_counters *prev, const kv_loss_co
 	return restarts;
 }
 
-bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double quiet_s,
+bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *pos, double now_s, double interval_s,
 		  uint64_t *upto_seq, uint64_t *upto_eid)
 {
 	uint64_t last = kv_loss_master_last(now);
@@ -122,10 +122,14 @@ bool kv_loss_tail(kv_loss *l, const kv_loss_counters *now, const kv_stream_pos *
 	l->behind_known = prev;
 	l->behind = prev && l->tail_master_last > pos->position ? l->tail_master_last - pos->position : 0;
 	bool again = prev && l->tail_master_last == last && l->tail_position == pos->position;
+	if (!again)
+		l->tail_since = now_s;
 	l->tail_watch = matched;
 	l->tail_master_last = last;
 	l->tail_position = pos->position;
-	if (!again || last <= pos->position || now_s - (double)pos->last_receive_ms / 1000.0 <= quiet_s)
+	double quiet_s = interval_s + pos->last_lag;
+	if (!again || last <= pos->position || now_s - l->tail_since < interval_s / 2 ||
+	    now_s - (double)pos->last_receive_ms / 1000.0 <= quiet_s)
 		return false;
 	*upto_seq = last;
 	/* the event ids are known from where the epoch is whole (a process seen
