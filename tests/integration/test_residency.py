@@ -105,6 +105,31 @@ def test_media_lifetimes_equal_the_truth(procs):
     promtool_check(m.text)
 
 
+def test_tenant_cleared_while_empty(procs):
+    """dev/conductor's RemoveAll of one tenant publishes its cleared even when the
+    tenant holds nothing (docs/upstream.md).  Cleared before any event, tenant-1 is
+    known exact and empty: every life of it from then on is seen whole, while the
+    other tenants' lives end unobserved until tenant-2's own RemoveAll (its objects'
+    removals, then its cleared) makes it exact too.  Every bucket equals the truth."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "clear:tenant=1", "steady:rate=1500,seconds=3", "clear:tenant=2",
+                           "steady:rate=1500,seconds=3", "truth", "wait"],
+              seed=304, extra=["--dialect", "media", "--tenants", "3", "--keys", "300"])
+    exp = Exporter(procs, EXPORTER, [sim.source("e")])
+    sim.start()
+    truth = sim.truth_written()
+    m = settle(exp, truth, "e")
+    check_truth(m, truth, "e")
+    check_residency(m, truth, "e", groups=False)  # (check_truth compared clears, objects and staleness)
+    by = {t["tenant_id"]: t for t in truth["tenants"]}
+    # the ground truth has the story the test is about
+    assert by["tenant-1"]["cleared"] == 1 and by["tenant-2"]["cleared"] == 1 and by["default"]["cleared"] == 0
+    assert len(by["tenant-1"]["lifetimes_ms"]) > 100 and by["tenant-1"]["lives_unobserved"] == 0
+    assert by["tenant-2"]["lives_unobserved"] > 0 and len(by["tenant-2"]["lifetimes_ms"]) > 0
+    assert not by["default"]["lifetimes_ms"] and by["default"]["lives_unobserved"] > 0
+    assert not by["tenant-1"]["stale"] and not by["tenant-2"]["stale"] and by["default"]["stale"]
+    promtool_check(m.text)
+
+
 def test_object_lifetimes_equal_the_truth(procs):
     """Mooncake main's publisher: no cleared, so only a reconciliation makes a tenant
     exact.  The exporter reconciles tenant default of an empty master before the

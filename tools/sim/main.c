@@ -26,6 +26,8 @@
  *                              whatever exceeds --queue is dropped oldest-first,
  *                              each drop reserving one sequence number
  *   clear:all                  RemoveAll (media dialect: each object's removal, then cleared where it held objects)
+ *   clear:tenant=T             RemoveAll of tenant T (media dialect: each object's removal, then its cleared,
+ *                              even when it held nothing, as dev/conductor)
  *   batch-remove:count=N       BatchRemove of N random objects: no event, as upstream
  *   quota-reject:count=N       N puts refused for their tenant's quota (a tenant over it, else any):
  *                              no event, counted in the master's mooncake_tenant_quota_reject_total
@@ -91,9 +93,10 @@ static const char usage[] =
 	"                 invalid_event_hashes in the status)\n"
 	"  --spec-extras on|off (off)  on: the guide's status field skipped_keyless_events (implies --dialect media)\n"
 	"  --truth FILE   write the ground truth at exit\n"
-	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all batch-remove:count=N\n"
-	"        truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I] crash:seconds=S\n"
-	"        garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] standby-publish:count=N[,member=I]\n"
+	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all|tenant=T\n"
+	"        batch-remove:count=N truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I]\n"
+	"        crash:seconds=S garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] "
+	"standby-publish:count=N[,member=I]\n"
 	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
 	"after=S) "
 	"sleep:seconds=S "

@@ -160,18 +160,23 @@ void op_silent_remove(struct sim *s, unsigned t, unsigned k)
 	master_set(s, t, k, 0);
 }
 
-/* RemoveAll(force), of every tenant.  Main erases silently (its
- * EraseMetadata publishes nothing, master_service.cpp at 3b5a594
- * ~L6581-6665) and has no cleared.  dev/conductor's EraseMetadata publishes
- * each object's removal (19ffa6e L1752-1770: a removed per medium), all
- * tenants' first, shard by shard, then a cleared for each tenant it saw and
- * emptied (L4647-4690): a tenant holding nothing is not seen. */
-void op_remove_all(struct sim *s)
+/* RemoveAll(force), of every tenant (only < 0) or of tenant `only`.  Main
+ * erases silently (its EraseMetadata publishes nothing, master_service.cpp
+ * at 3b5a594 ~L6581-6758) and has no cleared.  dev/conductor's EraseMetadata
+ * publishes each object's removal (19ffa6e L1752-1770: a removed per
+ * medium), all tenants' first, shard by shard, then a cleared: of all
+ * tenants, for each one it saw and emptied (L4647-4690: a tenant holding
+ * nothing is not seen); of one tenant, whenever nothing of it remains, so
+ * for a tenant that held nothing too (L4699-4739), unlike the guide. */
+void op_remove_all(struct sim *s, int only)
 {
 	bool *had = calloc(s->o.tenants, sizeof(*had));
 	if (!had)
 		die("out of memory");
-	for (unsigned t = 0; t < s->o.tenants; t++)
+	for (unsigned t = 0; t < s->o.tenants; t++) {
+		if (only >= 0 && t != (unsigned)only)
+			continue;
+		had[t] = only >= 0;
 		for (unsigned k = 0; k < s->o.keys; k++) {
 			if (!*cell(s, s->master, t, k))
 				continue;
@@ -185,6 +190,7 @@ void op_remove_all(struct sim *s)
 					send_batch(s);
 			}
 		}
+	}
 	for (unsigned t = 0; t < s->o.tenants; t++)
 		if (had[t])
 			publish(s, CLEARED, t, 0, 0);
@@ -201,7 +207,7 @@ void preload(struct sim *s, uint64_t n)
 }
 
 /* One random operation of a master under load.  Nothing in this mix erases
- * an object silently (the phases batch-remove, clear:all and quota-evict
+ * an object silently (the phases batch-remove, clear and quota-evict
  * do): the stream alone can keep every object count of the master exact. */
 void random_op(struct sim *s)
 {

@@ -102,10 +102,13 @@ static void batch_remove(struct sim *s, const char *spec)
 		op_silent_remove(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
 }
 
+/* clear:all, or clear:tenant=T */
 static void clear(struct sim *s, const char *spec)
 {
-	(void)spec;
-	op_remove_all(s);
+	double t = param(spec, "tenant", -1);
+	if (t < 0 ? strcmp(spec, "clear:all") != 0 : t >= (double)s->o.tenants)
+		die("clear: say clear:all or clear:tenant=T, T below --tenants");
+	op_remove_all(s, (int)t);
 	flush(s);
 }
 

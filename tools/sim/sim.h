@@ -229,7 +229,7 @@ void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media);
 void random_op(struct sim *s); /* one random operation of a master under load */
 void op_quota_evict(struct sim *s, unsigned t, unsigned k);
 void op_silent_remove(struct sim *s, unsigned t, unsigned k);
-void op_remove_all(struct sim *s);
+void op_remove_all(struct sim *s, int only);
 void preload(struct sim *s, uint64_t n); /* objects held before any subscriber, no event */
 /* Bytes the simulated store charges per object (its replicas' size_). */
 #define OBJECT_BYTES 4096
