@@ -180,8 +180,12 @@ static void test_publisher_seen_before_the_first_message(void **state)
 	assert_int_equal(t.event_ids_missing, 200);
 	assert_int_equal(kv_seq_observe(&t, 49, true, 190), KV_SEQ_NEXT); /* late */
 	assert_false(kv_seq_observe_event_id(&t, 190, false));
+	assert_int_equal(kv_seq_observe(&t, 50, true, 195), KV_SEQ_NEXT); /* late, the tail's last */
+	assert_false(kv_seq_observe_event_id(&t, 195, false));
+	assert_int_equal(t.tail_late, 2);
 	assert_int_equal(kv_seq_observe(&t, 51, true, 201), KV_SEQ_NEXT);
 	assert_false(kv_seq_observe_event_id(&t, 201, false));
+	assert_int_equal(t.tail_late, 2); /* past the tail: on time */
 	assert_int_equal(t.missing, 50);
 	assert_int_equal(t.event_ids_missing, 200);
 	assert_int_equal(t.resets, 0);
@@ -246,12 +250,17 @@ static void test_tail(void **state)
 	assert_int_equal(t.tail_losses, 1);
 	assert_int_equal(kv_seq_position(&t), 10);
 	assert_int_equal(kv_seq_tail_lost(&t, 10, 10), 0); /* once */
-	/* a late message of the tail: applied, not a reset, nothing counted */
+	/* a late message of the tail: applied, not a reset, not missing again,
+	 * counted late */
+	assert_int_equal(t.tail_late, 0);
 	assert_int_equal(kv_seq_observe(&t, 7, true, 7), KV_SEQ_NEXT);
 	assert_false(kv_seq_observe_event_id(&t, 7, false));
 	assert_int_equal(t.missing, 8);
 	assert_int_equal(t.event_ids_missing, 8);
 	assert_int_equal(t.resets, 0);
+	assert_int_equal(t.tail_late, 1);
+	assert_int_equal(kv_seq_observe(&t, 7, true, 7), KV_SEQ_DUPLICATE); /* once */
+	assert_int_equal(t.tail_late, 1);
 	/* the stream goes on past the tail: only numbers after it count */
 	assert_int_equal(kv_seq_observe(&t, 11, true, 11), KV_SEQ_NEXT);
 	assert_false(kv_seq_observe_event_id(&t, 11, false));
@@ -259,9 +268,12 @@ static void test_tail(void **state)
 	kv_seq_observe_event_id(&t, 14, false);
 	assert_int_equal(t.missing, 8 + 2);
 	assert_int_equal(t.event_ids_missing, 8 + 2);
-	/* a restart forgets the counted tail */
+	assert_int_equal(t.tail_late, 1);
+	/* a restart forgets the counted tail: the new process's numbers are on time */
 	assert_int_equal(kv_seq_observe(&t, 1, true, 1), KV_SEQ_RESET);
 	assert_int_equal(kv_seq_position(&t), 1);
+	assert_int_equal(kv_seq_observe(&t, 2, true, 2), KV_SEQ_NEXT);
+	assert_int_equal(t.tail_late, 1);
 }
 
 int main(void)

@@ -128,8 +128,12 @@ def overview():
                (f"sum by (instance, source) (increase(mooncake_kv_subscriber_reconnects_total{{{SRC}}}[{RI}]))",
                 "{{instance}} {{source}} reconnects")]),
         panel("timeseries", "Missing sequence numbers",
-              [(f"sum by (instance, source) (rate(mooncake_kv_sequence_missing_total{{{SRC}}}[{RI}]))", "{{instance}} {{source}}")],
-              unit="ops", desc="One per event the publisher's queue dropped, one per message lost after it."),
+              [(f"sum by (instance, source) (rate(mooncake_kv_sequence_missing_total{{{SRC}}}[{RI}]))", "{{instance}} {{source}}"),
+               (f"sum by (instance, source) (rate(mooncake_kv_sequence_tail_late_messages_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} of a lost tail, came after all")],
+              unit="ops", desc="One per event the publisher's queue dropped, one per message lost after it. A tail "
+                               "counted lost whose messages came after all stays in the missing numbers: the "
+                               "second line says how much of it did."),
         panel("timeseries", "Missing sequence numbers by cause",
               [(f"sum by (instance, source) (rate(mooncake_kv_queue_lost_events_total{{{SRC}}}[{RI}]))",
                 "{{instance}} {{source}} dropped by the publisher's queue"),

@@ -18,7 +18,8 @@ POLL = ["--master.poll-interval", "500ms"]
 
 def books(exp, source, member, used):
     """Waits until the member's received + missing = `used` (the numbers its publishers
-    used), every missing number is in one bucket and nothing is behind; returns
+    used), every missing number is in one bucket, nothing is behind and no message
+    came after its number was counted lost; returns
     (received, missing, transport)."""
     L = dict(source=source, member=member) if member else dict(source=source)
     state = {}
@@ -31,8 +32,10 @@ def books(exp, source, member, used):
                                            "mooncake_kv_transport_lost_messages_total",
                                            "mooncake_kv_unattributed_lost_messages_total")]
         behind = list(m.find("mooncake_kv_sequence_behind", **L).values())
-        state.update(received=received, missing=missing, buckets=buckets, behind=behind)
-        return received + missing == used and sum(buckets) == missing and behind in ([0], [])
+        # a tail counted lost whose messages came after all: received and missing both hold them
+        late = m.get("mooncake_kv_sequence_tail_late_messages_total", **L)
+        state.update(received=received, missing=missing, buckets=buckets, behind=behind, late=late)
+        return received + missing == used and sum(buckets) == missing and behind in ([0], []) and late == 0
     try:
         wait_for(balanced, 20, "the books of %s balance at %d" % (member or source, used))
     except AssertionError:

@@ -47,6 +47,7 @@ typedef struct kv_seqtrack {
 	uint64_t event_id_gaps;
 	uint64_t event_ids_missing;
 	uint64_t tail_losses; /* lost tails counted (kv_seq_tail_lost) */
+	uint64_t tail_late;   /* messages of those tails that arrived after all: in `missing` too */
 } kv_seqtrack;
 
 /* For each message: its sequence number and, when it decoded and has
@@ -79,7 +80,8 @@ void kv_seq_skip_event_id(kv_seqtrack *t);
 /* The publisher is known to have used numbers up to upto_seq (and event ids
  * up to upto_eid, 0 if unknown) and they are not coming: counts the numbers
  * after the last one seen as missing, once, as one gap.  A message of that
- * tail that arrives after all is applied and not counted again.  Returns the
+ * tail that arrives after all is applied, not counted missing again but
+ * counted late (received + missing - late = the numbers used).  Returns the
  * numbers counted (0: nothing was behind). */
 uint64_t kv_seq_tail_lost(kv_seqtrack *t, uint64_t upto_seq, uint64_t upto_eid);
 

@@ -25,7 +25,11 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 			lose(t, seq - t->counted_upto - 1);
 			return KV_SEQ_GAP;
 		}
-		return t->from_one && seq <= t->counted_upto ? KV_SEQ_NEXT : KV_SEQ_FIRST;
+		if (t->from_one && seq <= t->counted_upto) {
+			t->tail_late++;
+			return KV_SEQ_NEXT;
+		}
+		return KV_SEQ_FIRST;
 	}
 	if (seq == t->last_seq) {
 		t->duplicates++;
@@ -54,6 +58,7 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 	}
 	uint64_t from = kv_seq_position(t);
 	t->last_seq = seq;
+	t->tail_late += seq <= t->counted_upto; /* already counted missing */
 	if (seq <= from + 1)
 		return KV_SEQ_NEXT;
 	lose(t, seq - from - 1);

@@ -18,6 +18,7 @@ M_U64(limit_dropped, stats.limit_dropped_events)
 M_U64(dup_events, stats.duplicate_message_events)
 M_U64(alloc_failures, stats.alloc_failures)
 M_U64(tail_losses, seq.tail_losses)
+M_U64(tail_late, seq.tail_late)
 M_U64(reconnects, stats.reconnects)
 M_U64(backlog, backlog)
 M_U64(connected, connected)
@@ -104,6 +105,10 @@ static const kv_family families[] = {
 	 "Lost tails: the master's last sequence number stayed ahead of this exporter with nothing arriving (counted "
 	 "in the gaps and missing numbers too).",
 	 KV_SCOPE_MEMBER, 0, NULL, tail_losses},
+	{"mooncake_kv_sequence_tail_late_messages_total", "counter",
+	 "Messages of a lost tail that arrived after all: applied, and already in the missing numbers (received + "
+	 "missing - these = the numbers the publisher used). Above 0, the loss was overstated by that much.",
+	 KV_SCOPE_MEMBER, 0, NULL, tail_late},
 	{"mooncake_kv_subscriber_reconnects_total", "counter",
 	 "Times the connection to the publisher came back after a disconnect.", KV_SCOPE_MEMBER, 0, NULL, reconnects},
 	{"mooncake_kv_receive_backlog_messages", "gauge",
