@@ -70,8 +70,8 @@ echo
 echo "What a removed means on each master, told by its /kv_events/status fields (object: Mooncake main, media: the guide):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_publisher_dialect\{'
 echo
-echo "Loss by cause (every missing sequence number in one bucket) and the restart, counted once:"
-curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(sequence_missing|queue_lost_events|transport_lost_messages|unattributed_lost_messages|master_restarts|publisher_resets)_total[{ ]|^mooncake_kv_sequence_behind[{ ]'
+echo "Loss by cause (every missing sequence number in one bucket; tail_late: of a lost tail, came after all) and the restart, counted once:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(sequence_missing|queue_lost_events|transport_lost_messages|unattributed_lost_messages|sequence_tail_late_messages|master_restarts|publisher_resets)_total[{ ]|^mooncake_kv_sequence_behind[{ ]'
 echo
 echo "Reconciliation with the master (tenant default exact, what the stream alone had missed):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(reconciliations_total\{.*"ok"|reconcile_corrections_total\{|master_keys\{|(objects|state_stale)\{.*tenant_id="default")'
