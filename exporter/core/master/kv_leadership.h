@@ -52,6 +52,10 @@ typedef struct kv_ha_obs {
 	enum kv_ha_state state; /* KV_HA_UNKNOWN when it has no /ha_status */
 	bool has_view;
 	uint64_t view_version; /* of the leader it knows */
+	/* kept by kv_leadership_note, not by the poller: the member's latest run
+	 * of answers saying it serves, as the numbers of the observations noted
+	 * (run_from 0: no run open); a poll without an answer leaves it open */
+	uint64_t run_from, run_last;
 } kv_ha_obs;
 
 typedef struct kv_leadership {
@@ -60,9 +64,11 @@ typedef struct kv_leadership {
 	bool has_view;
 	uint64_t view; /* the highest view_version any member reported */
 	uint64_t failovers;
-	bool split_brain; /* several members serve now */
+	bool split_brain; /* several members serve now, for certain */
 	uint64_t split_brains;
-	bool dropped; /* a one-master source whose master stands by: its state is dropped */
+	uint64_t split_runs[2]; /* run_from of the two runs of the last split brain counted */
+	uint64_t observed;      /* observations noted */
+	bool dropped;           /* a one-master source whose master stands by: its state is dropped */
 } kv_leadership;
 
 /* One member's role as its polls and its stream show it. */
@@ -101,8 +107,18 @@ void kv_member_role_published(kv_member_role *r, uint64_t events);
 unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n, size_t who, const kv_ha_obs *o,
 			       bool standby, kv_state *state);
 
-/* Judges the members' latest observations.  Returns true when a failover
- * was counted by this call. */
+/* A member's new observation *fresh into its slot: numbered, its serving
+ * run carried on, begun or closed. */
+void kv_leadership_note(kv_leadership *h, kv_ha_obs *slot, const kv_ha_obs *fresh);
+
+/* Judges the members' latest observations (each put in place by
+ * kv_leadership_note).  Returns true when a failover was counted by this
+ * call.  The pollers look at the members one at a time, so two answers
+ * saying "serving" may not be of the same moment: the old leader's last
+ * one and the new leader's first in a failover are not.  A split brain is
+ * certain only where one member answered that it serves between two such
+ * answers of the other's run; it counts once per pair of runs, however
+ * often a missed poll hides it. */
 bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n);
 
 #endif

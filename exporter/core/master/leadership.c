@@ -72,6 +72,40 @@ void kv_leadership_init(kv_leadership *h)
 	h->leader = h->last_leader = -1;
 }
 
+void kv_leadership_note(kv_leadership *h, kv_ha_obs *slot, const kv_ha_obs *fresh)
+{
+	uint64_t from = slot->run_from, last = slot->run_last, n = ++h->observed;
+	*slot = *fresh;
+	if (fresh->answered) {
+		from = fresh->serving ? (from ? from : n) : 0;
+		last = fresh->serving ? n : 0;
+	}
+	slot->run_from = from;
+	slot->run_last = last;
+}
+
+/* b answered that it serves while a's run was open on both sides of it */
+static bool inside(const kv_ha_obs *a, const kv_ha_obs *b)
+{
+	return a->run_from < b->run_last && b->run_last < a->run_last;
+}
+
+/* Whether two members serve now and served at one moment for certain;
+ * runs[] says which runs. */
+static bool split_of(const kv_ha_obs *obs, size_t n, uint64_t runs[2])
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			const kv_ha_obs *a = &obs[i], *b = &obs[j];
+			if (a->answered && a->serving && b->answered && b->serving && (inside(a, b) || inside(b, a))) {
+				runs[0] = a->run_from;
+				runs[1] = b->run_from;
+				return true;
+			}
+		}
+	return false;
+}
+
 bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
 {
 	size_t serving = 0;
@@ -90,9 +124,13 @@ bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
 			view = obs[i].view_version;
 		}
 	}
-	bool split = serving > 1;
-	if (split && !h->split_brain)
+	uint64_t runs[2];
+	bool split = split_of(obs, n, runs);
+	if (split && !h->split_brain && (runs[0] != h->split_runs[0] || runs[1] != h->split_runs[1])) {
 		h->split_brains++;
+		h->split_runs[0] = runs[0];
+		h->split_runs[1] = runs[1];
+	}
 	h->split_brain = split;
 	/* in a split brain the member that served before keeps the title: the
 	 * other one is the intruder, and nothing has failed over yet */
@@ -131,7 +169,7 @@ unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n
 {
 	kv_member_role *r = &roles[who];
 	unsigned news = 0;
-	r->obs = *o;
+	kv_leadership_note(l, &r->obs, o);
 	r->not_serving = o->answered && !o->serving;
 	if (r->not_serving) /* it published while standing by, and still stands by */
 		r->standby_events += r->standby_pending;
@@ -140,12 +178,12 @@ unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n
 	kv_ha_obs obs[n]; /* a handful: --source's master= list */
 	for (size_t i = 0; i < n; i++)
 		obs[i] = roles[i].obs;
-	bool split_before = l->split_brain;
+	uint64_t splits_before = l->split_brains;
 	if (kv_leadership_judge(l, obs, n)) {
 		kv_state_mark_stale(state, KV_STALE_FAILOVER);
 		news |= KV_LEAD_FAILOVER;
 	}
-	if (l->split_brain && !split_before)
+	if (l->split_brains != splits_before)
 		news |= KV_LEAD_SPLIT;
 	if (n == 1) {
 		if (standby && !l->dropped) {

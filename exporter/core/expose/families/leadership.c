@@ -38,8 +38,10 @@ static const kv_family families[] = {
 	 "Leadership changes among the source's masters: the serving master changed or view_version moved "
 	 "(each change counted once).",
 	 SOURCE, failovers},
-	{"mooncake_kv_master_split_brain", "gauge", "1 while more than one of the source's masters serves.", SOURCE,
-	 split_brain},
+	{"mooncake_kv_master_split_brain", "gauge",
+	 "1 while more than one of the source's masters serves: one answered serving between two such answers of "
+	 "another.",
+	 SOURCE, split_brain},
 	{"mooncake_kv_master_split_brains_total", "counter",
 	 "Times more than one of the source's masters began to serve at once.", SOURCE, split_brains},
 	{"mooncake_kv_master_view_version", "gauge",
