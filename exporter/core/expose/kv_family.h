@@ -81,9 +81,10 @@ void kv_sample_life(kv_emit *e, const kv_life_hist *h);
 /* One sample per reason of a *_poll_errors_total family. */
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
 
-/* A family's `shown`: whether some source `s` has `cond`. */
-#define KV_ANY_SOURCE(fn, cond)                                   \
-	bool fn(const kv_exporter_snap *x)                        \
+/* A family's `shown`: whether some source `s` has `cond`; storage static
+ * or extern (a when shared by several files). */
+#define KV_ANY_SOURCE(storage, fn, cond)                          \
+	storage bool fn(const kv_exporter_snap *x)                \
 	{                                                         \
 		for (size_t i = 0; i < x->n_sources; i++) {       \
 			const kv_source_snap *s = &x->sources[i]; \

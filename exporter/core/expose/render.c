@@ -163,9 +163,9 @@ void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
 		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name(r)}, n[r]);
 }
 
-KV_ANY_SOURCE(kv_any_polled, s->polled)
-KV_ANY_SOURCE(kv_any_residency, s->residency)
-KV_ANY_SOURCE(kv_any_groups, s->has_groups)
+KV_ANY_SOURCE(extern, kv_any_polled, s->polled)
+KV_ANY_SOURCE(extern, kv_any_residency, s->residency)
+KV_ANY_SOURCE(extern, kv_any_groups, s->has_groups)
 
 /* Every tenant of the source, or every key group of every tenant: a
  * dropped source describes no tenant. */

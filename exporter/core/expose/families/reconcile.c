@@ -3,9 +3,9 @@
  * reconcile. */
 #include "kv_family.h"
 
-static KV_ANY_SOURCE(any_reconciles, s->recon.enabled)
+KV_ANY_SOURCE(static, any_reconciles, s->recon.enabled)
 
-	static void results(kv_emit *e, const kv_at *a)
+static void results(kv_emit *e, const kv_at *a)
 {
 	for (int r = 0; a->s->recon.enabled && r < KV_RECON__RESULTS; r++)
 		kv_sample_u64(e, (kv_label){"result", kv_recon_result_name(r)}, a->s->recon.results[r]);

@@ -5,9 +5,9 @@
  * used.  Shown while residency is on (--residency.enabled). */
 #include "kv_family.h"
 
-static KV_ANY_SOURCE(any_group_residency, s->residency && s->has_groups)
+KV_ANY_SOURCE(static, any_group_residency, s->residency && s->has_groups)
 
-	static void lifetime(kv_emit *e, const kv_at *a)
+static void lifetime(kv_emit *e, const kv_at *a)
 {
 	if (a->s->residency)
 		kv_sample_life(e, &a->t->counts.life);
