@@ -18,6 +18,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "integration"))
+from timing import scaled  # noqa: E402  (every timeout of the tests comes from there)
+
 AM, CONFIG, RULES = sys.argv[1:4]
 
 I = {"instance": "exp-0:19557", "job": "mooncake-kv"}
@@ -127,7 +130,7 @@ def call(base, path, body=None):
     req = urllib.request.Request(base + path, data=json.dumps(body).encode() if body is not None else None,
                                  headers={"Content-Type": "application/json"},
                                  method="POST" if body is not None else "GET")
-    with urllib.request.urlopen(req, timeout=5) as r:
+    with urllib.request.urlopen(req, timeout=scaled(5)) as r:
         return json.loads(r.read() or b"null")
 
 
@@ -154,14 +157,15 @@ def main():
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         base = "http://127.0.0.1:%d/api/v2" % port
         try:
-            for _ in range(100):
+            deadline = time.time() + scaled(10)
+            while True:
                 try:
                     call(base, "/status")
                     break
                 except OSError:
+                    if time.time() > deadline:
+                        raise SystemExit("alertmanager did not start: " + proc.stderr.read().decode()[-500:])
                     time.sleep(0.1)
-            else:
-                raise SystemExit("alertmanager did not start: " + proc.stderr.read().decode()[-500:])
             for i, (what, alerts, want) in enumerate(CASES):
                 # each case its own exporter: every inhibition is within one
                 # instance, so nothing of an earlier case leaks into this one
@@ -173,7 +177,8 @@ def main():
                 call(base, "/alerts", posted)
                 names = [n for n, _ in alerts]
                 got = {}
-                for _ in range(50):  # the inhibitor learns of new alerts asynchronously
+                deadline = time.time() + scaled(5)
+                while time.time() < deadline:  # the inhibitor learns of new alerts asynchronously
                     time.sleep(0.1)
                     got = {}
                     for al in call(base, "/alerts?filter=case%%3D%%22%s%%22" % case):
@@ -189,7 +194,7 @@ def main():
                     bad.append("%s:\n  want %s\n  got  %s" % (what, want, got))
         finally:
             proc.terminate()
-            proc.wait(timeout=10)
+            proc.wait(timeout=scaled(10))
     if bad:
         sys.exit("inhibitions:\n" + "\n".join(bad))
     print("%d incidents, each reaching the receivers it should" % len(CASES))

@@ -29,9 +29,14 @@ configure() {  # dir, extra meson args...
 echo "== style (tools/format.sh --check)"
 tools/format.sh --check
 
+# Every timeout of the tests comes from tests/integration/timing.py: the
+# stories scale their own waits by the build and the load; meson's bound on
+# each test grows by the same factors.
+multiplier() { python3 tests/integration/timing.py multiplier "$1"; }
+
 echo "== build and test (warnings are errors)"
 configure build
-meson test -C build --print-errorlogs
+meson test -C build --print-errorlogs --timeout-multiplier "$(multiplier plain)"
 
 [ $quick -eq 1 ] && exit 0
 
@@ -40,7 +45,7 @@ configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 KVX_SANITIZED=1 \
-  meson test -C build-asan --print-errorlogs --timeout-multiplier 3
+  meson test -C build-asan --print-errorlogs --timeout-multiplier "$(multiplier asan)"
 
 echo "== the concurrency tests under ThreadSanitizer"
 configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dtests=false
@@ -53,7 +58,7 @@ configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dtests=false
   python3 test_ha.py ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim)
 
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
-meson test -C build --suite unit --print-errorlogs --timeout-multiplier 20 \
+meson test -C build --suite unit --print-errorlogs --timeout-multiplier "$(multiplier valgrind)" \
   --wrap='valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect'
 
 echo "== fuzzing: each libFuzzer target for 30 s on its corpus (clang, ASan + UBSan)"

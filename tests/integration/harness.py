@@ -12,10 +12,18 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import timing
+from timing import scaled
+
+# the binaries under test: every story takes the exporter first
+if len(sys.argv) > 1 and os.path.isfile(sys.argv[1]):
+    timing.set_binary(sys.argv[1])
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -100,9 +108,11 @@ class Metrics:
 
 
 def http_get(url, headers=None, timeout=5):
+    """GET, within `timeout` seconds on an idle machine with a plain build
+    (scaled: timing.py)."""
     req = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with urllib.request.urlopen(req, timeout=scaled(timeout)) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()
@@ -130,6 +140,7 @@ class Procs:
     def stop(self, p, sig=signal.SIGTERM, timeout=10):
         if p.poll() is None:
             p.send_signal(sig)
+        timeout = scaled(timeout, getattr(p, "wrapped", None))
         try:
             return p.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -154,8 +165,9 @@ class Exporter:
             argv += ["--source", s]
         argv += list(extra)
         self.proc = procs.start("exporter-%d" % self.port, argv)
+        self.proc.wrapped = "valgrind" if any("valgrind" in w for w in wrapper) else None
         self.procs = procs
-        wait_for(lambda: self.healthy(), 20 if wrapper else 5, "exporter answers /-/healthy")
+        wait_for(lambda: self.healthy(), 5, "exporter answers /-/healthy", extra=self.proc.wrapped)
 
     def healthy(self):
         if self.proc.poll() is not None:
@@ -237,7 +249,7 @@ class Sim:
             return json.load(f)
 
     def wait(self, timeout=60):
-        rc = self.proc.wait(timeout)
+        rc = self.proc.wait(scaled(timeout))
         assert rc == 0, "sim failed: " + self.procs.log(self.proc)
         with open(self.truth_path) as f:
             return json.load(f)
@@ -249,17 +261,37 @@ def in_threads(n, fn, timeout=30):
     threads = [threading.Thread(target=fn) for _ in range(n)]
     for t in threads:
         t.start()
+    deadline = time.time() + scaled(timeout)
     for t in threads:
-        t.join(timeout)
+        t.join(max(0.0, deadline - time.time()))
+    assert not any(t.is_alive() for t in threads), "threads still running after %ss" % timeout
 
 
-def wait_for(pred, timeout, what):
-    deadline = time.time() + timeout
+def wait_for(pred, timeout, what, extra=None):
+    """Polls pred until it holds; fails after `timeout` seconds (as on an idle
+    machine with a plain build: scaled by timing.py)."""
+    deadline = time.time() + scaled(timeout, extra)
     while time.time() < deadline:
         if pred():
             return
         time.sleep(0.05)
     raise AssertionError("timed out waiting until " + what)
+
+
+def polls_pass(exp, n=3, **labels):
+    """Waits until the exporter has polled the master n more times (each poll
+    moves mooncake_kv_master_last_poll_timestamp_seconds): for a check that
+    more polls count nothing more, waiting for the polls, not for a time."""
+    def stamp():
+        return sorted(exp.metrics().find("mooncake_kv_master_last_poll_timestamp_seconds", **labels).values())
+    seen = [stamp()]
+
+    def moved():
+        now = stamp()
+        if now != seen[-1]:
+            seen.append(now)
+        return len(seen) > n
+    wait_for(moved, 5 * n, "%d more polls" % n)
 
 
 def run_tests(names, only=None):

@@ -16,7 +16,8 @@ import threading
 import time
 import traceback
 
-from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, in_threads, run_tests, wait_for
+from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, in_threads, polls_pass, run_tests, wait_for
+from timing import scaled
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 BLASTER = os.path.join(os.path.dirname(SIM), "mooncake-kv-blaster")
@@ -146,7 +147,7 @@ def check_books(m, source):
 def promtool_check(text):
     if not PROMTOOL:
         return
-    r = subprocess.run([PROMTOOL, "check", "metrics"], input=text.encode(), capture_output=True, timeout=30)
+    r = subprocess.run([PROMTOOL, "check", "metrics"], input=text.encode(), capture_output=True, timeout=scaled(30))
     assert r.returncode == 0, "promtool: " + (r.stdout + r.stderr).decode()
 
 
@@ -254,7 +255,7 @@ def test_lost_tail_after_a_stall(procs):
     check_books(m, "t")
     assert m.get("mooncake_kv_stale_tenants", source="t", reason="gap") == 2
     assert 'msg="lost the tail of the stream"' in procs.log(exp.proc)
-    time.sleep(1)  # more polls: counted once
+    polls_pass(exp, 3, source="t")  # more polls: counted once
     assert exp.metrics().get("mooncake_kv_sequence_missing_total", source="t") == missing
 
 
@@ -522,7 +523,7 @@ def test_memory_bounded_against_millions_of_keys(procs):
     zmq = [a for a in exp.proc.args if a.startswith("name=x")][0].split("zmq=")[1]
     r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "2000000", "--tenants", "3000", "--backends", "1000",
                         "--load", "--events", "640000", "--rate", "120000" if SANITIZED else "200000",
-                        "--mix-messages", "256"], capture_output=True, text=True, timeout=120)
+                        "--mix-messages", "256"], capture_output=True, text=True, timeout=scaled(120))
     assert r.returncode == 0, r.stderr
     sent = json.loads(r.stdout)
     wait_for(lambda: exp.metrics().get("mooncake_kv_last_sequence", source="x") == sent["last_seq"], 30,
@@ -551,7 +552,7 @@ def test_memory_returned_after_a_burst(procs):
     time.sleep(0.5)
     base = status_kb("VmRSS")
     r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "200000", "--tenants", "16", "--events", "1280000"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=scaled(120))
     assert r.returncode == 0, r.stderr
     last = [-1.0]
 
@@ -620,7 +621,7 @@ def test_ready_follows_sources(procs):
 
 def test_flags(procs):
     def run(*args):
-        return subprocess.run([EXPORTER] + list(args), capture_output=True, timeout=10, text=True)
+        return subprocess.run([EXPORTER] + list(args), capture_output=True, timeout=scaled(10), text=True)
     for bad in (["--nope"], ["--zmq.endpoint"], [], ["--zmq.endpoint", "x"], ["--source", "zmq=tcp://a:1"],
                 ["--zmq.endpoint", "tcp://a:1", "--limits.max-objects", "-3"],
                 ["--zmq.endpoint", "tcp://a:1", "--log.level", "loud"],
@@ -646,7 +647,7 @@ def test_source_endpoints(procs):
     yet is not: ZMQ keeps retrying it while the exporter serves."""
     for ep, why in (("foo://bar", "Protocol not supported"), ("ipc://", "Invalid argument")):
         r = subprocess.run([EXPORTER, "--source", "name=m7,zmq=" + ep, "--web.listen-address", "127.0.0.1:0"],
-                           capture_output=True, text=True, timeout=10)
+                           capture_output=True, text=True, timeout=scaled(10))
         assert r.returncode == 2, (ep, r.returncode, r.stderr)
         assert r.stderr == 'mooncake-kv-exporter: source "m7": cannot connect to %s: %s\n' % (ep, why), r.stderr
     exp = Exporter(procs, EXPORTER, ["name=later,zmq=tcp://no-such-host.invalid:5557"])
@@ -660,7 +661,7 @@ def test_source_endpoints(procs):
 def make_pki(d):
     """A CA, a server certificate for 127.0.0.1 and a client certificate."""
     def ossl(*args):
-        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True, timeout=30)
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True, timeout=scaled(30))
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kvx-test-ca")
     with open(os.path.join(d, "san.ext"), "w") as f:
@@ -682,7 +683,7 @@ def bcrypt(password):
 def curl(url, *args):
     """(exit code, http code, headers) of one request."""
     r = subprocess.run(["curl", "-s", "-o", "/dev/null", "-D", "-", "-w", "\n%{http_code}", "--max-time", "5", url]
-                       + list(args), capture_output=True, text=True, timeout=20)
+                       + list(args), capture_output=True, text=True, timeout=scaled(20))
     lines = r.stdout.strip().splitlines()
     return r.returncode, int(lines[-1]) if lines and lines[-1].isdigit() else 0, r.stdout
 
@@ -731,7 +732,7 @@ def test_web_config_rejected(procs):
         with open(path, "w") as f:
             f.write(text)
         r = subprocess.run([EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:1", "--web.listen-address",
-                            "127.0.0.1:0", "--web.config.file", path], capture_output=True, text=True, timeout=10)
+                            "127.0.0.1:0", "--web.config.file", path], capture_output=True, text=True, timeout=scaled(10))
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "web config" in r.stderr, (name, r.stderr)
 
 
@@ -748,7 +749,7 @@ def test_run_as_user(procs):
     assert http_get("http://127.0.0.1:%d/-/healthy" % port)[0] == 200
     assert procs.stop(p) == 0
     r = subprocess.run([EXPORTER, "--zmq.endpoint", "tcp://127.0.0.1:1", "--web.listen-address", "127.0.0.1:0",
-                        "--run-as-user", "no-such-user-kvx"], capture_output=True, text=True, timeout=10)
+                        "--run-as-user", "no-such-user-kvx"], capture_output=True, text=True, timeout=scaled(10))
     assert r.returncode == 2 and "no such user" in r.stderr, r.stderr
 
 
@@ -758,16 +759,16 @@ def test_http_hygiene(procs):
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         req = urllib.request.Request(exp.url + "/metrics", data=b"x" * 10, method=method)
         try:
-            urllib.request.urlopen(req, timeout=5)
+            urllib.request.urlopen(req, timeout=scaled(5))
             raise AssertionError(method + " was served")
         except urllib.error.HTTPError as e:
             assert e.code == 405 and e.headers.get("Allow") == "GET, HEAD", (method, e.code)
     status, headers, body = http_get(exp.url + "/metrics")
     req = urllib.request.Request(exp.url + "/metrics", method="HEAD")
-    with urllib.request.urlopen(req, timeout=5) as r:
+    with urllib.request.urlopen(req, timeout=scaled(5)) as r:
         assert r.status == 200 and r.read() == b""
     # an oversized request head is refused; the exporter carries on
-    with socket.create_connection(("127.0.0.1", exp.port), timeout=5) as c:
+    with socket.create_connection(("127.0.0.1", exp.port), timeout=scaled(5)) as c:
         c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n")
         try:
             reply = c.recv(64)
@@ -778,7 +779,7 @@ def test_http_hygiene(procs):
     slow = []
     try:
         for _ in range(40):
-            c = socket.create_connection(("127.0.0.1", exp.port), timeout=5)
+            c = socket.create_connection(("127.0.0.1", exp.port), timeout=scaled(5))
             c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             slow.append(c)
         for _ in range(5):

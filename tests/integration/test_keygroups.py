@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from harness import Exporter, Sim, run_tests, wait_for
+from timing import scaled
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-k" else None
@@ -61,7 +62,7 @@ def test_groups_equal_the_truth(procs):
         events = sum(m.find("mooncake_kv_key_group_events_total", source=style, event_type="stored").values())
         assert events == sum(t["stored"] for t in truth["tenants"]), style
         if PROMTOOL:
-            r = subprocess.run([PROMTOOL, "check", "metrics"], input=m.text.encode(), capture_output=True, timeout=30)
+            r = subprocess.run([PROMTOOL, "check", "metrics"], input=m.text.encode(), capture_output=True, timeout=scaled(30))
             assert r.returncode == 0, (r.stdout + r.stderr).decode()
 
 

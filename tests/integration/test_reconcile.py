@@ -16,6 +16,7 @@ import time
 import urllib.parse
 
 from harness import Exporter, Procs, Sim, free_port, http_get, run_tests, wait_for
+from timing import scaled
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
@@ -223,7 +224,7 @@ def test_reconcile_flags(procs):
     import subprocess
 
     def run(*args):
-        return subprocess.run([EXPORTER] + list(args), capture_output=True, timeout=10, text=True)
+        return subprocess.run([EXPORTER] + list(args), capture_output=True, timeout=scaled(10), text=True)
     for bad, why in ((["--source", "name=a,zmq=tcp://a:1,reconcile=true"], "needs the master's admin URL"),
                      (["--source", "name=a,zmq=tcp://a:1,status=http://a:2,reconcile=yes"], "true or false"),
                      (["--source", "name=a,zmq=tcp://a:1,backend="], "needs a backend_id"),

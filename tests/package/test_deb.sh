@@ -71,7 +71,9 @@ set -- $ARGS
 /usr/bin/mooncake-kv-exporter --zmq.endpoint tcp://127.0.0.1:$pub --master.url http://127.0.0.1:$adm \
   --web.listen-address 127.0.0.1:$web >"$work/exporter.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 50); do
+# 10 s on an idle machine, scaled as every timeout of the tests (tests/integration/timing.py)
+tries=$(python3 "$root/tests/integration/timing.py" multiplier plain | awk '{printf "%d", $1 * 50}')
+for _ in $(seq "$tries"); do
   # not listening yet: curl fails, and pipefail must not end the test here
   n=$(curl -sf "http://127.0.0.1:$web/metrics" | awk '/^mooncake_kv_messages_received_total/ {print $2}') || n=""
   [ -n "$n" ] && [ "$n" != 0 ] && break
