@@ -2,13 +2,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """The layout is the architecture (docs/design.md, "Map"): this keeps it so.
 
-  layers  kvcore compiles with the core's folders alone: a core file that
-          includes a daemon header, or an I/O library's, does not build.
-          Shown by compiling probes with kvcore's own compile command (from
-          compile_commands.json): a daemon header must fail, a core header
-          must pass (so that the check can fail).
-  map     docs/design.md names every C file of exporter/ and tools/sim/ by
-          its path, and every path it names exists.
+  layers  the boundary holds both ways, shown by compiling probes with the
+          targets' own compile commands (from compile_commands.json):
+          - the core (libmooncake-kv) compiles with its own folders and
+            include/ alone: a daemon header must fail there, a core header
+            must pass (so that the check can fail); no core file includes
+            an I/O library's header;
+          - the daemon compiles with include/ and its own folder alone: a
+            core-private header must fail there, a public one must pass;
+            every header a daemon file includes is the daemon's own or
+            public (<mooncake_kv/...>);
+          - each public header compiles alone with include/ only, and
+            includes nothing but system headers and other public ones.
+  map     docs/design.md names every C file of exporter/ and tools/sim/ and
+          every public header by its path, and every path it names exists.
   license every source file (C, Python, shell, JavaScript, meson) says
           its licence in an SPDX line near its top (LICENSE has the text).
 
@@ -23,15 +30,17 @@ import sys
 import tempfile
 
 IO_HEADERS = ('zmq.h', 'curl/', 'microhttpd.h', 'pthread.h', 'sys/socket.h', 'netdb.h')
+PUBLIC = 'include/mooncake_kv'
+GENERATED = ('version.h', 'runbook_html.h')  # the daemon's, written by meson
 
 
-def kvcore_command(build):
+def entries_of(build, target):
     with open(os.path.join(build, 'compile_commands.json')) as f:
         entries = json.load(f)
-    core = [e for e in entries if 'libkvcore.a.p' in e.get('output', e['command'])]
-    if not core:
-        sys.exit('layers: no kvcore entry in compile_commands.json')
-    return core
+    found = [e for e in entries if target + '.p' in e.get('output', e['command'])]
+    if not found:
+        sys.exit('layers: no %s entry in compile_commands.json' % target)
+    return found
 
 
 def compile_flags(entry):
@@ -43,50 +52,121 @@ def compile_flags(entry):
     return keep
 
 
-def probe(entry, include):
+def include_dirs(entry, build, root):
+    """The project's source folders a target is compiled with (meson's
+    build folders and the system's left out)."""
+    out = []
+    for a in compile_flags(entry)[1:]:
+        if a.startswith('-I'):
+            path = os.path.normpath(os.path.join(entry['directory'], a[2:]))
+            if path == build or path.startswith(build + os.sep):
+                continue
+            if path == root or path.startswith(root + os.sep):
+                out.append(os.path.relpath(path, root))
+    return out
+
+
+def probe(flags, directory, include):
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, 'probe.c')
         with open(src, 'w') as f:
-            f.write('#include "%s"\nint probe(void);\n' % include)
-        r = subprocess.run(compile_flags(entry) + ['-fsyntax-only', src], cwd=entry['directory'],
-                           capture_output=True, text=True)
+            f.write('#include %s\nint probe(void);\n' % include)
+        r = subprocess.run(flags + ['-fsyntax-only', src], cwd=directory, capture_output=True, text=True)
         return r.returncode == 0, r.stderr
 
 
-def check_layers(build, root):
+def headers_under(root, top):
+    found = set()
+    for d, _, files in os.walk(os.path.join(root, top)):
+        found.update(f for f in files if f.endswith('.h'))
+    return found
+
+
+def includes(path):
+    text = open(path).read()
+    return re.findall(r'#include\s+"([^"]+)"', text), re.findall(r'#include\s+<([^>]+)>', text)
+
+
+def check_core(build, root):
     bad = []
-    entries = kvcore_command(build)
+    entries = entries_of(build, 'libmooncake-kv.a')
     for e in entries:
-        for a in compile_flags(e)[1:]:
-            if not a.startswith('-I'):
-                continue
-            path = os.path.normpath(os.path.join(e['directory'], a[2:]))
-            if path.startswith(build + os.sep) or path == build:
-                continue  # meson's generated headers
-            rel = os.path.relpath(path, root)
-            if rel != 'exporter/core' and not rel.startswith('exporter/core/'):
-                bad.append('%s is compiled with -I%s (outside exporter/core)' % (e['file'], rel))
+        for rel in include_dirs(e, build, root):
+            if rel != 'include' and rel != 'exporter/core' and not rel.startswith('exporter/core/'):
+                bad.append('%s is compiled with -I%s (outside exporter/core and include)' % (e['file'], rel))
     e = entries[0]
-    ok, err = probe(e, 'kv_state.h')
+    ok, err = probe(compile_flags(e), e['directory'], '"kv_state.h"')
     if not ok:
-        bad.append('a core header does not compile with kvcore\'s flags (the probe is broken):\n' + err)
-    for daemon_header in ('kv_source.h', 'kv_fetch.h', 'exporter/daemon/kv_source.h'):
-        ok, _ = probe(e, daemon_header)
-        if ok:
-            bad.append('a core file can include the daemon header "%s"' % daemon_header)
-    core_headers = set()
-    for d, _, files in os.walk(os.path.join(root, 'exporter/core')):
-        core_headers.update(f for f in files if f.endswith('.h'))
+        bad.append('a core header does not compile with the core\'s flags (the probe is broken):\n' + err)
+    for daemon_header in ('"kv_source.h"', '"kv_fetch.h"', '"exporter/daemon/kv_source.h"'):
+        if probe(compile_flags(e), e['directory'], daemon_header)[0]:
+            bad.append('a core file can include the daemon header %s' % daemon_header)
+    core_headers = headers_under(root, 'exporter/core')
+    public = headers_under(root, PUBLIC)
     for d, _, files in os.walk(os.path.join(root, 'exporter/core')):
         for f in files:
-            text = open(os.path.join(d, f)).read()
-            for inc in re.findall(r'#include\s+"([^"]+)"', text):
+            quoted, angled = includes(os.path.join(d, f))
+            for inc in quoted:
                 if inc not in core_headers:
                     bad.append('%s includes "%s", not a core header' % (os.path.join(d, f), inc))
-            for inc in re.findall(r'#include\s+<([^>]+)>', text):
+            for inc in angled:
                 if inc.startswith(IO_HEADERS):
                     bad.append('%s includes <%s>: the core does no I/O' % (os.path.join(d, f), inc))
+                if inc.startswith('mooncake_kv/') and inc[len('mooncake_kv/'):] not in public:
+                    bad.append('%s includes <%s>, which is no public header' % (os.path.join(d, f), inc))
     return bad
+
+
+def check_daemon(build, root):
+    bad = []
+    entries = entries_of(build, 'libkvdaemon.a')
+    for e in entries:
+        for rel in include_dirs(e, build, root):
+            if rel not in ('include', 'exporter/daemon'):
+                bad.append('%s is compiled with -I%s (the daemon sees include/ and its own folder only)'
+                           % (e['file'], rel))
+    e = entries[0]
+    ok, err = probe(compile_flags(e), e['directory'], '<mooncake_kv/store.h>')
+    if not ok:
+        bad.append('a public header does not compile with the daemon\'s flags (the probe is broken):\n' + err)
+    for private in ('"kv_state.h"', '"kv_stream.h"', '"kv_master_status.h"', '"exporter/core/model/kv_state.h"'):
+        if probe(compile_flags(e), e['directory'], private)[0]:
+            bad.append('a daemon file can include the core-private header %s' % private)
+    daemon_headers = headers_under(root, 'exporter/daemon') | set(GENERATED)
+    public = headers_under(root, PUBLIC)
+    for d, _, files in os.walk(os.path.join(root, 'exporter/daemon')):
+        for f in files:
+            quoted, angled = includes(os.path.join(d, f))
+            for inc in quoted:
+                if inc not in daemon_headers:
+                    bad.append('%s includes "%s", neither the daemon\'s nor public' % (os.path.join(d, f), inc))
+            for inc in angled:
+                if inc.startswith('mooncake_kv/') and inc[len('mooncake_kv/'):] not in public:
+                    bad.append('%s includes <%s>, which is no public header' % (os.path.join(d, f), inc))
+    return bad
+
+
+def check_public(build, root):
+    """Each public header stands alone: it compiles with include/ only and
+    includes nothing but system headers and public ones."""
+    bad = []
+    e = entries_of(build, 'libkvdaemon.a')[0]
+    flags = [a for a in compile_flags(e) if not a.startswith('-I')] + ['-I' + os.path.join(root, 'include')]
+    names = sorted(headers_under(root, PUBLIC))
+    if not names:
+        bad.append('no public header in ' + PUBLIC)
+    for h in names:
+        quoted, angled = includes(os.path.join(root, PUBLIC, h))
+        for inc in quoted:
+            bad.append('%s/%s includes "%s": a public header includes only <mooncake_kv/...>' % (PUBLIC, h, inc))
+        ok, err = probe(flags, root, '<mooncake_kv/%s>' % h)
+        if not ok:
+            bad.append('%s/%s does not compile alone with -Iinclude:\n%s' % (PUBLIC, h, err))
+    return bad
+
+
+def check_layers(build, root):
+    return check_core(build, root) + check_daemon(build, root) + check_public(build, root)
 
 
 def check_map(root):
@@ -96,10 +176,11 @@ def check_map(root):
     for top in ('exporter', 'tools/sim'):
         for d, _, names in os.walk(os.path.join(root, top)):
             files += [os.path.relpath(os.path.join(d, n), root) for n in names if n.endswith('.c')]
+    files += [os.path.join(PUBLIC, h) for h in os.listdir(os.path.join(root, PUBLIC)) if h.endswith('.h')]
     for f in sorted(files):
         if '`%s`' % f not in design:
             bad.append('docs/design.md does not name %s' % f)
-    for f in sorted(set(re.findall(r'`((?:exporter|tools/sim)/[\w/.-]+\.[ch])`', design))):
+    for f in sorted(set(re.findall(r'`((?:exporter|tools/sim|include)/[\w/.-]+\.[ch])`', design))):
         if not os.path.exists(os.path.join(root, f)):
             bad.append('docs/design.md names %s, which does not exist' % f)
     return bad
@@ -112,7 +193,7 @@ def check_license(root):
     bad = []
     if not os.path.exists(os.path.join(root, 'LICENSE')):
         bad.append('no LICENSE file')
-    for top in ('exporter', 'tools', 'tests', '.ci'):
+    for top in ('exporter', 'include', 'tools', 'tests', '.ci'):
         for d, dirs, names in os.walk(os.path.join(root, top)):
             dirs[:] = [x for x in dirs if x not in ('fixtures', 'corpus', 'node_modules')]
             for n in names:
@@ -133,7 +214,8 @@ def main():
         print('layout: ' + b)
     if bad:
         sys.exit(1)
-    print('layout: the core builds alone, docs/design.md maps every C file, every source has its SPDX line')
+    print('layout: the core and the daemon build apart, each public header alone; docs/design.md maps every C file '
+          'and public header; every source has its SPDX line')
 
 
 if __name__ == '__main__':

@@ -12,6 +12,7 @@
 
 #include "kv_common.h"
 #include "kv_config.h"
+#include "kv_key_group_regex.h"
 
 #define MAX_ARGS 40
 

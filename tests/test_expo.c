@@ -8,8 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <mooncake_kv/scrape.h>
+
 #include "kv_common.h"
-#include "kv_exposition.h"
 
 static const char text[] =
 	"# HELP mooncake_kv_messages_received_total Messages \"received\", valid or not.\n"

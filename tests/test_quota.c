@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
 
 #include "kv_common.h"
 #include "kv_master_quotas.h"

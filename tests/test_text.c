@@ -10,7 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_render.h"
 #include "kv_utf8.h"
 

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_buf.h"
-#include "kv_common.h"
+#include <mooncake_kv/buf.h>
+#include <mooncake_kv/common.h>
+
 #include "kv_config.h"
 #include "version.h"
 

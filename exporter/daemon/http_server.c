@@ -8,14 +8,14 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
+#include <mooncake_kv/scrape.h>
+
 #include "kv_clock.h"
-#include "kv_exposition.h"
 #include "kv_config.h"
 #include "kv_http_server.h"
 #include "runbook_html.h"
 #include "kv_log.h"
 #include "kv_process.h"
-#include "kv_render.h"
 #include "kv_source.h"
 #include "kv_webconfig.h"
 #include "version.h"
@@ -115,18 +115,11 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 {
 	const kv_exporter *x = h->x;
 	double t0 = mono();
-	kv_source_snap *snaps = calloc(x->n_sources, sizeof(*snaps));
-	kv_exporter_snap es = {
+	kv_scrape *sc = kv_scrape_new(x->n_sources);
+	kv_exporter_info info = {
 		.version = KV_VERSION,
 		.revision = KV_REVISION,
-		.sources = snaps,
-		.n_sources = x->n_sources,
-		.tracked_objects = atomic_load(&x->budget->objects),
-		.tracked_tenants = atomic_load(&x->budget->tenants),
-		.max_objects = x->budget->max_objects,
-		.max_tenants = x->budget->max_tenants,
-		.max_key_groups = x->budget->max_key_groups,
-		.tracked_key_groups = atomic_load(&x->budget->key_groups),
+		.budget = x->budget,
 		.scrapes = atomic_load(&h->scrapes),
 		.last_scrape_seconds = atomic_load(&h->last_seconds),
 		.last_scrape_bytes = atomic_load(&h->last_bytes),
@@ -134,15 +127,13 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	};
 	kv_buf out;
 	kv_buf_init(&out);
-	int rc = snaps ? KV_OK : KV_ENOMEM;
+	int rc = sc ? KV_OK : KV_ENOMEM;
 	for (size_t i = 0; rc == KV_OK && i < x->n_sources; i++)
-		rc = kv_source_snapshot(&x->sources[i], &snaps[i]);
-	kv_process_collect(&es.process, x->start_time);
+		rc = kv_source_scrape(&x->sources[i], sc, i);
+	kv_process_collect(&info.process, x->start_time);
 	if (rc == KV_OK)
-		rc = kv_render(&out, &es);
-	for (size_t i = 0; snaps && i < x->n_sources; i++)
-		kv_source_snap_release(&snaps[i]);
-	free(snaps);
+		rc = kv_scrape_render(sc, &info, &out);
+	kv_scrape_free(sc);
 	if (rc != KV_OK) {
 		kv_buf_free(&out);
 		kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);

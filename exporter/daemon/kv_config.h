@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "kv_exposition.h"
-#include "kv_key_group_regex.h"
+#include <mooncake_kv/scrape.h>
+#include <mooncake_kv/keygroups.h>
+
 #include "kv_log.h"
 
 /* One master of a source: its publisher and its admin API. */

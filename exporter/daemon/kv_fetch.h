@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <curl/curl.h>
 
-#include "kv_buf.h"
-#include "kv_common.h"
+#include <mooncake_kv/buf.h>
+#include <mooncake_kv/common.h>
 
 /* Bytes of an answer as they arrive; false aborts the transfer. */
 typedef bool (*kv_fetch_sink)(const void *p, size_t n, void *ctx);

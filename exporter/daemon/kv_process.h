@@ -3,7 +3,7 @@
 #ifndef KV_PROCESS_H
 #define KV_PROCESS_H
 
-#include "kv_snapshot.h"
+#include <mooncake_kv/scrape.h>
 
 /* Fills *p; p->ok is false where /proc cannot be read. */
 void kv_process_collect(kv_process_snap *p, double start_time);

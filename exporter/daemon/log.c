@@ -5,7 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_log.h"
 
 /* Configuration frozen at start-up: the only globals of the program. */

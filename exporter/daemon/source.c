@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The ZMQ shell around kv_stream: per member, one SUB socket and one
+/* The ZMQ shell around the core's kv_store: per member, one SUB socket and one
  * monitor socket, set up by kv_source_init (so that a bad endpoint fails at
  * start-up) and then owned by the member's ingest thread, polled with a
  * short timeout so that a stop is noticed within 100 ms. */
@@ -81,15 +81,11 @@ fail:
 
 static void free_members(kv_source *s)
 {
-	for (size_t i = 0; s->members && i < s->n_members; i++) {
+	for (size_t i = 0; s->members && i < s->n_members; i++)
 		close_sockets(&s->members[i]);
-		kv_stream_free(s->members[i].stream);
-	}
 	free(s->members);
-	free(s->roles);
-	kv_state_free(s->state);
-	kv_quotas_free(&s->quotas);
-	kv_quota_rejects_free(&s->rejects);
+	free(s->store_members);
+	kv_store_free(s->store);
 }
 
 int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
@@ -99,37 +95,49 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->cfg = src;
 	s->config = cfg;
 	s->stop = stop;
-	kv_leadership_init(&s->leadership);
-	atomic_init(&s->drifting, false);
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
 		return KV_ENOMEM;
 	}
 	int rc = KV_ENOMEM;
-	const kv_keygroup_re *re = kv_config_keygroups(cfg, src);
 	s->n_members = src->n_members;
-	if (!(s->state = kv_state_new(budget, seed)) || (re && kv_state_set_keygroups(s->state, re) != KV_OK) ||
-	    !(s->members = calloc(src->n_members, sizeof(*s->members))) ||
-	    !(s->roles = calloc(src->n_members, sizeof(*s->roles)))) {
+	if (!(s->members = calloc(src->n_members, sizeof(*s->members))) ||
+	    !(s->store_members = calloc(src->n_members, sizeof(*s->store_members)))) {
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 		goto fail;
 	}
-	kv_state_set_residency(s->state, cfg->residency);
+	for (size_t i = 0; i < s->n_members; i++)
+		s->store_members[i] = (kv_store_member){.label = src->members[i].label,
+							.has_status = src->members[i].status != NULL,
+							.dialect = kv_config_dialect(cfg, src)};
+	kv_store_cfg sc = {.name = src->name,
+			   .ha = src->ha,
+			   .polled = src->polled,
+			   .reconcile = src->reconcile,
+			   .reconcile_interval = cfg->reconcile_interval,
+			   .backend = src->backend,
+			   .members = s->store_members,
+			   .n_members = s->n_members,
+			   .key_groups = kv_config_keygroups(cfg, src),
+			   .residency = cfg->residency,
+			   .budget = budget,
+			   .seed = seed,
+			   .max_tenants = cfg->max_tenants};
+	if (!(s->store = kv_store_new(&sc))) {
+		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
+		goto fail;
+	}
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
 		m->src = s;
 		m->cfg = &src->members[i];
+		m->index = i;
 		atomic_init(&m->connected, false);
 		atomic_init(&m->ever_connected, false);
-		m->role = &s->roles[i];
 		atomic_init(&m->backlog, 0);
-		if (!(m->stream = kv_stream_attach(s->state))) {
-			snprintf(err, errlen, "source \"%s\": out of memory", src->name);
-			goto fail;
-		}
-		kv_dialect_init(&m->dialect, kv_config_dialect(cfg, src), m->cfg->status != NULL);
-		kv_stream_set_dialect(m->stream, m->dialect.dialect);
-		atomic_init(&m->dialect_decided, m->dialect.decided);
+		kv_dialect_info d;
+		kv_store_dialect(s->store, i, &d);
+		atomic_init(&m->dialect_decided, d.decided);
 		atomic_init(&m->poll_now, false);
 		if ((rc = open_sockets(m, i, zctx, err, errlen)) != KV_OK)
 			goto fail;
@@ -172,15 +180,14 @@ static void on_monitor_event(kv_member *m)
 		atomic_store(&m->connected, true);
 		if (again) {
 			pthread_mutex_lock(&s->lock);
-			kv_state_set_now(s->state, (int64_t)(kv_now() * 1000));
-			kv_stream_reconnected(m->stream);
+			kv_store_reconnected(s->store, m->index, (int64_t)(kv_now() * 1000));
 			pthread_mutex_unlock(&s->lock);
 		}
 		log_member(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
 		atomic_store(&m->connected, false);
 		pthread_mutex_lock(&s->lock);
-		kv_stream_disconnected(m->stream);
+		kv_store_disconnected(s->store, m->index);
 		pthread_mutex_unlock(&s->lock);
 		log_member(KV_LOG_WARN, "disconnected from the publisher", m);
 	}
@@ -250,9 +257,7 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 
 	kv_ingest_report rep;
 	pthread_mutex_lock(&s->lock);
-	int rc = kv_stream_ingest(m->stream, frames, n, now_ms, &rep);
-	/* a member that does not serve and publishes all the same */
-	kv_member_role_published(m->role, rep.events);
+	int rc = kv_store_ingest(s->store, m->index, frames, n, now_ms, &rep);
 	pthread_mutex_unlock(&s->lock);
 	if (rep.reject != KV_R_OK)
 		log_rejection(m, rep.reject, rep.seq, rl);
@@ -265,24 +270,14 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	return true;
 }
 
-void kv_member_dialect_news(kv_member *m, enum kv_dialect_news news)
-{
-	if (news == KV_DIALECT_SAME)
-		return;
-	kv_stream_set_dialect(m->stream, m->dialect.dialect);
-	atomic_store(&m->dialect_decided, true);
-	if (news == KV_DIALECT_SWITCHED) /* its events so far were read by the wrong rule */
-		kv_state_mark_stale(m->src->state, KV_STALE_DIALECT);
-}
-
-void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_choice *c)
+void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_info *d)
 {
 	if (news == KV_DIALECT_SAME)
 		return;
 	const char *msg = news == KV_DIALECT_DECIDED ? "publisher dialect"
 						     : "publisher dialect changed: tenants stale until reconciled";
 	kv_log(news == KV_DIALECT_DECIDED ? KV_LOG_INFO : KV_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
-	       m->cfg->zmq, "dialect", kv_dialect_name(c->dialect), "reason", kv_dialect_basis_name(c->basis), NULL);
+	       m->cfg->zmq, "dialect", d->name, "reason", d->basis, NULL);
 }
 
 /* Reading a stream needs its dialect.  With auto, the status answer tells
@@ -296,12 +291,12 @@ static void await_dialect(kv_member *m)
 	atomic_store(&m->poll_now, true);
 	while (!atomic_load(&m->dialect_decided) && !atomic_load(s->stop) && kv_now() < until)
 		kv_sleep_until(s->stop, kv_now() + 0.005);
+	kv_dialect_info d;
 	pthread_mutex_lock(&s->lock);
-	enum kv_dialect_news news = kv_dialect_give_up(&m->dialect);
-	kv_member_dialect_news(m, news);
-	kv_dialect_choice c = m->dialect;
+	enum kv_dialect_news news = kv_store_dialect_give_up(s->store, m->index, &d);
 	pthread_mutex_unlock(&s->lock);
-	kv_member_log_dialect(m, news, &c); /* given up on; the poller says what it decided */
+	atomic_store(&m->dialect_decided, true);
+	kv_member_log_dialect(m, news, &d); /* given up on; the poller says what it decided */
 }
 
 /* Forgets idle tenants (kv_state_expire), looking a tenth of the timeout
@@ -317,7 +312,7 @@ static void expire_idle(kv_member *m, double *next)
 		return;
 	*next = now + (idle / 10 < 10 ? idle / 10 : 10);
 	pthread_mutex_lock(&m->src->lock);
-	size_t gone = kv_state_expire(m->src->state, (int64_t)(now * 1000), (int64_t)(idle * 1000));
+	size_t gone = kv_store_expire(m->src->store, (int64_t)(now * 1000), (int64_t)(idle * 1000));
 	pthread_mutex_unlock(&m->src->lock);
 	if (gone) {
 		char n[24];
@@ -330,11 +325,12 @@ static void *ingest_main(void *arg)
 {
 	kv_member *m = arg;
 	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
+	kv_dialect_info d;
 	pthread_mutex_lock(&m->src->lock);
-	kv_dialect_choice c = m->dialect;
+	kv_store_dialect(m->src->store, m->index, &d);
 	pthread_mutex_unlock(&m->src->lock);
-	if (c.basis == KV_DIALECT_BY_FLAG || c.basis == KV_DIALECT_BY_NO_STATUS) /* decided at start-up */
-		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &c);
+	if (d.from_start) /* decided at start-up */
+		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &d);
 	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
 	double next_expire = kv_now();
 	bool unsettled = false; /* events arrived since the tables last settled */
@@ -343,7 +339,7 @@ static void *ingest_main(void *arg)
 		int n = zmq_poll(items, 2, POLL_MS);
 		if (n == 0 && unsettled) {
 			pthread_mutex_lock(&m->src->lock);
-			unsettled = kv_state_settle(m->src->state, SETTLE_SLOTS);
+			unsettled = kv_store_settle(m->src->store, SETTLE_SLOTS);
 			pthread_mutex_unlock(&m->src->lock);
 		}
 		if (n < 0) {
@@ -421,76 +417,38 @@ void kv_source_destroy(kv_source *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
-int kv_source_snapshot(kv_source *s, kv_source_snap *out)
+int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
 {
-	out->name = s->cfg->name;
-	out->ha = s->cfg->ha;
-	out->polled = s->cfg->polled;
-	if (kv_snapshot_members(out, s->n_members) != KV_OK)
+	kv_member_live *live = calloc(s->n_members, sizeof(*live));
+	if (!live)
 		return KV_ENOMEM;
-	bool object = true;
+	for (size_t k = 0; k < s->n_members; k++)
+		live[k] = (kv_member_live){
+			.connected = atomic_load(&s->members[k].connected),
+			.backlog = atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_members; i++) {
-		kv_member *m = &s->members[i];
-		kv_member_snap *o = &out->members[i];
-		o->label = m->cfg->label;
-		o->has_master = m->cfg->status != NULL;
-		o->connected = atomic_load(&m->connected);
-		o->backlog = atomic_load_explicit(&m->backlog, memory_order_relaxed);
-		kv_snapshot_member_stream(o, m->stream);
-		o->master = m->master;
-		o->ha = m->role->obs;
-		memcpy(o->ha_errors, m->ha_errors, sizeof(o->ha_errors));
-		o->standby_events = m->role->standby_events;
-		o->dialect = m->dialect;
-		object &= m->dialect.decided && m->dialect.dialect == KV_DIALECT_OBJECT;
-	}
-	out->object_dialect = object;
-	out->leadership = s->leadership;
-	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
-	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
-	if (rc == KV_OK)
-		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
-	int rs = kv_snapshot_state(out, s->state);
-	out->recon = s->recon;
-	out->recon.enabled = s->cfg->reconcile;
+	int rc = kv_scrape_store(sc, i, s->store, live);
 	pthread_mutex_unlock(&s->lock);
-	return rc != KV_OK ? rc : rs;
+	free(live);
+	return rc;
 }
 
 bool kv_source_ready(kv_source *s)
 {
-	/* every master polled once; whichever serves, connected; and one of
-	 * them telling something: connected, or answering as a standby */
-	bool all = true, one = false;
+	bool *connected = calloc(s->n_members, sizeof(*connected));
+	if (!connected)
+		return false;
+	for (size_t k = 0; k < s->n_members; k++)
+		connected[k] = atomic_load(&s->members[k].ever_connected);
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_members; i++) {
-		const kv_member *m = &s->members[i];
-		bool connected = atomic_load(&m->ever_connected);
-		if (m->cfg->status && !m->master.polled)
-			all = false;
-		else if (m->cfg->status && m->role->obs.serving && !connected)
-			all = false;
-		one |= connected || (m->cfg->status && m->role->obs.answered && !m->role->obs.serving);
-	}
+	bool ready = kv_store_ready(s->store, connected);
 	pthread_mutex_unlock(&s->lock);
-	return all && one;
+	free(connected);
+	return ready;
 }
 
 const char *kv_source_leader_url(const kv_source *s)
 {
-	if (s->leadership.leader >= 0)
-		return s->members[s->leadership.leader].cfg->status;
-	return s->n_members == 1 && !s->members[0].master.standby ? s->members[0].cfg->status : NULL;
-}
-
-uint64_t kv_source_breaks(const kv_source *s)
-{
-	uint64_t n = 0;
-	for (size_t i = 0; i < s->n_members; i++) {
-		kv_stream_pos pos;
-		kv_stream_position(s->members[i].stream, &pos);
-		n += pos.breaks;
-	}
-	return n;
+	int leader = kv_store_leader(s->store);
+	return leader >= 0 ? s->members[leader].cfg->status : NULL;
 }

@@ -8,7 +8,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "kv_common.h"
+#include <mooncake_kv/common.h>
+
 #include "kv_webconfig.h"
 
 #define MAX_FILE (1 << 20)

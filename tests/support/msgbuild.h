@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <msgpack.h>
 
-#include "kv_common.h"
+#include <mooncake_kv/common.h>
 
 enum fv_kind { FV_STR, FV_BIN, FV_INT, FV_UINT, FV_NIL, FV_BOOL, FV_EMPTY_ARRAY, FV_EMPTY_MAP };
 

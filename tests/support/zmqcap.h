@@ -7,7 +7,7 @@
 #define ZMQCAP_H
 
 #include <stddef.h>
-#include "kv_common.h"
+#include <mooncake_kv/common.h>
 
 #define ZMQCAP_MAX_FRAMES 16
 

@@ -13,8 +13,9 @@
 #include <time.h>
 #include <zmq.h>
 
+#include <mooncake_kv/scrape.h>
+
 #include "kv_key_group_regex.h"
-#include "kv_exposition.h"
 #include "kv_render.h"
 #include "kv_stream.h"
 #include "workload.h"

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_common.h"
 
 void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t max)

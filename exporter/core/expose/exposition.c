@@ -2,8 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mooncake_kv/scrape.h>
+
 #include "kv_common.h"
-#include "kv_exposition.h"
 #include "kv_family.h"
 #include "kv_regex.h"
 

@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_snapshot.h"
 
 enum kv_scope {

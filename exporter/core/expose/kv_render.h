@@ -3,10 +3,11 @@
 #ifndef KV_RENDER_H
 #define KV_RENDER_H
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_snapshot.h"
 
-#define KV_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+/* KV_CONTENT_TYPE: mooncake_kv/scrape.h */
 
 /* Appends the whole exposition to out.  Returns 0 or KV_ENOMEM. */
 int kv_render(kv_buf *out, const kv_exporter_snap *snap);

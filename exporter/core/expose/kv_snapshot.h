@@ -6,6 +6,8 @@
 #ifndef KV_SNAPSHOT_H
 #define KV_SNAPSHOT_H
 
+#include <mooncake_kv/scrape.h> /* kv_process_snap */
+
 #include "kv_dialect.h"
 #include "kv_leadership.h"
 #include "kv_master_status.h"
@@ -73,16 +75,6 @@ typedef struct kv_source_snap {
 	size_t n_group_names, cap_group_names;
 	uint64_t groups_overflow;
 } kv_source_snap;
-
-typedef struct kv_process_snap {
-	bool ok;
-	double cpu_seconds;
-	double start_time;
-	double resident_bytes;
-	double virtual_bytes;
-	double open_fds;
-	double max_fds;
-} kv_process_snap;
 
 typedef struct kv_exporter_snap {
 	const char *version;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mooncake_kv/store.h> /* enum kv_leadership_news */
+
 #include "kv_state.h"
 
 /* upstream's MasterRuntimeState (include/ha/ha_types.h), as /ha_status
@@ -80,12 +82,6 @@ typedef struct kv_member_role {
 } kv_member_role;
 
 /* What an observation changed, as bits (for the log). */
-enum kv_leadership_news {
-	KV_LEAD_FAILOVER = 1, /* leadership moved: the tenants are stale */
-	KV_LEAD_SPLIT = 2,    /* a split brain began */
-	KV_LEAD_DROPPED = 4,  /* a one-master source's master stands by: its state was dropped */
-	KV_LEAD_RESUMED = 8,  /* ... and serves again: its figures start afresh */
-};
 
 void kv_leadership_init(kv_leadership *h);
 

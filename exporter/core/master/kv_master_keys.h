@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_common.h"
 
 #define KV_KEYS_MAX_KEY_BYTES 16384               /* a longer line is no key we can ask about */

@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_common.h"
 
 #define KV_METRICS_MAX_LINE (64 * 1024) /* a longer line is skipped, and makes the answer bad */

@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_common.h"
 
 typedef struct kv_quota {

@@ -2,7 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_key_group_counts.h"
 
 kv_group_counts *kv_group_vec_at(kv_group_vec *g, uint32_t id)

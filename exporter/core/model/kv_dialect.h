@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <mooncake_kv/store.h> /* enum kv_dialect_news */
+
 #include "kv_common.h"
 
 /* How the dialect in force was chosen: the `reason` of the start-up log. */
@@ -40,12 +42,7 @@ typedef struct kv_dialect_choice {
 /* mode: a kv_dialect, or -1 for auto. */
 void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url);
 
-/* What a decision did, for the caller to act on. */
-enum kv_dialect_news {
-	KV_DIALECT_SAME,    /* nothing changed */
-	KV_DIALECT_DECIDED, /* first decision: ingest may start, nothing was read yet */
-	KV_DIALECT_SWITCHED /* another dialect than the one events were read in */
-};
+/* What a decision did (enum kv_dialect_news) is for the caller to act on. */
 
 /* A valid status answer whose fields say `seen`; read_any: the stream has
  * received a message in the dialect in force (a change before that is a

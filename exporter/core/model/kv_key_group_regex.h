@@ -4,25 +4,17 @@
  * '/' in the order the groups open in the pattern.  A key the regex does not
  * match is in group "".  docs/key-groups.md has the rule and examples.
  *
- * The compiled regex is shared and read-only; each thread matches with a
- * matcher of its own.  Pure: no I/O. */
+ * The compiled regex (mooncake_kv/keygroups.h) is shared and read-only;
+ * each thread matches with a matcher of its own.  Pure: no I/O. */
 #ifndef KV_KEY_GROUP_REGEX_H
 #define KV_KEY_GROUP_REGEX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define KV_KEYGROUP_MAX_LEN 256 /* a longer group is cut here */
+#include <mooncake_kv/keygroups.h>
 
-typedef struct kv_keygroup_re kv_keygroup_re;
 typedef struct kv_keygroup_matcher kv_keygroup_matcher;
-
-/* Compiles pattern (PCRE2, JIT when available).  NULL with a one-line
- * reason in err: PCRE2's message and the offset, or no named group. */
-kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errlen);
-void kv_keygroup_free(kv_keygroup_re *re);
-/* The named groups, in pattern order. */
-size_t kv_keygroup_names(const kv_keygroup_re *re);
 
 /* NULL when out of memory. */
 kv_keygroup_matcher *kv_keygroup_matcher_new(const kv_keygroup_re *re);

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mooncake_kv/reconcile.h>
+
 #include "kv_common.h"
 #include "kv_key_group_counts.h"
 #include "kv_objtable.h"
@@ -66,14 +68,7 @@ int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned grou
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
 void kv_recon_table_free(kv_recon_table *t);
 
-/* Label values of mooncake_kv_reconciliations_total{result}. */
-enum kv_recon_result {
-	KV_RECON_OK,
-	KV_RECON_FAILED,     /* the master did not answer as it should */
-	KV_RECON_ABORTED,    /* a limit: the listing or the replay was too long, or no room */
-	KV_RECON_SUPERSEDED, /* the stream broke meanwhile: try again */
-	KV_RECON__RESULTS
-};
+/* enum kv_recon_result: mooncake_kv/reconcile.h */
 
 /* Label values of mooncake_kv_reconcile_corrections_total{kind}. */
 enum kv_recon_correction {
@@ -83,7 +78,6 @@ enum kv_recon_correction {
 	KV_CORR__KINDS
 };
 
-const char *kv_recon_result_name(enum kv_recon_result r);
 const char *kv_recon_correction_name(enum kv_recon_correction k);
 
 /* What a source's reconciliations did, for the metrics. */

@@ -20,13 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum kv_seq_verdict {
-	KV_SEQ_FIRST,     /* first message: sets the baseline */
-	KV_SEQ_NEXT,      /* last + 1 (or a late message of a tail already counted) */
-	KV_SEQ_GAP,       /* a jump forward: messages were lost */
-	KV_SEQ_DUPLICATE, /* the last number again */
-	KV_SEQ_RESET,     /* a new publisher process: the number or the event id went back */
-};
+#include <mooncake_kv/store.h> /* enum kv_seq_verdict */
 
 typedef struct kv_seqtrack {
 	bool started;

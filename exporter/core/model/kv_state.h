@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include <mooncake_kv/store.h>
+
 #include "kv_common.h"
 #include "kv_decode.h"
 #include "kv_key_group_counts.h"
@@ -19,19 +21,7 @@
 #include "kv_objtable.h"
 #include "kv_reconcile_replay.h"
 
-/* Limits shared by every stream of a process: one memory bound however
- * many masters are watched.  The counts are atomic because each stream is
- * fed by its own thread; a race can overshoot by one entry per thread. */
-typedef struct kv_budget {
-	size_t max_tenants;
-	size_t max_objects;
-	size_t max_key_groups; /* 200 unless set after kv_budget_init */
-	atomic_size_t tenants;
-	atomic_size_t objects;
-	atomic_size_t key_groups;
-} kv_budget;
-
-void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
+/* kv_budget: mooncake_kv/store.h */
 
 /* Why a tenant's figures may be incomplete (bits of kv_tenant.stale). */
 enum kv_stale_reason {

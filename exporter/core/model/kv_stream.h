@@ -28,16 +28,7 @@ typedef struct kv_stream_stats {
 	kv_hist batch_events;
 } kv_stream_stats;
 
-/* What one message did: enough for the shell to log it without looking
- * inside the stream. */
-typedef struct kv_ingest_report {
-	enum kv_seq_verdict verdict; /* KV_SEQ_NEXT when frame 1 was unusable */
-	uint64_t seq;                /* this message's number (when frame 1 was usable) */
-	uint64_t prev_seq;           /* the number before it (GAP, RESET) */
-	uint64_t missing;            /* numbers this message showed to be missing */
-	enum kv_reason reject;       /* the message's rejection, else its first event's; KV_R_OK if none */
-	size_t events;               /* events of the message that were applied or looked at (not a duplicate's) */
-} kv_ingest_report;
+/* kv_ingest_report: mooncake_kv/store.h */
 
 typedef struct kv_stream kv_stream;
 

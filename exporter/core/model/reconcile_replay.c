@@ -2,7 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_reconcile_replay.h"
 
 void kv_recon_log_init(kv_recon_log *l, size_t max)

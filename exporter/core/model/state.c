@@ -3,7 +3,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv_buf.h"
+#include <mooncake_kv/buf.h>
+
 #include "kv_state.h"
 #include "kv_utf8.h"
 

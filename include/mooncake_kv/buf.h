@@ -3,8 +3,8 @@
  * kv_buf_free, or take the bytes with kv_buf_steal (then free() them).
  * Appending never fails visibly: on allocation failure the buffer is marked
  * failed and further appends are ignored; check kv_buf_ok once at the end. */
-#ifndef KV_BUF_H
-#define KV_BUF_H
+#ifndef MOONCAKE_KV_BUF_H
+#define MOONCAKE_KV_BUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

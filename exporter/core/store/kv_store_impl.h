@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The inside of a kv_store (mooncake_kv/store.h), for the files of this
+ * folder only: the store itself, its answers, its scrape and its
+ * reconciliation runs. */
+#ifndef KV_STORE_IMPL_H
+#define KV_STORE_IMPL_H
+
+#include <mooncake_kv/store.h>
+
+#include "kv_dialect.h"
+#include "kv_drift.h"
+#include "kv_leadership.h"
+#include "kv_master_metrics.h"
+#include "kv_master_quotas.h"
+#include "kv_master_status.h"
+#include "kv_reconcile_plan.h"
+#include "kv_snapshot.h"
+#include "kv_stream.h"
+
+/* One member: its stream (feeding the store's one state), its master's
+ * figures and the readers of its answers. */
+typedef struct kv_store_part {
+	kv_store_member cfg;
+	kv_stream *stream;
+	kv_master master;
+	kv_dialect_choice dialect;
+	uint64_t ha_errors[KV_POLL__COUNT];
+	kv_stream_pos before;       /* where the stream stood when the poll began */
+	kv_metrics_reader metrics;  /* its poller's alone */
+	kv_quotas_reader quotas_in; /* likewise */
+} kv_store_part;
+
+struct kv_store {
+	kv_store_cfg cfg; /* cfg.members points at the parts' copies */
+	kv_state *state;
+	kv_store_part *parts;
+	size_t n;
+	kv_member_role *roles; /* each member's, in member order */
+	kv_leadership leadership;
+	kv_quotas quotas;         /* the leader's last answer */
+	kv_quota_rejects rejects; /* the leader's puts refused for a quota, from its /metrics */
+	uint64_t quota_errors[KV_POLL__COUNT];
+	kv_drift drift; /* the state against master_key_count */
+	kv_reconcile_plan plan;
+	kv_recon_stats recon;
+};
+
+/* What a member's dialect choice says, for the shell (store.c). */
+void kv_dialect_info_of(const kv_dialect_choice *c, kv_dialect_info *out);
+/* Applies a dialect decision of a member (store.c). */
+void kv_store_dialect_news(kv_store *s, size_t member, enum kv_dialect_news news);
+
+/* Copies the store's figures into snap (the scrape's slot). */
+int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_snap *snap);
+
+#endif

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One reconciliation at a time of a store's tenant `default`
+ * (mooncake_kv/reconcile.h): the listing split into batch queries, their
+ * answers compared with the stream's view, the events recorded meanwhile
+ * replayed, and the cut-over.  Why this is right while events flow:
+ * kv_reconcile_replay.h and docs/design.md ("Reconciliation").  The shell's
+ * callbacks move the bytes and hold the store's lock: never across a
+ * request, and at the cut-over only for the last few events. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mooncake_kv/reconcile.h>
+
+#include "kv_master_keys.h"
+#include "kv_store_impl.h"
+
+#define CARRY_BYTES    (64 * 1024) /* listing bytes held before the transfer should pause */
+#define CUTOVER_EVENTS 4096        /* replayed under the lock at the cut-over, at most */
+#define BACKEND_MAX    256
+
+struct kv_recon_run {
+	kv_store *s;
+	kv_recon_io io;
+	size_t max_replay;
+	char backend_buf[BACKEND_MAX];
+	kv_str backend;
+	const char *base; /* the serving master's admin URL */
+	kv_listing listing;
+	kv_key_batch batch;
+	kv_recon_table fresh;
+	kv_recon_log log;
+	bool recording;
+	bool begin_failed;
+	uint64_t breaks0;             /* the store's breaks when the attempt began */
+	kv_keygroup_matcher *matcher; /* with key groups: the listed keys' groups */
+	kv_buf gnames;                /* the batch's group names */
+	uint32_t gname_at[KV_KEYS_BATCH_MAX], gname_len[KV_KEYS_BATCH_MAX];
+	uint64_t unknown; /* keys the batch answers could not tell */
+	uint64_t both;
+	uint64_t corr[KV_CORR__KINDS];
+	double t0, t1;
+	const char *why; /* the reason of a failure, for the log */
+};
+
+enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *job)
+{
+	memset(job, 0, sizeof(*job));
+	job->backend = kv_reconcile_backend(s->state, s->cfg.backend, &job->why);
+	/* the serving master's: after a failover, the new leader's */
+	job->leader = kv_store_leader(s);
+	if (job->leader < 0)
+		return KV_RECON_NO_LEADER;
+	if (!job->backend)
+		return KV_RECON_WAIT;
+	bool stale = kv_reconcile_stale(s->state, (kv_str){job->backend, (uint32_t)strlen(job->backend)});
+	job->cause = kv_reconcile_cause(&s->plan, s->drift.on, stale, now);
+	return job->cause ? KV_RECON_GO : KV_RECON_NOT_NOW;
+}
+
+kv_recon_run *kv_recon_run_new(kv_store *s, const kv_recon_io *io, uint64_t max_keys, size_t max_replay)
+{
+	kv_recon_run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->s = s;
+	r->io = *io;
+	r->max_replay = max_replay;
+	kv_listing_init(&r->listing, max_keys);
+	kv_key_batch_init(&r->batch);
+	kv_buf_init(&r->gnames);
+	if (s->cfg.key_groups && !(r->matcher = kv_keygroup_matcher_new(s->cfg.key_groups))) {
+		kv_recon_run_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void reset(kv_recon_run *r)
+{
+	kv_recon_table_free(&r->fresh);
+	kv_listing_reset(&r->listing);
+	kv_key_batch_reset(&r->batch);
+	r->unknown = r->both = 0;
+	memset(r->corr, 0, sizeof(r->corr));
+	r->why = NULL;
+	r->recording = r->begin_failed = false;
+}
+
+void kv_recon_run_free(kv_recon_run *r)
+{
+	if (!r)
+		return;
+	reset(r);
+	kv_recon_log_free(&r->log);
+	kv_listing_free(&r->listing);
+	kv_key_batch_free(&r->batch);
+	kv_buf_free(&r->gnames);
+	kv_keygroup_matcher_free(r->matcher);
+	free(r);
+}
+
+static void lock(kv_recon_run *r)
+{
+	r->io.lock(r->io.ctx);
+}
+
+static void unlock(kv_recon_run *r)
+{
+	r->io.unlock(r->io.ctx);
+}
+
+/* An attempt that ends early: the stream stops recording for it. */
+static void stop_recording(kv_recon_run *r)
+{
+	if (!r->recording)
+		return;
+	lock(r);
+	kv_state_record_stop(r->s->state);
+	unlock(r);
+	r->recording = false;
+}
+
+int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url)
+{
+	reset(r);
+	r->t0 = r->io.now(r->io.ctx);
+	r->base = base_url;
+	size_t len = strlen(job->backend);
+	r->begin_failed = true; /* until it has begun */
+	if (len >= sizeof(r->backend_buf)) {
+		r->why = "the backend_id is too long to reconcile";
+		return KV_EINVAL;
+	}
+	memcpy(r->backend_buf, job->backend, len + 1);
+	r->backend = (kv_str){r->backend_buf, (uint32_t)len};
+	kv_recon_log_free(&r->log);
+	kv_recon_log_init(&r->log, r->max_replay);
+	lock(r);
+	r->breaks0 = kv_store_breaks(r->s);
+	int rc = kv_state_record_start(r->s->state, r->backend, KV_TENANT_DEFAULT, &r->log);
+	bool births = kv_state_residency(r->s->state);
+	unlock(r);
+	if (rc != KV_OK) {
+		r->why = "no room for tenant default under --limits.max-tenants";
+		return rc;
+	}
+	r->recording = true;
+	if (kv_objtable_births(&r->fresh.objects, births) != KV_OK) {
+		stop_recording(r);
+		r->why = "out of memory";
+		return KV_ENOMEM;
+	}
+	r->begin_failed = false;
+	return KV_OK;
+}
+
+/* Asks the master about the batch's keys and puts them into the fresh
+ * table; compares them with the stream's view for the corrections.
+ * Returns false when the attempt has failed. */
+static bool run_query(kv_recon_run *r)
+{
+	kv_key_batch *q = &r->batch;
+	if (!q->n)
+		return true;
+	unsigned media[KV_KEYS_BATCH_MAX];
+	kv_answer a = r->io.get(r->io.ctx, q->url.data);
+	enum kv_poll_error err = (enum kv_poll_error)a.err;
+	if (err == KV_POLL_OK)
+		err = kv_key_batch_parse(q, a.body, a.len, media, &r->unknown);
+	if (err != KV_POLL_OK) {
+		r->why = kv_poll_error_name(err);
+		return false;
+	}
+	const kv_state *state = r->s->state;
+	uint64_t hash[KV_KEYS_BATCH_MAX];
+	int64_t birth[KV_KEYS_BATCH_MAX];
+	uint32_t group[KV_KEYS_BATCH_MAX];
+	kv_buf_reset(&r->gnames);
+	for (size_t i = 0; i < q->n; i++) {
+		const char *key = kv_key_batch_key(q, i);
+		size_t len = strlen(key);
+		if (r->matcher) { /* the group's name now, its id under the lock */
+			char name[KV_KEYGROUP_MAX_LEN];
+			r->gname_at[i] = (uint32_t)r->gnames.len;
+			r->gname_len[i] = (uint32_t)kv_keygroup_of(r->matcher, key, len, name);
+			kv_buf_add(&r->gnames, name, r->gname_len[i]);
+		}
+		hash[i] = kv_state_key_hash(state, (kv_str){key, (uint32_t)len});
+	}
+	if (!kv_buf_ok(&r->gnames)) {
+		r->why = "out of memory";
+		return false;
+	}
+	lock(r);
+	const kv_tenant *t = kv_state_find_tenant(state, r->backend, KV_TENANT_DEFAULT);
+	for (size_t i = 0; i < q->n; i++) {
+		group[i] = r->matcher ? kv_state_group_id(r->s->state, r->gnames.data + r->gname_at[i], r->gname_len[i])
+				      : KV_GROUP_NONE;
+		unsigned old = t ? kv_state_media_by_hash(t, hash[i]) : 0;
+		/* a life the stream saw begin goes on in the fresh table */
+		birth[i] = t ? kv_state_birth_by_hash(t, hash[i]) : KV_NO_BIRTH;
+		if (!media[i])
+			continue;
+		r->both += old != 0;
+		r->corr[KV_CORR_ADDED] += old == 0;
+		r->corr[KV_CORR_MEDIUM] += old && old != media[i];
+	}
+	unlock(r);
+	for (size_t i = 0; i < q->n; i++)
+		if (media[i] && kv_recon_put(&r->fresh, hash[i], media[i], group[i], birth[i]) != KV_OK) {
+			r->why = "out of memory";
+			return false;
+		}
+	kv_key_batch_reset(q);
+	return true;
+}
+
+/* One listed key into the batch (asking the master when the batch is full). */
+static bool add_key(const char *k, size_t n, void *arg)
+{
+	kv_recon_run *r = arg;
+	if (kv_key_batch_full(&r->batch, r->base, n) && !run_query(r))
+		return false;
+	if (kv_key_batch_add(&r->batch, r->base, k, n) != KV_OK) {
+		r->why = "out of memory";
+		return false;
+	}
+	return true;
+}
+
+int kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n)
+{
+	return kv_listing_feed(&r->listing, p, n);
+}
+
+bool kv_recon_listing_full(const kv_recon_run *r)
+{
+	return r->listing.carry.len >= CARRY_BYTES;
+}
+
+bool kv_recon_listing_drain(kv_recon_run *r, bool at_end)
+{
+	if (!kv_listing_split(&r->listing, at_end, add_key, r)) {
+		if (r->listing.too_long)
+			r->why = "the listing is longer than --master.reconcile-max-keys";
+		return false;
+	}
+	return !at_end || run_query(r);
+}
+
+/* Keys whose media the master did not tell: the rebuilt tenant is not
+ * exact for them (KV_STALE_RECONCILE_INCOMPLETE). */
+static uint64_t unsure_keys(const kv_recon_run *r)
+{
+	return r->unknown + r->listing.unaskable;
+}
+
+/* Replays what was recorded (outside the lock while much is left), then
+ * swaps the fresh table in under the lock. */
+static enum kv_recon_result cut_over(kv_recon_run *r)
+{
+	kv_store *s = r->s;
+	kv_recon_log *log = &r->log;
+	size_t taken_total = 0;
+	for (;;) {
+		lock(r);
+		enum kv_recon_result res = KV_RECON__RESULTS;
+		if (kv_store_breaks(s) != r->breaks0) {
+			r->why = "the stream lost events meanwhile";
+			res = KV_RECON_SUPERSEDED;
+		} else if (log->overflow) {
+			r->why = "more events than --master.reconcile-max-replay arrived meanwhile";
+			res = KV_RECON_ABORTED;
+		} else if (log->n <= CUTOVER_EVENTS) {
+			kv_objtable old = {0};
+			size_t before = kv_state_recorded_objects(s->state);
+			res = KV_RECON_ABORTED;
+			r->why = "no room under --limits.max-objects";
+			kv_state_set_now(s->state, (int64_t)(r->io.now(r->io.ctx) * 1000));
+			if (kv_recon_replay(&r->fresh, log->ev, log->n) == KV_OK &&
+			    kv_state_adopt(s->state, &r->fresh, unsure_keys(r) ? KV_STALE_RECONCILE_INCOMPLETE : 0,
+					   &old) == KV_OK) {
+				res = KV_RECON_OK;
+				r->why = NULL;
+				r->corr[KV_CORR_REMOVED] = before > r->both ? before - r->both : 0;
+			}
+			kv_state_record_stop(s->state);
+			r->recording = false;
+			unlock(r);
+			kv_objtable_clear(&old); /* large: freed outside the lock */
+			return res;
+		}
+		if (res != KV_RECON__RESULTS) {
+			kv_state_record_stop(s->state);
+			r->recording = false;
+			unlock(r);
+			return res;
+		}
+		/* much is left: take it and replay it without the lock */
+		kv_recon_log taken = *log;
+		taken_total += taken.n;
+		kv_recon_log_init(log, r->max_replay > taken_total ? r->max_replay - taken_total : 1);
+		unlock(r);
+		int rc = kv_recon_replay(&r->fresh, taken.ev, taken.n);
+		kv_recon_log_free(&taken);
+		if (rc != KV_OK) {
+			stop_recording(r);
+			r->why = "out of memory";
+			return KV_RECON_ABORTED;
+		}
+	}
+}
+
+enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing, const char *why, double *next)
+{
+	enum kv_recon_result res;
+	if (listing == KV_LISTING_DONE && r->recording) {
+		res = cut_over(r);
+	} else {
+		stop_recording(r);
+		if (why)
+			r->why = why;
+		if (r->begin_failed) /* a limit, or memory: nothing was asked */
+			res = KV_RECON_ABORTED;
+		else if (listing == KV_LISTING_STANDBY) /* nothing to count */
+			res = KV_RECON__RESULTS;
+		else
+			res = r->listing.too_long ? KV_RECON_ABORTED : KV_RECON_FAILED;
+	}
+	r->t1 = r->io.now(r->io.ctx);
+	lock(r);
+	kv_store *s = r->s;
+	*next = kv_reconcile_done(&s->plan, res, r->t0, r->t1);
+	if (res != KV_RECON__RESULTS) {
+		kv_recon_stats *st = &s->recon;
+		st->results[res]++;
+		st->has_duration = true;
+		st->last_duration = r->t1 - r->t0;
+		if (res == KV_RECON_OK) {
+			for (int k = 0; k < KV_CORR__KINDS; k++)
+				st->corrections[k] += r->corr[k];
+			st->has_success = true;
+			st->last_success = r->t1;
+			st->last_keys = r->listing.listed;
+		}
+	}
+	unlock(r);
+	kv_recon_log_free(&r->log);
+	return res;
+}
+
+void kv_recon_summary_of(const kv_recon_run *r, kv_recon_summary *out)
+{
+	*out = (kv_recon_summary){
+		.keys = r->listing.listed,
+		.added = r->corr[KV_CORR_ADDED],
+		.removed = r->corr[KV_CORR_REMOVED],
+		.medium = r->corr[KV_CORR_MEDIUM],
+		.incomplete = unsure_keys(r),
+		.why = r->why,
+		.seconds = r->t1 - r->t0,
+	};
+}

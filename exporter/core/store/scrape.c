@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A scrape (mooncake_kv/scrape.h): each store copied under its own lock,
+ * then rendered from the copies with no lock held. */
+#include <stdlib.h>
+
+#include "kv_render.h"
+#include "kv_store_impl.h"
+
+struct kv_scrape {
+	kv_source_snap *sources;
+	size_t n;
+};
+
+kv_scrape *kv_scrape_new(size_t n_sources)
+{
+	kv_scrape *sc = calloc(1, sizeof(*sc));
+	if (!sc || !(sc->sources = calloc(n_sources ? n_sources : 1, sizeof(*sc->sources)))) {
+		free(sc);
+		return NULL;
+	}
+	sc->n = n_sources;
+	return sc;
+}
+
+void kv_scrape_free(kv_scrape *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->n; i++)
+		kv_source_snap_release(&sc->sources[i]);
+	free(sc->sources);
+	free(sc);
+}
+
+int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live)
+{
+	return i < sc->n ? kv_store_snapshot(s, live, &sc->sources[i]) : KV_EINVAL;
+}
+
+int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+{
+	const kv_budget *b = x->budget;
+	kv_exporter_snap es = {
+		.version = x->version,
+		.revision = x->revision,
+		.sources = sc->sources,
+		.n_sources = sc->n,
+		.tracked_objects = b ? atomic_load(&b->objects) : 0,
+		.tracked_tenants = b ? atomic_load(&b->tenants) : 0,
+		.max_objects = b ? b->max_objects : 0,
+		.max_tenants = b ? b->max_tenants : 0,
+		.max_key_groups = b ? b->max_key_groups : 0,
+		.tracked_key_groups = b ? atomic_load(&b->key_groups) : 0,
+		.scrapes = x->scrapes,
+		.last_scrape_seconds = x->last_scrape_seconds,
+		.last_scrape_bytes = x->last_scrape_bytes,
+		.now_ms = x->now_ms,
+		.process = x->process,
+	};
+	return kv_render(out, &es);
+}

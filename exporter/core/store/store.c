@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One watched store (mooncake_kv/store.h): the tenants, every member's
+ * stream, the dialect each is read in, and what the shell asks of them.
+ * The master's answers are store_poll.c's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_store_impl.h"
+
+void kv_dialect_info_of(const kv_dialect_choice *c, kv_dialect_info *out)
+{
+	*out = (kv_dialect_info){
+		.decided = c->decided,
+		.from_start = c->basis == KV_DIALECT_BY_FLAG || c->basis == KV_DIALECT_BY_NO_STATUS,
+		.name = kv_dialect_name(c->dialect),
+		.basis = kv_dialect_basis_name(c->basis),
+	};
+}
+
+void kv_store_free(kv_store *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->parts && i < s->n; i++) {
+		kv_stream_free(s->parts[i].stream);
+		kv_metrics_reader_free(&s->parts[i].metrics);
+		kv_quotas_reader_free(&s->parts[i].quotas_in);
+	}
+	free(s->parts);
+	free(s->roles);
+	kv_state_free(s->state);
+	kv_quotas_free(&s->quotas);
+	kv_quota_rejects_free(&s->rejects);
+	free(s);
+}
+
+kv_store *kv_store_new(const kv_store_cfg *cfg)
+{
+	kv_store *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	s->n = cfg->n_members;
+	kv_leadership_init(&s->leadership);
+	kv_reconcile_plan_init(&s->plan, cfg->reconcile_interval);
+	s->recon.enabled = cfg->reconcile;
+	if (!(s->state = kv_state_new(cfg->budget, cfg->seed)) ||
+	    (cfg->key_groups && kv_state_set_keygroups(s->state, cfg->key_groups) != KV_OK) ||
+	    !(s->parts = calloc(s->n, sizeof(*s->parts))) || !(s->roles = calloc(s->n, sizeof(*s->roles))))
+		goto fail;
+	kv_state_set_residency(s->state, cfg->residency);
+	for (size_t i = 0; i < s->n; i++) {
+		kv_store_part *p = &s->parts[i];
+		p->cfg = cfg->members[i];
+		kv_metrics_reader_init(&p->metrics, 4 * cfg->max_tenants); /* a few reasons per tenant */
+		kv_quotas_reader_init(&p->quotas_in, cfg->max_tenants);
+		if (!(p->stream = kv_stream_attach(s->state)))
+			goto fail;
+		kv_dialect_init(&p->dialect, p->cfg.dialect, p->cfg.has_status);
+		kv_stream_set_dialect(p->stream, p->dialect.dialect);
+	}
+	return s;
+fail:
+	kv_store_free(s);
+	return NULL;
+}
+
+int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
+		    kv_ingest_report *rep)
+{
+	kv_ingest_report r;
+	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
+	/* a member that does not serve and publishes all the same */
+	kv_member_role_published(&s->roles[member], r.events);
+	if (rep)
+		*rep = r;
+	return rc;
+}
+
+void kv_store_disconnected(kv_store *s, size_t member)
+{
+	kv_stream_disconnected(s->parts[member].stream);
+}
+
+void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms)
+{
+	kv_state_set_now(s->state, now_ms);
+	kv_stream_reconnected(s->parts[member].stream);
+}
+
+bool kv_store_settle(kv_store *s, size_t slots)
+{
+	return kv_state_settle(s->state, slots);
+}
+
+size_t kv_store_expire(kv_store *s, int64_t now_ms, int64_t idle_ms)
+{
+	return kv_state_expire(s->state, now_ms, idle_ms);
+}
+
+void kv_store_dialect(const kv_store *s, size_t member, kv_dialect_info *out)
+{
+	kv_dialect_info_of(&s->parts[member].dialect, out);
+}
+
+/* Applies a decision: the stream is read so from now on; a switch marks
+ * the tenants stale (its events so far were read by the wrong rule), which
+ * a reconciling store answers with a reconciliation. */
+void kv_store_dialect_news(kv_store *s, size_t member, enum kv_dialect_news news)
+{
+	kv_store_part *p = &s->parts[member];
+	if (news == KV_DIALECT_SAME)
+		return;
+	kv_stream_set_dialect(p->stream, p->dialect.dialect);
+	if (news == KV_DIALECT_SWITCHED)
+		kv_state_mark_stale(s->state, KV_STALE_DIALECT);
+}
+
+enum kv_dialect_news kv_store_dialect_give_up(kv_store *s, size_t member, kv_dialect_info *out)
+{
+	enum kv_dialect_news news = kv_dialect_give_up(&s->parts[member].dialect);
+	kv_store_dialect_news(s, member, news);
+	kv_dialect_info_of(&s->parts[member].dialect, out);
+	return news;
+}
+
+int kv_store_leader(const kv_store *s)
+{
+	if (s->leadership.leader >= 0)
+		return s->leadership.leader;
+	return s->n == 1 && !s->parts[0].master.standby ? 0 : -1;
+}
+
+bool kv_store_ready(const kv_store *s, const bool *ever_connected)
+{
+	/* every master polled once; whichever serves, connected; and one of
+	 * them telling something: connected, or answering as a standby */
+	bool all = true, one = false;
+	for (size_t i = 0; i < s->n; i++) {
+		const kv_store_part *p = &s->parts[i];
+		const kv_ha_obs *o = &s->roles[i].obs;
+		bool connected = ever_connected[i];
+		if (p->cfg.has_status && !p->master.polled)
+			all = false;
+		else if (p->cfg.has_status && o->serving && !connected)
+			all = false;
+		one |= connected || (p->cfg.has_status && o->answered && !o->serving);
+	}
+	return all && one;
+}
+
+uint64_t kv_store_breaks(const kv_store *s)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		kv_stream_pos pos;
+		kv_stream_position(s->parts[i].stream, &pos);
+		n += pos.breaks;
+	}
+	return n;
+}
+
+int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_snap *out)
+{
+	out->name = s->cfg.name;
+	out->ha = s->cfg.ha;
+	out->polled = s->cfg.polled;
+	if (kv_snapshot_members(out, s->n) != KV_OK)
+		return KV_ENOMEM;
+	bool object = true;
+	for (size_t i = 0; i < s->n; i++) {
+		const kv_store_part *p = &s->parts[i];
+		kv_member_snap *o = &out->members[i];
+		o->label = p->cfg.label;
+		o->has_master = p->cfg.has_status;
+		o->connected = live && live[i].connected;
+		o->backlog = live ? live[i].backlog : 0;
+		kv_snapshot_member_stream(o, p->stream);
+		o->master = p->master;
+		o->ha = s->roles[i].obs;
+		memcpy(o->ha_errors, p->ha_errors, sizeof(o->ha_errors));
+		o->standby_events = s->roles[i].standby_events;
+		o->dialect = p->dialect;
+		object &= p->dialect.decided && p->dialect.dialect == KV_DIALECT_OBJECT;
+	}
+	out->object_dialect = object;
+	out->leadership = s->leadership;
+	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
+	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
+	if (rc == KV_OK)
+		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
+	int rs = kv_snapshot_state(out, s->state);
+	out->recon = s->recon;
+	return rc != KV_OK ? rc : rs;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The master's answers to a store (mooncake_kv/store.h): each member's
+ * /kv_events/status (kv_master: restarts, loss by cause, a lost tail),
+ * /ha_status and /leader (leadership: who serves, failovers, split
+ * brains), and from the serving member its /metrics (master_key_count: the
+ * drift of the stream's view; the puts refused for a quota) and its tenant
+ * quotas. */
+#include <string.h>
+
+#include "kv_store_impl.h"
+
+void kv_store_poll_begin(kv_store *s, size_t member)
+{
+	kv_stream_position(s->parts[member].stream, &s->parts[member].before);
+}
+
+/* What /ha_status and /leader say of the member: state KV_HA_UNKNOWN when
+ * it has no /ha_status (404: a master without HA), else a failure counted. */
+static void read_ha(kv_store_part *p, const kv_poll_answers *a, kv_ha_obs *o)
+{
+	const kv_answer *ha = &a->ha, *leader = &a->leader;
+	enum kv_poll_error err = (enum kv_poll_error)ha->err;
+	long http = ha->http;
+	o->state = KV_HA_UNKNOWN;
+	if (err == KV_POLL_OK)
+		err = kv_ha_parse_state(ha->body, ha->len, &o->state);
+	if (err == KV_POLL_OK) {
+		err = (enum kv_poll_error)leader->err;
+		http = leader->http;
+		if (err == KV_POLL_OK)
+			err = kv_ha_parse_leader(leader->body, leader->len, &o->has_view, &o->view_version);
+	}
+	if (err != KV_POLL_OK && http != 404)
+		p->ha_errors[err]++;
+}
+
+static enum kv_poll_change change_of(const kv_master *before, const kv_master *after)
+{
+	/* changes of state, not every failed poll: a dead master must not turn
+	 * into an error storm */
+	if (after->standby && !before->standby)
+		return KV_POLL_BECAME_STANDBY;
+	if (!after->up && (before->up || !before->polled))
+		return KV_POLL_FAILED;
+	if (after->up && !after->standby && (!before->up || before->standby))
+		return KV_POLL_RECOVERED;
+	return KV_POLL_SAME;
+}
+
+void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news)
+{
+	kv_store_part *p = &s->parts[member];
+	const kv_answer *sa = &a->status;
+	enum kv_poll_error err = (enum kv_poll_error)sa->err;
+	kv_master_status st;
+	if (err == KV_POLL_OK)
+		err = kv_master_parse(sa->body, sa->len, &st);
+
+	kv_ha_obs o = {.answered = sa->http == 200 || sa->http == 503};
+	if (o.answered) /* a dead master is not asked twice more */
+		read_ha(p, a, &o);
+	else
+		o.state = KV_HA_UNKNOWN;
+	o.serving = o.state != KV_HA_UNKNOWN ? o.state == KV_HA_SERVING : sa->http == 200;
+
+	memset(news, 0, sizeof(*news));
+	news->err = err;
+	news->http = sa->http;
+	kv_state_set_now(s->state, (int64_t)(a->t1 * 1000)); /* for the losses and failovers it marks */
+	kv_master before = p->master;
+	kv_master_record(&p->master, a->t1, a->t1 - a->t0, err, sa->http, err == KV_POLL_OK ? &st : NULL, &p->before);
+	int seen = kv_master_publisher_seen(err, sa->http, err == KV_POLL_OK ? &st : NULL);
+	if (seen >= 0) /* where its next publisher starts (issue 21) */
+		kv_stream_publisher_seen(p->stream, seen);
+	news->dialect_news = KV_DIALECT_SAME;
+	if (err == KV_POLL_OK) {
+		news->dialect_news = kv_dialect_observe(&p->dialect, st.dialect,
+							kv_stream_stats_of(p->stream)->messages > 0);
+		kv_store_dialect_news(s, member, news->dialect_news);
+		/* the stream now, to tell a tail that is not coming */
+		kv_stream_pos pos;
+		uint64_t upto_seq, upto_eid;
+		kv_stream_position(p->stream, &pos);
+		if (kv_master_tail(&p->master, &pos, a->t1, a->interval, &upto_seq, &upto_eid))
+			news->tail = kv_stream_tail_lost(p->stream, upto_seq, upto_eid);
+	}
+	const kv_master *after = &p->master;
+	news->change = change_of(&before, after);
+	news->restarts = after->loss.restarts - before.loss.restarts;
+	news->queue = after->loss.queue - before.loss.queue;
+	news->transport = after->loss.transport - before.loss.transport;
+	news->unattributed = after->loss.unattributed - before.loss.unattributed;
+	news->last_sequence = after->last_sequence;
+	kv_dialect_info_of(&p->dialect, &news->dialect);
+	news->leadership = kv_leadership_observe(&s->leadership, s->roles, s->n, member, &o, after->standby, s->state);
+	news->leader = s->leadership.leader;
+	news->view = s->leadership.view;
+	news->leads = err == KV_POLL_OK && o.serving && s->leadership.leader == (int)member;
+}
+
+void kv_store_metrics_reset(kv_store *s, size_t member)
+{
+	kv_metrics_reader_reset(&s->parts[member].metrics);
+}
+
+bool kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n)
+{
+	return kv_metrics_reader_feed(&s->parts[member].metrics, p, n) == KV_OK;
+}
+
+void kv_store_metrics_end(kv_store *s, size_t member, int transfer_err)
+{
+	kv_store_part *p = &s->parts[member];
+	kv_metrics_reader *r = &p->metrics;
+	enum kv_poll_error err = (enum kv_poll_error)transfer_err;
+	if (err == KV_POLL_OK)
+		err = kv_metrics_reader_end(r);
+	kv_master_record_keys(&p->master, err, r->keys);
+	kv_drift_observe(&s->drift, err == KV_POLL_OK, r->keys, s->state);
+	if (err == KV_POLL_OK) { /* the new answer in, the old one's memory to the reader */
+		kv_quota_rejects t = s->rejects;
+		s->rejects = r->rejects;
+		r->rejects = t;
+	}
+}
+
+void kv_store_quotas_reset(kv_store *s, size_t member)
+{
+	kv_quotas_reader_reset(&s->parts[member].quotas_in);
+}
+
+bool kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n)
+{
+	return kv_quotas_reader_feed(&s->parts[member].quotas_in, p, n) == KV_OK;
+}
+
+/* 409 says quotas are off on that master, 503 that it no longer serves
+ * (nothing to say). */
+bool kv_store_quotas_end(kv_store *s, size_t member, int transfer_err, long http)
+{
+	if (http == 503)
+		return false;
+	enum kv_quota_mode was = s->quotas.mode;
+	enum kv_poll_error err = (enum kv_poll_error)transfer_err;
+	if (http == 409) {
+		kv_quotas_free(&s->quotas);
+		s->quotas.mode = KV_QUOTAS_OFF;
+	} else {
+		if (err == KV_POLL_OK) /* read outside the lock; swapped in under it */
+			err = kv_quotas_reader_end(&s->parts[member].quotas_in, &s->quotas);
+		if (err != KV_POLL_OK)
+			s->quota_errors[err]++;
+	}
+	return s->quotas.mode == KV_QUOTAS_OFF && was != KV_QUOTAS_OFF;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mooncake_kv/reconcile.h: rebuilding a store's tenant from the master
+ * itself, while the stream goes on (docs/design.md, "Reconciliation").
+ *
+ * The store plans (when, why, which backend: kv_store_recon_next); a run
+ * carries out one attempt at a time.  The shell streams the master's
+ * GET /get_all_keys into the run (kv_recon_listing_feed, _drain), and the
+ * run asks the master about the keys in batches and takes the store's lock
+ * through the shell's callbacks (kv_recon_io): the core does no I/O and
+ * holds no lock of its own, and the lock is never held across a request. */
+#ifndef MOONCAKE_KV_RECONCILE_H
+#define MOONCAKE_KV_RECONCILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mooncake_kv/common.h>
+#include <mooncake_kv/store.h>
+
+/* Label values of mooncake_kv_reconciliations_total{result}. */
+enum kv_recon_result {
+	KV_RECON_OK,
+	KV_RECON_FAILED,     /* the master did not answer as it should */
+	KV_RECON_ABORTED,    /* a limit: the listing or the replay was too long, or no room */
+	KV_RECON_SUPERSEDED, /* the stream broke meanwhile: try again */
+	KV_RECON__RESULTS
+};
+
+const char *kv_recon_result_name(enum kv_recon_result r);
+
+/* What the plan says now (under the store's lock). */
+enum kv_recon_next {
+	KV_RECON_NOT_NOW,   /* nothing is due: look again in a second */
+	KV_RECON_NO_LEADER, /* no member serves: nothing to ask, and no failure */
+	KV_RECON_WAIT,      /* due, but not possible yet: job->why says why (log it, rate-limited) */
+	KV_RECON_GO,        /* ask job->leader about job->backend's tenant default */
+};
+
+typedef struct kv_recon_job {
+	const char *backend; /* borrowed from the store: valid while it lives */
+	const char *cause;   /* why now (the log's `cause`) */
+	const char *why;     /* with KV_RECON_WAIT */
+	int leader;          /* the member to ask */
+} kv_recon_job;
+
+enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *job);
+
+/* The shell's side of a run. */
+typedef struct kv_recon_io {
+	void *ctx;
+	void (*lock)(void *ctx); /* the store's lock */
+	void (*unlock)(void *ctx);
+	/* GET url (a batch query): the answer's body stays valid until the
+	 * next call */
+	kv_answer (*get)(void *ctx, const char *url);
+	double (*now)(void *ctx); /* unix seconds */
+} kv_recon_io;
+
+typedef struct kv_recon_run kv_recon_run;
+
+/* A run for store s: listings longer than max_keys are abandoned, at most
+ * max_replay events arriving meanwhile are recorded.  io is copied.  NULL
+ * when out of memory. */
+kv_recon_run *kv_recon_run_new(kv_store *s, const kv_recon_io *io, uint64_t max_keys, size_t max_replay);
+void kv_recon_run_free(kv_recon_run *r);
+
+/* Starts an attempt of job against the master at base_url (its admin URL,
+ * borrowed for the attempt): the store records the tenant's events from now
+ * on.  Takes the lock.  Returns 0; otherwise the attempt has failed
+ * already: end it. */
+int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url);
+/* The listing as it arrives (no lock): _feed keeps the bytes, _drain splits
+ * the whole keys out and asks the master about them batch by batch (at_end:
+ * the listing is complete).  A false _drain: the attempt has failed (why in
+ * the summary); stop the transfer and end it.  While kv_recon_listing_full,
+ * pause the transfer and drain. */
+int kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n);
+bool kv_recon_listing_drain(kv_recon_run *r, bool at_end);
+bool kv_recon_listing_full(const kv_recon_run *r);
+
+/* How the listing ended, as the shell saw it. */
+enum kv_recon_listing {
+	KV_LISTING_DONE,    /* complete, and drained with at_end */
+	KV_LISTING_FAILED,  /* the transfer failed (why given), or a drain did */
+	KV_LISTING_STANDBY, /* the master answered 503: it stands by, nothing to count */
+};
+
+/* Ends the attempt: after a complete listing, the tenant is swapped in for
+ * the stream's view (takes the lock, replaying what arrived meanwhile),
+ * then the result is counted and the plan says when to look next (*next,
+ * unix seconds).  why: the shell's reason for a failed listing, or NULL.
+ * Returns the result, KV_RECON__RESULTS when nothing was counted (a
+ * standby). */
+enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing, const char *why, double *next);
+
+/* What the last attempt did, for the log. */
+typedef struct kv_recon_summary {
+	uint64_t keys; /* listed */
+	uint64_t added, removed, medium;
+	uint64_t incomplete; /* keys whose media the master did not tell */
+	const char *why;     /* the reason of a failure, or NULL */
+	double seconds;
+} kv_recon_summary;
+
+void kv_recon_summary_of(const kv_recon_run *r, kv_recon_summary *out);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mooncake_kv/scrape.h: what a scrape serves.
+ *
+ * A scrape copies each store's figures (kv_scrape_store, under that
+ * store's lock, nothing else), then renders them after every lock is
+ * released (kv_scrape_render: the text format 0.0.4), then shapes the text
+ * as the scraper asked (kv_expo_write).  All pure.
+ *
+ * The exposition as served: the renderer's text (format 0.0.4) with the
+ * families an operator turned off left out, and, when the scraper asks for
+ * it, turned into OpenMetrics 1.0.  One pass over the text; pure.  Keeping
+ * this apart from the renderer keeps the renderer one format's, and the
+ * family filter in one place whatever the format. */
+#ifndef MOONCAKE_KV_SCRAPE_H
+#define MOONCAKE_KV_SCRAPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <mooncake_kv/buf.h>
+#include <mooncake_kv/store.h>
+
+#define KV_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* The process_* families of the official client libraries (the shell reads
+ * /proc). */
+typedef struct kv_process_snap {
+	bool ok; /* false where /proc could not be read */
+	double cpu_seconds;
+	double start_time;
+	double resident_bytes;
+	double virtual_bytes;
+	double open_fds;
+	double max_fds;
+} kv_process_snap;
+
+/* The exporter's own figures for one scrape. */
+typedef struct kv_exporter_info {
+	const char *version;
+	const char *revision;
+	const kv_budget *budget;    /* the limits, and what they hold now */
+	uint64_t scrapes;           /* before this one */
+	double last_scrape_seconds; /* snapshot + render + compress of the previous scrape */
+	uint64_t last_scrape_bytes;
+	int64_t now_ms; /* the scrape's wall clock (unix ms; 0: the publishers' newest times are now) */
+	kv_process_snap process;
+} kv_exporter_info;
+
+/* The live facts of a member that only the shell knows. */
+typedef struct kv_member_live {
+	bool connected;
+	uint64_t backlog; /* messages drained since the socket was last found empty */
+} kv_member_live;
+
+typedef struct kv_scrape kv_scrape;
+
+/* Room for n_sources stores.  NULL when out of memory. */
+kv_scrape *kv_scrape_new(size_t n_sources);
+void kv_scrape_free(kv_scrape *sc);
+/* Copies store s into slot i (call under the store's lock; live: one per
+ * member, or NULL for none connected).  Returns 0 or KV_ENOMEM. */
+int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
+/* Appends the exposition of every slot to out.  Returns 0 or KV_ENOMEM. */
+int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
+
+#define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* Says whether a family (its name as the text format's TYPE line gives it)
+ * is left out. */
+typedef bool (*kv_family_drop_fn)(const char *name, size_t len, void *ctx);
+
+typedef struct kv_expo_opts {
+	bool openmetrics;
+	/* unix seconds the exporter started: the _created of every counter that
+	 * started with it (not a tenant's, which starts when the tenant is
+	 * first seen); 0 for none */
+	double created;
+	kv_family_drop_fn drop; /* NULL: keep every family */
+	void *drop_ctx;
+} kv_expo_opts;
+
+/* Appends text[0..len) (a whole 0.0.4 exposition, HELP and TYPE before
+ * each family's samples) to out as o asks.  Returns 0 or KV_ENOMEM. */
+int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o);
+
+/* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
+ * that must match a family's whole name, as its TYPE line gives it) and
+ * --metrics.tenant-summary (per tenant only objects, the medium mix and
+ * staleness; per key group only objects).  Immutable once built: scrapes
+ * share it. */
+typedef struct kv_family_filter kv_family_filter;
+
+/* NULL with a reason in err when the regex does not compile or memory
+ * runs out. */
+kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
+void kv_family_filter_free(kv_family_filter *f);
+/* A kv_family_drop_fn: ctx is the kv_family_filter. */
+bool kv_family_filter_drops(const char *name, size_t len, void *ctx);
+
+/* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
+ * and 3.x do by default.  NULL: no. */
+bool kv_expo_wants_openmetrics(const char *accept);
+
+#endif

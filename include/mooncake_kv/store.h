@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mooncake_kv/store.h: one watched store, as the core holds it.
+ *
+ * A store is what one `--source` watches: one master, or several highly
+ * available ones (members), each with its own publisher stream, all
+ * describing the same objects.  The store keeps the tenants, every member's
+ * stream numbering and master figures, the leadership judgement, the
+ * quotas, the drift and the reconciliation plan; it decides everything
+ * those imply (loss, restarts, failovers, dialects, stale tenants).
+ *
+ * The shell moves bytes into it and holds the lock: the store does no I/O,
+ * takes no lock and keeps no clock (every time is the caller's).  Unless a
+ * function says otherwise, calls on one store must be serialised by the
+ * caller (the daemon's per-source mutex).  Errors follow mooncake_kv/common.h:
+ * 0 or a negative KV_E*; constructors return NULL. */
+#ifndef MOONCAKE_KV_STORE_H
+#define MOONCAKE_KV_STORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mooncake_kv/common.h>
+#include <mooncake_kv/keygroups.h>
+
+/* Limits shared by every store of a process: one memory bound however many
+ * masters are watched.  The counts are atomic because each stream is fed by
+ * its own thread; a race can overshoot by one entry per thread. */
+typedef struct kv_budget {
+	size_t max_tenants;
+	size_t max_objects;
+	size_t max_key_groups; /* 200 unless set after kv_budget_init */
+	atomic_size_t tenants;
+	atomic_size_t objects;
+	atomic_size_t key_groups;
+} kv_budget;
+
+void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
+
+/* One member as configured.  Strings are borrowed: they must outlive the
+ * store. */
+typedef struct kv_store_member {
+	const char *label; /* the `member` label (admin host:port), or NULL */
+	bool has_status;   /* it has an admin URL: its answers will be fed */
+	int dialect;       /* an enum kv_dialect, or -1: auto (from its status answer) */
+} kv_store_member;
+
+typedef struct kv_store_cfg {
+	const char *name;          /* the `source` label */
+	bool ha;                   /* given as several masters: per-member families carry `member` */
+	bool polled;               /* every member has an admin URL */
+	bool reconcile;            /* reconciliation runs (mooncake_kv/reconcile.h) */
+	double reconcile_interval; /* seconds: never more often than this */
+	const char *backend;       /* the backend_id to reconcile, or NULL: the one the stream shows */
+	const kv_store_member *members;
+	size_t n_members;
+	const kv_keygroup_re *key_groups; /* NULL: none; must outlive the store */
+	bool residency;                   /* object lifetimes */
+	kv_budget *budget;                /* must outlive the store */
+	uint64_t seed;                    /* keys the object hash: pick it at random */
+	size_t max_tenants;               /* bounds what the master's answers may hold */
+} kv_store_cfg;
+
+typedef struct kv_store kv_store;
+
+kv_store *kv_store_new(const kv_store_cfg *cfg);
+void kv_store_free(kv_store *s);
+
+/* --- feeding frames --- */
+
+/* What one message did: enough for the shell to log it.  Its number
+ * against the one before: */
+enum kv_seq_verdict {
+	KV_SEQ_FIRST,     /* first message: sets the baseline */
+	KV_SEQ_NEXT,      /* last + 1 (or a late message of a tail already counted) */
+	KV_SEQ_GAP,       /* a jump forward: messages were lost */
+	KV_SEQ_DUPLICATE, /* the last number again */
+	KV_SEQ_RESET,     /* a new publisher process: the number or the event id went back */
+};
+
+typedef struct kv_ingest_report {
+	enum kv_seq_verdict verdict; /* KV_SEQ_NEXT when frame 1 was unusable */
+	uint64_t seq;                /* this message's number (when frame 1 was usable) */
+	uint64_t prev_seq;           /* the number before it (GAP, RESET) */
+	uint64_t missing;            /* numbers this message showed to be missing */
+	enum kv_reason reject;       /* the message's rejection, else its first event's; KV_R_OK if none */
+	size_t events;               /* events of the message applied or looked at (not a duplicate's) */
+} kv_ingest_report;
+
+/* Ingests one multipart message of a member received at now_ms (wall
+ * clock) and fills *rep (which may be NULL).  Returns 0, or KV_ENOMEM when
+ * memory ran out: the message or some of its events were lost (counted)
+ * and the caller should log it. */
+int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
+		    kv_ingest_report *rep);
+/* A member's connection dropped, and came back (at now_ms). */
+void kv_store_disconnected(kv_store *s, size_t member);
+void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms);
+/* An idle moment: drains up to `slots` slots of the object tables' old
+ * arrays left by growth.  Returns whether some remain. */
+bool kv_store_settle(kv_store *s, size_t slots);
+/* Forgets the tenants that hold no object and had no event for idle_ms.
+ * Returns how many went. */
+size_t kv_store_expire(kv_store *s, int64_t now_ms, int64_t idle_ms);
+
+/* --- the dialect a member's stream is read in --- */
+
+enum kv_dialect_news {
+	KV_DIALECT_SAME,    /* nothing changed */
+	KV_DIALECT_DECIDED, /* first decision: ingest may start, nothing was read yet */
+	KV_DIALECT_SWITCHED /* another dialect than the one events were read in: tenants stale */
+};
+
+typedef struct kv_dialect_info {
+	bool decided;      /* ingest may start */
+	bool from_start;   /* decided by the configuration, before any answer */
+	const char *name;  /* "media", "object" */
+	const char *basis; /* why: "flag", "status", "no_status", "no_answer" */
+} kv_dialect_info;
+
+void kv_store_dialect(const kv_store *s, size_t member, kv_dialect_info *out);
+/* Ingest cannot wait longer for the member's status answer: the guide's
+ * dialect for now (a later answer may still switch it). */
+enum kv_dialect_news kv_store_dialect_give_up(kv_store *s, size_t member, kv_dialect_info *out);
+
+/* --- feeding the master's answers --- */
+
+/* A member's poll begins: the store notes where its stream stands, to
+ * compare the answers with. */
+void kv_store_poll_begin(kv_store *s, size_t member);
+
+/* One poll of a member: GET /kv_events/status (asked from t0 to t1, unix
+ * seconds), then, when it answered (200 or 503), /ha_status, and when that
+ * answered 200, /leader.  An answer not asked has err KV_POLL_CONNECT and
+ * http 0. */
+typedef struct kv_poll_answers {
+	double t0, t1;
+	double interval; /* seconds between polls (--master.poll-interval) */
+	kv_answer status, ha, leader;
+} kv_poll_answers;
+
+/* What changed, for the shell's log. */
+enum kv_poll_change {
+	KV_POLL_SAME,
+	KV_POLL_BECAME_STANDBY, /* it answers 503 */
+	KV_POLL_FAILED,         /* it stopped answering (or never did) */
+	KV_POLL_RECOVERED,      /* it serves again */
+};
+
+enum kv_leadership_news {
+	KV_LEAD_FAILOVER = 1, /* leadership moved: the tenants are stale */
+	KV_LEAD_SPLIT = 2,    /* a split brain began */
+	KV_LEAD_DROPPED = 4,  /* a one-master source's master stands by: its state was dropped */
+	KV_LEAD_RESUMED = 8,  /* ... and serves again: its figures start afresh */
+};
+
+typedef struct kv_poll_news {
+	enum kv_poll_change change;
+	int err; /* the status poll's enum kv_poll_error */
+	long http;
+	uint64_t restarts;                       /* publisher restarts this poll found */
+	uint64_t tail;                           /* sequence numbers counted lost as a tail */
+	uint64_t last_sequence;                  /* the master's */
+	uint64_t queue, transport, unattributed; /* missing numbers attributed now */
+	unsigned leadership;                     /* kv_leadership_news bits */
+	int leader;                              /* the member that serves, -1: none */
+	uint64_t view;                           /* the highest view version any member reported */
+	enum kv_dialect_news dialect_news;
+	kv_dialect_info dialect;
+	bool leads; /* this member serves: ask it for /metrics and the quotas next */
+} kv_poll_news;
+
+void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news);
+
+/* The leader's /metrics (its key count and the puts refused for a quota)
+ * and /api/v1/tenant_quotas, read as they arrive.  _reset and _feed touch
+ * only the member's own reader: call them without the store's lock, from
+ * the one thread that polls that member; _end applies the answer (under the
+ * lock).  A false _feed: stop the transfer (out of memory). */
+void kv_store_metrics_reset(kv_store *s, size_t member);
+bool kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n);
+void kv_store_metrics_end(kv_store *s, size_t member, int transfer_err);
+void kv_store_quotas_reset(kv_store *s, size_t member);
+bool kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n);
+/* Returns true when this answer said quotas are off on the master (409)
+ * and the last one did not. */
+bool kv_store_quotas_end(kv_store *s, size_t member, int transfer_err, long http);
+
+/* --- what the shell asks --- */
+
+/* The serving member (for a one-master source: its master unless it stands
+ * by), -1 when none serves. */
+int kv_store_leader(const kv_store *s);
+/* Every member with an admin URL was polled, every member that serves has
+ * connected at least once, and one member connected or answered as a
+ * standby.  ever_connected: per member, from the shell. */
+bool kv_store_ready(const kv_store *s, const bool *ever_connected);
+/* Gaps and restarts of all members' streams: anything that can have lost
+ * an event. */
+uint64_t kv_store_breaks(const kv_store *s);
+
+#endif
