@@ -16,6 +16,7 @@
             includes nothing but system headers and other public ones.
   map     docs/design.md names every C file of exporter/ and tools/sim/ and
           every public header by its path, and every path it names exists.
+  size    no C file is over MAX_LINES lines: a file holds one responsibility.
   license every source file (C, Python, shell, JavaScript, meson) says
           its licence in an SPDX line near its top (LICENSE has the text).
 
@@ -186,6 +187,25 @@ def check_map(root):
     return bad
 
 
+MAX_LINES = 600
+
+
+def check_size(root):
+    bad = []
+    for top in ('exporter', 'include', 'tools', 'tests'):
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs[:] = [x for x in dirs if x not in ('fixtures', 'corpus', 'node_modules')]
+            for n in names:
+                if n.endswith(('.c', '.h')):
+                    path = os.path.join(d, n)
+                    with open(path, errors='replace') as f:
+                        lines = sum(1 for _ in f)
+                    if lines > MAX_LINES:
+                        bad.append('%s has %d lines, over %d: split it by responsibility'
+                                   % (os.path.relpath(path, root), lines, MAX_LINES))
+    return bad
+
+
 SOURCES = ('.c', '.h', '.py', '.sh', '.mjs', '.in')
 
 
@@ -209,13 +229,13 @@ def check_license(root):
 
 def main():
     build, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    bad = check_layers(build, root) + check_map(root) + check_license(root)
+    bad = check_layers(build, root) + check_map(root) + check_size(root) + check_license(root)
     for b in bad:
         print('layout: ' + b)
     if bad:
         sys.exit(1)
     print('layout: the core and the daemon build apart, each public header alone; docs/design.md maps every C file '
-          'and public header; every source has its SPDX line')
+          'and public header; no C file is over %d lines; every source has its SPDX line' % MAX_LINES)
 
 
 if __name__ == '__main__':

@@ -5,38 +5,12 @@
 
 #include <mooncake_kv/buf.h>
 
-#include "kv_state.h"
+#include "kv_state_impl.h"
 #include "kv_utf8.h"
-
-struct kv_state {
-	kv_budget *budget;
-	uint64_t seed;
-	kv_tenant **tenants; /* first-seen order */
-	size_t n_tenants;
-	size_t cap_tenants;
-	uint32_t *index; /* open addressing over tenants: i + 1, 0 empty */
-	size_t index_mask;
-	kv_tenant *last; /* consecutive events are mostly for one tenant */
-	uint64_t tenants_overflow;
-	uint64_t tenants_expired;
-	uint64_t objects_overflow;
-	uint64_t unclean_labels;
-	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
-	kv_recon_log *record;
-	/* key groups: NULL matcher when off; names by id, an index by hash */
-	kv_keygroup_matcher *matcher;
-	kv_str *gnames;
-	size_t n_gnames, cap_gnames;
-	uint32_t *gindex; /* open addressing: id + 1, 0 empty; at most half full */
-	size_t gindex_mask;
-	uint64_t groups_overflow;
-	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
-	bool residency;
-};
 
 /* Births are kept exactly while the tenant is exact (kv_state.h).  Out of
  * memory they stay off: nothing is observed, nothing is wrong. */
-static void sync_births(const kv_state *s, kv_tenant *t)
+void kv_state_sync_births(const kv_state *s, kv_tenant *t)
 {
 	kv_objtable_births(&t->objects, s->residency && t->stale == 0);
 }
@@ -44,13 +18,13 @@ static void sync_births(const kv_state *s, kv_tenant *t)
 /* Adds stale bits; the tenant's stale age starts when it stops being exact,
  * and its births are forgotten then: from there on a stored may be an
  * object coming back, and one held may have died and come back unseen. */
-static void add_stale(const kv_state *s, kv_tenant *t, unsigned bits)
+void kv_state_add_stale(const kv_state *s, kv_tenant *t, unsigned bits)
 {
 	bool was_exact = !t->stale;
 	t->stale |= bits;
 	if (was_exact && bits) {
 		t->stale_since_ms = s->now_ms;
-		sync_births(s, t);
+		kv_state_sync_births(s, t);
 	}
 }
 
@@ -58,7 +32,7 @@ void kv_state_set_residency(kv_state *s, bool on)
 {
 	s->residency = on;
 	for (size_t i = 0; i < s->n_tenants; i++)
-		sync_births(s, s->tenants[i]);
+		kv_state_sync_births(s, s->tenants[i]);
 }
 
 bool kv_state_residency(const kv_state *s)
@@ -157,7 +131,7 @@ static kv_tenant *find(const kv_state *s, uint64_t h, kv_str backend, kv_str ten
 	}
 }
 
-static void index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v)
+void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v)
 {
 	size_t i = h & mask;
 	while (index[i] != 0)
@@ -176,7 +150,7 @@ static int grow_index(kv_state *s)
 	if (!n)
 		return KV_ENOMEM;
 	for (size_t i = 0; i < s->n_tenants; i++)
-		index_put(n, ncap - 1, s->tenants[i]->hash, (uint32_t)(i + 1));
+		kv_state_index_put(n, ncap - 1, s->tenants[i]->hash, (uint32_t)(i + 1));
 	free(s->index);
 	s->index = n;
 	s->index_mask = ncap - 1;
@@ -223,7 +197,7 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 			    !kv_label_value_clean(tenant.ptr, tenant.len);
 	s->unclean_labels += t->labels_unclean;
 	s->tenants[s->n_tenants++] = t;
-	index_put(s->index, s->index_mask, h, (uint32_t)s->n_tenants);
+	kv_state_index_put(s->index, s->index_mask, h, (uint32_t)s->n_tenants);
 	*out = t;
 	return KV_OK;
 fail:
@@ -231,6 +205,14 @@ fail:
 		tenant_free(t);
 	atomic_fetch_sub(&s->budget->tenants, 1);
 	return rc;
+}
+
+int kv_state_tenant_get(kv_state *s, kv_str backend, kv_str tenant, kv_tenant **out)
+{
+	uint64_t h = tenant_hash(s, backend, tenant);
+	if ((*out = find(s, h, backend, tenant)))
+		return KV_OK;
+	return add_tenant(s, h, backend, tenant, out);
 }
 
 static kv_tenant *lookup(kv_state *s, const kv_event *ev, uint64_t *h)
@@ -304,7 +286,7 @@ static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at)
 	end_every_life(s, t, at);
 	forget_objects(s, t);
 	t->stale = 0;
-	sync_births(s, t);
+	kv_state_sync_births(s, t);
 }
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
@@ -320,7 +302,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 	if (rc == KV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
-		add_stale(s, t, KV_STALE_OVERFLOW);
+		kv_state_add_stale(s, t, KV_STALE_OVERFLOW);
 	}
 	if (rc != KV_OK)
 		return rc;
@@ -424,7 +406,7 @@ size_t kv_state_expire(kv_state *s, int64_t now_ms, int64_t idle_ms)
 	s->last = NULL;
 	memset(s->index, 0, (s->index_mask + 1) * sizeof(*s->index));
 	for (size_t i = 0; i < s->n_tenants; i++)
-		index_put(s->index, s->index_mask, s->tenants[i]->hash, (uint32_t)(i + 1));
+		kv_state_index_put(s->index, s->index_mask, s->tenants[i]->hash, (uint32_t)(i + 1));
 	atomic_fetch_sub(&s->budget->tenants, gone);
 	s->tenants_expired += gone;
 	return gone;
@@ -449,7 +431,7 @@ bool kv_state_settle(kv_state *s, size_t slots)
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 {
 	for (size_t i = 0; i < s->n_tenants; i++)
-		add_stale(s, s->tenants[i], why);
+		kv_state_add_stale(s, s->tenants[i], why);
 }
 
 void kv_state_drop(kv_state *s)
@@ -459,159 +441,8 @@ void kv_state_drop(kv_state *s)
 		forget_objects(s, s->tenants[i]);
 		s->tenants[i]->stale = KV_STALE_STARTUP;
 		s->tenants[i]->stale_since_ms = s->now_ms;
-		sync_births(s, s->tenants[i]);
+		kv_state_sync_births(s, s->tenants[i]);
 	}
-}
-
-static kv_str dup_str(const char *p, size_t n)
-{
-	char *c = malloc(n + 1);
-	if (c) {
-		memcpy(c, p, n);
-		c[n] = '\0';
-	}
-	return (kv_str){c, (uint32_t)n};
-}
-
-static int add_group_name(kv_state *s, const char *name, size_t len)
-{
-	if (s->n_gnames == s->cap_gnames) {
-		kv_str *p = kv_array_grow(s->gnames, &s->cap_gnames, sizeof(*p), 16, 0);
-		if (!p)
-			return KV_ENOMEM;
-		s->gnames = p;
-	}
-	/* the index stays at most half full */
-	if ((s->n_gnames + 1) * 2 > (s->gindex ? s->gindex_mask + 1 : 0)) {
-		size_t cap = s->gindex ? (s->gindex_mask + 1) * 2 : 64;
-		uint32_t *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return KV_ENOMEM;
-		for (size_t i = 0; i < s->n_gnames; i++)
-			index_put(n, cap - 1, XXH3_64bits(s->gnames[i].ptr, s->gnames[i].len), (uint32_t)i + 1);
-		free(s->gindex);
-		s->gindex = n;
-		s->gindex_mask = cap - 1;
-	}
-	kv_str c = dup_str(name, len);
-	if (!c.ptr)
-		return KV_ENOMEM;
-	index_put(s->gindex, s->gindex_mask, XXH3_64bits(name, len), (uint32_t)s->n_gnames + 1);
-	s->gnames[s->n_gnames++] = c;
-	return KV_OK;
-}
-
-int kv_state_set_keygroups(kv_state *s, const kv_keygroup_re *re)
-{
-	if (!(s->matcher = kv_keygroup_matcher_new(re)) || add_group_name(s, "", 0) != KV_OK ||
-	    add_group_name(s, "__overflow__", 12) != KV_OK)
-		return KV_ENOMEM;
-	return KV_OK;
-}
-
-bool kv_state_has_keygroups(const kv_state *s)
-{
-	return s->matcher != NULL;
-}
-
-uint32_t kv_state_group_id(kv_state *s, const char *name, size_t len)
-{
-	if (!len || !s->gindex)
-		return KV_GROUP_NONE;
-	for (size_t j = XXH3_64bits(name, len) & s->gindex_mask; s->gindex[j]; j = (j + 1) & s->gindex_mask) {
-		const kv_str *g = &s->gnames[s->gindex[j] - 1];
-		if (g->len == len && memcmp(g->ptr, name, len) == 0)
-			return s->gindex[j] - 1;
-	}
-	/* a new group: within the budget of all sources, or the overflow group */
-	if (atomic_fetch_add(&s->budget->key_groups, 1) >= s->budget->max_key_groups ||
-	    add_group_name(s, name, len) != KV_OK) {
-		atomic_fetch_sub(&s->budget->key_groups, 1);
-		s->groups_overflow++;
-		return KV_GROUP_OVERFLOW;
-	}
-	return (uint32_t)s->n_gnames - 1;
-}
-
-size_t kv_state_group_count(const kv_state *s)
-{
-	return s->n_gnames;
-}
-
-kv_str kv_state_group_name(const kv_state *s, uint32_t id)
-{
-	return id < s->n_gnames ? s->gnames[id] : (kv_str){"", 0};
-}
-
-uint64_t kv_state_groups_overflow(const kv_state *s)
-{
-	return s->groups_overflow;
-}
-
-uint64_t kv_state_key_hash(const kv_state *s, kv_str key)
-{
-	return XXH3_64bits_withSeed(key.ptr, key.len, s->seed);
-}
-
-unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash)
-{
-	return kv_objtable_get(&t->objects, hash);
-}
-
-int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_log *log)
-{
-	if (s->recorded)
-		return KV_EINVAL;
-	uint64_t h = tenant_hash(s, backend, tenant);
-	kv_tenant *t = find(s, h, backend, tenant);
-	if (!t) {
-		int rc = add_tenant(s, h, backend, tenant, &t);
-		if (rc != KV_OK)
-			return rc;
-	}
-	s->recorded = t;
-	s->record = log;
-	return KV_OK;
-}
-
-void kv_state_record_stop(kv_state *s)
-{
-	s->recorded = NULL;
-	s->record = NULL;
-}
-
-size_t kv_state_recorded_objects(const kv_state *s)
-{
-	return s->recorded ? kv_objtable_count(&s->recorded->objects) : 0;
-}
-
-int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
-{
-	kv_tenant *t = s->recorded;
-	if (!t)
-		return KV_EINVAL;
-	size_t before = kv_objtable_count(&t->objects), after = kv_recon_objects(fresh);
-	size_t used = atomic_load(&s->budget->objects);
-	if (after > before && used + (after - before) > s->budget->max_objects)
-		return KV_ELIMIT;
-	atomic_fetch_add(&s->budget->objects, after);
-	atomic_fetch_sub(&s->budget->objects, before);
-	*old = t->objects;
-	t->objects = fresh->objects;
-	memcpy(t->counts.placement, fresh->placement, sizeof(t->counts.placement));
-	/* the groups' objects are the fresh table's; their events go on */
-	kv_group_vec_empty(&t->groups);
-	for (uint32_t i = 0; i < fresh->groups.n; i++) {
-		kv_group_counts *g = kv_group_vec_at(&t->groups, fresh->groups.v[i].id);
-		if (g)
-			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));
-	}
-	kv_group_vec_free(&fresh->groups);
-	t->stale = 0;
-	add_stale(s, t, stale);
-	sync_births(s, t);
-	memset(fresh, 0, sizeof(*fresh));
-	return KV_OK;
 }
 
 size_t kv_state_tenant_count(const kv_state *s)

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The inside of a kv_state, for the files that keep it: state.c (tenants,
+ * events applied, lives), state_groups.c (key groups' names),
+ * state_reconcile.c (a reconciliation's recording and cut-over). */
+#ifndef KV_STATE_IMPL_H
+#define KV_STATE_IMPL_H
+
+#include "kv_state.h"
+
+struct kv_state {
+	kv_budget *budget;
+	uint64_t seed;
+	kv_tenant **tenants; /* first-seen order */
+	size_t n_tenants;
+	size_t cap_tenants;
+	uint32_t *index; /* open addressing over tenants: i + 1, 0 empty */
+	size_t index_mask;
+	kv_tenant *last; /* consecutive events are mostly for one tenant */
+	uint64_t tenants_overflow;
+	uint64_t tenants_expired;
+	uint64_t objects_overflow;
+	uint64_t unclean_labels;
+	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
+	kv_recon_log *record;
+	/* key groups: NULL matcher when off; names by id, an index by hash */
+	kv_keygroup_matcher *matcher;
+	kv_str *gnames;
+	size_t n_gnames, cap_gnames;
+	uint32_t *gindex; /* open addressing: id + 1, 0 empty; at most half full */
+	size_t gindex_mask;
+	uint64_t groups_overflow;
+	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
+	bool residency;
+};
+
+/* Births are kept exactly while the tenant is exact (kv_state.h).  Out of
+ * memory they stay off: nothing is observed, nothing is wrong. */
+void kv_state_sync_births(const kv_state *s, kv_tenant *t);
+/* Adds stale bits; the tenant's stale age starts when it stops being exact,
+ * and its births are forgotten then. */
+void kv_state_add_stale(const kv_state *s, kv_tenant *t, unsigned bits);
+/* Puts v at hash h of an open-addressing index (0 is empty). */
+void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v);
+/* The tenant (backend, tenant), created if new.  Returns 0, KV_ELIMIT (no
+ * room under the tenant limit) or KV_ENOMEM. */
+int kv_state_tenant_get(kv_state *s, kv_str backend, kv_str tenant, kv_tenant **out);
+
+#endif

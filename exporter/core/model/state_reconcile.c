@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The state's side of a reconciliation (kv_state.h, "reconciliation"):
+ * the key hashes and media the fresh table is compared with, the recording
+ * of the tenant's events while the listing is read, and the cut-over. */
+#include <string.h>
+#include <xxhash.h>
+
+#include "kv_state_impl.h"
+
+uint64_t kv_state_key_hash(const kv_state *s, kv_str key)
+{
+	return XXH3_64bits_withSeed(key.ptr, key.len, s->seed);
+}
+
+unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash)
+{
+	return kv_objtable_get(&t->objects, hash);
+}
+
+int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_log *log)
+{
+	if (s->recorded)
+		return KV_EINVAL;
+	kv_tenant *t;
+	int rc = kv_state_tenant_get(s, backend, tenant, &t);
+	if (rc != KV_OK)
+		return rc;
+	s->recorded = t;
+	s->record = log;
+	return KV_OK;
+}
+
+void kv_state_record_stop(kv_state *s)
+{
+	s->recorded = NULL;
+	s->record = NULL;
+}
+
+size_t kv_state_recorded_objects(const kv_state *s)
+{
+	return s->recorded ? kv_objtable_count(&s->recorded->objects) : 0;
+}
+
+int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
+{
+	kv_tenant *t = s->recorded;
+	if (!t)
+		return KV_EINVAL;
+	size_t before = kv_objtable_count(&t->objects), after = kv_recon_objects(fresh);
+	size_t used = atomic_load(&s->budget->objects);
+	if (after > before && used + (after - before) > s->budget->max_objects)
+		return KV_ELIMIT;
+	atomic_fetch_add(&s->budget->objects, after);
+	atomic_fetch_sub(&s->budget->objects, before);
+	*old = t->objects;
+	t->objects = fresh->objects;
+	memcpy(t->counts.placement, fresh->placement, sizeof(t->counts.placement));
+	/* the groups' objects are the fresh table's; their events go on */
+	kv_group_vec_empty(&t->groups);
+	for (uint32_t i = 0; i < fresh->groups.n; i++) {
+		kv_group_counts *g = kv_group_vec_at(&t->groups, fresh->groups.v[i].id);
+		if (g)
+			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));
+	}
+	kv_group_vec_free(&fresh->groups);
+	t->stale = 0;
+	kv_state_add_stale(s, t, stale);
+	kv_state_sync_births(s, t);
+	memset(fresh, 0, sizeof(*fresh));
+	return KV_OK;
+}

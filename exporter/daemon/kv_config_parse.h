@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the flag parser (config.c) and the source parser (config_source.c)
+ * share; nothing outside them uses it. */
+#ifndef KV_CONFIG_PARSE_H
+#define KV_CONFIG_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kv_config.h"
+
+/* What one parse carries between flags besides the configuration. */
+struct parse {
+	kv_config *c;
+	char *zmq_endpoint, *master_url;
+	bool timeout_given;
+	char *err;
+	size_t errlen;
+};
+
+/* Writes the reason into p->err; returns KV_EINVAL. */
+int kv_parse_err(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* http:// or https:// */
+bool kv_url_ok(const char *u);
+/* Replaces *dst with a copy of v.  Returns 0 or KV_ENOMEM (*dst unchanged). */
+int kv_dup_into(char **dst, const char *v);
+/* The index of word in a NULL-terminated list, or -1. */
+int kv_choice_index(const char *const *choices, const char *word);
+/* --stream.dialect's and dialect='s words, in KV_DIALECT_MODE_* order. */
+extern const char *const kv_dialect_modes[];
+
+/* Adds a source from its parts (config_source.c); masters: n_masters
+ * NUL-separated master= values. */
+int kv_add_source(struct parse *p, const char *name, const char *zmq, const char *status, const char *masters,
+		  size_t n_masters, bool reconcile, const char *backend, const char *dialect, const char *group_regex);
+/* --source's value. */
+int kv_parse_source(struct parse *p, const char *val);
+void kv_source_cfg_free(kv_source_cfg *s);
+
+#endif
