@@ -88,6 +88,23 @@ def includes(path):
     return re.findall(r'#include\s+"([^"]+)"', text), re.findall(r'#include\s+<([^>]+)>', text)
 
 
+def check_includes(root, folder, own, why, io):
+    """Every file of folder includes its own headers ("..."), public ones
+    (<mooncake_kv/...>) that exist, and, unless io, no I/O library."""
+    bad = []
+    public = headers_under(root, PUBLIC)
+    for d, _, files in os.walk(os.path.join(root, folder)):
+        for f in files:
+            path = os.path.join(d, f)
+            quoted, angled = includes(path)
+            bad += ['%s includes "%s", %s' % (path, inc, why) for inc in quoted if inc not in own]
+            bad += ['%s includes <%s>: the core does no I/O' % (path, inc) for inc in angled
+                    if not io and inc.startswith(IO_HEADERS)]
+            bad += ['%s includes <%s>, which is no public header' % (path, inc) for inc in angled
+                    if inc.startswith('mooncake_kv/') and inc[len('mooncake_kv/'):] not in public]
+    return bad
+
+
 def check_core(build, root):
     bad = []
     entries = entries_of(build, 'libmooncake-kv.a')
@@ -102,20 +119,8 @@ def check_core(build, root):
     for daemon_header in ('"kv_source.h"', '"kv_fetch.h"', '"exporter/daemon/kv_source.h"'):
         if probe(compile_flags(e), e['directory'], daemon_header)[0]:
             bad.append('a core file can include the daemon header %s' % daemon_header)
-    core_headers = headers_under(root, 'exporter/core')
-    public = headers_under(root, PUBLIC)
-    for d, _, files in os.walk(os.path.join(root, 'exporter/core')):
-        for f in files:
-            quoted, angled = includes(os.path.join(d, f))
-            for inc in quoted:
-                if inc not in core_headers:
-                    bad.append('%s includes "%s", not a core header' % (os.path.join(d, f), inc))
-            for inc in angled:
-                if inc.startswith(IO_HEADERS):
-                    bad.append('%s includes <%s>: the core does no I/O' % (os.path.join(d, f), inc))
-                if inc.startswith('mooncake_kv/') and inc[len('mooncake_kv/'):] not in public:
-                    bad.append('%s includes <%s>, which is no public header' % (os.path.join(d, f), inc))
-    return bad
+    return bad + check_includes(root, 'exporter/core', headers_under(root, 'exporter/core'), 'not a core header',
+                                io=False)
 
 
 def check_daemon(build, root):
@@ -133,18 +138,8 @@ def check_daemon(build, root):
     for private in ('"kv_state.h"', '"kv_stream.h"', '"kv_master_status.h"', '"exporter/core/model/kv_state.h"'):
         if probe(compile_flags(e), e['directory'], private)[0]:
             bad.append('a daemon file can include the core-private header %s' % private)
-    daemon_headers = headers_under(root, 'exporter/daemon') | set(GENERATED)
-    public = headers_under(root, PUBLIC)
-    for d, _, files in os.walk(os.path.join(root, 'exporter/daemon')):
-        for f in files:
-            quoted, angled = includes(os.path.join(d, f))
-            for inc in quoted:
-                if inc not in daemon_headers:
-                    bad.append('%s includes "%s", neither the daemon\'s nor public' % (os.path.join(d, f), inc))
-            for inc in angled:
-                if inc.startswith('mooncake_kv/') and inc[len('mooncake_kv/'):] not in public:
-                    bad.append('%s includes <%s>, which is no public header' % (os.path.join(d, f), inc))
-    return bad
+    return bad + check_includes(root, 'exporter/daemon', headers_under(root, 'exporter/daemon') | set(GENERATED),
+                                'neither the daemon\'s nor public', io=True)
 
 
 def check_public(build, root):

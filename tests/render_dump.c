@@ -67,20 +67,20 @@ int main(int argc, char **argv)
 					.last_success = 1795982100.0,
 					.last_keys = 4000};
 	kv_master_record(&src[0].members[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
-	kv_exporter_snap x = {.version = "test",
-			      .revision = "none",
+	kv_exporter_snap x = {.info = {.version = "test",
+				       .revision = "none",
+				       .process = {.ok = true,
+						   .cpu_seconds = 0.5,
+						   .start_time = 1795982000,
+						   .resident_bytes = 1e7,
+						   .virtual_bytes = 1e8,
+						   .open_fds = 9,
+						   .max_fds = 1024}},
 			      .sources = src,
 			      .n_sources = n,
 			      .tracked_objects = atomic_load(&budget.objects),
 			      .max_objects = 1000000,
-			      .max_tenants = 1000,
-			      .process = {.ok = true,
-					  .cpu_seconds = 0.5,
-					  .start_time = 1795982000,
-					  .resident_bytes = 1e7,
-					  .virtual_bytes = 1e8,
-					  .open_fds = 9,
-					  .max_fds = 1024}};
+			      .max_tenants = 1000};
 	kv_buf out;
 	kv_buf_init(&out);
 	int rc = kv_render(&out, &x);

@@ -60,8 +60,7 @@ static int setup(void **state)
 			       .skipped_unparsed_keys = 3};
 	kv_stream_pos none = {0};
 	kv_master_record(&m1->master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, &none);
-	f->x = (kv_exporter_snap){.version = "1.2.3",
-				  .revision = "abc",
+	f->x = (kv_exporter_snap){.info = {.version = "1.2.3", .revision = "abc"},
 				  .sources = f->src,
 				  .n_sources = 2,
 				  .tracked_objects = 7,

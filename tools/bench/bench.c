@@ -196,7 +196,8 @@ static int bench_render(void)
 		kv_source_snap src = {.name = "m0"};
 		kv_snapshot_members(&src, 1);
 		src.members[0].connected = true;
-		kv_exporter_snap x = {.version = "bench", .revision = "bench", .sources = &src, .n_sources = 1};
+		kv_exporter_snap x = {
+			.info = {.version = "bench", .revision = "bench"}, .sources = &src, .n_sources = 1};
 		kv_buf out;
 		kv_buf_init(&out);
 		int runs = counts[c] >= 10000 ? 20 : 200;

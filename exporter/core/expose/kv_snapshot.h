@@ -77,8 +77,7 @@ typedef struct kv_source_snap {
 } kv_source_snap;
 
 typedef struct kv_exporter_snap {
-	const char *version;
-	const char *revision;
+	kv_exporter_info info; /* the exporter's own figures (mooncake_kv/scrape.h) */
 	const kv_source_snap *sources;
 	size_t n_sources;
 	uint64_t tracked_objects;
@@ -87,11 +86,6 @@ typedef struct kv_exporter_snap {
 	uint64_t max_tenants;
 	uint64_t max_key_groups;
 	uint64_t tracked_key_groups;
-	uint64_t scrapes;           /* before this one */
-	double last_scrape_seconds; /* snapshot + render + compress of the previous scrape */
-	uint64_t last_scrape_bytes;
-	int64_t now_ms; /* the scrape's wall clock (unix ms; 0: the publishers' newest times are now) */
-	kv_process_snap process;
 } kv_exporter_snap;
 
 /* Makes room for n members, zeroed.  Returns 0 or KV_ENOMEM. */

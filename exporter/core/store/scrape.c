@@ -41,8 +41,7 @@ int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out
 {
 	const kv_budget *b = x->budget;
 	kv_exporter_snap es = {
-		.version = x->version,
-		.revision = x->revision,
+		.info = *x,
 		.sources = sc->sources,
 		.n_sources = sc->n,
 		.tracked_objects = b ? atomic_load(&b->objects) : 0,
@@ -51,11 +50,6 @@ int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out
 		.max_tenants = b ? b->max_tenants : 0,
 		.max_key_groups = b ? b->max_key_groups : 0,
 		.tracked_key_groups = b ? atomic_load(&b->key_groups) : 0,
-		.scrapes = x->scrapes,
-		.last_scrape_seconds = x->last_scrape_seconds,
-		.last_scrape_bytes = x->last_scrape_bytes,
-		.now_ms = x->now_ms,
-		.process = x->process,
 	};
 	return kv_render(out, &es);
 }

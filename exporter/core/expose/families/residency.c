@@ -24,7 +24,8 @@ static double publisher_now_ms(const kv_exporter_snap *x, const kv_source_snap *
 	double now = 0;
 	for (size_t i = 0; i < s->n_members; i++) {
 		const kv_stream_stats *st = &s->members[i].stats;
-		int64_t since = x->now_ms > st->last_timestamp_at_ms ? x->now_ms - st->last_timestamp_at_ms : 0;
+		int64_t since = x->info.now_ms > st->last_timestamp_at_ms ? x->info.now_ms - st->last_timestamp_at_ms
+									  : 0;
 		if (st->has_timestamp && (double)(st->last_timestamp_ms + since) > now)
 			now = (double)(st->last_timestamp_ms + since);
 	}

@@ -7,12 +7,12 @@
 
 static bool process_known(const kv_exporter_snap *x)
 {
-	return x->process.ok;
+	return x->info.process.ok;
 }
 
 static void build_info(kv_emit *e, const kv_at *a)
 {
-	const kv_label l[] = {{"version", a->x->version}, {"revision", a->x->revision}};
+	const kv_label l[] = {{"version", a->x->info.version}, {"revision", a->x->info.revision}};
 	kv_sample_labels(e, l, 2, 1);
 }
 
@@ -41,15 +41,15 @@ X_VALUE(objects_overflow, sum_objects_overflow(a->x))
 X_VALUE(tracked_groups, a->x->tracked_key_groups)
 X_VALUE(max_groups, a->x->max_key_groups)
 X_VALUE(groups_overflow, sum_groups_overflow(a->x))
-X_VALUE(scrapes, a->x->scrapes)
-X_VALUE(scrape_seconds, a->x->last_scrape_seconds)
-X_VALUE(scrape_bytes, a->x->last_scrape_bytes)
-X_VALUE(cpu, a->x->process.cpu_seconds)
-X_VALUE(resident, a->x->process.resident_bytes)
-X_VALUE(virtual_bytes, a->x->process.virtual_bytes)
-X_VALUE(open_fds, a->x->process.open_fds)
-X_VALUE(max_fds, a->x->process.max_fds)
-X_VALUE(start_time, a->x->process.start_time)
+X_VALUE(scrapes, a->x->info.scrapes)
+X_VALUE(scrape_seconds, a->x->info.last_scrape_seconds)
+X_VALUE(scrape_bytes, a->x->info.last_scrape_bytes)
+X_VALUE(cpu, a->x->info.process.cpu_seconds)
+X_VALUE(resident, a->x->info.process.resident_bytes)
+X_VALUE(virtual_bytes, a->x->info.process.virtual_bytes)
+X_VALUE(open_fds, a->x->info.process.open_fds)
+X_VALUE(max_fds, a->x->info.process.max_fds)
+X_VALUE(start_time, a->x->info.process.start_time)
 
 #define SELF    KV_SCOPE_EXPORTER, 0, NULL
 #define GROUPS  KV_SCOPE_EXPORTER, 0, kv_any_groups
