@@ -65,8 +65,14 @@ static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u)
 	kv_store_metrics_reset(s->store, m->index);
 	enum kv_poll_error err = kv_fetch_stream(f, u->keys, into_metrics, m, &http);
 	pthread_mutex_lock(&s->lock);
-	kv_store_metrics_end(s->store, m->index, err);
+	size_t evicted = kv_store_metrics_end(s->store, m->index, err);
 	pthread_mutex_unlock(&s->lock);
+	if (evicted) {
+		char n[24];
+		snprintf(n, sizeof(n), "%zu", evicted);
+		kv_log(KV_LOG_WARN, "the master evicted objects for a tenant's quota without events: tenants stale",
+		       "source", s->cfg->name, "tenants", n, NULL);
+	}
 }
 
 static bool into_quotas(const void *p, size_t n, void *ctx)
@@ -170,6 +176,11 @@ void *kv_master_poller_main(void *arg)
 		if (news.dialect_news != KV_DIALECT_SAME)
 			atomic_store(&m->dialect_decided, true);
 		log_outcome(m, &news, &rl);
+		if (news.proved_empty)
+			kv_log(KV_LOG_INFO,
+			       "the master's store is empty before its publisher's first message: every tenant "
+			       "exact from here",
+			       "source", s->cfg->name, "url", m->cfg->status, NULL);
 		log_ha(m, &news);
 		kv_member_log_dialect(m, news.dialect_news, &news.dialect);
 		if (news.leads) {

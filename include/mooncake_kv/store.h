@@ -168,7 +168,8 @@ typedef struct kv_poll_news {
 	uint64_t view;                           /* the highest view version any member reported */
 	enum kv_dialect_news dialect_news;
 	kv_dialect_info dialect;
-	bool leads; /* this member serves: ask it for /metrics and the quotas next */
+	bool leads;        /* this member serves: ask it for /metrics and the quotas next */
+	bool proved_empty; /* the store was proven empty before its publisher's first message: every tenant exact */
 } kv_poll_news;
 
 void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news);
@@ -180,7 +181,9 @@ void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a,
  * lock).  A false _feed: stop the transfer (out of memory). */
 void kv_store_metrics_reset(kv_store *s, size_t member);
 bool kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n);
-void kv_store_metrics_end(kv_store *s, size_t member, int transfer_err);
+/* Returns how many tenants turned stale because the master's quota
+ * eviction erased objects of theirs without an event. */
+size_t kv_store_metrics_end(kv_store *s, size_t member, int transfer_err);
 void kv_store_quotas_reset(kv_store *s, size_t member);
 bool kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n);
 /* Returns true when this answer said quotas are off on the master (409)

@@ -28,10 +28,12 @@
  *   clear:all                  RemoveAll (media dialect: each object's removal, then cleared where it held objects)
  *   clear:tenant=T             RemoveAll of tenant T (media dialect: each object's removal, then its cleared,
  *                              even when it held nothing, as dev/conductor)
- *   batch-remove:count=N       BatchRemove of N random objects: no event, as upstream
+ *   batch-remove:count=N[,tenant=T]  BatchRemove of N random objects (of tenant T): no event, as upstream
  *   quota-reject:count=N       N puts refused for their tenant's quota (a tenant over it, else any):
  *                              no event, counted in the master's mooncake_tenant_quota_reject_total
- *   quota-evict:count=N        EvictTenantMemoryForQuota on N random objects: silent on main
+ *   gate:PATH                  waits until the file PATH exists (a test's go-ahead), 300 s at most
+ *   quota-evict:count=N[,tenant=T]  EvictTenantMemoryForQuota on N random objects (of tenant T): silent
+ *                              on main, counted in mooncake_tenant_evict_bytes_total
  *   upgrade                    the master is upgraded in place: a new process that speaks the other dialect
  *   restart                    new publisher process: sequence, event ids and
  *                              counters back to their start, socket re-bound
@@ -84,6 +86,8 @@ static const char usage[] =
 	"  --quota-bytes N (1048576)  tenant t asks for (t + 1) * N bytes; each object is charged 4096\n"
 	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID  --sndhwm N (10000)\n"
 	"  --preload N    random objects the master holds before any subscriber (no event for them)\n"
+	"  --foreign-keys N (1)  keys of a tenant no event ever names, held since before any subscriber: a\n"
+	"                 master a subscriber joins is not empty (0: started empty, with the exporter watching)\n"
 	"  --key-style plain|vllm|lmcache|sglang (plain)  --models N (3; 1..4): keys shaped like an integration's,\n"
 	"                 over N models; the truth gives each tenant's figures per model (\"groups\")\n"
 	"  --legacy on|off (on)  --object-key on|off (on)\n"
@@ -100,7 +104,8 @@ static const char usage[] =
 	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
 	"after=S) "
 	"sleep:seconds=S "
-	"clock:ms=N (the publisher's clock steps) known:tenant=T (a reconciliation made T exact) wait\n";
+	"clock:ms=N (the publisher's clock steps) known:tenant=T (a reconciliation made T exact) known:all (watched "
+	"from empty) gate:PATH (waits for PATH to exist) wait\n";
 
 static void on_signal(int sig)
 {
@@ -128,6 +133,7 @@ int main(int argc, char **argv)
 			   .keys = 2000,
 			   .queue_cap = 65536,
 			   .sndhwm = 10000,
+			   .foreign = 1,
 			   .models = 3,
 			   .quota_unit = 1 << 20,
 			   .seed = 1,
@@ -179,6 +185,8 @@ int main(int argc, char **argv)
 			o->models = (unsigned)atoi(v);
 		else if (!strcmp(a, "--preload"))
 			o->preload = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--foreign-keys"))
+			o->foreign = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--sndhwm"))
 			o->sndhwm = (unsigned)atoi(v);
 		else if (!strcmp(a, "--spec-extras"))
@@ -217,7 +225,9 @@ int main(int argc, char **argv)
 	s->wire_birth = malloc((size_t)o->tenants * o->keys * sizeof(*s->wire_birth));
 	s->truth = calloc(o->tenants, sizeof(*s->truth));
 	s->quota_rejects = calloc(o->tenants, sizeof(*s->quota_rejects));
-	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->wire_birth || !s->truth || !s->quota_rejects)
+	s->evicted_bytes = calloc(o->tenants, sizeof(*s->evicted_bytes));
+	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->wire_birth || !s->truth || !s->quota_rejects ||
+	    !s->evicted_bytes)
 		die("out of memory");
 	for (size_t i = 0; i < (size_t)o->tenants * o->keys; i++)
 		s->wire_birth[i] = -1;
@@ -260,6 +270,7 @@ int main(int argc, char **argv)
 	}
 	free(s->truth);
 	free(s->quota_rejects);
+	free(s->evicted_bytes);
 	free(o->phases);
 	return 0;
 }

@@ -141,7 +141,9 @@ static void op_upsert(struct sim *s, unsigned t, unsigned k, bool with_disk)
 
 /* EvictTenantMemoryForQuota: a tenant's memory replicas go, and an object
  * left with nothing is erased, without an event on main (master_service.cpp
- * ~L9646-9889 publishes nothing); the guide's delta. */
+ * L9646-9889 publishes nothing); dev/conductor publishes each (19ffa6e
+ * L6552, L6557): the guide's delta.  Both count the bytes freed in
+ * mooncake_tenant_evict_bytes_total{tenant_id} (main L9862). */
 void op_quota_evict(struct sim *s, unsigned t, unsigned k)
 {
 	unsigned c = *cell(s, s->master, t, k);
@@ -149,6 +151,9 @@ void op_quota_evict(struct sim *s, unsigned t, unsigned k)
 		return;
 	s->silent_removals += object_dialect(s) && c == REP_MEM;
 	master_set(s, t, k, (unsigned char)(c & ~REP_MEM));
+	pthread_mutex_lock(&s->model_lock);
+	s->evicted_bytes[t] += OBJECT_BYTES;
+	pthread_mutex_unlock(&s->model_lock);
 	if (!object_dialect(s))
 		publish_delta(s, t, k, c, c & ~REP_MEM);
 }
@@ -286,7 +291,7 @@ char *metrics_text(struct sim *s, size_t *len)
 	n += (size_t)snprintf(b + n, cap - n,
 			      "# HELP master_key_count Total number of keys in the master\n"
 			      "# TYPE master_key_count gauge\nmaster_key_count %llu\n",
-			      (unsigned long long)atomic_load(&s->master_keys));
+			      (unsigned long long)(atomic_load(&s->master_keys) + s->o.foreign));
 	pthread_mutex_lock(&s->model_lock);
 	for (unsigned t = 0; s->o.quotas && t < s->o.tenants; t++) {
 		struct quota q = tenant_quota(s, t);
@@ -298,10 +303,10 @@ char *metrics_text(struct sim *s, size_t *len)
 				      "mooncake_tenant_quota_charged_bytes{tenant_id=\"%s\"} %llu\n"
 				      "mooncake_tenant_quota_admission_closed{tenant_id=\"%s\"} %d\n"
 				      "mooncake_tenant_quota_over_quota{tenant_id=\"%s\"} %d\n"
-				      "mooncake_tenant_evict_bytes_total{tenant_id=\"%s\"} 0\n",
+				      "mooncake_tenant_evict_bytes_total{tenant_id=\"%s\"} %llu\n",
 				      name, (unsigned long long)q.requested, name, (unsigned long long)q.effective,
-				      name, (unsigned long long)q.charged, name, !q.explicit_policy, name, q.over,
-				      name);
+				      name, (unsigned long long)q.charged, name, !q.explicit_policy, name, q.over, name,
+				      (unsigned long long)s->evicted_bytes[t]);
 		if (s->quota_rejects[t])
 			n += (size_t)snprintf(
 				b + n, cap - n,

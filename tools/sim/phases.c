@@ -4,6 +4,7 @@
  * there. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim.h"
 
@@ -68,11 +69,26 @@ static void burst(struct sim *s, const char *spec)
 	flush(s);
 }
 
+/* tenant=T of a phase, or a random tenant each time (-1) */
+static int tenant_param(struct sim *s, const char *spec)
+{
+	double t = param(spec, "tenant", -1);
+	if (t >= (double)s->o.tenants)
+		die("tenant=T must be below --tenants");
+	return (int)t;
+}
+
+static unsigned some_tenant(struct sim *s, int t)
+{
+	return t >= 0 ? (unsigned)t : (unsigned)(rnd(s) % s->o.tenants);
+}
+
 static void quota_evict(struct sim *s, const char *spec)
 {
 	uint64_t n = (uint64_t)param(spec, "count", 100);
+	int t = tenant_param(s, spec);
 	for (uint64_t i = 0; i < n; i++)
-		op_quota_evict(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
+		op_quota_evict(s, some_tenant(s, t), (unsigned)(rnd(s) % s->o.keys));
 	flush(s);
 }
 
@@ -98,8 +114,9 @@ static void quota_reject(struct sim *s, const char *spec)
 static void batch_remove(struct sim *s, const char *spec)
 {
 	uint64_t n = (uint64_t)param(spec, "count", 100);
+	int t = tenant_param(s, spec);
 	for (uint64_t i = 0; i < n; i++)
-		op_silent_remove(s, (unsigned)(rnd(s) % s->o.tenants), (unsigned)(rnd(s) % s->o.keys));
+		op_silent_remove(s, some_tenant(s, t), (unsigned)(rnd(s) % s->o.keys));
 }
 
 /* clear:all, or clear:tenant=T */
@@ -241,14 +258,34 @@ static void clock_step(struct sim *s, const char *spec)
 }
 
 /* The subscriber knows tenant t exactly from here (the exporter reconciled
- * it: the test makes sure it did, before this phase): the objects it holds
- * have no birth, lives that begin from here are seen. */
+ * it: the test makes sure it did, before this phase), or every tenant
+ * (known:all: it watched the store from empty, which the test makes sure the
+ * exporter proved): the objects it holds have no birth, lives that begin
+ * from here are seen. */
 static void known(struct sim *s, const char *spec)
 {
 	flush(s);
+	bool all = strcmp(spec, "known:all") == 0;
 	unsigned t = (unsigned)param(spec, "tenant", 0);
-	if (t < s->o.tenants)
-		s->truth[t].exact = true;
+	for (unsigned i = 0; i < s->o.tenants; i++)
+		if (all || i == t)
+			s->truth[i].exact = true;
+}
+
+/* gate:PATH waits until the file PATH exists, 300 s at most (then fails):
+ * a test's go-ahead, so that the story goes on when the exporter is where
+ * the test needs it, not after a guess of how long that takes. */
+static void gate(struct sim *s, const char *spec)
+{
+	flush(s);
+	const char *path = spec + strlen("gate:");
+	for (int i = 0; i < 3000 && !sim_stopping; i++) {
+		if (access(path, F_OK) == 0)
+			return;
+		sleep_s(0.1);
+	}
+	if (!sim_stopping)
+		die("gate: %s did not appear in 300 s", path);
 }
 
 static void wait_phase(struct sim *s, const char *spec)
@@ -288,6 +325,7 @@ static const struct {
 	{"wait", wait_phase},
 	{"clock", clock_step},
 	{"known", known},
+	{"gate", gate},
 };
 
 void run_phase(struct sim *s, const char *spec)

@@ -66,6 +66,7 @@ struct opts {
 	uint64_t quota_unit; /* tenant t's requested quota: (t + 1) * quota_unit bytes */
 	unsigned tenants, keys, queue_cap, sndhwm;
 	uint64_t preload; /* objects the master holds before any subscriber */
+	uint64_t foreign; /* keys of a tenant no event names, held since before any subscriber */
 	int key_style;    /* enum key_style */
 	unsigned models;  /* models (or releases) the keys spread over, key_style != KEYS_PLAIN */
 	uint64_t seed;
@@ -122,6 +123,7 @@ struct sim {
 	pthread_mutex_t model_lock;                   /* the master's model: ops write, admin endpoints read */
 	atomic_ullong master_keys;                    /* keys of all tenants in the master's model */
 	uint64_t *quota_rejects;                      /* per tenant: puts refused for its quota (under model_lock) */
+	uint64_t *evicted_bytes;                      /* per tenant: what its quota eviction freed (under model_lock) */
 };
 
 /* Key shapes of the integrations (docs/key-groups.md); the model of key k is

@@ -157,7 +157,17 @@ void write_truth(struct sim *s, const char *path)
 			json_object_set_new(rejects, name, json_integer((json_int_t)s->quota_rejects[t]));
 		}
 	json_object_set_new(root, "quota_rejects", rejects);
-	json_object_set_new(root, "master_keys", json_integer((json_int_t)atomic_load(&s->master_keys)));
+	json_t *evicted = json_object(); /* mooncake_tenant_evict_bytes_total, where it rose */
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		if (s->evicted_bytes[t]) {
+			char name[32];
+			tenant_name(t, name, sizeof(name));
+			json_object_set_new(evicted, name, json_integer((json_int_t)s->evicted_bytes[t]));
+		}
+	json_object_set_new(root, "evicted_bytes", evicted);
+	/* as the master's /metrics counts them: the foreign keys too */
+	json_object_set_new(root, "master_keys",
+			    json_integer((json_int_t)(atomic_load(&s->master_keys) + s->o.foreign)));
 	json_object_set_new(root, "lost_messages", json_integer((json_int_t)s->lost_messages));
 	json_object_set_new(root, "lost_events", json_integer((json_int_t)s->lost_events));
 	json_object_set_new(root, "spec_extras", json_boolean(s->o.spec_extras));

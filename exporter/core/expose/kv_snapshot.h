@@ -54,13 +54,17 @@ typedef struct kv_source_snap {
 	bool object_dialect;      /* every member speaks Mooncake main's dialect: it never sends cleared */
 	kv_quotas quotas;
 	kv_quota_rejects rejects;
+	kv_quota_rejects evictions; /* the leader's mooncake_tenant_evict_bytes_total */
 	uint64_t quota_errors[KV_POLL__COUNT];
 	uint64_t tenants_overflow;
 	uint64_t tenants_expired;
 	uint64_t objects_overflow;
 	uint64_t unclean_labels;
 	uint64_t table_bytes;
-	bool residency;          /* lifetimes kept (kv_state_residency) */
+	bool residency;  /* lifetimes kept (kv_state_residency) */
+	bool born_exact; /* an empty store was proven: tenants first seen are exact */
+	uint64_t turned_stale[KV_STALE__BITS];
+	uint64_t turned_exact[KV_EXACT__CAUSES];
 	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
 	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */

@@ -65,8 +65,20 @@ const char *kv_poll_error_name(enum kv_poll_error e)
 
 /* By bit index: KV_STALE_STARTUP is bit 0. */
 static const char *const stale_reason_names[KV_STALE__BITS] = {
-	"startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete", "failover", "dialect",
+	"startup",  "gap",     "reset",          "reconnect", "overflow", "reconcile_incomplete",
+	"failover", "dialect", "quota_eviction", "drift",
 };
+
+static const char *const exact_cause_names[KV_EXACT__CAUSES] = {
+	[KV_EXACT_CLEARED] = "cleared",
+	[KV_EXACT_RECONCILED] = "reconciled",
+	[KV_EXACT_EMPTY_STORE] = "empty_store",
+};
+
+const char *kv_exact_cause_name(enum kv_exact_cause c)
+{
+	return (unsigned)c < KV_EXACT__CAUSES ? exact_cause_names[c] : "invalid";
+}
 
 const char *kv_stale_reason_name(unsigned bit)
 {

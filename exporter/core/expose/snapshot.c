@@ -41,6 +41,11 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 	snap->objects_overflow = kv_state_objects_overflow(s);
 	snap->unclean_labels = kv_state_unclean_labels(s);
 	snap->table_bytes = kv_state_table_bytes(s);
+	snap->born_exact = kv_state_born_exact(s);
+	for (unsigned r = 0; r < KV_STALE__BITS; r++)
+		snap->turned_stale[r] = kv_state_turned_stale(s, r);
+	for (unsigned c = 0; c < KV_EXACT__CAUSES; c++)
+		snap->turned_exact[c] = kv_state_turned_exact(s, (enum kv_exact_cause)c);
 	snap->n_tenants = 0;
 	if (n > snap->cap_tenants) {
 		kv_tenant_snap *p = realloc(snap->tenants, n * sizeof(*p));
@@ -121,6 +126,7 @@ void kv_source_snap_release(kv_source_snap *snap)
 	snap->n_members = snap->cap_members = 0;
 	kv_quotas_free(&snap->quotas);
 	kv_quota_rejects_free(&snap->rejects);
+	kv_quota_rejects_free(&snap->evictions);
 	kv_buf_free(&snap->ids);
 	free(snap->tenants);
 	free(snap->group_pool);

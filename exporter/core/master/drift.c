@@ -26,12 +26,32 @@ double kv_drift_tolerance(double keys)
 	return fmax(16, keys / 100);
 }
 
-bool kv_drift_observe(kv_drift *d, bool ok, double keys, const kv_state *state)
+bool kv_drift_observe(kv_drift *d, bool ok, bool settled, double keys, const kv_state *state)
 {
 	bool all_default;
 	double objects = (double)state_objects(state, &all_default);
-	bool apart = ok && all_default && fabs(objects - keys) > kv_drift_tolerance(keys);
+	bool exact = kv_state_all_exact(state);
+	if (ok && exact && !all_default && !settled) /* events in flight: this poll tells nothing */
+		return d->on;
+	bool apart = ok && (all_default || exact) && fabs(objects - keys) > kv_drift_tolerance(keys);
 	d->polls = apart ? d->polls + 1 : 0;
+	d->exact = apart && exact;
 	d->on = d->polls >= KV_DRIFT_POLLS;
+	if (!d->on)
+		d->attempted = d->reconciled = false;
 	return d->on;
+}
+
+void kv_drift_reconciled(kv_drift *d, bool ok)
+{
+	if (!d->on)
+		return;
+	d->attempted = true;
+	d->reconciled = ok;
+}
+
+bool kv_drift_blame(const kv_drift *d, bool reconciles, bool *spare_default)
+{
+	*spare_default = reconciles && d->reconciled;
+	return d->on && d->exact && (!reconciles || d->attempted);
 }

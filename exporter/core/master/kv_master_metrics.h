@@ -4,8 +4,10 @@
  * per-tenant quota gauges, master_admin_service.cpp), so a body cap would be
  * outgrown by tenants.  Only what the exporter uses is kept:
  * master_key_count (summed over its series: the drift of the stream's view)
- * and mooncake_tenant_quota_reject_total{tenant_id,reason}
- * (master_metric_manager.cpp: puts refused for a tenant's quota), bounded.
+ * and, bounded, mooncake_tenant_quota_reject_total{tenant_id,reason} (puts
+ * refused for a tenant's quota) and mooncake_tenant_evict_bytes_total
+ * {tenant_id} (bytes its quota eviction freed: master_metric_manager.cpp
+ * L407-409 and L1223-1225 at 3b5a594).
  * Pure: the poller hands the bytes here as libcurl delivers them. */
 #ifndef KV_MASTER_METRICS_H
 #define KV_MASTER_METRICS_H
@@ -20,7 +22,8 @@
 
 #define KV_METRICS_MAX_LINE (64 * 1024) /* a longer line is skipped, and makes the answer bad */
 
-/* One (tenant, reason) of the reject counter. */
+/* One series of a per-tenant counter of the master: (tenant, reason) of the
+ * reject counter, (tenant) of the eviction counter (reason empty). */
 typedef struct kv_quota_reject {
 	size_t tenant_at, reason_at; /* in names, each followed by a NUL */
 	uint32_t tenant_len, reason_len;
@@ -47,10 +50,22 @@ typedef struct kv_metrics_reader {
 	bool has_keys;
 	double keys; /* master_key_count, summed */
 	kv_quota_rejects rejects;
+	kv_quota_rejects evictions; /* reason empty */
 	size_t max_rejects;
 } kv_metrics_reader;
 
-/* max_rejects: reject series kept (the rest counted in overflow). */
+/* The value of tenant[0..len) in a table of the eviction counter, through
+ * an index built for it (kv_tenant_index_build); -1 when absent. */
+typedef struct kv_tenant_index {
+	uint32_t *slot; /* entry + 1, 0 empty */
+	size_t mask;
+} kv_tenant_index;
+int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t);
+double kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len);
+void kv_tenant_index_free(kv_tenant_index *ix);
+
+/* max_rejects: series kept of each per-tenant counter (the rest counted in
+ * overflow). */
 void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects);
 /* Forgets what was read: for the next answer. */
 void kv_metrics_reader_reset(kv_metrics_reader *r);

@@ -2,11 +2,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "kv_master_metrics.h"
 
 #define KEYS    "master_key_count"
 #define REJECTS "mooncake_tenant_quota_reject_total"
+#define EVICTS  "mooncake_tenant_evict_bytes_total"
 
 int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src)
 {
@@ -31,6 +33,7 @@ void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects)
 	memset(r, 0, sizeof(*r));
 	kv_buf_init(&r->line);
 	kv_buf_init(&r->rejects.names);
+	kv_buf_init(&r->evictions.names);
 	r->max_rejects = max_rejects;
 }
 
@@ -40,6 +43,9 @@ void kv_metrics_reader_reset(kv_metrics_reader *r)
 	kv_buf_reset(&r->rejects.names);
 	r->rejects.n = 0;
 	r->rejects.overflow = 0;
+	kv_buf_reset(&r->evictions.names);
+	r->evictions.n = 0;
+	r->evictions.overflow = 0;
 	r->skipping = r->bad = r->has_keys = r->no_memory = false;
 	r->keys = 0;
 }
@@ -48,6 +54,7 @@ void kv_metrics_reader_free(kv_metrics_reader *r)
 {
 	kv_buf_free(&r->line);
 	kv_quota_rejects_free(&r->rejects);
+	kv_quota_rejects_free(&r->evictions);
 }
 
 /* The sample's value after its name and labels. */
@@ -102,7 +109,10 @@ static bool next_label(const char **pp, const char *end, const char **name, size
 	return true;
 }
 
-static void reject_sample(kv_metrics_reader *r, const char *labels, const char *end)
+/* One sample of a per-tenant counter into q: its tenant_id and, with_reason,
+ * its reason. */
+static void tenant_sample(kv_metrics_reader *r, kv_quota_rejects *q, const char *labels, const char *end,
+			  bool with_reason)
 {
 	char tenant[256], reason[64], value[256];
 	size_t tl = 0, rl = 0, vl;
@@ -117,11 +127,12 @@ static void reject_sample(kv_metrics_reader *r, const char *labels, const char *
 		}
 	}
 	double v;
-	if (p >= end || *p != '}' || !has_t || !has_r || !sample_value(p + 1, end, &v)) {
+	if (p >= end || *p != '}' || !has_t || (with_reason && !has_r) || !sample_value(p + 1, end, &v)) {
 		r->bad = true;
 		return;
 	}
-	kv_quota_rejects *q = &r->rejects;
+	if (!with_reason)
+		rl = 0;
 	if (q->n >= r->max_rejects) {
 		q->overflow++;
 		return;
@@ -163,7 +174,9 @@ static void line(kv_metrics_reader *r, const char *p, size_t n)
 		r->has_keys = true;
 	} else if (n > sizeof(REJECTS) - 1 && !memcmp(p, REJECTS, sizeof(REJECTS) - 1) &&
 		   p[sizeof(REJECTS) - 1] == '{') {
-		reject_sample(r, p + sizeof(REJECTS) - 1, end);
+		tenant_sample(r, &r->rejects, p + sizeof(REJECTS) - 1, end, true);
+	} else if (n > sizeof(EVICTS) - 1 && !memcmp(p, EVICTS, sizeof(EVICTS) - 1) && p[sizeof(EVICTS) - 1] == '{') {
+		tenant_sample(r, &r->evictions, p + sizeof(EVICTS) - 1, end, false);
 	}
 }
 
@@ -191,7 +204,7 @@ int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
 			r->skipping = false;
 		p = nl ? nl + 1 : end;
 	}
-	r->no_memory |= !kv_buf_ok(&r->line) || !kv_buf_ok(&r->rejects.names);
+	r->no_memory |= !kv_buf_ok(&r->line) || !kv_buf_ok(&r->rejects.names) || !kv_buf_ok(&r->evictions.names);
 	return r->no_memory ? KV_ENOMEM : KV_OK;
 }
 
@@ -200,7 +213,46 @@ enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r)
 	if (r->line.len && !r->skipping)
 		line(r, r->line.data, r->line.len);
 	kv_buf_reset(&r->line);
-	if (r->no_memory || !kv_buf_ok(&r->rejects.names))
+	if (r->no_memory || !kv_buf_ok(&r->rejects.names) || !kv_buf_ok(&r->evictions.names))
 		return KV_POLL_NO_MEMORY;
 	return r->has_keys && !r->bad ? KV_POLL_OK : KV_POLL_FIELD;
+}
+
+static uint64_t name_hash(const char *p, size_t n)
+{
+	return XXH3_64bits(p, n);
+}
+
+int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t)
+{
+	size_t cap = 16;
+	while (cap < t->n * 2)
+		cap *= 2;
+	memset(ix, 0, sizeof(*ix));
+	if (!(ix->slot = calloc(cap, sizeof(*ix->slot))))
+		return KV_ENOMEM;
+	ix->mask = cap - 1;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = name_hash(t->names.data + t->v[i].tenant_at, t->v[i].tenant_len) & ix->mask;
+		while (ix->slot[j])
+			j = (j + 1) & ix->mask;
+		ix->slot[j] = (uint32_t)i + 1;
+	}
+	return KV_OK;
+}
+
+double kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len)
+{
+	for (size_t j = name_hash(tenant, len) & ix->mask; ix->slot && ix->slot[j]; j = (j + 1) & ix->mask) {
+		const kv_quota_reject *e = &t->v[ix->slot[j] - 1];
+		if (e->tenant_len == len && !memcmp(t->names.data + e->tenant_at, tenant, len))
+			return e->count;
+	}
+	return -1;
+}
+
+void kv_tenant_index_free(kv_tenant_index *ix)
+{
+	free(ix->slot);
+	ix->slot = NULL;
 }

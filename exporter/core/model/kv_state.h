@@ -33,8 +33,19 @@ enum kv_stale_reason {
 	KV_STALE_RECONCILE_INCOMPLETE = 32, /* reconciled, but some keys could not be asked about */
 	KV_STALE_FAILOVER = 64,             /* leadership moved to another master */
 	KV_STALE_DIALECT = 128,             /* the master turned out to speak another dialect */
+	KV_STALE_QUOTA_EVICTION = 256,      /* the master evicted its objects for its quota without events */
+	KV_STALE_DRIFT = 512,               /* every tenant exact, yet their sum is apart from the master's count */
 };
-#define KV_STALE__BITS 8
+#define KV_STALE__BITS 10
+
+/* How a stale tenant became exact again (mooncake_kv_tenant_exact_transitions_total{cause}). */
+enum kv_exact_cause {
+	KV_EXACT_CLEARED,     /* a cleared emptied it (the media dialect) */
+	KV_EXACT_RECONCILED,  /* rebuilt from the master's listing */
+	KV_EXACT_EMPTY_STORE, /* the master proved the store empty before its publisher's first message */
+	KV_EXACT__CAUSES
+};
+const char *kv_exact_cause_name(enum kv_exact_cause c);
 
 /* The `reason` label value of bit index i (KV_STALE_STARTUP is bit 0). */
 const char *kv_stale_reason_name(unsigned bit);
@@ -149,8 +160,29 @@ int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash);
  * would stay).  Returns whether some remain. */
 bool kv_state_settle(kv_state *s, size_t slots);
 
-/* Marks every tenant stale for a reason. */
+/* Marks every tenant stale for a reason; tenants first seen from now on
+ * are born stale (since start-up), as before any proof of an empty store. */
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
+/* Marks stale for a reason every tenant of that tenant id (in any backend:
+ * the master's per-tenant figures carry no backend).  Returns how many
+ * turned stale. */
+size_t kv_state_mark_tenant_stale(kv_state *s, kv_str tenant, enum kv_stale_reason why);
+/* Marks stale for a reason every exact tenant, but `except` (a tenant id,
+ * or {NULL, 0}).  Returns how many turned stale. */
+size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, kv_str except);
+/* The master proved the store empty before its publisher's first message
+ * (docs/design.md, "Exact from an empty store"): every tenant is emptied
+ * (what it held ended unseen) and exact, and tenants first seen from now
+ * on are born exact, until a loss marks every tenant stale. */
+void kv_state_prove_empty(kv_state *s);
+/* Tenants are born exact (an empty store was proven, nothing lost since). */
+bool kv_state_born_exact(const kv_state *s);
+/* Tenants that turned stale so far, by the reason that did it (bit index),
+ * and that became exact again, by cause. */
+uint64_t kv_state_turned_stale(const kv_state *s, unsigned bit);
+uint64_t kv_state_turned_exact(const kv_state *s, enum kv_exact_cause c);
+/* Every tenant is exact (and there is one at least). */
+bool kv_state_all_exact(const kv_state *s);
 /* Forgets every tenant's objects (their event counters stay): the master
  * they describe is no longer the store's leader.  The tenants stay known,
  * stale since start-up, as if just joined. */

@@ -31,6 +31,9 @@ struct kv_state {
 	uint64_t groups_overflow;
 	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
 	bool residency;
+	bool born_exact; /* an empty store was proven and nothing lost since */
+	uint64_t turned_stale[KV_STALE__BITS];
+	uint64_t turned_exact[KV_EXACT__CAUSES];
 };
 
 /* Births are kept exactly while the tenant is exact (kv_state.h).  Out of
@@ -38,7 +41,9 @@ struct kv_state {
 void kv_state_sync_births(const kv_state *s, kv_tenant *t);
 /* Adds stale bits; the tenant's stale age starts when it stops being exact,
  * and its births are forgotten then. */
-void kv_state_add_stale(const kv_state *s, kv_tenant *t, unsigned bits);
+void kv_state_add_stale(kv_state *s, kv_tenant *t, unsigned bits);
+/* A stale tenant became exact (stale 0 now): counted by cause. */
+void kv_state_became_exact(kv_state *s, unsigned was_stale, kv_tenant *t, enum kv_exact_cause c);
 /* Puts v at hash h of an open-addressing index (0 is empty). */
 void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v);
 /* The tenant (backend, tenant), created if new.  Returns 0, KV_ELIMIT (no

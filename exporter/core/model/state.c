@@ -18,14 +18,21 @@ void kv_state_sync_births(const kv_state *s, kv_tenant *t)
 /* Adds stale bits; the tenant's stale age starts when it stops being exact,
  * and its births are forgotten then: from there on a stored may be an
  * object coming back, and one held may have died and come back unseen. */
-void kv_state_add_stale(const kv_state *s, kv_tenant *t, unsigned bits)
+void kv_state_add_stale(kv_state *s, kv_tenant *t, unsigned bits)
 {
 	bool was_exact = !t->stale;
 	t->stale |= bits;
 	if (was_exact && bits) {
 		t->stale_since_ms = s->now_ms;
 		kv_state_sync_births(s, t);
+		s->turned_stale[__builtin_ctz(bits)]++; /* the reason that did it */
 	}
+}
+
+void kv_state_became_exact(kv_state *s, unsigned was_stale, kv_tenant *t, enum kv_exact_cause c)
+{
+	if (was_stale && !t->stale)
+		s->turned_exact[c]++;
 }
 
 void kv_state_set_residency(kv_state *s, bool on)
@@ -191,13 +198,15 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	t->backend_len = backend.len;
 	t->tenant_len = tenant.len;
 	t->hash = h;
-	t->stale = KV_STALE_STARTUP;
+	t->stale = s->born_exact ? 0 : KV_STALE_STARTUP;
 	t->stale_since_ms = t->last_event_ms = s->now_ms;
 	t->labels_unclean = !kv_label_value_clean(backend.ptr, backend.len) ||
 			    !kv_label_value_clean(tenant.ptr, tenant.len);
 	s->unclean_labels += t->labels_unclean;
 	s->tenants[s->n_tenants++] = t;
 	kv_state_index_put(s->index, s->index_mask, h, (uint32_t)s->n_tenants);
+	if (!t->stale) /* born exact: its births are kept from the first */
+		kv_state_sync_births(s, t);
 	*out = t;
 	return KV_OK;
 fail:
@@ -283,10 +292,12 @@ static void forget_objects(kv_state *s, kv_tenant *t)
 /* The tenant is empty, and we know it: the only way back to exact. */
 static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at)
 {
+	unsigned was = t->stale;
 	end_every_life(s, t, at);
 	forget_objects(s, t);
 	t->stale = 0;
 	kv_state_sync_births(s, t);
+	kv_state_became_exact(s, was, t, KV_EXACT_CLEARED);
 }
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
@@ -430,12 +441,81 @@ bool kv_state_settle(kv_state *s, size_t slots)
 
 void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 {
+	s->born_exact = false;
 	for (size_t i = 0; i < s->n_tenants; i++)
 		kv_state_add_stale(s, s->tenants[i], why);
 }
 
+static bool tenant_id_is(const kv_tenant *t, kv_str id)
+{
+	return t->tenant_len == id.len && memcmp(t->tenant_id, id.ptr, id.len) == 0;
+}
+
+size_t kv_state_mark_tenant_stale(kv_state *s, kv_str tenant, enum kv_stale_reason why)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_tenants; i++)
+		if (tenant_id_is(s->tenants[i], tenant)) {
+			n += !s->tenants[i]->stale;
+			kv_state_add_stale(s, s->tenants[i], why);
+		}
+	return n;
+}
+
+size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, kv_str except)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_tenants; i++) {
+		kv_tenant *t = s->tenants[i];
+		if (!t->stale && !(except.ptr && tenant_id_is(t, except))) {
+			kv_state_add_stale(s, t, why);
+			n++;
+		}
+	}
+	return n;
+}
+
+void kv_state_prove_empty(kv_state *s)
+{
+	for (size_t i = 0; i < s->n_tenants; i++) {
+		kv_tenant *t = s->tenants[i];
+		unsigned was = t->stale;
+		/* what it still held is gone at the master: ended, unseen */
+		end_every_life(s, t, KV_NO_BIRTH);
+		forget_objects(s, t);
+		t->stale = 0;
+		kv_state_sync_births(s, t);
+		kv_state_became_exact(s, was, t, KV_EXACT_EMPTY_STORE);
+	}
+	s->born_exact = true;
+}
+
+bool kv_state_born_exact(const kv_state *s)
+{
+	return s->born_exact;
+}
+
+uint64_t kv_state_turned_stale(const kv_state *s, unsigned bit)
+{
+	return bit < KV_STALE__BITS ? s->turned_stale[bit] : 0;
+}
+
+uint64_t kv_state_turned_exact(const kv_state *s, enum kv_exact_cause c)
+{
+	return (unsigned)c < KV_EXACT__CAUSES ? s->turned_exact[c] : 0;
+}
+
+bool kv_state_all_exact(const kv_state *s)
+{
+	for (size_t i = 0; i < s->n_tenants; i++)
+		if (s->tenants[i]->stale)
+			return false;
+	return s->n_tenants > 0;
+}
+
 void kv_state_drop(kv_state *s)
 {
+	s->born_exact = false;
 	for (size_t i = 0; i < s->n_tenants; i++) {
 		/* forgotten, not ended: their lives go on at the master */
 		forget_objects(s, s->tenants[i]);

@@ -63,8 +63,15 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));
 	}
 	kv_group_vec_free(&fresh->groups);
-	t->stale = 0;
-	kv_state_add_stale(s, t, stale);
+	unsigned was = t->stale;
+	if (was) { /* stale before: exact now, or stale for what the listing could not tell */
+		if (stale)
+			t->stale_since_ms = s->now_ms;
+		t->stale = stale;
+		kv_state_became_exact(s, was, t, KV_EXACT_RECONCILED);
+	} else {
+		kv_state_add_stale(s, t, stale);
+	}
 	kv_state_sync_births(s, t);
 	memset(fresh, 0, sizeof(*fresh));
 	return KV_OK;

@@ -17,6 +17,17 @@
 #include "kv_snapshot.h"
 #include "kv_stream.h"
 
+/* How far a member is in proving the store empty before its publisher's
+ * first message (docs/design.md, "Exact from an empty store"): a status
+ * answer with nothing published, then a key count of 0, then another
+ * status answer with nothing published, nothing lost or disconnected and
+ * nothing received meanwhile. */
+enum kv_empty_step {
+	KV_EMPTY_NONE,
+	KV_EMPTY_QUIET, /* the status said nothing was published yet */
+	KV_EMPTY_KEYS,  /* ... and then the key count was 0 */
+};
+
 /* One member: its stream (feeding the store's one state), its master's
  * figures and the readers of its answers. */
 typedef struct kv_store_part {
@@ -28,6 +39,8 @@ typedef struct kv_store_part {
 	kv_stream_pos before;       /* where the stream stood when the poll began */
 	kv_metrics_reader metrics;  /* its poller's alone */
 	kv_quotas_reader quotas_in; /* likewise */
+	enum kv_empty_step empty;
+	uint64_t empty_breaks; /* the store's breaks when the proof began */
 } kv_store_part;
 
 struct kv_store {
@@ -37,8 +50,10 @@ struct kv_store {
 	size_t n;
 	kv_member_role *roles; /* each member's, in member order */
 	kv_leadership leadership;
-	kv_quotas quotas;         /* the leader's last answer */
-	kv_quota_rejects rejects; /* the leader's puts refused for a quota, from its /metrics */
+	kv_quotas quotas;           /* the leader's last answer */
+	kv_quota_rejects rejects;   /* the leader's puts refused for a quota, from its /metrics */
+	kv_quota_rejects evictions; /* the bytes the leader's quota eviction freed, per tenant */
+	bool evictions_known;       /* evictions holds an answer: later rises are evictions we saw */
 	uint64_t quota_errors[KV_POLL__COUNT];
 	kv_drift drift; /* the state against master_key_count */
 	kv_reconcile_plan plan;

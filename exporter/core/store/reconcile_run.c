@@ -332,6 +332,8 @@ enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing
 	lock(r);
 	kv_store *s = r->s;
 	*next = kv_reconcile_done(&s->plan, res, r->t0, r->t1);
+	if (res != KV_RECON__RESULTS)
+		kv_drift_reconciled(&s->drift, res == KV_RECON_OK);
 	if (res != KV_RECON__RESULTS) {
 		kv_recon_stats *st = &s->recon;
 		st->results[res]++;

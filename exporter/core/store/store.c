@@ -11,7 +11,7 @@ void kv_dialect_info_of(const kv_dialect_choice *c, kv_dialect_info *out)
 {
 	*out = (kv_dialect_info){
 		.decided = c->decided,
-		.from_start = c->basis == KV_DIALECT_BY_FLAG || c->basis == KV_DIALECT_BY_NO_STATUS,
+		.from_start = c->decided && (c->basis == KV_DIALECT_BY_FLAG || c->basis == KV_DIALECT_BY_NO_STATUS),
 		.name = kv_dialect_name(c->dialect),
 		.basis = kv_dialect_basis_name(c->basis),
 	};
@@ -31,6 +31,7 @@ void kv_store_free(kv_store *s)
 	kv_state_free(s->state);
 	kv_quotas_free(&s->quotas);
 	kv_quota_rejects_free(&s->rejects);
+	kv_quota_rejects_free(&s->evictions);
 	free(s);
 }
 
@@ -80,6 +81,8 @@ int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n
 void kv_store_disconnected(kv_store *s, size_t member)
 {
 	kv_stream_disconnected(s->parts[member].stream);
+	/* a master that restarts closes its publisher: a proof under way ends */
+	s->parts[member].empty = KV_EMPTY_NONE;
 }
 
 void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms)
@@ -189,6 +192,8 @@ int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_s
 	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
 	if (rc == KV_OK)
 		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
+	if (rc == KV_OK)
+		rc = kv_quota_rejects_copy(&out->evictions, &s->evictions);
 	int rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	return rc != KV_OK ? rc : rs;

@@ -34,6 +34,76 @@ static void read_ha(kv_store_part *p, const kv_poll_answers *a, kv_ha_obs *o)
 		p->ha_errors[err]++;
 }
 
+/* Nothing reached us from the member's publisher, and nothing was lost. */
+static bool untouched(const kv_store *s, const kv_store_part *p)
+{
+	return kv_stream_stats_of(p->stream)->messages == 0 && kv_store_breaks(s) == p->empty_breaks;
+}
+
+/* A status answer in the proof of an empty store (kv_empty_step): nothing
+ * published yet by the serving member's publisher.  The key count comes
+ * between two such answers (empty_step_keys), so that no event can have
+ * been published, nor an object stored and erased, on either side of it
+ * unseen.  Returns true when the proof is complete (and was not before). */
+static bool empty_step_status(kv_store *s, size_t member, const kv_master_status *st, bool leads)
+{
+	kv_store_part *p = &s->parts[member];
+	bool quiet = st && leads && st->enabled && st->published_batches == 0 && st->dropped_events == 0 &&
+		     kv_stream_stats_of(p->stream)->messages == 0;
+	if (!quiet) {
+		p->empty = KV_EMPTY_NONE;
+		return false;
+	}
+	if (p->empty == KV_EMPTY_KEYS && untouched(s, p)) {
+		bool again = kv_state_born_exact(s->state);
+		kv_state_prove_empty(s->state);
+		p->empty = KV_EMPTY_QUIET; /* a later count may prove it again, until the first message */
+		p->empty_breaks = kv_store_breaks(s);
+		return !again;
+	}
+	if (p->empty == KV_EMPTY_NONE || !untouched(s, p)) {
+		p->empty = KV_EMPTY_QUIET;
+		p->empty_breaks = kv_store_breaks(s);
+	}
+	return false;
+}
+
+/* The serving member's key count in the proof: 0 after a quiet status. */
+static void empty_step_keys(kv_store *s, kv_store_part *p, bool ok, double keys)
+{
+	if (p->empty == KV_EMPTY_NONE)
+		return;
+	p->empty = ok && keys == 0 && untouched(s, p) ? KV_EMPTY_KEYS : KV_EMPTY_NONE;
+}
+
+/* The leader's quota eviction erased objects of the tenants whose
+ * mooncake_tenant_evict_bytes_total rose since the last answer: on Mooncake
+ * main without an event (docs/upstream.md, "Quota eviction"), so in the
+ * object dialect such a tenant's figures can no longer be trusted; in the
+ * media dialect (dev/conductor) each eviction publishes its removals.  The
+ * first answer is the baseline: what was evicted before it, the stream
+ * never held.  Returns the tenants that turned stale. */
+static size_t evictions_seen(kv_store *s, const kv_store_part *p, const kv_quota_rejects *now)
+{
+	size_t n = 0;
+	bool silent = p->dialect.decided && p->dialect.dialect == KV_DIALECT_OBJECT;
+	if (!s->evictions_known || !silent)
+		return 0;
+	kv_tenant_index ix;
+	if (kv_tenant_index_build(&ix, &s->evictions) != KV_OK) /* cannot tell which: none is trusted */
+		return kv_state_mark_exact_stale(s->state, KV_STALE_QUOTA_EVICTION, (kv_str){NULL, 0});
+	for (size_t i = 0; i < now->n; i++) {
+		const kv_quota_reject *e = &now->v[i];
+		const char *tenant = now->names.data + e->tenant_at;
+		double before = kv_tenant_index_get(&ix, &s->evictions, tenant, e->tenant_len);
+		if (e->count > (before < 0 ? 0 : before))
+			n += kv_state_mark_tenant_stale(s->state, (kv_str){tenant, e->tenant_len},
+							KV_STALE_QUOTA_EVICTION);
+	}
+	kv_tenant_index_free(&ix);
+	return n;
+}
+
 static enum kv_poll_change change_of(const kv_master *before, const kv_master *after)
 {
 	/* changes of state, not every failed poll: a dead master must not turn
@@ -96,6 +166,10 @@ void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a,
 	news->leader = s->leadership.leader;
 	news->view = s->leadership.view;
 	news->leads = err == KV_POLL_OK && o.serving && s->leadership.leader == (int)member;
+	if (news->leadership) /* another master's store, or two: no proof goes on across it */
+		for (size_t i = 0; i < s->n; i++)
+			s->parts[i].empty = KV_EMPTY_NONE;
+	news->proved_empty = empty_step_status(s, member, err == KV_POLL_OK ? &st : NULL, news->leads);
 }
 
 void kv_store_metrics_reset(kv_store *s, size_t member)
@@ -108,7 +182,14 @@ bool kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n)
 	return kv_metrics_reader_feed(&s->parts[member].metrics, p, n) == KV_OK;
 }
 
-void kv_store_metrics_end(kv_store *s, size_t member, int transfer_err)
+static void swap_tables(kv_quota_rejects *a, kv_quota_rejects *b)
+{
+	kv_quota_rejects t = *a;
+	*a = *b;
+	*b = t;
+}
+
+size_t kv_store_metrics_end(kv_store *s, size_t member, int transfer_err)
 {
 	kv_store_part *p = &s->parts[member];
 	kv_metrics_reader *r = &p->metrics;
@@ -116,12 +197,26 @@ void kv_store_metrics_end(kv_store *s, size_t member, int transfer_err)
 	if (err == KV_POLL_OK)
 		err = kv_metrics_reader_end(r);
 	kv_master_record_keys(&p->master, err, r->keys);
-	kv_drift_observe(&s->drift, err == KV_POLL_OK, r->keys, s->state);
-	if (err == KV_POLL_OK) { /* the new answer in, the old one's memory to the reader */
-		kv_quota_rejects t = s->rejects;
-		s->rejects = r->rejects;
-		r->rejects = t;
+	empty_step_keys(s, p, err == KV_POLL_OK, r->keys);
+	size_t evicted = 0;
+	if (err == KV_POLL_OK) { /* the new answers in, the old ones' memory to the reader */
+		evicted = evictions_seen(s, p, &r->evictions);
+		swap_tables(&s->rejects, &r->rejects);
+		swap_tables(&s->evictions, &r->evictions);
+		s->evictions_known = true;
 	}
+	/* the stream and the count describe one moment: nothing arrived during
+	 * the poll, and the status said the stream was not behind */
+	bool settled = kv_stream_stats_of(p->stream)->messages == p->before.messages && p->master.behind_known &&
+		       p->master.behind == 0;
+	kv_drift_observe(&s->drift, err == KV_POLL_OK, settled, r->keys, s->state);
+	bool spare;
+	if (kv_drift_blame(&s->drift, s->cfg.reconcile, &spare)) {
+		kv_state_mark_exact_stale(s->state, KV_STALE_DRIFT, spare ? KV_TENANT_DEFAULT : (kv_str){NULL, 0});
+		s->drift.polls = 0; /* judged again from scratch once tenants are exact */
+		s->drift.on = s->drift.attempted = s->drift.reconciled = false;
+	}
+	return evicted;
 }
 
 void kv_store_quotas_reset(kv_store *s, size_t member)

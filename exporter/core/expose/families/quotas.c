@@ -10,6 +10,7 @@ KV_U64(admission_closed, true, a->q->admission_closed)
 KV_U64(enabled, a->s->polled && a->s->quotas.mode != KV_QUOTAS_UNKNOWN, a->s->quotas.mode == KV_QUOTAS_ON)
 KV_U64(overflow, a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON, a->s->quotas.overflow)
 KV_U64(rejects_overflow, a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON, a->s->rejects.overflow)
+KV_U64(evictions_overflow, a->s->polled && a->s->quotas.mode == KV_QUOTAS_ON, a->s->evictions.overflow)
 
 static void rejects(kv_emit *e, const kv_at *a)
 {
@@ -19,6 +20,13 @@ static void rejects(kv_emit *e, const kv_at *a)
 				      {"reason", r->names.data + r->v[i].reason_at}};
 		kv_sample_labels(e, l, 2, r->v[i].count);
 	}
+}
+
+static void evicted(kv_emit *e, const kv_at *a)
+{
+	const kv_quota_rejects *r = &a->s->evictions;
+	for (size_t i = 0; a->s->polled && i < r->n; i++)
+		kv_sample_labels(e, &(kv_label){"tenant_id", r->names.data + r->v[i].tenant_at}, 1, r->v[i].count);
 }
 
 static void poll_errors(kv_emit *e, const kv_at *a)
@@ -48,6 +56,14 @@ static const kv_family families[] = {
 	 "Puts the leader refused for the tenant's quota, by reason: the master's "
 	 "mooncake_tenant_quota_reject_total, read from its /metrics.",
 	 KV_SCOPE_SOURCE, KV_FAM_MIRRORED, kv_any_polled, rejects},
+	{"mooncake_kv_tenant_evicted_bytes_total", "counter",
+	 "Bytes the leader's quota eviction freed of the tenant: the master's mooncake_tenant_evict_bytes_total, read "
+	 "from its /metrics. On Mooncake main the objects it erases publish nothing: a rise turns the tenant stale "
+	 "(reason quota_eviction).",
+	 KV_SCOPE_SOURCE, KV_FAM_MIRRORED, kv_any_polled, evicted},
+	{"mooncake_kv_tenant_evictions_overflow", "gauge",
+	 "Series of the leader's eviction counter left out: beyond 4 x --limits.max-tenants.", SOURCE,
+	 evictions_overflow},
 	{"mooncake_kv_tenant_quota_rejects_overflow", "gauge",
 	 "Series of the leader's reject counter left out: beyond 4 x --limits.max-tenants.", SOURCE, rejects_overflow},
 	{"mooncake_kv_tenant_quotas_enabled", "gauge",

@@ -46,6 +46,25 @@ static void stale_tenants(kv_emit *e, const kv_at *a)
 	}
 }
 
+/* How tenants came to be stale, and exact again: each transition counted
+ * once, by the reason that ended its exactness or the cause that restored
+ * it (a tenant is born stale, since start-up, unless an empty store was
+ * proven: that birth is no transition). */
+static void stale_transitions(kv_emit *e, const kv_at *a)
+{
+	for (unsigned r = 0; r < KV_STALE__BITS; r++)
+		kv_sample_u64(e, (kv_label){"reason", kv_stale_reason_name(r)}, a->s->turned_stale[r]);
+}
+
+static void exact_transitions(kv_emit *e, const kv_at *a)
+{
+	for (unsigned c = 0; c < KV_EXACT__CAUSES; c++)
+		kv_sample_u64(e, (kv_label){"cause", kv_exact_cause_name((enum kv_exact_cause)c)},
+			      a->s->turned_exact[c]);
+}
+
+KV_U64(watched_from_empty, !a->s->leadership.dropped, a->s->born_exact)
+
 static void dialect(kv_emit *e, const kv_at *a)
 {
 	if (a->m->dialect.decided)
@@ -131,6 +150,17 @@ static const kv_family families[] = {
 	 "Tenants whose figures may be incomplete, by reason (a tenant can have several) since its last cleared "
 	 "event.",
 	 KV_SCOPE_SOURCE, 0, NULL, stale_tenants},
+	{"mooncake_kv_tenant_stale_transitions_total", "counter",
+	 "Tenants that stopped being exact, by the reason that did it (one count per transition).", KV_SCOPE_SOURCE, 0,
+	 NULL, stale_transitions},
+	{"mooncake_kv_tenant_exact_transitions_total", "counter",
+	 "Stale tenants that became exact again, by cause: cleared (the media dialect), reconciled, empty_store (the "
+	 "master proved the store empty before its publisher's first message).",
+	 KV_SCOPE_SOURCE, 0, NULL, exact_transitions},
+	{"mooncake_kv_watched_from_empty", "gauge",
+	 "1 while the store is watched from empty: the master proved it empty before its publisher's first message "
+	 "and nothing was lost since, so every tenant first seen is exact.",
+	 KV_SCOPE_SOURCE, 0, NULL, watched_from_empty},
 	{"mooncake_kv_subscriber_connected", "gauge", "1 while the ZMQ subscriber has a connection to the publisher.",
 	 KV_SCOPE_MEMBER, 0, NULL, connected},
 	{"mooncake_kv_publisher_dialect", "gauge",
