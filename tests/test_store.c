@@ -323,13 +323,203 @@ static void test_streamed_answers(void **state)
 	kv_store_free(s);
 }
 
+/* The leader's /metrics with its key count (and an eviction counter). */
+static size_t metrics(kv_store *s, unsigned keys, const char *evictions)
+{
+	char body[512];
+	snprintf(body, sizeof(body), "master_key_count %u\n%s", keys, evictions ? evictions : "");
+	kv_store_metrics_reset(s, 0);
+	assert_true(kv_store_metrics_feed(s, 0, body, strlen(body)));
+	return kv_store_metrics_end(s, 0, KV_POLL_OK);
+}
+
+static double gauge(kv_store *s, const char *series)
+{
+	kv_buf out = render(s);
+	const char *at = strstr(out.data, series);
+	double v = at ? strtod(at + strlen(series), NULL) : -1;
+	kv_buf_free(&out);
+	return v;
+}
+
+#define STALE(t) "mooncake_kv_state_stale{source=\"m\",backend_id=\"" B "\",tenant_id=\"" t "\"} "
+#define WATCHED  "mooncake_kv_watched_from_empty{source=\"m\"} "
+
+/* A status answer with nothing published, the key count 0, another status
+ * answer with nothing published: the store was empty before the publisher's
+ * first message, and every event from it is all there is. */
+static void test_empty_store_proven(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, false);
+	kv_poll_news n;
+	poll(&f, 0, 0, NULL, &n);
+	assert_false(n.proved_empty);
+	assert_int_equal(metrics(s, 0, NULL), 0);
+	poll(&f, 0, 0, NULL, &n);
+	assert_true(n.proved_empty);
+	assert_true(gauge(s, WATCHED) == 1);
+	poll(&f, 0, 0, NULL, &n); /* again: said once */
+	assert_false(n.proved_empty);
+	/* every tenant from here is born exact */
+	assert_int_equal(put(s, 0, 1, 0, 3, NULL), KV_OK);
+	assert_true(gauge(s, STALE("default")) == 0);
+	/* a loss: every tenant stale, and the next one born stale */
+	assert_int_equal(put(s, 0, 5, 3, 1, NULL), KV_OK);
+	assert_true(gauge(s, STALE("default")) == 1);
+	assert_true(gauge(s, WATCHED) == 0);
+	kv_store_free(s);
+}
+
+/* Highly available masters: what the old leader's stream left in the state
+ * is gone once the new leader proves its store empty before its publisher's
+ * first message (the tenant exact again, cause empty_store). */
+static void test_empty_store_after_failover(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 2, false);
+	kv_poll_news n;
+	poll_view(&f, 0, 5, "serving\n", 3, &n);
+	poll_view(&f, 1, 0, "standby\n", 3, &n);
+	assert_int_equal(put(s, 0, 1, 0, 4, NULL), KV_OK);
+	poll_view(&f, 0, 5, "standby\n", 4, &n);
+	poll_view(&f, 1, 0, "serving\n", 4, &n); /* the failover; the new leader's first quiet status */
+	assert_false(n.proved_empty);
+	assert_true(gauge(s, STALE("default")) == 1);
+	f.s = s;
+	kv_store_metrics_reset(s, 1); /* the new leader's key count */
+	assert_true(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19));
+	kv_store_metrics_end(s, 1, KV_POLL_OK);
+	poll_view(&f, 1, 0, "serving\n", 4, &n);
+	assert_true(n.proved_empty);
+	assert_true(gauge(s, STALE("default")) == 0);
+	assert_true(gauge(s, "mooncake_kv_objects{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"} ") == 0);
+	assert_true(gauge(s, "mooncake_kv_tenant_exact_transitions_total{source=\"m\",cause=\"empty_store\"} ") == 1);
+	kv_store_free(s);
+}
+
+/* What must prove nothing: the key count before any quiet status, a key
+ * count above 0 (a leader restored from a snapshot publishes from 1 all the
+ * same), a message between the count and the next status (the race one
+ * way), something published by the time of the next status (the race the
+ * other way), a disconnect (a restart), a publisher process after another. */
+static void test_empty_store_not_proven(void **state)
+{
+	(void)state;
+	kv_poll_news n;
+	fixture f;
+	/* the count before any status, then one status: two are needed around it */
+	kv_store *s = make(&f, 1, false);
+	assert_int_equal(metrics(s, 0, NULL), 0);
+	poll(&f, 0, 0, NULL, &n);
+	assert_false(n.proved_empty);
+	kv_store_free(s);
+	/* a restored leader: objects, nothing published */
+	s = make(&f, 1, false);
+	poll(&f, 0, 0, NULL, &n);
+	metrics(s, 250, NULL);
+	poll(&f, 0, 0, NULL, &n);
+	assert_false(n.proved_empty);
+	metrics(s, 250, NULL);
+	poll(&f, 0, 0, NULL, &n);
+	assert_false(n.proved_empty);
+	assert_true(gauge(s, WATCHED) == 0);
+	kv_store_free(s);
+	/* a message arrives between the count and the next status */
+	s = make(&f, 1, false);
+	poll(&f, 0, 0, NULL, &n);
+	metrics(s, 0, NULL);
+	assert_int_equal(put(s, 0, 1, 0, 1, NULL), KV_OK);
+	poll(&f, 0, 0, NULL, &n); /* answered before the master counted the batch */
+	assert_false(n.proved_empty);
+	assert_true(gauge(s, STALE("default")) == 1);
+	kv_store_free(s);
+	/* published by the time of the next status (its message still on the way) */
+	s = make(&f, 1, false);
+	poll(&f, 0, 0, NULL, &n);
+	metrics(s, 0, NULL);
+	poll(&f, 0, 1, NULL, &n);
+	assert_false(n.proved_empty);
+	kv_store_free(s);
+	/* the publisher's connection dropped: its master may have restarted from a snapshot */
+	s = make(&f, 1, false);
+	poll(&f, 0, 0, NULL, &n);
+	metrics(s, 0, NULL);
+	kv_store_disconnected(s, 0);
+	poll(&f, 0, 0, NULL, &n);
+	assert_false(n.proved_empty);
+	kv_store_free(s);
+	/* a second publisher process: the stream saw the first one's messages */
+	s = make(&f, 1, false);
+	assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
+	poll(&f, 0, 0, NULL, &n); /* the new process has published nothing yet */
+	metrics(s, 0, NULL);
+	poll(&f, 0, 0, NULL, &n);
+	assert_false(n.proved_empty);
+	assert_true(gauge(s, STALE("default")) == 1);
+	kv_store_free(s);
+}
+
+/* The leader's mooncake_tenant_evict_bytes_total: the first answer is the
+ * baseline; a rise turns that tenant stale in the object dialect (Mooncake
+ * main's quota eviction publishes nothing), not in the media dialect. */
+static void test_quota_eviction_reason(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, false);
+	kv_poll_news n;
+	poll(&f, 0, 0, NULL, &n); /* object dialect */
+	metrics(s, 0, "mooncake_tenant_evict_bytes_total{tenant_id=\"default\"} 4096\n");
+	poll(&f, 0, 0, NULL, &n);
+	assert_true(n.proved_empty);
+	assert_int_equal(put(s, 0, 1, 0, 3, NULL), KV_OK);
+	/* unchanged: nothing erased since */
+	assert_int_equal(metrics(s, 3, "mooncake_tenant_evict_bytes_total{tenant_id=\"default\"} 4096\n"), 0);
+	assert_true(gauge(s, STALE("default")) == 0);
+	/* another tenant's counter appears: not one we hold */
+	assert_int_equal(metrics(s, 3,
+				 "mooncake_tenant_evict_bytes_total{tenant_id=\"default\"} 4096\n"
+				 "mooncake_tenant_evict_bytes_total{tenant_id=\"other\"} 8192\n"),
+			 0);
+	/* default's rises: stale, for that reason */
+	assert_int_equal(metrics(s, 2, "mooncake_tenant_evict_bytes_total{tenant_id=\"default\"} 8192\n"), 1);
+	assert_true(gauge(s, STALE("default")) == 1);
+	assert_true(gauge(s, "mooncake_kv_stale_tenants{source=\"m\",reason=\"quota_eviction\"} ") == 1);
+	assert_true(gauge(s, "mooncake_kv_tenant_stale_transitions_total{source=\"m\",reason=\"quota_eviction\"} ") ==
+		    1);
+	assert_true(gauge(s, "mooncake_kv_tenant_evicted_bytes_total{source=\"m\",tenant_id=\"default\"} ") == 8192);
+	kv_store_free(s);
+
+	/* the media dialect: each eviction publishes its removals */
+	f.members[0].dialect = KV_DIALECT_MEDIA;
+	kv_budget_init(&f.budget, 100, 100000);
+	kv_store_cfg cfg = {.name = "m",
+			    .polled = true,
+			    .members = f.members,
+			    .n_members = 1,
+			    .budget = &f.budget,
+			    .max_tenants = 100};
+	s = kv_store_new(&cfg);
+	f.s = s;
+	poll(&f, 0, 0, NULL, &n);
+	metrics(s, 0, "mooncake_tenant_evict_bytes_total{tenant_id=\"default\"} 0\n");
+	poll(&f, 0, 0, NULL, &n);
+	assert_int_equal(put(s, 0, 1, 0, 3, NULL), KV_OK);
+	assert_int_equal(metrics(s, 2, "mooncake_tenant_evict_bytes_total{tenant_id=\"default\"} 4096\n"), 0);
+	assert_true(gauge(s, STALE("default")) == 0);
+	kv_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frames_and_status),
-		cmocka_unit_test(test_failover),
-		cmocka_unit_test(test_reconcile_run),
-		cmocka_unit_test(test_streamed_answers),
+		cmocka_unit_test(test_frames_and_status),      cmocka_unit_test(test_failover),
+		cmocka_unit_test(test_reconcile_run),          cmocka_unit_test(test_streamed_answers),
+		cmocka_unit_test(test_empty_store_proven),     cmocka_unit_test(test_empty_store_after_failover),
+		cmocka_unit_test(test_empty_store_not_proven), cmocka_unit_test(test_quota_eviction_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
