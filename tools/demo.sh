@@ -13,6 +13,7 @@ ninja -C build >/dev/null
 
 PUB=tcp://127.0.0.1:55557 STATUS=127.0.0.1:59003 WEB=127.0.0.1:19557
 PUB2=tcp://127.0.0.1:55558 STATUS2=127.0.0.1:59004
+PUB3=tcp://127.0.0.1:55559 STATUS3=127.0.0.1:59005
 logdir=$(mktemp -d)
 pids=()
 cleanup() {
@@ -29,7 +30,9 @@ trap cleanup EXIT INT TERM
 # listing, so it is exact from the first minute (and after every gap or failover).
 # --key.group-regex: objects per model, from LMCache-shaped keys
 # (fmt@model@world_size@worker_id@chunk_hash; docs/key-groups.md).
+# A second source, "fresh": a new master the exporter watches from empty.
 build/mooncake-kv-exporter --source "name=default,master=$PUB@http://$STATUS,master=$PUB2@http://$STATUS2,reconcile=true" \
+  --source "name=fresh,zmq=$PUB3,status=http://$STATUS3" \
   --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" \
   --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' > "$logdir/exporter.log" 2>&1 &
 pids+=($!)
@@ -49,18 +52,40 @@ build/tools/mooncake-kv-sim --pub "$PUB" --status "$STATUS" --pub "$PUB2" --stat
   --phase quota-reject:count=25 --phase steady:rate=2000 > "$logdir/sim.log" 2>&1 &
 pids+=($!)
 
+# The "fresh" master starts empty with the exporter already watching (Mooncake main's
+# dialect, quotas on): once the exporter has proven its store empty from its answers
+# (nothing published, no key, nothing published), it opens the gate; four tenants'
+# traffic follows, then the master's quota eviction erases objects of tenant-2
+# without an event, as main does.
+gate=$logdir/fresh-gate
+build/tools/mooncake-kv-sim --pub "$PUB3" --status "$STATUS3" --seed 7 --foreign-keys 0 --tenants 4 --keys 400 \
+  --quotas on --quota-bytes 100000000 --phase "gate:$gate" --phase steady:rate=1000,seconds=4 \
+  --phase quota-evict:count=300,tenant=2 --phase steady:rate=1000 > "$logdir/sim-fresh.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+  curl -s "http://$WEB/metrics" | grep -q '^mooncake_kv_watched_from_empty{source="fresh"} 1' && break
+  sleep 0.2
+done
+touch "$gate"
+
 for _ in $(seq 50); do curl -sf "http://$WEB/-/ready" >/dev/null && break; sleep 0.2; done
 # until the failover is done (the new leader waits for the exporter to reconnect)
 for _ in $(seq 100); do
   curl -s "http://$WEB/metrics" | grep -q '^mooncake_kv_master_failovers_total{source="default"} 1' && break
   sleep 0.2
 done
-sleep 4
+# until the fresh master's quota eviction has shown
+for _ in $(seq 100); do
+  curl -s "http://$WEB/metrics" | grep -q '^mooncake_kv_state_stale_reason{source="fresh".*reason="quota_eviction"' && break
+  sleep 0.2
+done
+sleep 2
 cat <<MSG
 
   exporter   http://$WEB/metrics     (landing page: http://$WEB/, the alerts' runbook: http://$WEB/runbook)
              OpenMetrics when asked: curl -H 'Accept: application/openmetrics-text' http://$WEB/metrics
-  simulator  two masters: events on $PUB and $PUB2, admin on http://$STATUS and http://$STATUS2
+  simulator  two masters: events on $PUB and $PUB2, admin on http://$STATUS and http://$STATUS2;
+             source "fresh": a new master (events on $PUB3, admin on http://$STATUS3) watched from empty
   logs       $logdir
 
 A few live lines:
@@ -76,8 +101,14 @@ echo
 echo "Reconciliation with the master (tenant default exact, what the stream alone had missed):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(reconciliations_total\{.*"ok"|reconcile_corrections_total\{|master_keys\{|(objects|state_stale)\{.*tenant_id="default")'
 echo
-echo "How far to trust the other tenants: stale since when (upstream sends no cleared; only tenant default is reconciled):"
-curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_state_stale_since_timestamp_seconds\{' | head -3
+echo "How far to trust the other tenants of source default (its master held objects before the exporter started;"
+echo "upstream main sends no cleared, and only tenant default is reconciled): stale since when, and why:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_state_stale_(since_timestamp_seconds|reason)\{source="default"' | head -4
+echo
+echo "A store watched from empty (source fresh): its master proved it empty before its publisher's first message,"
+echo "so every tenant is exact and every life is seen whole, until its quota eviction erased objects of"
+echo "tenant-2 without an event (Mooncake main): tenant-2 alone is stale, and says why:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(watched_from_empty\{|state_stale\{source="fresh"|state_stale_reason\{source="fresh"|tenant_evicted_bytes_total\{source="fresh",tenant_id="tenant-2"|object_lifetime_seconds_count\{source="fresh")'
 echo
 echo "Who holds the cache: objects per key group (format/model), tenant default:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_objects_by_key_group\{.*tenant_id="default"'

@@ -220,13 +220,21 @@ def tenants():
         panel("bargauge", "Top 10 tenants by objects",
               [(f"topk(10, mooncake_kv_objects{{{TEN}}})", "{{instance}} {{source}} {{tenant_id}}")],
               displayMode="gradient", orientation="horizontal"),
-        panel("table", "Stale tenants", [(f"mooncake_kv_state_stale{{{TEN}}} == 1", "")],
-              desc="Tenants whose figures may be incomplete since their last cleared event."),
+        panel("table", "Exact or stale, since when and why",
+              [(f"mooncake_kv_state_stale{{{TEN}}}", ""),
+               (f"mooncake_kv_state_stale_since_timestamp_seconds{{{TEN}}} * 1000", ""),
+               (f"mooncake_kv_state_stale_reason{{{TEN}}}", "")],
+              w=24, mappings=[{"type": "value", "options": {"0": {"text": "exact"}, "1": {"text": "stale"}}}],
+              desc="Per tenant: exact (its figures are all there is: watched from empty, cleared or reconciled, "
+                   "nothing lost since) or stale; while stale, since when, and each reason (README, \"Stale "
+                   "tenants\"; runbook, Tenants stale). quota_eviction and drift mean the master erased objects "
+                   "without an event."),
         panel("timeseries", "How long each stale tenant has been stale",
               [(f"source_tenant:mooncake_kv_state_stale_age:seconds{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
               unit="s",
               desc="Since when the tenant's figures may be incomplete: start-up, or the first loss since it was last "
-                   "exact. Upstream never sends cleared, so only a reconciliation ends it."),
+                   "exact. Upstream main never sends cleared: only a reconciliation ends it, or (a new store) the "
+                   "master proving it empty."),
         panel("timeseries", "Removals of objects the exporter did not know",
               [(f"source_tenant:mooncake_kv_removed_unknown:ratio_rate1h{{{TEN}}}",
                 "{{instance}} {{source}} {{tenant_id}}")], unit="percentunit",
@@ -235,6 +243,25 @@ def tenants():
                    "object count is low by about that much of its churn."),
         panel("timeseries", "Stale tenants by reason",
               [(f"mooncake_kv_stale_tenants{{{SRC}}}", "{{instance}} {{source}} {{reason}}")]),
+        panel("timeseries", "Tenants turning stale and exact",
+              [(f"sum by (instance, source, reason) (increase(mooncake_kv_tenant_stale_transitions_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} stale: {{reason}}"),
+               (f"sum by (instance, source, cause) (increase(mooncake_kv_tenant_exact_transitions_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} exact: {{cause}}")],
+              desc="Tenants that stopped being exact, by the reason that did it, and stale tenants made exact "
+                   "again, by cause (cleared, reconciled, empty_store)."),
+        panel("stat", "Watched from empty",
+              [(f"mooncake_kv_watched_from_empty{{{SRC}}}", "{{instance}} {{source}}")], h=4,
+              mappings=[{"type": "value", "options": {"0": {"text": "no"}, "1": {"text": "yes"}}}],
+              desc="Yes: the master proved the store empty before its publisher's first message and nothing was "
+                   "lost since, so every tenant first seen is exact (README, \"Stale tenants\")."),
+        panel("timeseries", "Bytes evicted for the quota",
+              [(f"sum by (instance, source, tenant_id) "
+                f"(increase(mooncake_kv_tenant_evicted_bytes_total{{{TEN}}}[{RI}]))",
+                "{{instance}} {{source}} {{tenant_id}}")], unit="bytes",
+              desc="What the leader's quota eviction freed of each tenant (the master's "
+                   "mooncake_tenant_evict_bytes_total). On Mooncake main it publishes nothing for the objects it "
+                   "erases: the tenant turns stale (quota_eviction)."),
         panel("timeseries", "Events per tenant",
               [(f"sum by (instance, source, tenant_id, event_type) (rate(mooncake_kv_events_received_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} {{event_type}}")], unit="ops"),

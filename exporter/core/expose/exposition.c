@@ -158,6 +158,7 @@ struct kv_family_filter {
  * _by_key_group) and staleness (mooncake_kv_state_stale, its age). */
 static const char *const per_tenant[] = {
 	"mooncake_kv_events_received_total",
+	"mooncake_kv_state_stale_reason",
 	"mooncake_kv_objects_by_placement",
 	"mooncake_kv_tenant_clears_total",
 	"mooncake_kv_stored_duplicates_total",

@@ -13,6 +13,15 @@ KV_U64(objects_overflow, true, a->t->counts.objects_overflow)
 KV_U64(clears, !a->s->object_dialect, a->t->counts.events[KV_EV_CLEARED])
 KV_DOUBLE(stale_since, a->t->stale, a->t->stale_since_ms / 1000.0)
 
+/* Why a stale tenant is stale: one series per reason it has, none while it
+ * is exact. */
+static void stale_reasons(kv_emit *e, const kv_at *a)
+{
+	for (unsigned r = 0; r < KV_STALE__BITS; r++)
+		if ((a->t->stale >> r) & 1)
+			kv_sample_u64(e, (kv_label){"reason", kv_stale_reason_name(r)}, 1);
+}
+
 static void events(kv_emit *e, const kv_at *a)
 {
 	for (int t = 0; t < KV_EV__COUNT - a->s->object_dialect; t++)
@@ -43,9 +52,13 @@ static const kv_family families[] = {
 	 "Live objects by the set of media they are on (these add up to mooncake_kv_objects).", KV_SCOPE_TENANT, 0,
 	 NULL, by_placement},
 	{"mooncake_kv_state_stale", "gauge",
-	 "1 when the tenant's figures may be incomplete (joined late, gap, reset, reconnect, overflow) "
-	 "since its last cleared event.",
+	 "1 when the tenant's figures may be incomplete (mooncake_kv_state_stale_reason says why), 0 when they are "
+	 "exact: watched from empty, cleared or reconciled, and nothing lost since.",
 	 KV_SCOPE_TENANT, 0, NULL, stale},
+	{"mooncake_kv_state_stale_reason", "gauge",
+	 "1 for each reason the tenant is stale for (startup, gap, reset, reconnect, overflow, reconcile_incomplete, "
+	 "failover, dialect, quota_eviction, drift); absent while it is exact.",
+	 KV_SCOPE_TENANT, 0, NULL, stale_reasons},
 	{"mooncake_kv_state_stale_since_timestamp_seconds", "gauge",
 	 "While the tenant is stale: when it stopped being exact (start-up, or the first loss since it was "
 	 "last exact), in unix seconds. Absent while it is exact.",
