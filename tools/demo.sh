@@ -114,7 +114,8 @@ echo "Who holds the cache: objects per key group (format/model), tenant default:
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_objects_by_key_group\{.*tenant_id="default"'
 echo
 echo "Residency: how long tenant default keeps its objects (lives seen whole since a reconciliation made it"
-echo "exact, by the publisher's clock; the others' lives end unseen: upstream main sends no cleared):"
+echo "exact, by the publisher's clock; the others' lives end unseen: upstream main sends no cleared; source fresh"
+echo "has every tenant's, above):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_object_(lifetime_seconds_(count|sum)|lifetime_unobserved_total|age_mean_seconds)\{.*tenant_id="default"'
 echo
 echo "Two masters, one failover: who leads, each master's own stream:"
