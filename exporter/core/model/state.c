@@ -289,15 +289,16 @@ static void forget_objects(kv_state *s, kv_tenant *t)
 	kv_group_vec_empty(&t->groups);
 }
 
-/* The tenant is empty, and we know it: the only way back to exact. */
-static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at)
+/* The tenant is empty, and we know it (a cleared at `at`, or the proof of
+ * an empty store): exact again.  What it still held ended then. */
+static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at, enum kv_exact_cause why)
 {
 	unsigned was = t->stale;
 	end_every_life(s, t, at);
 	forget_objects(s, t);
 	t->stale = 0;
 	kv_state_sync_births(s, t);
-	kv_state_became_exact(s, was, t, KV_EXACT_CLEARED);
+	kv_state_became_exact(s, was, t, why);
 }
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
@@ -385,7 +386,7 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	if (t == s->recorded)
 		kv_recon_log_add(s->record, p->key_hash, ev->type, p->add | p->del, p->group);
 	if (ev->type == KV_EV_CLEARED)
-		clear_tenant(s, t, p->ts);
+		clear_tenant(s, t, p->ts, KV_EXACT_CLEARED);
 	else if ((rc = update_object(s, t, ev, p)) != KV_OK)
 		return rc;
 	t->counts.events[ev->type]++;
@@ -477,16 +478,9 @@ size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, kv_str e
 
 void kv_state_prove_empty(kv_state *s)
 {
-	for (size_t i = 0; i < s->n_tenants; i++) {
-		kv_tenant *t = s->tenants[i];
-		unsigned was = t->stale;
-		/* what it still held is gone at the master: ended, unseen */
-		end_every_life(s, t, KV_NO_BIRTH);
-		forget_objects(s, t);
-		t->stale = 0;
-		kv_state_sync_births(s, t);
-		kv_state_became_exact(s, was, t, KV_EXACT_EMPTY_STORE);
-	}
+	/* what a tenant still held is gone at the master: ended, unseen */
+	for (size_t i = 0; i < s->n_tenants; i++)
+		clear_tenant(s, s->tenants[i], KV_NO_BIRTH, KV_EXACT_EMPTY_STORE);
 	s->born_exact = true;
 }
 
