@@ -461,34 +461,34 @@ static void test_drift(void **state)
 	store_put(s, "default", 2000);
 	kv_drift d = {0};
 	/* within max(16, 1%): agreement */
-	assert_false(kv_drift_observe(&d, true, true, 2020, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 2020, s->st));
 	assert_int_equal(d.polls, 0);
 	/* apart three polls in a row */
-	assert_false(kv_drift_observe(&d, true, true, 2021, s->st));
-	assert_false(kv_drift_observe(&d, true, true, 1979, s->st));
-	assert_true(kv_drift_observe(&d, true, true, 3000, s->st));
-	assert_true(kv_drift_observe(&d, true, true, 3000, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 2021, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 1979, s->st));
+	assert_true(kv_drift_observe(&d, true, 0, 3000, s->st));
+	assert_true(kv_drift_observe(&d, true, 0, 3000, s->st));
 	/* a failed poll says nothing, and ends the streak */
-	assert_false(kv_drift_observe(&d, false, true, 3000, s->st));
+	assert_false(kv_drift_observe(&d, false, 0, 3000, s->st));
 	assert_int_equal(d.polls, 0);
-	assert_false(kv_drift_observe(&d, true, true, 3000, s->st));
-	assert_false(kv_drift_observe(&d, true, true, 3000, s->st));
-	assert_true(kv_drift_observe(&d, true, true, 3000, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 3000, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 3000, s->st));
+	assert_true(kv_drift_observe(&d, true, 0, 3000, s->st));
 	/* small stores: 16 objects of slack */
 	assert_true(kv_drift_tolerance(100) == 16);
 	assert_true(kv_drift_tolerance(1e6) == 1e4);
 	/* objects outside tenant default: the master's count covers them, the
 	 * listing does not; no judgement */
 	store_put(s, "alice", 1);
-	assert_false(kv_drift_observe(&d, true, true, 9999, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 9999, s->st));
 	assert_int_equal(d.polls, 0);
 	bool spare;
 	assert_false(kv_drift_blame(&d, false, &spare));
 }
 
 /* Every tenant exact (an empty store proven): the sum of all tenants must be
- * the master's count, judged only while the stream is settled; a drift that
- * no reconciliation can mend blames the exact tenants. */
+ * the master's count, beyond the events in flight during the poll; a drift
+ * that no reconciliation can mend blames the exact tenants. */
 static void test_drift_over_exact_tenants(void **state)
 {
 	struct store *s = *state;
@@ -498,13 +498,18 @@ static void test_drift_over_exact_tenants(void **state)
 	assert_true(kv_state_all_exact(s->st));
 	kv_drift d = {0};
 	bool spare;
-	assert_false(kv_drift_observe(&d, true, true, 400, s->st)); /* agreement */
+	assert_false(kv_drift_observe(&d, true, 0, 400, s->st)); /* agreement */
 	/* the master erased 80 of them silently */
-	assert_false(kv_drift_observe(&d, true, true, 320, s->st));
-	assert_false(kv_drift_observe(&d, true, false, 0, s->st)); /* unsettled: says nothing, ends nothing */
+	assert_false(kv_drift_observe(&d, true, 0, 320, s->st));
+	assert_false(kv_drift_observe(&d, true, -1, 0, s->st)); /* in flight unknown: says nothing, ends nothing */
 	assert_int_equal(d.polls, 1);
-	assert_false(kv_drift_observe(&d, true, true, 320, s->st));
-	assert_true(kv_drift_observe(&d, true, true, 320, s->st));
+	/* 80 events may have been in flight: not apart beyond them, and the streak ends */
+	assert_false(kv_drift_observe(&d, true, 80, 320, s->st));
+	assert_int_equal(d.polls, 0);
+	assert_false(kv_drift_observe(&d, true, 10, 320, s->st)); /* 10 in flight: apart all the same */
+	assert_int_equal(d.polls, 1);
+	assert_false(kv_drift_observe(&d, true, 0, 320, s->st));
+	assert_true(kv_drift_observe(&d, true, 0, 320, s->st));
 	/* without reconciliation nothing mends it: every exact tenant is to blame */
 	assert_true(kv_drift_blame(&d, false, &spare));
 	assert_false(spare);
@@ -519,7 +524,7 @@ static void test_drift_over_exact_tenants(void **state)
 	assert_false(spare);
 	/* one stale tenant: the sum is no longer judged, the streak ends */
 	assert_int_equal(kv_state_mark_tenant_stale(s->st, (kv_str){"bob", 3}, KV_STALE_DRIFT), 1);
-	assert_false(kv_drift_observe(&d, true, true, 320, s->st));
+	assert_false(kv_drift_observe(&d, true, 0, 320, s->st));
 	assert_int_equal(d.polls, 0);
 	assert_false(kv_drift_blame(&d, false, &spare));
 }

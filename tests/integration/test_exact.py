@@ -181,6 +181,29 @@ def test_silent_batch_remove_drift_reconciled(procs):
     silent_batch_remove(procs, True, 406)
 
 
+def test_silent_batch_remove_during_traffic(procs):
+    """The same drift while events keep flowing: the events in flight during each
+    poll widen the tolerance, they do not silence the check.  The traffic goes on
+    until the exporter has blamed the tenants (the simulator's steady phase ends at
+    the test's go-ahead), so the drift was told under traffic, not in a lull."""
+    gate = FromEmpty(procs)
+    done = os.path.join(procs.dir, "blamed")
+    sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=2", "batch-remove:count=900,tenant=1",
+                                         "steady:rate=1500,until=" + done, "truth", "wait"],
+              seed=408, extra=["--tenants", "3", "--keys", "1000", "--foreign-keys", "0"])
+    exp = Exporter(procs, EXPORTER, [sim.source("t")])
+    sim.start()
+    gate.open(exp, "t")
+    wait_for(lambda: exp.metrics().get("mooncake_kv_stale_tenants", source="t", reason="drift") == 3, 20,
+             "the drift blames every exact tenant, traffic flowing")
+    assert not os.path.exists(sim.truth_path)  # still in its steady phase
+    open(done, "w").close()
+    truth = sim.truth_written()
+    assert truth["silent_removals"] > 100 and truth["gaps"] == 0
+    m = settle(exp, truth, "t")
+    assert m.get("mooncake_kv_tenant_stale_transitions_total", source="t", reason="drift") == 3
+
+
 def test_master_with_objects_proves_nothing(procs):
     """A master that holds objects before its publisher's first message (a leader
     restored from a snapshot publishes from 1 all the same): its key count is not 0,

@@ -20,7 +20,8 @@
  *       --phase restart --phase ops:count=100 --truth truth.json
  *
  * Phases run in order:
- *   steady:rate=N[,seconds=S]  random operations at N events/s (S=0: forever)
+ *   steady:rate=N[,seconds=S][,until=PATH]  random operations at N events/s (S=0: forever), or until
+ *                              the file PATH exists (a test's go-ahead; 300 s at most)
  *   ops:count=N[,batch=B]      N random operations, sent as fast as allowed, B events a message (64)
  *   burst:events=N             N stored events enqueued before the sender runs:
  *                              whatever exceeds --queue is dropped oldest-first,
@@ -97,7 +98,7 @@ static const char usage[] =
 	"                 invalid_event_hashes in the status)\n"
 	"  --spec-extras on|off (off)  on: the guide's status field skipped_keyless_events (implies --dialect media)\n"
 	"  --truth FILE   write the ground truth at exit\n"
-	"phases: steady:rate=N[,seconds=S] ops:count=N[,batch=B] burst:events=N clear:all|tenant=T\n"
+	"phases: steady:rate=N[,seconds=S][,until=PATH] ops:count=N[,batch=B] burst:events=N clear:all|tenant=T\n"
 	"        batch-remove:count=N truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I]\n"
 	"        crash:seconds=S garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] "
 	"standby-publish:count=N[,member=I]\n"

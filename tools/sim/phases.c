@@ -31,12 +31,21 @@ static void operations(struct sim *s, uint64_t count, unsigned batch)
 	s->batch = MAX_BATCH;
 }
 
+/* steady:rate=R[,seconds=S][,until=PATH]: R operations a second for S
+ * seconds, or (until=, last: the rest of the spec is the path) until the
+ * file PATH exists (a test's go-ahead, 300 s at most), or for ever. */
 static void steady(struct sim *s, const char *spec)
 {
 	double rate = param(spec, "rate", 1000), seconds = param(spec, "seconds", 0);
+	const char *until = strstr(spec, "until=");
+	if (until) {
+		until += strlen("until=");
+		if (seconds <= 0)
+			seconds = 300;
+	}
 	double start = now_s(), tick = 0.01;
 	uint64_t done = 0;
-	while (!sim_stopping && (seconds <= 0 || now_s() - start < seconds)) {
+	while (!sim_stopping && (seconds <= 0 || now_s() - start < seconds) && !(until && access(until, F_OK) == 0)) {
 		uint64_t due = (uint64_t)((now_s() - start) * rate);
 		while (done < due && !sim_stopping) {
 			random_op(s);

@@ -26,14 +26,16 @@ double kv_drift_tolerance(double keys)
 	return fmax(16, keys / 100);
 }
 
-bool kv_drift_observe(kv_drift *d, bool ok, bool settled, double keys, const kv_state *state)
+bool kv_drift_observe(kv_drift *d, bool ok, double slack, double keys, const kv_state *state)
 {
 	bool all_default;
 	double objects = (double)state_objects(state, &all_default);
 	bool exact = kv_state_all_exact(state);
-	if (ok && exact && !all_default && !settled) /* events in flight: this poll tells nothing */
+	bool judged_exact = exact && !all_default;
+	if (ok && judged_exact && slack < 0) /* how much was in flight is unknown: this poll tells nothing */
 		return d->on;
-	bool apart = ok && (all_default || exact) && fabs(objects - keys) > kv_drift_tolerance(keys);
+	double tolerance = kv_drift_tolerance(keys) + (judged_exact ? slack : 0);
+	bool apart = ok && (all_default || exact) && fabs(objects - keys) > tolerance;
 	d->polls = apart ? d->polls + 1 : 0;
 	d->exact = apart && exact;
 	d->on = d->polls >= KV_DRIFT_POLLS;

@@ -3,10 +3,10 @@
  * the master's own key count (master_key_count in the master's /metrics)
  * poll after poll.  The count covers every tenant, so it is judged while
  * every object the state holds is in tenant `default` (which the
- * reconciler's listing covers), or while every tenant is exact and the
- * stream is settled (nothing received during the poll, nothing behind the
- * master): then the sum of all tenants must be the master's count, and a
- * difference is an erasure the stream never told (upstream's BatchRemove,
+ * reconciler's listing covers), or while every tenant is exact: then the
+ * sum of all tenants must be the master's count, beyond the events in
+ * flight during the poll, and a difference is an erasure the stream never
+ * told (upstream's BatchRemove,
  * RemoveAll, RemoveByRegex).  Pure; the store hands each poll's count here
  * and acts on the verdict (kv_drift_blame): a reconciliation of tenant
  * `default` first where reconciliation is on, then every exact tenant it
@@ -32,12 +32,14 @@ typedef struct kv_drift {
  * in flight at any moment, or 1% of a large store. */
 double kv_drift_tolerance(double keys);
 
-/* One poll of the key count (ok: it was read, as `keys`; settled: the
- * stream received nothing during the poll and was not behind the master).
- * A poll that failed, or a state with objects outside tenant `default` that
- * is not exact everywhere, ends a streak; an unsettled poll over exact
- * tenants says nothing.  Returns d->on. */
-bool kv_drift_observe(kv_drift *d, bool ok, bool settled, double keys, const kv_state *state);
+/* One poll of the key count (ok: it was read, as `keys`; slack: how many
+ * events may have been in flight between the master's count and the state,
+ * received during the poll or still behind it, or < 0 when unknown).  Over
+ * exact tenants the sum must be within the tolerance plus the slack; an
+ * unknown slack says nothing.  A poll that failed, or a state with objects
+ * outside tenant `default` that is not exact everywhere, ends a streak.
+ * Returns d->on. */
+bool kv_drift_observe(kv_drift *d, bool ok, double slack, double keys, const kv_state *state);
 /* A reconciliation ended (ok: it rebuilt tenant `default`). */
 void kv_drift_reconciled(kv_drift *d, bool ok);
 /* Whether the exact tenants are to blame now: the drift is on over exact

@@ -37,6 +37,7 @@ typedef struct kv_store_part {
 	kv_dialect_choice dialect;
 	uint64_t ha_errors[KV_POLL__COUNT];
 	kv_stream_pos before;       /* where the stream stood when the poll began */
+	double events_before;       /* events it had decoded then */
 	kv_metrics_reader metrics;  /* its poller's alone */
 	kv_quotas_reader quotas_in; /* likewise */
 	enum kv_empty_step empty;

@@ -11,7 +11,22 @@
 
 void kv_store_poll_begin(kv_store *s, size_t member)
 {
-	kv_stream_position(s->parts[member].stream, &s->parts[member].before);
+	kv_store_part *p = &s->parts[member];
+	kv_stream_position(p->stream, &p->before);
+	p->events_before = kv_stream_stats_of(p->stream)->batch_events.sum;
+}
+
+/* How many events may lie between the master's key count and the state
+ * when the count is applied: those received during the poll, and those of
+ * the messages the stream was behind the master by (at twice the mean
+ * batch, 64 at least: the publisher's batch).  < 0: unknown. */
+static double events_in_flight(const kv_store_part *p)
+{
+	if (!p->master.behind_known)
+		return -1;
+	const kv_hist *b = &kv_stream_stats_of(p->stream)->batch_events;
+	double batch = b->count ? 2 * b->sum / (double)b->count : 0;
+	return (b->sum - p->events_before) + (double)p->master.behind * (batch > 64 ? batch : 64);
 }
 
 /* What /ha_status and /leader say of the member: state KV_HA_UNKNOWN when
@@ -205,11 +220,7 @@ size_t kv_store_metrics_end(kv_store *s, size_t member, int transfer_err)
 		swap_tables(&s->evictions, &r->evictions);
 		s->evictions_known = true;
 	}
-	/* the stream and the count describe one moment: nothing arrived during
-	 * the poll, and the status said the stream was not behind */
-	bool settled = kv_stream_stats_of(p->stream)->messages == p->before.messages && p->master.behind_known &&
-		       p->master.behind == 0;
-	kv_drift_observe(&s->drift, err == KV_POLL_OK, settled, r->keys, s->state);
+	kv_drift_observe(&s->drift, err == KV_POLL_OK, events_in_flight(p), r->keys, s->state);
 	bool spare;
 	if (kv_drift_blame(&s->drift, s->cfg.reconcile, &spare)) {
 		kv_state_mark_exact_stale(s->state, KV_STALE_DRIFT, spare ? KV_TENANT_DEFAULT : (kv_str){NULL, 0});
