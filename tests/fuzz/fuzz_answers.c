@@ -23,7 +23,21 @@ static enum kv_poll_error quotas(const unsigned char *p, size_t n, size_t step, 
 	return rc;
 }
 
-static enum kv_poll_error metrics(const unsigned char *p, size_t n, size_t step, double *keys, size_t *rejects)
+/* Every series of a per-tenant table is found again through its index
+ * (the store compares the eviction counter's answers so). */
+static void check_index(const kv_quota_rejects *t)
+{
+	kv_tenant_index ix;
+	if (kv_tenant_index_build(&ix, t) != KV_OK)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		if (kv_tenant_index_get(&ix, t, t->names.data + t->v[i].tenant_at, t->v[i].tenant_len) < 0)
+			__builtin_trap();
+	kv_tenant_index_free(&ix);
+}
+
+static enum kv_poll_error metrics(const unsigned char *p, size_t n, size_t step, double *keys, size_t *rejects,
+				  size_t *evictions)
 {
 	kv_metrics_reader r;
 	kv_metrics_reader_init(&r, 8);
@@ -32,8 +46,10 @@ static enum kv_poll_error metrics(const unsigned char *p, size_t n, size_t step,
 	enum kv_poll_error rc = kv_metrics_reader_end(&r);
 	*keys = r.keys;
 	*rejects = r.rejects.n;
-	if (r.rejects.n > 8)
+	*evictions = r.evictions.n;
+	if (r.rejects.n > 8 || r.evictions.n > 8)
 		__builtin_trap();
+	check_index(&r.evictions);
 	kv_metrics_reader_free(&r);
 	return rc;
 }
@@ -62,9 +78,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	kv_quotas_free(&pieces);
 
 	double k1, k2;
-	size_t r1, r2;
-	enum kv_poll_error c = metrics(data, size, size ? size : 1, &k1, &r1), d = metrics(data, size, step, &k2, &r2);
-	if (c != d || (c == KV_POLL_OK && (k1 != k2 || r1 != r2)))
+	size_t r1, r2, e1, e2;
+	enum kv_poll_error c = metrics(data, size, size ? size : 1, &k1, &r1, &e1),
+			   d = metrics(data, size, step, &k2, &r2, &e2);
+	if (c != d || (c == KV_POLL_OK && (k1 != k2 || r1 != r2 || e1 != e2)))
 		__builtin_trap();
 
 	kv_listing l;
