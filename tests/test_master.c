@@ -282,6 +282,31 @@ static void test_metrics_reader(void **state)
 	assert_int_equal(
 		read_metrics(&r, "master_key_count 1\nmooncake_tenant_quota_reject_total{tenant_id=\"x\"} 3\n", 9),
 		KV_POLL_FIELD);
+	/* the eviction counter per tenant (reason empty); a counter below 0 is no counter */
+	const char *ev = "master_key_count 1\n"
+			 "mooncake_tenant_evict_bytes_total{tenant_id=\"t-1\"} 4096\n"
+			 "mooncake_tenant_evict_bytes_total{tenant_id=\"t-2\"} 0\n";
+	assert_int_equal(read_metrics(&r, ev, 5), KV_POLL_OK);
+	assert_int_equal(r.evictions.n, 2);
+	assert_string_equal(r.evictions.names.data + r.evictions.v[0].tenant_at, "t-1");
+	assert_int_equal(r.evictions.v[0].reason_len, 0);
+	assert_true(r.evictions.v[0].count == 4096);
+	kv_tenant_index ix;
+	double v = -1;
+	assert_int_equal(kv_tenant_index_build(&ix, &r.evictions), KV_OK);
+	assert_true(kv_tenant_index_get(&ix, &r.evictions, "t-2", 3, &v) && v == 0);
+	assert_true(kv_tenant_index_get(&ix, &r.evictions, "t-1", 3, &v) && v == 4096);
+	assert_false(kv_tenant_index_get(&ix, &r.evictions, "t-3", 3, &v));
+	kv_tenant_index_free(&ix);
+	assert_int_equal(
+		read_metrics(&r, "master_key_count 1\nmooncake_tenant_evict_bytes_total{tenant_id=\"t\"} -8192\n", 7),
+		KV_POLL_FIELD);
+	assert_int_equal(
+		read_metrics(&r,
+			     "master_key_count 1\nmooncake_tenant_quota_reject_total{tenant_id=\"t\",reason=\"r\"} "
+			     "-1\n",
+			     7),
+		KV_POLL_FIELD);
 	/* beyond the limit: counted, not kept */
 	kv_metrics_reader small;
 	kv_metrics_reader_init(&small, 1);

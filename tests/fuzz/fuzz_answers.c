@@ -30,9 +30,11 @@ static void check_index(const kv_quota_rejects *t)
 	kv_tenant_index ix;
 	if (kv_tenant_index_build(&ix, t) != KV_OK)
 		return;
-	for (size_t i = 0; i < t->n; i++)
-		if (kv_tenant_index_get(&ix, t, t->names.data + t->v[i].tenant_at, t->v[i].tenant_len) < 0)
+	for (size_t i = 0; i < t->n; i++) {
+		double v;
+		if (!kv_tenant_index_get(&ix, t, t->names.data + t->v[i].tenant_at, t->v[i].tenant_len, &v) || v < 0)
 			__builtin_trap();
+	}
 	kv_tenant_index_free(&ix);
 }
 

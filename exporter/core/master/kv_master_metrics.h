@@ -55,13 +55,14 @@ typedef struct kv_metrics_reader {
 } kv_metrics_reader;
 
 /* The value of tenant[0..len) in a table of the eviction counter, through
- * an index built for it (kv_tenant_index_build); -1 when absent. */
+ * an index built for it (kv_tenant_index_build): false when absent. */
 typedef struct kv_tenant_index {
 	uint32_t *slot; /* entry + 1, 0 empty */
 	size_t mask;
 } kv_tenant_index;
 int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t);
-double kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len);
+bool kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len,
+			 double *value);
 void kv_tenant_index_free(kv_tenant_index *ix);
 
 /* max_rejects: series kept of each per-tenant counter (the rest counted in
@@ -73,8 +74,8 @@ void kv_metrics_reader_free(kv_metrics_reader *r);
 /* Bytes of the answer, in order.  Returns 0 or KV_ENOMEM. */
 int kv_metrics_reader_feed(kv_metrics_reader *r, const void *p, size_t n);
 /* The answer is complete.  Returns KV_POLL_OK; KV_POLL_FIELD when it has no
- * master_key_count, or a sample we use is not a number, or a line is
- * longer than KV_METRICS_MAX_LINE; KV_POLL_NO_MEMORY. */
+ * master_key_count, or a sample we use is not a number (or a counter below
+ * 0), or a line is longer than KV_METRICS_MAX_LINE; KV_POLL_NO_MEMORY. */
 enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r);
 
 #endif

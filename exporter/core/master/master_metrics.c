@@ -127,7 +127,8 @@ static void tenant_sample(kv_metrics_reader *r, kv_quota_rejects *q, const char 
 		}
 	}
 	double v;
-	if (p >= end || *p != '}' || !has_t || (with_reason && !has_r) || !sample_value(p + 1, end, &v)) {
+	/* a counter below 0 is no counter: the answer is bad, as for a sample that is no number */
+	if (p >= end || *p != '}' || !has_t || (with_reason && !has_r) || !sample_value(p + 1, end, &v) || v < 0) {
 		r->bad = true;
 		return;
 	}
@@ -241,14 +242,17 @@ int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t)
 	return KV_OK;
 }
 
-double kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len)
+bool kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len,
+			 double *value)
 {
 	for (size_t j = name_hash(tenant, len) & ix->mask; ix->slot && ix->slot[j]; j = (j + 1) & ix->mask) {
 		const kv_quota_reject *e = &t->v[ix->slot[j] - 1];
-		if (e->tenant_len == len && !memcmp(t->names.data + e->tenant_at, tenant, len))
-			return e->count;
+		if (e->tenant_len == len && !memcmp(t->names.data + e->tenant_at, tenant, len)) {
+			*value = e->count;
+			return true;
+		}
 	}
-	return -1;
+	return false;
 }
 
 void kv_tenant_index_free(kv_tenant_index *ix)

@@ -110,8 +110,9 @@ static size_t evictions_seen(kv_store *s, const kv_store_part *p, const kv_quota
 	for (size_t i = 0; i < now->n; i++) {
 		const kv_quota_reject *e = &now->v[i];
 		const char *tenant = now->names.data + e->tenant_at;
-		double before = kv_tenant_index_get(&ix, &s->evictions, tenant, e->tenant_len);
-		if (e->count > (before < 0 ? 0 : before))
+		double before = 0; /* a series that appears has risen from 0 */
+		kv_tenant_index_get(&ix, &s->evictions, tenant, e->tenant_len, &before);
+		if (e->count > before)
 			n += kv_state_mark_tenant_stale(s->state, (kv_str){tenant, e->tenant_len},
 							KV_STALE_QUOTA_EVICTION);
 	}
