@@ -42,7 +42,6 @@ struct kv_source {
 
 	pthread_mutex_t lock;
 	kv_store *store; /* under lock */
-	kv_store_member *store_members;
 	kv_member *members;
 	size_t n_members;
 	bool recon_started;

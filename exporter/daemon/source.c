@@ -84,7 +84,6 @@ static void free_members(kv_source *s)
 	for (size_t i = 0; s->members && i < s->n_members; i++)
 		close_sockets(&s->members[i]);
 	free(s->members);
-	free(s->store_members);
 	kv_store_free(s->store);
 }
 
@@ -101,29 +100,32 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	}
 	int rc = KV_ENOMEM;
 	s->n_members = src->n_members;
-	if (!(s->members = calloc(src->n_members, sizeof(*s->members))) ||
-	    !(s->store_members = calloc(src->n_members, sizeof(*s->store_members)))) {
+	kv_store_member *sm = calloc(src->n_members, sizeof(*sm)); /* copied by kv_store_new */
+	if (!(s->members = calloc(src->n_members, sizeof(*s->members))) || !sm) {
+		free(sm);
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 		goto fail;
 	}
 	for (size_t i = 0; i < s->n_members; i++)
-		s->store_members[i] = (kv_store_member){.label = src->members[i].label,
-							.has_status = src->members[i].status != NULL,
-							.dialect = kv_config_dialect(cfg, src)};
+		sm[i] = (kv_store_member){.label = src->members[i].label,
+					  .has_status = src->members[i].status != NULL,
+					  .dialect = kv_config_dialect(cfg, src)};
 	kv_store_cfg sc = {.name = src->name,
 			   .ha = src->ha,
 			   .polled = src->polled,
 			   .reconcile = src->reconcile,
 			   .reconcile_interval = cfg->reconcile_interval,
 			   .backend = src->backend,
-			   .members = s->store_members,
+			   .members = sm,
 			   .n_members = s->n_members,
 			   .key_groups = kv_config_keygroups(cfg, src),
 			   .residency = cfg->residency,
 			   .budget = budget,
 			   .seed = seed,
 			   .max_tenants = cfg->max_tenants};
-	if (!(s->store = kv_store_new(&sc))) {
+	s->store = kv_store_new(&sc);
+	free(sm);
+	if (!s->store) {
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 		goto fail;
 	}

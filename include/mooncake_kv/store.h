@@ -38,8 +38,8 @@ typedef struct kv_budget {
 
 void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
 
-/* One member as configured.  Strings are borrowed: they must outlive the
- * store. */
+/* One member as configured: copied by kv_store_new, but its strings are
+ * borrowed and must outlive the store. */
 typedef struct kv_store_member {
 	const char *label; /* the `member` label (admin host:port), or NULL */
 	bool has_status;   /* it has an admin URL: its answers will be fed */

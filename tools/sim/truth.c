@@ -97,6 +97,20 @@ static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model
 	return j;
 }
 
+/* {tenant name: count} of a per-tenant counter, for the tenants where it is
+ * not 0 (as the master's per-tenant series appear). */
+static json_t *per_tenant(const struct sim *s, const uint64_t *counts)
+{
+	json_t *j = json_object();
+	for (unsigned t = 0; t < s->o.tenants; t++)
+		if (counts[t]) {
+			char name[32];
+			tenant_name(t, name, sizeof(name));
+			json_object_set_new(j, name, json_integer((json_int_t)counts[t]));
+		}
+	return j;
+}
+
 void write_truth(struct sim *s, const char *path)
 {
 	json_t *wire = json_array(), *master = json_array();
@@ -149,22 +163,9 @@ void write_truth(struct sim *s, const char *path)
 	json_object_set_new(root, "split_brains", json_integer((json_int_t)s->split_brains));
 	if (s->o.quotas) /* as the leader answers /api/v1/tenant_quotas */
 		json_object_set_new(root, "quotas", quotas_json(s));
-	json_t *rejects = json_object();
-	for (unsigned t = 0; t < s->o.tenants; t++)
-		if (s->quota_rejects[t]) {
-			char name[32];
-			tenant_name(t, name, sizeof(name));
-			json_object_set_new(rejects, name, json_integer((json_int_t)s->quota_rejects[t]));
-		}
-	json_object_set_new(root, "quota_rejects", rejects);
-	json_t *evicted = json_object(); /* mooncake_tenant_evict_bytes_total, where it rose */
-	for (unsigned t = 0; t < s->o.tenants; t++)
-		if (s->evicted_bytes[t]) {
-			char name[32];
-			tenant_name(t, name, sizeof(name));
-			json_object_set_new(evicted, name, json_integer((json_int_t)s->evicted_bytes[t]));
-		}
-	json_object_set_new(root, "evicted_bytes", evicted);
+	json_object_set_new(root, "quota_rejects", per_tenant(s, s->quota_rejects));
+	/* mooncake_tenant_evict_bytes_total, where it rose */
+	json_object_set_new(root, "evicted_bytes", per_tenant(s, s->evicted_bytes));
 	/* as the master's /metrics counts them: the foreign keys too */
 	json_object_set_new(root, "master_keys",
 			    json_integer((json_int_t)(atomic_load(&s->master_keys) + s->o.foreign)));

@@ -45,7 +45,7 @@ typedef struct kv_store_part {
 } kv_store_part;
 
 struct kv_store {
-	kv_store_cfg cfg; /* cfg.members points at the parts' copies */
+	kv_store_cfg cfg; /* as given, but members: each part holds its own copy (cfg.members NULL) */
 	kv_state *state;
 	kv_store_part *parts;
 	size_t n;

@@ -41,6 +41,7 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	if (!s)
 		return NULL;
 	s->cfg = *cfg;
+	s->cfg.members = NULL; /* copied into the parts below: the caller's array need not outlive the store */
 	s->n = cfg->n_members;
 	kv_leadership_init(&s->leadership);
 	kv_reconcile_plan_init(&s->plan, cfg->reconcile_interval);
