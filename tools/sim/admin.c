@@ -7,6 +7,9 @@
  *   GET /batch_query_keys?keys=k1,k2   replicas of tenant default's keys
  *   GET /metrics            master_key_count: keys of all tenants
  *   GET /api/v1/tenant_quotas  the tenants' quotas (409 without --quotas on)
+ *   GET /api/v1/tenant_keys?tenant_id=T, /api/v1/tenant_batch_query_keys?tenant_id=T&keys=...
+ *                           as tools/upstream/tenant-listing.patch, with
+ *                           --lists-tenants yes (or ignores: default's); 404 without
  * A member that does not serve answers 503 on every one of them.  And, on
  * every member (include/ha/ha_types.h):
  *   GET /ha_status          serving or standby (text/plain)
@@ -58,6 +61,7 @@ static enum MHD_Result status(struct member *m, struct MHD_Connection *c)
 /* The listing streams in blocks: the next key index is its cursor. */
 struct listing {
 	struct sim *s;
+	unsigned tenant; /* its index; s->o.tenants: none (an unknown tenant holds nothing) */
 	unsigned next;
 };
 
@@ -68,8 +72,8 @@ static ssize_t list_block(void *cls, uint64_t pos, char *buf, size_t max)
 	struct sim *s = l->s;
 	size_t n = 0;
 	pthread_mutex_lock(&s->model_lock);
-	for (; l->next < s->o.keys && max - n > 64; l->next++) {
-		if (!*cell(s, s->master, 0, l->next))
+	for (; l->tenant < s->o.tenants && l->next < s->o.keys && max - n > 64; l->next++) {
+		if (!*cell(s, s->master, l->tenant, l->next))
 			continue;
 		n += (size_t)key_name(s, l->next, buf + n, max - n);
 		buf[n++] = '\n';
@@ -78,18 +82,62 @@ static ssize_t list_block(void *cls, uint64_t pos, char *buf, size_t max)
 	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
-static enum MHD_Result get_all_keys(struct member *m, struct MHD_Connection *c)
+/* Streams tenant t's keys; named: the tenant the answer names, or NULL. */
+static enum MHD_Result list_keys(struct sim *s, struct MHD_Connection *c, unsigned t, const char *named)
 {
-	struct sim *s = m->s;
 	struct listing *l = calloc(1, sizeof(*l));
 	if (!l)
 		return MHD_NO;
 	l->s = s;
+	l->tenant = t;
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, LIST_BLOCK, list_block, l, free);
 	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+	if (named)
+		MHD_add_response_header(r, "X-Mooncake-Tenant-Id", named);
 	enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return rc;
+}
+
+static enum MHD_Result get_all_keys(struct member *m, struct MHD_Connection *c)
+{
+	return list_keys(m->s, c, 0, NULL); /* tenant default's, whatever the query says */
+}
+
+/* The tenant of ?tenant_id= as the simulator names them ("default",
+ * "tenant-N"): its index, s->o.tenants for one it does not hold, -1 when
+ * the parameter is missing or invalid (upstream's ParseAdminTenantId). */
+static long tenant_arg(const struct sim *s, struct MHD_Connection *c)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant_id");
+	if (!v || !*v || *v == '_')
+		return -1;
+	for (unsigned t = 0; t < s->o.tenants; t++) {
+		char name[32];
+		tenant_name(t, name, sizeof(name));
+		if (!strcmp(name, v))
+			return t;
+	}
+	return s->o.tenants;
+}
+
+static enum MHD_Result bad_tenant(struct MHD_Connection *c)
+{
+	return reply_json(c, MHD_HTTP_BAD_REQUEST,
+			  json_pack("{s:b,s:i,s:s}", "success", 0, "error_code", -600, "error_message",
+				    "Missing or invalid tenant_id"));
+}
+
+static enum MHD_Result tenant_keys(struct member *m, struct MHD_Connection *c)
+{
+	struct sim *s = m->s;
+	atomic_fetch_add(&s->tenant_listings, 1);
+	if (s->o.lists_tenants == LISTS_IGNORES)
+		return list_keys(s, c, 0, NULL);
+	long t = tenant_arg(s, c);
+	if (t < 0)
+		return bad_tenant(c);
+	return list_keys(s, c, (unsigned)t, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant_id"));
 }
 
 /* 0x9e3779b97f4a7c15 times this is 1 modulo 2^64: the key's hex part
@@ -127,17 +175,17 @@ static json_t *replicas(unsigned n)
 	return a;
 }
 
-static enum MHD_Result batch_query_keys(struct member *mb, struct MHD_Connection *c)
+/* Replicas of tenant t's keys; named: the tenant the answer names, or NULL. */
+static enum MHD_Result query_keys(struct sim *s, struct MHD_Connection *c, unsigned t, const char *named)
 {
-	struct sim *s = mb->s;
 	/* libmicrohttpd has URL-decoded the argument */
 	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "keys");
 	char *keys = strdup(arg ? arg : ""), *save = NULL;
 	json_t *data = json_object();
 	for (char *k = strtok_r(keys, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-		long i = key_index(s, k);
+		long i = t < s->o.tenants ? key_index(s, k) : -1;
 		pthread_mutex_lock(&s->model_lock);
-		unsigned m = i >= 0 ? *cell(s, s->master, 0, (unsigned)i) : 0;
+		unsigned m = i >= 0 ? *cell(s, s->master, t, (unsigned)i) : 0;
 		pthread_mutex_unlock(&s->model_lock);
 		json_t *e;
 		if (!m) {
@@ -153,7 +201,34 @@ static enum MHD_Result batch_query_keys(struct member *mb, struct MHD_Connection
 		json_object_set_new(data, k, e);
 	}
 	free(keys);
-	return reply_json(c, MHD_HTTP_OK, json_pack("{s:b,s:o}", "success", 1, "data", data));
+	json_t *j = json_pack("{s:b,s:o}", "success", 1, "data", data);
+	if (named)
+		json_object_set_new(j, "tenant_id", json_string(named));
+	char *body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json; charset=utf-8");
+	if (named)
+		MHD_add_response_header(r, "X-Mooncake-Tenant-Id", named);
+	enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result batch_query_keys(struct member *m, struct MHD_Connection *c)
+{
+	return query_keys(m->s, c, 0, NULL);
+}
+
+static enum MHD_Result tenant_batch_query_keys(struct member *m, struct MHD_Connection *c)
+{
+	struct sim *s = m->s;
+	if (s->o.lists_tenants == LISTS_IGNORES)
+		return query_keys(s, c, 0, NULL);
+	long t = tenant_arg(s, c);
+	if (t < 0)
+		return bad_tenant(c);
+	return query_keys(s, c, (unsigned)t, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant_id"));
 }
 
 static enum MHD_Result metrics(struct member *m, struct MHD_Connection *c)
@@ -199,17 +274,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	static const struct {
 		const char *path;
 		enum MHD_Result (*fn)(struct member *, struct MHD_Connection *);
-		bool service; /* 503 unless the member serves */
-	} routes[] = {{"/kv_events/status", status, true},
-		      {"/get_all_keys", get_all_keys, true},
-		      {"/batch_query_keys", batch_query_keys, true},
-		      {"/metrics", metrics, true},
-		      {"/api/v1/tenant_quotas", tenant_quotas, true},
-		      {"/ha_status", ha_status, false},
-		      {"/role", role, false},
-		      {"/leader", leader, false}};
+		bool service;       /* 503 unless the member serves */
+		bool lists_tenants; /* 404 unless --lists-tenants yes or ignores */
+	} routes[] = {{"/kv_events/status", status, true, false},
+		      {"/api/v1/tenant_keys", tenant_keys, true, true},
+		      {"/api/v1/tenant_batch_query_keys", tenant_batch_query_keys, true, true},
+		      {"/get_all_keys", get_all_keys, true, false},
+		      {"/batch_query_keys", batch_query_keys, true, false},
+		      {"/metrics", metrics, true, false},
+		      {"/api/v1/tenant_quotas", tenant_quotas, true, false},
+		      {"/ha_status", ha_status, false, false},
+		      {"/role", role, false, false},
+		      {"/leader", leader, false, false}};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(url, routes[i].path))
+		if (strcmp(url, routes[i].path) || (routes[i].lists_tenants && m->s->o.lists_tenants == LISTS_NO))
 			continue;
 		if (routes[i].service && !atomic_load(&m->serving))
 			return reply_json(c, MHD_HTTP_SERVICE_UNAVAILABLE,

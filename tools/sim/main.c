@@ -84,6 +84,9 @@ static const char usage[] =
 	"usage: mooncake-kv-sim --pub ENDPOINT [--status HOST:PORT] [--phase SPEC]... [options]\n"
 	"  --pub and --status once per member of a cluster of masters (up to 4; member 0 leads first)\n"
 	"  --quotas on|off (off)  the leader answers /api/v1/tenant_quotas (off: 409, as a master without them)\n"
+	"  --lists-tenants no|yes|ignores (no)  the per-tenant listing (tools/upstream/tenant-listing.patch):\n"
+	"                 no: 404, as upstream; yes: every tenant listed, named in X-Mooncake-Tenant-Id;\n"
+	"                 ignores: the paths answered with tenant default's keys, no tenant named\n"
 	"  --quota-bytes N (1048576)  tenant t asks for (t + 1) * N bytes; each object is charged 4096\n"
 	"  --seed N (1)  --tenants N (4)  --keys N (2000)  --queue N (65536)  --backend ID  --sndhwm N (10000)\n"
 	"  --preload N    random objects the master holds before any subscriber (no event for them)\n"
@@ -156,7 +159,15 @@ int main(int argc, char **argv)
 			o->status_addrs[o->n_status++] = v;
 		else if (!strcmp(a, "--quotas"))
 			o->quotas = onoff(v, a);
-		else if (!strcmp(a, "--quota-bytes"))
+		else if (!strcmp(a, "--lists-tenants")) {
+			static const char *const kinds[] = {"no", "yes", "ignores"};
+			o->lists_tenants = -1;
+			for (int k = 0; k < 3; k++)
+				if (!strcmp(v, kinds[k]))
+					o->lists_tenants = k;
+			if (o->lists_tenants < 0)
+				die("--lists-tenants is no, yes or ignores");
+		} else if (!strcmp(a, "--quota-bytes"))
 			o->quota_unit = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--truth"))
 			o->truth = v;

@@ -63,6 +63,7 @@ struct opts {
 	unsigned n_pubs, n_status;
 	const char *truth, *backend;
 	bool quotas;         /* the leader answers /api/v1/tenant_quotas (else 409) */
+	int lists_tenants;   /* enum lists_tenants: the per-tenant listing of tools/upstream/tenant-listing.patch */
 	uint64_t quota_unit; /* tenant t's requested quota: (t + 1) * quota_unit bytes */
 	unsigned tenants, keys, queue_cap, sndhwm;
 	uint64_t preload; /* objects the master holds before any subscriber */
@@ -75,6 +76,13 @@ struct opts {
 	char **phases;
 	size_t n_phases;
 };
+
+/* Which per-tenant listing the master serves (--lists-tenants):
+ * upstream as released has none (404 at /api/v1/tenant_keys and
+ * /api/v1/tenant_batch_query_keys); the patched master lists any tenant and
+ * names it in X-Mooncake-Tenant-Id (and "tenant_id"); a master that
+ * ignores the parameter answers with tenant default's keys and names none. */
+enum lists_tenants { LISTS_NO, LISTS_YES, LISTS_IGNORES };
 
 /* One master of the cluster: member 0 leads at first; the others stand by,
  * with no PUB socket, until a failover promotes one. */
@@ -122,6 +130,7 @@ struct sim {
 	uint64_t unheard, lost_messages, lost_events; /* sent while no socket was bound */
 	pthread_mutex_t model_lock;                   /* the master's model: ops write, admin endpoints read */
 	atomic_ullong master_keys;                    /* keys of all tenants in the master's model */
+	atomic_ullong tenant_listings;                /* requests served at /api/v1/tenant_keys */
 	uint64_t *quota_rejects;                      /* per tenant: puts refused for its quota (under model_lock) */
 	uint64_t *evicted_bytes;                      /* per tenant: what its quota eviction freed (under model_lock) */
 };

@@ -169,6 +169,7 @@ void write_truth(struct sim *s, const char *path)
 	/* as the master's /metrics counts them: the foreign keys too */
 	json_object_set_new(root, "master_keys",
 			    json_integer((json_int_t)(atomic_load(&s->master_keys) + s->o.foreign)));
+	json_object_set_new(root, "tenant_listings", json_integer((json_int_t)atomic_load(&s->tenant_listings)));
 	json_object_set_new(root, "lost_messages", json_integer((json_int_t)s->lost_messages));
 	json_object_set_new(root, "lost_events", json_integer((json_int_t)s->lost_events));
 	json_object_set_new(root, "spec_extras", json_boolean(s->o.spec_extras));
