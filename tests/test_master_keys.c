@@ -121,9 +121,13 @@ static void test_batch_url(void **state)
 	kv_key_batch b;
 	kv_key_batch_init(&b);
 	const char *base = "http://127.0.0.1:9003";
-	assert_false(kv_key_batch_full(&b, base, 10));
-	assert_int_equal(kv_key_batch_add(&b, base, "a b/c", 5), KV_OK);
-	assert_int_equal(kv_key_batch_add(&b, base, "x~y_z.-", 7), KV_OK);
+	kv_keys_at at;
+	kv_keys_at_init(&at);
+	assert_int_equal(kv_keys_at_set(&at, base, (kv_str){"default", 7}), KV_OK);
+	assert_string_equal(at.listing.data, "http://127.0.0.1:9003/get_all_keys");
+	assert_false(kv_key_batch_full(&b, &at, 10));
+	assert_int_equal(kv_key_batch_add(&b, &at, "a b/c", 5), KV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &at, "x~y_z.-", 7), KV_OK);
 	assert_string_equal(b.url.data, "http://127.0.0.1:9003/batch_query_keys?keys=a%20b%2Fc,x~y_z.-");
 	assert_int_equal(b.n, 2);
 	assert_string_equal(kv_key_batch_key(&b, 0), "a b/c");
@@ -134,13 +138,61 @@ static void test_batch_url(void **state)
 	memset(key, 'q', 100);
 	key[100] = '\0';
 	size_t added = 0;
-	while (!kv_key_batch_full(&b, base, 100)) {
-		assert_int_equal(kv_key_batch_add(&b, base, key, 100), KV_OK);
+	while (!kv_key_batch_full(&b, &at, 100)) {
+		assert_int_equal(kv_key_batch_add(&b, &at, key, 100), KV_OK);
 		added++;
 	}
 	assert_true(added > 10);
-	assert_true(b.url.len <= KV_KEYS_QUERY_BYTES + strlen(base) + 32 + 300);
+	assert_true(b.url.len <= KV_KEYS_QUERY_BYTES + at.query.len + 300);
+	/* another tenant: the per-tenant endpoints, its id encoded */
+	kv_key_batch_reset(&b);
+	assert_int_equal(kv_keys_at_set(&at, base, (kv_str){"team a/&b", 9}), KV_OK);
+	assert_string_equal(at.listing.data, "http://127.0.0.1:9003/api/v1/tenant_keys?tenant_id=team%20a%2F%26b");
+	assert_int_equal(kv_key_batch_add(&b, &at, "k,1", 3), KV_OK);
+	assert_string_equal(
+		b.url.data,
+		"http://127.0.0.1:9003/api/v1/tenant_batch_query_keys?tenant_id=team%20a%2F%26b&keys=k%2C1");
+	/* ids upstream's TenantId::IsValid refuses can be named by no request */
+	static const kv_str unnameable[] = {{"", 0}, {"_sys", 4}, {"a\tb", 3}, {"a\x7f", 2}, {"a\0b", 3}};
+	for (size_t i = 0; i < sizeof(unnameable) / sizeof(unnameable[0]); i++) {
+		assert_false(kv_keys_tenant_nameable(unnameable[i]));
+		assert_int_equal(kv_keys_at_set(&at, base, unnameable[i]), KV_EINVAL);
+	}
+	assert_true(kv_keys_tenant_nameable((kv_str){"t\xc3\xa9", 3}));
+	kv_keys_at_free(&at);
 	kv_key_batch_free(&b);
+}
+
+/* What a listing's answer says: of tenant default, only its status; of
+ * another, also whether the master lists tenants at all. */
+static void test_listing_answer(void **state)
+{
+	(void)state;
+	kv_keys_at d, t;
+	kv_keys_at_init(&d);
+	kv_keys_at_init(&t);
+	assert_int_equal(kv_keys_at_set(&d, "http://m", (kv_str){"default", 7}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&t, "http://m", (kv_str){"tenant-1", 8}), KV_OK);
+	assert_int_equal(kv_keys_listed(&d, 200, NULL), KV_LISTED_TAKE);
+	assert_int_equal(kv_keys_listed(&d, 503, NULL), KV_LISTED_STANDBY);
+	assert_int_equal(kv_keys_listed(&d, 404, NULL), KV_LISTED_REFUSED);
+	assert_int_equal(kv_keys_listed(&d, 500, NULL), KV_LISTED_REFUSED);
+	/* a master with the per-tenant listing names the tenant it listed */
+	assert_int_equal(kv_keys_listed(&t, 200, "tenant-1"), KV_LISTED_TAKE);
+	/* an old master has no such path */
+	assert_int_equal(kv_keys_listed(&t, 404, NULL), KV_LISTED_DEFAULT_ONLY);
+	assert_int_equal(kv_keys_listed(&t, 405, NULL), KV_LISTED_DEFAULT_ONLY);
+	/* a 200 that names no tenant, or another (multi-tenancy off: it listed
+	 * default): never taken for tenant-1's keys */
+	assert_int_equal(kv_keys_listed(&t, 200, NULL), KV_LISTED_DEFAULT_ONLY);
+	assert_int_equal(kv_keys_listed(&t, 200, "default"), KV_LISTED_DEFAULT_ONLY);
+	assert_int_equal(kv_keys_listed(&t, 200, "tenant-10"), KV_LISTED_DEFAULT_ONLY);
+	assert_int_equal(kv_keys_listed(&t, 200, "tenant-"), KV_LISTED_DEFAULT_ONLY);
+	assert_int_equal(kv_keys_listed(&t, 503, NULL), KV_LISTED_STANDBY);
+	assert_int_equal(kv_keys_listed(&t, 400, NULL), KV_LISTED_REFUSED);
+	assert_int_equal(kv_keys_listed(&t, 500, "tenant-1"), KV_LISTED_REFUSED);
+	kv_keys_at_free(&d);
+	kv_keys_at_free(&t);
 }
 
 static void test_batch_answer(void **state)
@@ -148,9 +200,12 @@ static void test_batch_answer(void **state)
 	(void)state;
 	kv_key_batch b;
 	kv_key_batch_init(&b);
+	kv_keys_at at;
+	kv_keys_at_init(&at);
+	assert_int_equal(kv_keys_at_set(&at, "http://m", (kv_str){"default", 7}), KV_OK);
 	const char *keys[] = {"mem", "disk", "both", "nof", "gone", "failed", "unanswered", "empty"};
 	for (size_t i = 0; i < 8; i++)
-		assert_int_equal(kv_key_batch_add(&b, "http://m", keys[i], strlen(keys[i])), KV_OK);
+		assert_int_equal(kv_key_batch_add(&b, &at, keys[i], strlen(keys[i])), KV_OK);
 	/* upstream's /batch_query_keys answer shape (master_admin_service.cpp) */
 	const char *body = "{\"success\":true,\"data\":{"
 			   "\"mem\":{\"ok\":true,\"values\":[{}]},"
@@ -162,7 +217,7 @@ static void test_batch_answer(void **state)
 			   "\"empty\":{\"ok\":true}}}";
 	unsigned media[8];
 	uint64_t unknown = 0;
-	assert_int_equal(kv_key_batch_parse(&b, body, strlen(body), media, &unknown), KV_POLL_OK);
+	assert_int_equal(kv_key_batch_parse(&b, &at, body, strlen(body), media, &unknown), KV_POLL_OK);
 	assert_int_equal(media[0], KV_MEDIUM_CPU);
 	assert_int_equal(media[1], KV_MEDIUM_DISK);
 	assert_int_equal(media[2], KV_MEDIA_ALL);
@@ -175,8 +230,23 @@ static void test_batch_answer(void **state)
 	static const char *const bad[] = {"", "[]", "{\"success\":false,\"data\":{}}", "{\"success\":true,\"data\":[]}",
 					  "{\"success\":true,\"success\":true,\"data\":{}}"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_key_batch_parse(&b, bad[i], strlen(bad[i]), media, &unknown), KV_POLL_PARSE);
+		assert_int_equal(kv_key_batch_parse(&b, &at, bad[i], strlen(bad[i]), media, &unknown), KV_POLL_PARSE);
 	assert_int_equal(unknown, 2);
+	/* asked per tenant, the answer must name that tenant */
+	assert_int_equal(kv_keys_at_set(&at, "http://m", (kv_str){"tenant-1", 8}), KV_OK);
+	const char *named =
+		"{\"success\":true,\"tenant_id\":\"tenant-1\",\"data\":{\"mem\":{\"ok\":true,\"values\":[{}]}}}";
+	memset(media, 0xff, sizeof(media));
+	assert_int_equal(kv_key_batch_parse(&b, &at, named, strlen(named), media, &unknown), KV_POLL_OK);
+	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	static const char *const others[] = {"{\"success\":true,\"data\":{}}",
+					     "{\"success\":true,\"tenant_id\":\"default\",\"data\":{}}",
+					     "{\"success\":true,\"tenant_id\":\"tenant-10\",\"data\":{}}",
+					     "{\"success\":true,\"tenant_id\":1,\"data\":{}}"};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		assert_int_equal(kv_key_batch_parse(&b, &at, others[i], strlen(others[i]), media, &unknown),
+				 KV_POLL_FIELD);
+	kv_keys_at_free(&at);
 	kv_key_batch_free(&b);
 }
 
@@ -185,7 +255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listing_pieces), cmocka_unit_test(test_listing_overlong_line),
 		cmocka_unit_test(test_listing_limits), cmocka_unit_test(test_batch_url),
-		cmocka_unit_test(test_batch_answer),
+		cmocka_unit_test(test_batch_answer),   cmocka_unit_test(test_listing_answer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

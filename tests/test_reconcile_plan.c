@@ -46,14 +46,43 @@ static void test_backoff(void **state)
 	assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 17, 18) == 18 + 10); /* never beyond the interval */
 	for (int i = 0; i < 100; i++)
 		assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 0, 0) == 10);
-	assert_false(p.ever_ok);
+	assert_false(p.dflt.ever_ok);
 	/* a standby: nothing counted, asked again an interval later */
-	unsigned failures = p.failures;
+	unsigned failures = p.dflt.failures;
 	assert_true(kv_reconcile_done(&p, KV_RECON__RESULTS, 50, 51) == 61);
-	assert_int_equal(p.failures, failures);
+	assert_int_equal(p.dflt.failures, failures);
 	assert_true(kv_reconcile_done(&p, KV_RECON_OK, 60, 62) == 70);
-	assert_int_equal(p.failures, 0);
+	assert_int_equal(p.dflt.failures, 0);
 	assert_true(kv_reconcile_done(&p, KV_RECON_FAILED, 70, 71) == 73);
+}
+
+/* Another tenant: stale, else periodic; each at most once an interval; a
+ * failure of one holds every other back by the same backoff. */
+static void test_tenant_times(void **state)
+{
+	(void)state;
+	kv_reconcile_plan p;
+	kv_reconcile_plan_init(&p, 10);
+	kv_recon_times a = {0}, b = {0};
+	assert_string_equal(kv_reconcile_tenant_cause(&p, &a, true, 100), "stale");
+	assert_null(kv_reconcile_tenant_cause(&p, &b, false, 100)); /* its rhythm starts now */
+	assert_null(kv_reconcile_tenant_cause(&p, &b, false, 100 + KV_RECONCILE_IDLE_PERIODS * 10 - 1));
+	assert_string_equal(kv_reconcile_tenant_cause(&p, &b, false, 100 + KV_RECONCILE_IDLE_PERIODS * 10), "periodic");
+	/* a fails: a retries in 2 s, and b waits as long */
+	assert_true(kv_reconcile_tenant_done(&p, &a, KV_RECON_FAILED, 100, 101) == 103);
+	assert_null(kv_reconcile_tenant_cause(&p, &b, true, 102));
+	assert_null(kv_reconcile_tenant_cause(&p, &a, true, 102));
+	assert_string_equal(kv_reconcile_tenant_cause(&p, &b, true, 103), "stale");
+	/* b succeeds: the others may go at once; b itself after the interval */
+	assert_true(kv_reconcile_tenant_done(&p, &b, KV_RECON_OK, 103, 104) == 113);
+	assert_string_equal(kv_reconcile_tenant_cause(&p, &a, true, 104), "stale");
+	assert_null(kv_reconcile_tenant_cause(&p, &b, true, 112));
+	assert_string_equal(kv_reconcile_tenant_cause(&p, &b, true, 113), "stale");
+	/* tenant default's plan is its own */
+	assert_string_equal(kv_reconcile_cause(&p, false, false, 104), "startup");
+	/* a master that lists default only, or stands by: no failure, next an interval later */
+	assert_true(kv_reconcile_tenant_done(&p, &a, KV_RECON__RESULTS, 104, 105) == 115);
+	assert_int_equal(p.others_failures, 0);
 }
 
 static void test_backend_and_stale(void **state)
@@ -99,6 +128,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_causes_in_order),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_tenant_times),
 		cmocka_unit_test(test_backend_and_stale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

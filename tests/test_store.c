@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The core driven through its public interface alone (include/mooncake_kv/),
  * as the daemon drives it: frames and the master's answers into a store,
- * a reconciliation run with the shell's callbacks played by the test, and
- * the scrape's text out.  Nothing here includes a core-private header. */
+ * and the scrape's text out.  Nothing here includes a core-private header
+ * (reconciliation runs: test_store_reconcile.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,104 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mooncake_kv/reconcile.h>
-#include <mooncake_kv/scrape.h>
-#include <mooncake_kv/store.h>
-
-#include "support/msgbuild.h"
-
 #include <cmocka.h>
 
-#define B  "mooncake-master-1"
-#define T0 1795982104.0
-
-/* upstream main's status answer: skipped_unparsed_keys says the object dialect */
-static const char STATUS_MAIN[] = "{\"enabled\":true,\"published_batches\":%u,\"published_events\":%u,"
-				  "\"dropped_events\":0,\"skipped_unparsed_keys\":0}";
-
-typedef struct fixture {
-	kv_budget budget;
-	kv_store_member members[2];
-	kv_store *s;
-	char body[512];
-} fixture;
-
-static kv_store *make(fixture *f, size_t n, bool reconcile)
-{
-	kv_budget_init(&f->budget, 100, 100000);
-	for (size_t i = 0; i < n; i++)
-		f->members[i] = (kv_store_member){
-			.label = i ? "127.0.0.1:2" : "127.0.0.1:1", .has_status = true, .dialect = -1};
-	kv_store_cfg cfg = {.name = "m",
-			    .ha = n > 1,
-			    .polled = true,
-			    .reconcile = reconcile,
-			    .reconcile_interval = 60,
-			    .members = f->members,
-			    .n_members = n,
-			    .residency = true,
-			    .budget = &f->budget,
-			    .seed = 7,
-			    .max_tenants = 100};
-	return f->s = kv_store_new(&cfg);
-}
-
-/* One message of n stored events for keys k<first>..k<first+n-1> on cpu. */
-static int put(kv_store *s, size_t member, uint64_t seq, unsigned first, unsigned n, kv_ingest_report *rep)
-{
-	ev_spec e[8];
-	char keys[8][16];
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(keys[i], sizeof(keys[i]), "k%u", first + i);
-		ev_init(&e[i], EV_UPSTREAM, "stored", seq * 8 + i, B, "default", "cpu", keys[i]);
-	}
-	msg m;
-	msg_init(&m);
-	msg_build(&m, seq, (int64_t)(T0 * 1000), e, n);
-	int rc = kv_store_ingest(s, member, m.frames, 3, (int64_t)(T0 * 1000), rep);
-	msg_destroy(&m);
-	return rc;
-}
-
-static kv_answer ok(const char *body)
-{
-	return (kv_answer){.err = KV_POLL_OK, .http = 200, .body = body, .len = strlen(body)};
-}
-
-/* One poll of a member whose publisher sent `batches` messages; ha: its
- * /ha_status (NULL: it has none, 404), with the leader view it knows. */
-static void poll_view(fixture *f, size_t member, unsigned batches, const char *ha, unsigned view, kv_poll_news *news)
-{
-	snprintf(f->body, sizeof(f->body), STATUS_MAIN, batches, batches);
-	char leader[64];
-	snprintf(leader, sizeof(leader), "{\"present\":true,\"view_version\":%u}", view);
-	kv_poll_answers a = {.t0 = T0, .t1 = T0 + 0.01, .interval = 5, .status = ok(f->body)};
-	a.ha = ha ? ok(ha) : (kv_answer){.err = KV_POLL_HTTP_STATUS, .http = 404};
-	a.leader = ha ? ok(leader) : (kv_answer){.err = KV_POLL_CONNECT};
-	kv_store_poll_begin(f->s, member);
-	kv_store_poll_answers(f->s, member, &a, news);
-}
-
-static void poll(fixture *f, size_t member, unsigned batches, const char *ha, kv_poll_news *news)
-{
-	poll_view(f, member, batches, ha, 3, news);
-}
-
-/* The scrape's text (free it with kv_buf_free: the core allocated it). */
-static kv_buf render(kv_store *s)
-{
-	kv_scrape *sc = kv_scrape_new(1);
-	assert_non_null(sc);
-	kv_member_live live[2] = {{.connected = true}, {.connected = true}};
-	assert_int_equal(kv_scrape_store(sc, 0, s, live), KV_OK);
-	kv_buf out;
-	kv_buf_init(&out);
-	kv_exporter_info x = {.version = "t", .revision = "t"};
-	assert_int_equal(kv_scrape_render(sc, &x, &out), KV_OK);
-	kv_scrape_free(sc);
-	kv_buf_addc(&out, '\0');
-	return out;
-}
+#include "support/store_fixture.h"
 
 static void test_frames_and_status(void **state)
 {
@@ -182,117 +87,6 @@ static void test_failover(void **state)
 	assert_true(n.leads);
 	assert_int_equal(kv_store_leader(s), 1);
 	assert_false(kv_store_ready(s, connected)); /* the new leader has not connected */
-	kv_store_free(s);
-}
-
-/* The shell of a reconciliation, played by the test: the lock counts its
- * holders (never two, never left held), the batch query answers from a
- * table. */
-typedef struct shell {
-	int held, locks;
-	unsigned gets;
-	const char *answer;
-} shell;
-
-static void io_lock(void *ctx)
-{
-	shell *sh = ctx;
-	assert_int_equal(sh->held, 0);
-	sh->held++;
-	sh->locks++;
-}
-
-static void io_unlock(void *ctx)
-{
-	shell *sh = ctx;
-	assert_int_equal(sh->held, 1);
-	sh->held--;
-}
-
-static kv_answer io_get(void *ctx, const char *url)
-{
-	shell *sh = ctx;
-	assert_int_equal(sh->held, 0); /* never across a request */
-	assert_non_null(strstr(url, "http://127.0.0.1:1/batch_query_keys?keys="));
-	sh->gets++;
-	return ok(sh->answer);
-}
-
-static double io_now(void *ctx)
-{
-	(void)ctx;
-	return T0 + 2;
-}
-
-static void test_reconcile_run(void **state)
-{
-	(void)state;
-	fixture f;
-	kv_store *s = make(&f, 1, true);
-	kv_poll_news n;
-	poll(&f, 0, 1, NULL, &n);
-	kv_recon_job job;
-	assert_int_equal(kv_store_recon_next(s, T0 + 1, &job), KV_RECON_WAIT); /* no event: which backend? */
-	assert_non_null(job.why);
-	/* the stream saw k0..k2 since it joined; the master holds k1, k2, k9 */
-	assert_int_equal(put(s, 0, 1, 0, 3, NULL), KV_OK);
-	assert_int_equal(kv_store_recon_next(s, T0 + 1, &job), KV_RECON_GO);
-	assert_string_equal(job.backend, B);
-	assert_string_equal(job.cause, "startup");
-	assert_int_equal(job.leader, 0);
-
-	shell sh = {.answer = "{\"success\":true,\"data\":{\"k1\":{\"ok\":true,\"values\":[{}]},"
-			      "\"k2\":{\"ok\":true,\"values\":[{}],\"local_disk_values\":[{}]},"
-			      "\"k9\":{\"ok\":true,\"disk_values\":[{}]},"
-			      "\"k20\":{\"ok\":true,\"values\":[{}]}}}"};
-	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
-	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
-	assert_non_null(r);
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	/* an event arrives while the listing is read (the master listed it too):
-	 * replayed at the cut-over */
-	assert_int_equal(put(s, 0, 2, 20, 1, NULL), KV_OK);
-	static const char listing[] = "k1\nk2\nk9\nk20\n";
-	assert_int_equal(kv_recon_listing_feed(r, listing, 4), KV_OK); /* in pieces, as it arrives */
-	assert_true(kv_recon_listing_drain(r, false));
-	assert_int_equal(kv_recon_listing_feed(r, listing + 4, sizeof(listing) - 5), KV_OK);
-	assert_true(kv_recon_listing_drain(r, true));
-	assert_false(kv_recon_listing_full(r));
-	double next = 0;
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
-	assert_true(next > T0 + 2);
-	assert_int_equal(sh.held, 0);
-	assert_int_equal(sh.gets, 1);
-	kv_recon_summary sum;
-	kv_recon_summary_of(r, &sum);
-	assert_int_equal(sum.keys, 4);
-	assert_int_equal(sum.added, 1);   /* k9 */
-	assert_int_equal(sum.removed, 1); /* k0 */
-	assert_int_equal(sum.medium, 1);  /* k2 is on disk too */
-	assert_null(sum.why);
-
-	kv_buf out = render(s);
-	const char *text = out.data;
-	const char *L = "{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"";
-	char want[256];
-	snprintf(want, sizeof(want), "mooncake_kv_objects%s} 4", L); /* k1 k2 k9 k20 */
-	assert_non_null(strstr(text, want));
-	snprintf(want, sizeof(want), "mooncake_kv_objects_by_placement%s,placement=\"cpu_and_disk\"} 1", L);
-	assert_non_null(strstr(text, want));
-	assert_non_null(strstr(text, "mooncake_kv_reconciliations_total{source=\"m\",result=\"ok\"} 1"));
-	kv_buf_free(&out);
-	assert_int_equal(kv_store_recon_next(s, T0 + 3, &job), KV_RECON_NOT_NOW); /* the interval holds */
-
-	/* a master that stands by: nothing counted, and the attempt leaves no recording behind */
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	assert_int_equal(kv_recon_end(r, KV_LISTING_STANDBY, NULL, &next), KV_RECON__RESULTS);
-	/* a failed listing is counted, with the shell's reason */
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, "listing: timeout", &next), KV_RECON_FAILED);
-	kv_recon_summary_of(r, &sum);
-	assert_string_equal(sum.why, "listing: timeout");
-	assert_int_equal(sh.held, 0);
-	kv_recon_run_free(r);
 	kv_store_free(s);
 }
 
@@ -516,10 +310,10 @@ static void test_quota_eviction_reason(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frames_and_status),      cmocka_unit_test(test_failover),
-		cmocka_unit_test(test_reconcile_run),          cmocka_unit_test(test_streamed_answers),
-		cmocka_unit_test(test_empty_store_proven),     cmocka_unit_test(test_empty_store_after_failover),
-		cmocka_unit_test(test_empty_store_not_proven), cmocka_unit_test(test_quota_eviction_reason),
+		cmocka_unit_test(test_frames_and_status),          cmocka_unit_test(test_failover),
+		cmocka_unit_test(test_streamed_answers),           cmocka_unit_test(test_empty_store_proven),
+		cmocka_unit_test(test_empty_store_after_failover), cmocka_unit_test(test_empty_store_not_proven),
+		cmocka_unit_test(test_quota_eviction_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

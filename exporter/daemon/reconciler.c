@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The reconciler: one thread per source with reconciliation on.  The core
  * plans and carries out each attempt (mooncake_kv/reconcile.h: when and
- * why, splitting the listing, the batch queries' answers, the replay and
- * the cut-over); docs/design.md ("Reconciliation") the rest.  This file
- * moves the bytes with libcurl (the listing GET /get_all_keys streamed,
- * never held whole; the GET /batch_query_keys the run asks for) and holds
- * the source's lock when the run asks for it. */
+ * why, which tenant and where its keys are listed, what the answer says of
+ * the master, splitting the listing, the batch queries' answers, the replay
+ * and the cut-over); docs/design.md ("Reconciliation") the rest.  This file
+ * moves the bytes with libcurl (the listing streamed, never held whole,
+ * with its status and X-Mooncake-Tenant-Id handed over first; the batch
+ * queries the run asks for) and holds the source's lock when the run asks
+ * for it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <curl/curl.h>
 
 #include <mooncake_kv/reconcile.h>
@@ -30,6 +33,10 @@ struct shell {
 	CURLM *multi;
 	kv_recon_run *run;
 	char why_buf[128];
+	/* the listing's answer: the tenant its header names, and whether the run has judged it */
+	char tenant_hdr[KV_RECON_TENANT_MAX + 1];
+	bool has_tenant_hdr;
+	bool answered, taken;
 };
 
 static void io_lock(void *ctx)
@@ -58,9 +65,49 @@ static double io_now(void *ctx)
 	return kv_now();
 }
 
+#define TENANT_HEADER "x-mooncake-tenant-id:"
+
+/* Header lines as they arrive: keeps the tenant the answer names (a new
+ * status line, after a 1xx, starts over). */
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct shell *sh = arg;
+	size_t len = size * n, h = sizeof(TENANT_HEADER) - 1;
+	if (len >= 5 && !strncmp(p, "HTTP/", 5))
+		sh->has_tenant_hdr = false;
+	if (len < h || strncasecmp(p, TENANT_HEADER, h))
+		return len;
+	const char *v = p + h, *end = p + len;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	size_t vl = (size_t)(end - v);
+	sh->has_tenant_hdr = vl < sizeof(sh->tenant_hdr) && !memchr(v, '\0', vl);
+	if (sh->has_tenant_hdr) {
+		memcpy(sh->tenant_hdr, v, vl);
+		sh->tenant_hdr[vl] = '\0';
+	}
+	return len;
+}
+
+/* The run judges the answer once: its status and the tenant it names. */
+static bool answer(struct shell *sh)
+{
+	if (!sh->answered) {
+		long http = 0;
+		curl_easy_getinfo(sh->list, CURLINFO_RESPONSE_CODE, &http);
+		sh->answered = true;
+		sh->taken = kv_recon_listing_answer(sh->run, http, sh->has_tenant_hdr ? sh->tenant_hdr : NULL);
+	}
+	return sh->taken;
+}
+
 static size_t on_listing(char *p, size_t size, size_t n, void *arg)
 {
 	struct shell *sh = arg;
+	if (!answer(sh))
+		return 0; /* not the tenant's listing: stop the transfer */
 	if (kv_recon_listing_full(sh->run))
 		return CURL_WRITEFUNC_PAUSE; /* libcurl keeps these bytes and hands them again */
 	return kv_recon_listing_feed(sh->run, p, size * n) == KV_OK ? size * n : 0;
@@ -75,15 +122,15 @@ static double http_timeout(const kv_config *c)
 
 /* Streams the listing of base through the run.  Returns how it ended, with
  * the shell's reason for a failed transfer in *why. */
-static enum kv_recon_listing list_keys(struct shell *sh, const char *base, const char **why)
+static enum kv_recon_listing list_keys(struct shell *sh, const char **why)
 {
-	char url[2048];
-	snprintf(url, sizeof(url), "%s/get_all_keys", base);
+	sh->answered = sh->taken = sh->has_tenant_hdr = false;
 	kv_fetch_setopts(sh->list, http_timeout(sh->c));
-	curl_easy_setopt(sh->list, CURLOPT_URL, url);
+	curl_easy_setopt(sh->list, CURLOPT_URL, kv_recon_listing_url(sh->run));
 	curl_easy_setopt(sh->list, CURLOPT_WRITEFUNCTION, on_listing);
 	curl_easy_setopt(sh->list, CURLOPT_WRITEDATA, sh);
-	curl_easy_setopt(sh->list, CURLOPT_FAILONERROR, 1L); /* a 503 or 500 body is no listing */
+	curl_easy_setopt(sh->list, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(sh->list, CURLOPT_HEADERDATA, sh);
 	/* a large listing takes long: give up only when it stalls */
 	curl_easy_setopt(sh->list, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(sh->list, CURLOPT_LOW_SPEED_TIME, (long)fmax(ceil(sh->c->poll_timeout * 5), 30));
@@ -113,8 +160,8 @@ static enum kv_recon_listing list_keys(struct shell *sh, const char *base, const
 		*why = "stopping";
 		return KV_LISTING_FAILED;
 	}
-	if (rc == CURLE_HTTP_RETURNED_ERROR && http == 503)
-		return KV_LISTING_STANDBY;
+	if (http && !answer(sh)) /* an answer with no body, or one the run refused: it knows why */
+		return KV_LISTING_FAILED;
 	if (rc != CURLE_OK) {
 		snprintf(sh->why_buf, sizeof(sh->why_buf), "listing: %s (HTTP %ld)", curl_easy_strerror(rc), http);
 		*why = sh->why_buf;
@@ -125,6 +172,13 @@ static enum kv_recon_listing list_keys(struct shell *sh, const char *base, const
 
 static void log_result(const kv_source *s, enum kv_recon_result res, const char *cause, const kv_recon_summary *r)
 {
+	if (r->default_only) {
+		kv_log(KV_LOG_INFO,
+		       "the master lists tenant default only: other tenants are not reconciled (asked again after "
+		       "its restart, or in an hour)",
+		       "source", s->cfg->name, "tenant", r->tenant, NULL);
+		return;
+	}
 	char keys[24], added[24], removed[24], medium[24], incomplete[24], dur[24];
 	snprintf(keys, sizeof(keys), "%llu", (unsigned long long)r->keys);
 	snprintf(added, sizeof(added), "%llu", (unsigned long long)r->added);
@@ -133,12 +187,13 @@ static void log_result(const kv_source *s, enum kv_recon_result res, const char 
 	snprintf(incomplete, sizeof(incomplete), "%llu", (unsigned long long)r->incomplete);
 	snprintf(dur, sizeof(dur), "%.3f", r->seconds);
 	if (res == KV_RECON_OK)
-		kv_log(KV_LOG_INFO, "reconciled tenant default with the master", "source", s->cfg->name, "cause", cause,
-		       "keys", keys, "added", added, "removed", removed, "medium", medium, "incomplete", incomplete,
-		       "seconds", dur, NULL);
+		kv_log(KV_LOG_INFO, "reconciled a tenant with the master", "source", s->cfg->name, "tenant", r->tenant,
+		       "cause", cause, "keys", keys, "added", added, "removed", removed, "medium", medium, "incomplete",
+		       incomplete, "seconds", dur, NULL);
 	else
-		kv_log(KV_LOG_WARN, "reconciliation did not complete", "source", s->cfg->name, "cause", cause, "result",
-		       kv_recon_result_name(res), "reason", r->why ? r->why : "", "keys", keys, NULL);
+		kv_log(KV_LOG_WARN, "reconciliation did not complete", "source", s->cfg->name, "tenant", r->tenant,
+		       "cause", cause, "result", kv_recon_result_name(res), "reason", r->why ? r->why : "", "keys",
+		       keys, NULL);
 }
 
 void *kv_reconciler_main(void *arg)
@@ -179,13 +234,12 @@ void *kv_reconciler_main(void *arg)
 		enum kv_recon_listing listing = KV_LISTING_FAILED;
 		const char *why = NULL;
 		if (kv_recon_begin(sh.run, &job, base) == KV_OK)
-			listing = list_keys(&sh, base, &why);
+			listing = list_keys(&sh, &why);
 		enum kv_recon_result res = kv_recon_end(sh.run, listing, why, &next);
-		if (res == KV_RECON__RESULTS) /* a standby: count nothing */
-			continue;
 		kv_recon_summary sum;
 		kv_recon_summary_of(sh.run, &sum);
-		log_result(s, res, job.cause, &sum);
+		if (res != KV_RECON__RESULTS || sum.default_only) /* a standby: nothing to tell */
+			log_result(s, res, job.cause, &sum);
 	}
 out:
 	kv_recon_run_free(sh.run);

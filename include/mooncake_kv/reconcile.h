@@ -2,12 +2,17 @@
 /* mooncake_kv/reconcile.h: rebuilding a store's tenant from the master
  * itself, while the stream goes on (docs/design.md, "Reconciliation").
  *
- * The store plans (when, why, which backend: kv_store_recon_next); a run
- * carries out one attempt at a time.  The shell streams the master's
- * GET /get_all_keys into the run (kv_recon_listing_feed, _drain), and the
- * run asks the master about the keys in batches and takes the store's lock
- * through the shell's callbacks (kv_recon_io): the core does no I/O and
- * holds no lock of its own, and the lock is never held across a request. */
+ * The store plans (when, why, which backend and tenant:
+ * kv_store_recon_next); a run carries out one attempt at a time.  Tenant
+ * `default` is listed at upstream's GET /get_all_keys, any other at the
+ * per-tenant endpoint of tools/upstream/tenant-listing.patch, where the
+ * master serves it: the run says where (kv_recon_listing_url) and judges
+ * from the answer whether the master lists tenants at all
+ * (kv_recon_listing_answer).  The shell streams the listing into the run
+ * (kv_recon_listing_feed, _drain), and the run asks the master about the
+ * keys in batches and takes the store's lock through the shell's callbacks
+ * (kv_recon_io): the core does no I/O and holds no lock of its own, and the
+ * lock is never held across a request. */
 #ifndef MOONCAKE_KV_RECONCILE_H
 #define MOONCAKE_KV_RECONCILE_H
 
@@ -34,14 +39,17 @@ enum kv_recon_next {
 	KV_RECON_NOT_NOW,   /* nothing is due: look again in a second */
 	KV_RECON_NO_LEADER, /* no member serves: nothing to ask, and no failure */
 	KV_RECON_WAIT,      /* due, but not possible yet: job->why says why (log it, rate-limited) */
-	KV_RECON_GO,        /* ask job->leader about job->backend's tenant default */
+	KV_RECON_GO,        /* ask job->leader about job->backend's tenant job->tenant */
 };
 
+#define KV_RECON_TENANT_MAX 256 /* a longer tenant_id is not reconciled */
+
 typedef struct kv_recon_job {
-	const char *backend; /* borrowed from the store: valid while it lives */
-	const char *cause;   /* why now (the log's `cause`) */
-	const char *why;     /* with KV_RECON_WAIT */
-	int leader;          /* the member to ask */
+	const char *backend;              /* borrowed from the store: valid while it lives */
+	const char *cause;                /* why now (the log's `cause`) */
+	const char *why;                  /* with KV_RECON_WAIT */
+	int leader;                       /* the member to ask */
+	char tenant[KV_RECON_TENANT_MAX]; /* the tenant_id, NUL-terminated ("default", or one the master can list) */
 } kv_recon_job;
 
 enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *job);
@@ -70,6 +78,15 @@ void kv_recon_run_free(kv_recon_run *r);
  * on.  Takes the lock.  Returns 0; otherwise the attempt has failed
  * already: end it. */
 int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url);
+/* The URL to GET the listing from (valid until the attempt ends). */
+const char *kv_recon_listing_url(const kv_recon_run *r);
+/* The listing's answer has come: its HTTP status, and the value of its
+ * X-Mooncake-Tenant-Id header (NULL: none).  Call it once, before the first
+ * byte of the body is fed (or at the end when there was none).  Returns
+ * whether the body is the tenant's listing; if not, do not feed it (stop
+ * the transfer): the run knows why (a standby, a master that lists tenant
+ * default only, a refusal) and kv_recon_end counts it so. */
+bool kv_recon_listing_answer(kv_recon_run *r, long http, const char *tenant_header);
 /* The listing as it arrives (no lock): _feed keeps the bytes, _drain splits
  * the whole keys out and asks the master about them batch by batch (at_end:
  * the listing is complete).  A false _drain: the attempt has failed (why in
@@ -88,10 +105,11 @@ enum kv_recon_listing {
 
 /* Ends the attempt: after a complete listing, the tenant is swapped in for
  * the stream's view (takes the lock, replaying what arrived meanwhile),
- * then the result is counted and the plan says when to look next (*next,
- * unix seconds).  why: the shell's reason for a failed listing, or NULL.
- * Returns the result, KV_RECON__RESULTS when nothing was counted (a
- * standby). */
+ * then the result is counted and the plan notes it; *next (unix seconds)
+ * is when to ask kv_store_recon_next again.  why: the shell's reason for a
+ * failed listing, or NULL.  Returns the result, KV_RECON__RESULTS when
+ * nothing was counted (a standby, or a master that lists tenant default
+ * only: the summary says which). */
 enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing, const char *why, double *next);
 
 /* What the last attempt did, for the log. */
@@ -101,6 +119,8 @@ typedef struct kv_recon_summary {
 	uint64_t incomplete; /* keys whose media the master did not tell */
 	const char *why;     /* the reason of a failure, or NULL */
 	double seconds;
+	const char *tenant; /* the tenant_id asked about */
+	bool default_only;  /* the master turned out to list tenant default only */
 } kv_recon_summary;
 
 void kv_recon_summary_of(const kv_recon_run *r, kv_recon_summary *out);

@@ -100,16 +100,24 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		__builtin_trap();
 	kv_listing_free(&l);
 
-	kv_key_batch batch;
-	kv_key_batch_init(&batch);
-	kv_key_batch_add(&batch, "http://m", "a", 1);
-	kv_key_batch_add(&batch, "http://m", "key 2", 5);
-	unsigned media[2];
-	uint64_t unknown = 0;
-	if (kv_key_batch_parse(&batch, (const char *)data, size, media, &unknown) == KV_POLL_OK &&
-	    (media[0] > KV_MEDIA_ALL || media[1] > KV_MEDIA_ALL || unknown > 2))
-		__builtin_trap();
-	kv_key_batch_free(&batch);
+	/* the batch answer, of tenant default and of another (which it must name) */
+	static const kv_str tenants[] = {{"default", 7}, {"t1", 2}};
+	for (size_t t = 0; t < 2; t++) {
+		kv_keys_at at;
+		kv_keys_at_init(&at);
+		kv_key_batch batch;
+		kv_key_batch_init(&batch);
+		kv_keys_at_set(&at, "http://m", tenants[t]);
+		kv_key_batch_add(&batch, &at, "a", 1);
+		kv_key_batch_add(&batch, &at, "key 2", 5);
+		unsigned media[2];
+		uint64_t unknown = 0;
+		if (kv_key_batch_parse(&batch, &at, (const char *)data, size, media, &unknown) == KV_POLL_OK &&
+		    (media[0] > KV_MEDIA_ALL || media[1] > KV_MEDIA_ALL || unknown > 2))
+			__builtin_trap();
+		kv_key_batch_free(&batch);
+		kv_keys_at_free(&at);
+	}
 
 	bool has_view;
 	uint64_t view;

@@ -85,7 +85,7 @@ def test_reconcile_makes_default_exact(procs):
     assert m.get("mooncake_kv_stale_tenants", source="r", reason="reconcile_incomplete") == 0
     assert truth["silent_removals"] > 0 and truth["gaps"] >= 1 and truth["restarts"] == 1
     log = procs.log(exp.proc)
-    assert 'msg="reconciled tenant default with the master"' in log and "cause=startup" in log
+    assert 'msg="reconciled a tenant with the master"' in log and "cause=startup" in log
     assert log.count("cause=stale") >= 2, log  # after the gap and after the restart (and RemoveAll's drift)
 
 

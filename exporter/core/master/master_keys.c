@@ -73,6 +73,92 @@ bool kv_listing_split(kv_listing *l, bool at_end, kv_listing_key_fn fn, void *ct
 	return go;
 }
 
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+	       c == '_' || c == '~';
+}
+
+static void add_encoded(kv_buf *b, const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (unreserved(c))
+			kv_buf_addc(b, (char)c);
+		else
+			kv_buf_printf(b, "%%%02X", c);
+	}
+}
+
+void kv_keys_at_init(kv_keys_at *k)
+{
+	memset(k, 0, sizeof(*k));
+	kv_buf_init(&k->listing);
+	kv_buf_init(&k->query);
+}
+
+void kv_keys_at_free(kv_keys_at *k)
+{
+	kv_buf_free(&k->listing);
+	kv_buf_free(&k->query);
+}
+
+static bool is_default(kv_str t)
+{
+	return t.len == 7 && !memcmp(t.ptr, "default", 7);
+}
+
+/* upstream's TenantId::IsValid (mooncake-store/include/tenant_id.h) */
+bool kv_keys_tenant_nameable(kv_str t)
+{
+	if (!t.len || t.ptr[0] == '_')
+		return false;
+	for (uint32_t i = 0; i < t.len; i++)
+		if ((unsigned char)t.ptr[i] < 0x20 || t.ptr[i] == 0x7f)
+			return false;
+	return true;
+}
+
+int kv_keys_at_set(kv_keys_at *k, const char *base, kv_str tenant)
+{
+	kv_buf_reset(&k->listing);
+	kv_buf_reset(&k->query);
+	k->tenant = (kv_str){NULL, 0};
+	if (is_default(tenant)) {
+		kv_buf_printf(&k->listing, "%s/get_all_keys", base);
+		kv_buf_printf(&k->query, "%s/batch_query_keys?keys=", base);
+	} else {
+		if (!kv_keys_tenant_nameable(tenant))
+			return KV_EINVAL;
+		k->tenant = tenant;
+		kv_buf_printf(&k->listing, "%s/api/v1/tenant_keys?tenant_id=", base);
+		add_encoded(&k->listing, tenant.ptr, tenant.len);
+		kv_buf_printf(&k->query, "%s/api/v1/tenant_batch_query_keys?tenant_id=", base);
+		add_encoded(&k->query, tenant.ptr, tenant.len);
+		kv_buf_adds(&k->query, "&keys=");
+	}
+	return kv_buf_ok(&k->listing) && kv_buf_ok(&k->query) ? KV_OK : KV_ENOMEM;
+}
+
+static bool names(const kv_keys_at *k, const char *v, size_t n)
+{
+	return v && n == k->tenant.len && !memcmp(v, k->tenant.ptr, n);
+}
+
+enum kv_listed kv_keys_listed(const kv_keys_at *k, long http, const char *tenant_header)
+{
+	if (http == 503)
+		return KV_LISTED_STANDBY;
+	if (!k->tenant.ptr)
+		return http == 200 ? KV_LISTED_TAKE : KV_LISTED_REFUSED;
+	if (http == 404 || http == 405 || http == 501)
+		return KV_LISTED_DEFAULT_ONLY;
+	if (http != 200)
+		return KV_LISTED_REFUSED;
+	return names(k, tenant_header, tenant_header ? strlen(tenant_header) : 0) ? KV_LISTED_TAKE
+										  : KV_LISTED_DEFAULT_ONLY;
+}
+
 void kv_key_batch_init(kv_key_batch *b)
 {
 	kv_buf_init(&b->url);
@@ -94,30 +180,18 @@ void kv_key_batch_free(kv_key_batch *b)
 	b->n = 0;
 }
 
-static bool unreserved(unsigned char c)
+bool kv_key_batch_full(const kv_key_batch *b, const kv_keys_at *at, size_t len)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-	       c == '_' || c == '~';
+	return b->n && (b->url.len + 3 * len > KV_KEYS_QUERY_BYTES + at->query.len || b->n == KV_KEYS_BATCH_MAX);
 }
 
-bool kv_key_batch_full(const kv_key_batch *b, const char *base, size_t len)
-{
-	return b->n && (b->url.len + 3 * len > KV_KEYS_QUERY_BYTES + strlen(base) + 32 || b->n == KV_KEYS_BATCH_MAX);
-}
-
-int kv_key_batch_add(kv_key_batch *b, const char *base, const char *key, size_t len)
+int kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len)
 {
 	if (!b->n)
-		kv_buf_printf(&b->url, "%s/batch_query_keys?keys=", base);
+		kv_buf_add(&b->url, at->query.data, at->query.len);
 	else
 		kv_buf_addc(&b->url, ',');
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)key[i];
-		if (unreserved(c))
-			kv_buf_addc(&b->url, (char)c);
-		else
-			kv_buf_printf(&b->url, "%%%02X", c);
-	}
+	add_encoded(&b->url, key, len);
 	b->key_at[b->n++] = (uint32_t)b->keys.len;
 	kv_buf_add(&b->keys, key, len);
 	kv_buf_addc(&b->keys, '\0');
@@ -136,8 +210,8 @@ static unsigned media_of(const json_t *entry)
 	return m;
 }
 
-enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const char *body, size_t len, unsigned *media,
-				      uint64_t *unknown)
+enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const kv_keys_at *at, const char *body, size_t len,
+				      unsigned *media, uint64_t *unknown)
 {
 	enum kv_poll_error rc;
 	json_t *root = kv_master_json(body, len, &rc);
@@ -147,6 +221,12 @@ enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const char *body, s
 	if (!json_is_true(json_object_get(root, "success")) || !json_is_object(data)) {
 		json_decref(root);
 		return KV_POLL_PARSE;
+	}
+	const json_t *tenant = json_object_get(root, "tenant_id");
+	if (at->tenant.ptr &&
+	    !(json_is_string(tenant) && names(at, json_string_value(tenant), json_string_length(tenant)))) {
+		json_decref(root);
+		return KV_POLL_FIELD;
 	}
 	for (size_t i = 0; i < b->n; i++) {
 		const json_t *e = json_object_get(data, kv_key_batch_key(b, i));

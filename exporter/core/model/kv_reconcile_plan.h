@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* When a source reconciles, and why (docs/design.md, "Reconciliation"):
- * at start-up until it first succeeds; when the stream's view drifts from
- * the master's key count; when tenant `default` is stale (a gap, a
- * restart, a failover: anything but a reconciliation that could not ask
- * about every key); and otherwise every PERIODS_WITHOUT_CAUSE intervals.
- * After a failure it retries in 2, 4, 8 ... seconds, never later than the
- * interval.  Pure: the reconciler thread asks, sleeps and acts. */
+/* When a source reconciles, and why (docs/design.md, "Reconciliation").
+ * Tenant `default`, which every master can list: at start-up until it first
+ * succeeds; when the stream's view drifts from the master's key count; when
+ * it is stale (a gap, a restart, a failover: anything but a reconciliation
+ * that could not ask about every key); and otherwise every
+ * KV_RECONCILE_IDLE_PERIODS intervals.  Every other tenant, where the
+ * master lists tenants: when it is stale, and otherwise every
+ * KV_RECONCILE_IDLE_PERIODS intervals.  Each tenant at most once an
+ * interval (from the start of its last success); after a failure it
+ * retries in 2, 4, 8 ... seconds, never later than the interval, and after
+ * a failure of another tenant's no such tenant is asked before the same
+ * backoff (so that a master that fails is not asked once per tenant).
+ * Pure: the reconciler thread asks, sleeps and acts. */
 #ifndef KV_RECONCILE_PLAN_H
 #define KV_RECONCILE_PLAN_H
 
@@ -20,10 +26,10 @@
 #define KV_TENANT_DEFAULT ((kv_str){"default", 7})
 
 typedef struct kv_reconcile_plan {
-	double interval; /* --master.reconcile-interval, seconds */
-	bool ever_ok;
-	double last_ok;
-	unsigned failures; /* in a row */
+	double interval;     /* --master.reconcile-interval, seconds */
+	kv_recon_times dflt; /* tenant default's */
+	double others_next;  /* after a failure of another tenant's, none of them before this */
+	unsigned others_failures;
 } kv_reconcile_plan;
 
 void kv_reconcile_plan_init(kv_reconcile_plan *p, double interval);
@@ -38,12 +44,23 @@ const char *kv_reconcile_backend(const kv_state *st, const char *given, const ch
  * reconciliation would not cure). */
 bool kv_reconcile_stale(const kv_state *st, kv_str backend);
 
-/* What calls for a reconciliation at `now`, or NULL: "startup", "drift",
- * "stale" or "periodic". */
-const char *kv_reconcile_cause(const kv_reconcile_plan *p, bool drifting, bool stale, double now);
+/* Whether a tenant is stale for a reason a reconciliation answers. */
+bool kv_reconcile_curable(const kv_tenant *t);
 
-/* An attempt started at t0 ended at t1 with res (KV_RECON__RESULTS: the
- * master stands by, nothing to count).  Returns when to look again. */
+/* What calls for a reconciliation of tenant default at `now`, or NULL:
+ * "startup", "drift", "stale" or "periodic". */
+const char *kv_reconcile_cause(const kv_reconcile_plan *p, bool drifting, bool stale, double now);
+/* The same for another tenant (t its times), or NULL: "stale" or
+ * "periodic" (a tenant never reconciled: KV_RECONCILE_IDLE_PERIODS
+ * intervals after the plan first looked at it, which it notes in t). */
+const char *kv_reconcile_tenant_cause(const kv_reconcile_plan *p, kv_recon_times *t, bool stale, double now);
+
+/* An attempt of tenant default started at t0 ended at t1 with res
+ * (KV_RECON__RESULTS: the master stands by, nothing to count).  Returns
+ * when it may be reconciled again. */
 double kv_reconcile_done(kv_reconcile_plan *p, enum kv_recon_result res, double t0, double t1);
+/* The same for another tenant's attempt. */
+double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum kv_recon_result res, double t0,
+				double t1);
 
 #endif

@@ -73,6 +73,15 @@ static inline uint64_t kv_counts_on_medium(const kv_tenant_counts *c, enum kv_me
 	       c->placement[m == KV_MEDIUM_CPU ? KV_PLACE_CPU_ONLY : KV_PLACE_DISK_ONLY];
 }
 
+/* A tenant's reconciliations, as the plan keeps them (kv_reconcile_plan.h):
+ * the times are the caller's unix seconds. */
+typedef struct kv_recon_times {
+	double last_ok;    /* the last that succeeded (with ever_ok), else when the plan first looked */
+	double next;       /* none begins before this */
+	unsigned failures; /* in a row */
+	bool ever_ok;
+} kv_recon_times;
+
 typedef struct kv_tenant {
 	char *backend_id; /* owned copies, NUL-terminated; may hold NULs: use the lengths */
 	char *tenant_id;
@@ -86,6 +95,7 @@ typedef struct kv_tenant {
 	int64_t stale_since_ms; /* while stale: when it stopped being exact (the owner's clock) */
 	int64_t last_event_ms;  /* its last event (the owner's clock), for kv_state_expire */
 	bool labels_unclean;    /* an id is not valid UTF-8 (or has NUL) */
+	kv_recon_times recon;   /* with a master that lists tenants (not default: the plan keeps its own) */
 } kv_tenant;
 
 static inline uint64_t kv_tenant_objects(const kv_tenant *t)
@@ -230,6 +240,8 @@ size_t kv_state_tenant_count(const kv_state *s);
 /* Tenants in the order they were first seen; stable pointers. */
 const kv_tenant *kv_state_tenant_at(const kv_state *s, size_t i);
 const kv_tenant *kv_state_find_tenant(const kv_state *s, kv_str backend, kv_str tenant);
+/* The reconciliation times of tenant i, for the plan to keep. */
+kv_recon_times *kv_state_recon_times(kv_state *s, size_t i);
 unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, kv_str key);
 
 uint64_t kv_state_tenants_overflow(const kv_state *s);

@@ -31,36 +31,79 @@ const char *kv_reconcile_backend(const kv_state *st, const char *given, const ch
 	return first ? first->backend_id : NULL;
 }
 
+bool kv_reconcile_curable(const kv_tenant *t)
+{
+	return t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE;
+}
+
 bool kv_reconcile_stale(const kv_state *st, kv_str backend)
 {
 	const kv_tenant *t = kv_state_find_tenant(st, backend, KV_TENANT_DEFAULT);
-	return t && (t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE);
+	return t && kv_reconcile_curable(t);
+}
+
+static bool periodic(const kv_reconcile_plan *p, const kv_recon_times *t, double now)
+{
+	return now >= t->last_ok + KV_RECONCILE_IDLE_PERIODS * p->interval;
 }
 
 const char *kv_reconcile_cause(const kv_reconcile_plan *p, bool drifting, bool stale, double now)
 {
-	if (!p->ever_ok)
+	const kv_recon_times *t = &p->dflt;
+	if (now < t->next)
+		return NULL;
+	if (!t->ever_ok)
 		return "startup";
 	if (drifting)
 		return "drift";
 	if (stale)
 		return "stale";
-	if (now >= p->last_ok + KV_RECONCILE_IDLE_PERIODS * p->interval)
-		return "periodic";
-	return NULL;
+	return periodic(p, t, now) ? "periodic" : NULL;
+}
+
+const char *kv_reconcile_tenant_cause(const kv_reconcile_plan *p, kv_recon_times *t, bool stale, double now)
+{
+	if (!t->ever_ok && !t->last_ok)
+		t->last_ok = now; /* the periodic rhythm of a tenant never reconciled starts here */
+	if (now < t->next || now < p->others_next)
+		return NULL;
+	if (stale)
+		return "stale";
+	return periodic(p, t, now) ? "periodic" : NULL;
+}
+
+/* 2, 4, 8 ... seconds after t1, never more than the interval */
+static double backoff(const kv_reconcile_plan *p, unsigned *failures, double t1)
+{
+	*failures += *failures < 30;
+	return t1 + fmin(p->interval, ldexp(1, (int)*failures));
+}
+
+static double times_done(const kv_reconcile_plan *p, kv_recon_times *t, enum kv_recon_result res, double t0, double t1)
+{
+	if (res == KV_RECON__RESULTS) /* a standby: ask again later */
+		return t->next = t1 + p->interval;
+	if (res == KV_RECON_OK) {
+		t->ever_ok = true;
+		t->last_ok = t1;
+		t->failures = 0;
+		return t->next = t0 + p->interval; /* from the start: a fixed rhythm */
+	}
+	return t->next = backoff(p, &t->failures, t1);
 }
 
 double kv_reconcile_done(kv_reconcile_plan *p, enum kv_recon_result res, double t0, double t1)
 {
-	if (res == KV_RECON__RESULTS) /* a standby: ask again later */
-		return t1 + p->interval;
-	if (res == KV_RECON_OK) {
-		p->ever_ok = true;
-		p->last_ok = t1;
-		p->failures = 0;
-		return t0 + p->interval;
+	return times_done(p, &p->dflt, res, t0, t1);
+}
+
+double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum kv_recon_result res, double t0, double t1)
+{
+	if (res == KV_RECON_OK || res == KV_RECON__RESULTS) {
+		p->others_failures = 0;
+		p->others_next = 0;
+	} else {
+		p->others_next = backoff(p, &p->others_failures, t1);
 	}
-	/* 2, 4, 8 ... seconds, never more than the interval */
-	p->failures += p->failures < 30;
-	return t1 + fmin(p->interval, ldexp(1, (int)p->failures));
+	return times_done(p, t, res, t0, t1);
 }

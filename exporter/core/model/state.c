@@ -529,6 +529,11 @@ const kv_tenant *kv_state_tenant_at(const kv_state *s, size_t i)
 	return i < s->n_tenants ? s->tenants[i] : NULL;
 }
 
+kv_recon_times *kv_state_recon_times(kv_state *s, size_t i)
+{
+	return i < s->n_tenants ? &s->tenants[i]->recon : NULL;
+}
+
 const kv_tenant *kv_state_find_tenant(const kv_state *s, kv_str backend, kv_str tenant)
 {
 	return find(s, tenant_hash(s, backend, tenant), backend, tenant);

@@ -10,6 +10,7 @@
 #include "kv_dialect.h"
 #include "kv_drift.h"
 #include "kv_leadership.h"
+#include "kv_master_keys.h"
 #include "kv_master_metrics.h"
 #include "kv_master_quotas.h"
 #include "kv_master_status.h"
@@ -28,6 +29,13 @@ enum kv_empty_step {
 	KV_EMPTY_KEYS,  /* ... and then the key count was 0 */
 };
 
+/* Whether a member's master lists any tenant (docs/design.md, "Every
+ * tenant reconciled"): found out from its answer to a per-tenant listing,
+ * and found out again when its publisher restarts (an upgrade) or
+ * KV_LISTS_RECHECK seconds after it listed default only. */
+enum kv_lists { KV_LISTS_UNKNOWN, KV_LISTS_TENANTS, KV_LISTS_DEFAULT_ONLY };
+#define KV_LISTS_RECHECK 3600.0
+
 /* One member: its stream (feeding the store's one state), its master's
  * figures and the readers of its answers. */
 typedef struct kv_store_part {
@@ -42,6 +50,8 @@ typedef struct kv_store_part {
 	kv_quotas_reader quotas_in; /* likewise */
 	enum kv_empty_step empty;
 	uint64_t empty_breaks; /* the store's breaks when the proof began */
+	enum kv_lists lists;   /* whether its master lists tenants other than default */
+	double lists_at;       /* when it was found to list default only (unix seconds) */
 } kv_store_part;
 
 struct kv_store {
@@ -65,6 +75,9 @@ struct kv_store {
 void kv_dialect_info_of(const kv_dialect_choice *c, kv_dialect_info *out);
 /* Applies a dialect decision of a member (store.c). */
 void kv_store_dialect_news(kv_store *s, size_t member, enum kv_dialect_news news);
+
+/* What a per-tenant listing's answer said of member's master (reconcile_next.c). */
+void kv_store_lists_note(kv_store *s, int member, enum kv_listed how, double now);
 
 /* Copies the store's figures into snap (the scrape's slot). */
 int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_snap *snap);

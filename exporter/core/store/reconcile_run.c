@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One reconciliation at a time of a store's tenant `default`
+/* One reconciliation at a time of one tenant of a store
  * (mooncake_kv/reconcile.h): the listing split into batch queries, their
  * answers compared with the stream's view, the events recorded meanwhile
  * replayed, and the cut-over.  Why this is right while events flow:
@@ -25,7 +25,14 @@ struct kv_recon_run {
 	size_t max_replay;
 	char backend_buf[BACKEND_MAX];
 	kv_str backend;
-	const char *base; /* the serving master's admin URL */
+	char tenant_buf[KV_RECON_TENANT_MAX];
+	kv_str tenant;
+	bool is_default; /* the tenant is `default` (the plan's own) */
+	int member;      /* the member asked */
+	kv_keys_at at;   /* where its keys are read */
+	bool answered;   /* the listing's answer came */
+	enum kv_listed listed;
+	long http;
 	kv_listing listing;
 	kv_key_batch batch;
 	kv_recon_table fresh;
@@ -41,22 +48,8 @@ struct kv_recon_run {
 	uint64_t corr[KV_CORR__KINDS];
 	double t0, t1;
 	const char *why; /* the reason of a failure, for the log */
+	char why_buf[64];
 };
-
-enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *job)
-{
-	memset(job, 0, sizeof(*job));
-	job->backend = kv_reconcile_backend(s->state, s->cfg.backend, &job->why);
-	/* the serving master's: after a failover, the new leader's */
-	job->leader = kv_store_leader(s);
-	if (job->leader < 0)
-		return KV_RECON_NO_LEADER;
-	if (!job->backend)
-		return KV_RECON_WAIT;
-	bool stale = kv_reconcile_stale(s->state, (kv_str){job->backend, (uint32_t)strlen(job->backend)});
-	job->cause = kv_reconcile_cause(&s->plan, s->drift.on, stale, now);
-	return job->cause ? KV_RECON_GO : KV_RECON_NOT_NOW;
-}
 
 kv_recon_run *kv_recon_run_new(kv_store *s, const kv_recon_io *io, uint64_t max_keys, size_t max_replay)
 {
@@ -68,6 +61,7 @@ kv_recon_run *kv_recon_run_new(kv_store *s, const kv_recon_io *io, uint64_t max_
 	r->max_replay = max_replay;
 	kv_listing_init(&r->listing, max_keys);
 	kv_key_batch_init(&r->batch);
+	kv_keys_at_init(&r->at);
 	kv_buf_init(&r->gnames);
 	if (s->cfg.key_groups && !(r->matcher = kv_keygroup_matcher_new(s->cfg.key_groups))) {
 		kv_recon_run_free(r);
@@ -85,6 +79,9 @@ static void reset(kv_recon_run *r)
 	memset(r->corr, 0, sizeof(r->corr));
 	r->why = NULL;
 	r->recording = r->begin_failed = false;
+	r->answered = false;
+	r->listed = KV_LISTED_REFUSED;
+	r->http = 0;
 }
 
 void kv_recon_run_free(kv_recon_run *r)
@@ -95,6 +92,7 @@ void kv_recon_run_free(kv_recon_run *r)
 	kv_recon_log_free(&r->log);
 	kv_listing_free(&r->listing);
 	kv_key_batch_free(&r->batch);
+	kv_keys_at_free(&r->at);
 	kv_buf_free(&r->gnames);
 	kv_keygroup_matcher_free(r->matcher);
 	free(r);
@@ -121,28 +119,47 @@ static void stop_recording(kv_recon_run *r)
 	r->recording = false;
 }
 
+/* Copies a job's string into buf (of size n) as *out; false when too long. */
+static bool copy_id(char *buf, size_t n, const char *v, kv_str *out)
+{
+	size_t len = strnlen(v, n);
+	if (len >= n)
+		return false;
+	memcpy(buf, v, len + 1);
+	*out = (kv_str){buf, (uint32_t)len};
+	return true;
+}
+
 int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url)
 {
 	reset(r);
 	r->t0 = r->io.now(r->io.ctx);
-	r->base = base_url;
-	size_t len = strlen(job->backend);
+	r->member = job->leader;
 	r->begin_failed = true; /* until it has begun */
-	if (len >= sizeof(r->backend_buf)) {
+	if (!copy_id(r->backend_buf, sizeof(r->backend_buf), job->backend, &r->backend)) {
 		r->why = "the backend_id is too long to reconcile";
 		return KV_EINVAL;
 	}
-	memcpy(r->backend_buf, job->backend, len + 1);
-	r->backend = (kv_str){r->backend_buf, (uint32_t)len};
+	if (!copy_id(r->tenant_buf, sizeof(r->tenant_buf), job->tenant, &r->tenant)) {
+		r->why = "the tenant_id is too long to reconcile";
+		return KV_EINVAL;
+	}
+	r->is_default = r->tenant.len == KV_TENANT_DEFAULT.len &&
+			!memcmp(r->tenant.ptr, KV_TENANT_DEFAULT.ptr, r->tenant.len);
+	int rc = kv_keys_at_set(&r->at, base_url, r->tenant);
+	if (rc != KV_OK) {
+		r->why = rc == KV_EINVAL ? "the tenant_id cannot be named in a request" : "out of memory";
+		return rc;
+	}
 	kv_recon_log_free(&r->log);
 	kv_recon_log_init(&r->log, r->max_replay);
 	lock(r);
 	r->breaks0 = kv_store_breaks(r->s);
-	int rc = kv_state_record_start(r->s->state, r->backend, KV_TENANT_DEFAULT, &r->log);
+	rc = kv_state_record_start(r->s->state, r->backend, r->tenant, &r->log);
 	bool births = kv_state_residency(r->s->state);
 	unlock(r);
 	if (rc != KV_OK) {
-		r->why = "no room for tenant default under --limits.max-tenants";
+		r->why = "no room for the tenant under --limits.max-tenants";
 		return rc;
 	}
 	r->recording = true;
@@ -167,7 +184,7 @@ static bool run_query(kv_recon_run *r)
 	kv_answer a = r->io.get(r->io.ctx, q->url.data);
 	enum kv_poll_error err = (enum kv_poll_error)a.err;
 	if (err == KV_POLL_OK)
-		err = kv_key_batch_parse(q, a.body, a.len, media, &r->unknown);
+		err = kv_key_batch_parse(q, &r->at, a.body, a.len, media, &r->unknown);
 	if (err != KV_POLL_OK) {
 		r->why = kv_poll_error_name(err);
 		return false;
@@ -193,7 +210,7 @@ static bool run_query(kv_recon_run *r)
 		return false;
 	}
 	lock(r);
-	const kv_tenant *t = kv_state_find_tenant(state, r->backend, KV_TENANT_DEFAULT);
+	const kv_tenant *t = kv_state_find_tenant(state, r->backend, r->tenant);
 	for (size_t i = 0; i < q->n; i++) {
 		group[i] = r->matcher ? kv_state_group_id(r->s->state, r->gnames.data + r->gname_at[i], r->gname_len[i])
 				      : KV_GROUP_NONE;
@@ -220,13 +237,26 @@ static bool run_query(kv_recon_run *r)
 static bool add_key(const char *k, size_t n, void *arg)
 {
 	kv_recon_run *r = arg;
-	if (kv_key_batch_full(&r->batch, r->base, n) && !run_query(r))
+	if (kv_key_batch_full(&r->batch, &r->at, n) && !run_query(r))
 		return false;
-	if (kv_key_batch_add(&r->batch, r->base, k, n) != KV_OK) {
+	if (kv_key_batch_add(&r->batch, &r->at, k, n) != KV_OK) {
 		r->why = "out of memory";
 		return false;
 	}
 	return true;
+}
+
+const char *kv_recon_listing_url(const kv_recon_run *r)
+{
+	return kv_buf_str(&r->at.listing);
+}
+
+bool kv_recon_listing_answer(kv_recon_run *r, long http, const char *tenant_header)
+{
+	r->answered = true;
+	r->http = http;
+	r->listed = kv_keys_listed(&r->at, http, tenant_header);
+	return r->listed == KV_LISTED_TAKE;
 }
 
 int kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n)
@@ -312,10 +342,58 @@ static enum kv_recon_result cut_over(kv_recon_run *r)
 	}
 }
 
+/* What the listing's answer, where it came, makes of the shell's view. */
+static enum kv_recon_listing judged(kv_recon_run *r, enum kv_recon_listing listing)
+{
+	if (!r->answered)
+		return listing;
+	switch (r->listed) {
+	case KV_LISTED_TAKE:
+		return listing;
+	case KV_LISTED_STANDBY:
+		return KV_LISTING_STANDBY;
+	case KV_LISTED_DEFAULT_ONLY:
+		return KV_LISTING_FAILED;
+	default:
+		snprintf(r->why_buf, sizeof(r->why_buf), "the listing was answered with HTTP %ld", r->http);
+		r->why = r->why_buf;
+		return KV_LISTING_FAILED;
+	}
+}
+
+/* The plan notes the result of the attempt; returns when to ask it again. */
+static double plan_done(kv_recon_run *r, enum kv_recon_result res)
+{
+	kv_store *s = r->s;
+	if (r->is_default) {
+		kv_reconcile_done(&s->plan, res, r->t0, r->t1);
+		if (res != KV_RECON__RESULTS)
+			kv_drift_reconciled(&s->drift, res == KV_RECON_OK);
+	} else {
+		for (size_t i = 0; i < kv_state_tenant_count(s->state); i++) {
+			const kv_tenant *t = kv_state_tenant_at(s->state, i);
+			if (t->tenant_len == r->tenant.len && t->backend_len == r->backend.len &&
+			    !memcmp(t->tenant_id, r->tenant.ptr, r->tenant.len) &&
+			    !memcmp(t->backend_id, r->backend.ptr, r->backend.len)) {
+				kv_reconcile_tenant_done(&s->plan, kv_state_recon_times(s->state, i), res, r->t0,
+							 r->t1);
+				break;
+			}
+		}
+	}
+	return r->t1; /* another tenant may be due at once: the plan says */
+}
+
 enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing, const char *why, double *next)
 {
 	enum kv_recon_result res;
-	if (listing == KV_LISTING_DONE && r->recording) {
+	bool default_only = r->answered && r->listed == KV_LISTED_DEFAULT_ONLY;
+	listing = judged(r, listing);
+	if (default_only) {
+		stop_recording(r);
+		r->why = "the master lists tenant default only";
+		res = KV_RECON__RESULTS; /* no failure: a master without the per-tenant listing */
+	} else if (listing == KV_LISTING_DONE && r->recording) {
 		res = cut_over(r);
 	} else {
 		stop_recording(r);
@@ -331,9 +409,9 @@ enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing
 	r->t1 = r->io.now(r->io.ctx);
 	lock(r);
 	kv_store *s = r->s;
-	*next = kv_reconcile_done(&s->plan, res, r->t0, r->t1);
-	if (res != KV_RECON__RESULTS)
-		kv_drift_reconciled(&s->drift, res == KV_RECON_OK);
+	if (r->answered && !r->is_default)
+		kv_store_lists_note(s, r->member, r->listed, r->t1);
+	*next = plan_done(r, res);
 	if (res != KV_RECON__RESULTS) {
 		kv_recon_stats *st = &s->recon;
 		st->results[res]++;
@@ -344,7 +422,8 @@ enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing
 				st->corrections[k] += r->corr[k];
 			st->has_success = true;
 			st->last_success = r->t1;
-			st->last_keys = r->listing.listed;
+			if (r->is_default)
+				st->last_keys = r->listing.listed;
 		}
 	}
 	unlock(r);
@@ -362,5 +441,7 @@ void kv_recon_summary_of(const kv_recon_run *r, kv_recon_summary *out)
 		.incomplete = unsure_keys(r),
 		.why = r->why,
 		.seconds = r->t1 - r->t0,
+		.tenant = r->tenant_buf,
+		.default_only = r->answered && r->listed == KV_LISTED_DEFAULT_ONLY,
 	};
 }

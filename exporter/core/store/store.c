@@ -74,6 +74,8 @@ int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n
 	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
 	/* a member that does not serve and publishes all the same */
 	kv_member_role_published(&s->roles[member], r.events);
+	if (r.verdict == KV_SEQ_RESET) /* a new master process, maybe an upgraded one: ask again */
+		s->parts[member].lists = KV_LISTS_UNKNOWN;
 	if (rep)
 		*rep = r;
 	return rc;
@@ -185,6 +187,7 @@ int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_s
 		memcpy(o->ha_errors, p->ha_errors, sizeof(o->ha_errors));
 		o->standby_events = s->roles[i].standby_events;
 		o->dialect = p->dialect;
+		o->lists_tenants = p->lists == KV_LISTS_UNKNOWN ? -1 : p->lists == KV_LISTS_TENANTS;
 		object &= p->dialect.decided && p->dialect.dialect == KV_DIALECT_OBJECT;
 	}
 	out->object_dialect = object;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reconciliation of tenant `default` with the master, for the sources that
- * reconcile. */
+/* Reconciliation of tenants with the master (tenant `default`, and every
+ * tenant of a master that lists tenants), for the sources that reconcile. */
 #include "kv_family.h"
 
 KV_ANY_SOURCE(static, any_reconciles, s->recon.enabled)
@@ -21,13 +21,15 @@ static void corrections(kv_emit *e, const kv_at *a)
 KV_DOUBLE(duration, (R.enabled && R.has_duration), R.last_duration)
 KV_DOUBLE(last_success, (R.enabled && R.has_success), R.last_success)
 KV_U64(listed_keys, (R.enabled && R.has_success), R.last_keys)
+KV_U64(lists_tenants, (R.enabled && a->m->has_master && a->m->lists_tenants >= 0), a->m->lists_tenants)
 
 #define SOURCE KV_SCOPE_SOURCE, 0, any_reconciles
+#define MEMBER KV_SCOPE_MEMBER, KV_FAM_MEMBER_ALWAYS, any_reconciles
 
 static const kv_family families[] = {
 	{"mooncake_kv_reconciliations_total", "counter",
-	 "Reconciliations of tenant default with the master, by result (ok, failed, aborted by a limit, "
-	 "superseded by a break in the stream).",
+	 "Reconciliations of a tenant with the master (tenant default, and every tenant of a master that lists "
+	 "tenants), by result (ok, failed, aborted by a limit, superseded by a break in the stream).",
 	 SOURCE, results},
 	{"mooncake_kv_reconcile_corrections_total", "counter",
 	 "Objects reconciliation corrected: added (the master had them, the stream's view did not), removed "
@@ -37,8 +39,13 @@ static const kv_family families[] = {
 	 duration},
 	{"mooncake_kv_reconcile_last_success_timestamp_seconds", "gauge",
 	 "When the last reconciliation succeeded, in unix seconds.", SOURCE, last_success},
-	{"mooncake_kv_reconcile_listed_keys", "gauge", "Keys the master listed in the last successful reconciliation.",
-	 SOURCE, listed_keys},
+	{"mooncake_kv_reconcile_listed_keys", "gauge",
+	 "Keys the master listed in the last successful reconciliation of tenant default.", SOURCE, listed_keys},
+	{"mooncake_kv_master_lists_tenants", "gauge",
+	 "1 when the master lists the keys of any tenant (GET /api/v1/tenant_keys): every tenant is reconciled; 0 "
+	 "when it lists tenant default only (upstream as released): only default is.  Absent until a stale tenant "
+	 "other than default gave a reason to ask.",
+	 MEMBER, lists_tenants},
 };
 
 KV_FAMILY_TABLE(kv_reconcile_families, families);

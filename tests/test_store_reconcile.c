@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Reconciliation runs driven through the core's public interface alone
+ * (mooncake_kv/reconcile.h), the shell's callbacks played by the test:
+ * tenant default at upstream's listing, and every tenant of a master that
+ * lists tenants, found out from its answers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mooncake_kv/reconcile.h>
+
+#include <cmocka.h>
+
+#include "support/store_fixture.h"
+
+/* The shell of a reconciliation, played by the test: the lock counts its
+ * holders (never two, never left held), the batch query answers from a
+ * table. */
+typedef struct shell {
+	int held, locks;
+	unsigned gets;
+	const char *answer;
+	const char *url; /* what the batch queries begin with; NULL: tenant default's */
+	double now;      /* the clock, 0: T0 + 2 */
+} shell;
+
+static void io_lock(void *ctx)
+{
+	shell *sh = ctx;
+	assert_int_equal(sh->held, 0);
+	sh->held++;
+	sh->locks++;
+}
+
+static void io_unlock(void *ctx)
+{
+	shell *sh = ctx;
+	assert_int_equal(sh->held, 1);
+	sh->held--;
+}
+
+static kv_answer io_get(void *ctx, const char *url)
+{
+	shell *sh = ctx;
+	assert_int_equal(sh->held, 0); /* never across a request */
+	const char *want = sh->url ? sh->url : "http://127.0.0.1:1/batch_query_keys?keys=";
+	assert_memory_equal(url, want, strlen(want));
+	sh->gets++;
+	return ok(sh->answer);
+}
+
+static double io_now(void *ctx)
+{
+	const shell *sh = ctx;
+	return sh->now ? sh->now : T0 + 2;
+}
+
+static void test_reconcile_run(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, true);
+	kv_poll_news n;
+	poll(&f, 0, 1, NULL, &n);
+	kv_recon_job job;
+	assert_int_equal(kv_store_recon_next(s, T0 + 1, &job), KV_RECON_WAIT); /* no event: which backend? */
+	assert_non_null(job.why);
+	/* the stream saw k0..k2 since it joined; the master holds k1, k2, k9 */
+	assert_int_equal(put(s, 0, 1, 0, 3, NULL), KV_OK);
+	assert_int_equal(kv_store_recon_next(s, T0 + 1, &job), KV_RECON_GO);
+	assert_string_equal(job.backend, B);
+	assert_string_equal(job.cause, "startup");
+	assert_int_equal(job.leader, 0);
+
+	shell sh = {.answer = "{\"success\":true,\"data\":{\"k1\":{\"ok\":true,\"values\":[{}]},"
+			      "\"k2\":{\"ok\":true,\"values\":[{}],\"local_disk_values\":[{}]},"
+			      "\"k9\":{\"ok\":true,\"disk_values\":[{}]},"
+			      "\"k20\":{\"ok\":true,\"values\":[{}]}}}"};
+	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
+	assert_non_null(r);
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	/* an event arrives while the listing is read (the master listed it too):
+	 * replayed at the cut-over */
+	assert_int_equal(put(s, 0, 2, 20, 1, NULL), KV_OK);
+	static const char listing[] = "k1\nk2\nk9\nk20\n";
+	assert_int_equal(kv_recon_listing_feed(r, listing, 4), KV_OK); /* in pieces, as it arrives */
+	assert_true(kv_recon_listing_drain(r, false));
+	assert_int_equal(kv_recon_listing_feed(r, listing + 4, sizeof(listing) - 5), KV_OK);
+	assert_true(kv_recon_listing_drain(r, true));
+	assert_false(kv_recon_listing_full(r));
+	double next = 0;
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_true(next == T0 + 2); /* ask the plan again at once: another tenant may be due */
+	assert_int_equal(sh.held, 0);
+	assert_int_equal(sh.gets, 1);
+	kv_recon_summary sum;
+	kv_recon_summary_of(r, &sum);
+	assert_int_equal(sum.keys, 4);
+	assert_int_equal(sum.added, 1);   /* k9 */
+	assert_int_equal(sum.removed, 1); /* k0 */
+	assert_int_equal(sum.medium, 1);  /* k2 is on disk too */
+	assert_null(sum.why);
+
+	kv_buf out = render(s);
+	const char *text = out.data;
+	const char *L = "{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"";
+	char want[256];
+	snprintf(want, sizeof(want), "mooncake_kv_objects%s} 4", L); /* k1 k2 k9 k20 */
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "mooncake_kv_objects_by_placement%s,placement=\"cpu_and_disk\"} 1", L);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "mooncake_kv_reconciliations_total{source=\"m\",result=\"ok\"} 1"));
+	kv_buf_free(&out);
+	kv_recon_job later;
+	assert_int_equal(kv_store_recon_next(s, T0 + 3, &later), KV_RECON_NOT_NOW); /* the interval holds */
+
+	/* a master that stands by: nothing counted, and the attempt leaves no recording behind */
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_int_equal(kv_recon_end(r, KV_LISTING_STANDBY, NULL, &next), KV_RECON__RESULTS);
+	/* a failed listing is counted, with the shell's reason */
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, "listing: timeout", &next), KV_RECON_FAILED);
+	kv_recon_summary_of(r, &sum);
+	assert_string_equal(sum.why, "listing: timeout");
+	assert_int_equal(sh.held, 0);
+	kv_recon_run_free(r);
+	kv_store_free(s);
+}
+
+/* A listing answered as the shell saw it: the status, the tenant header,
+ * and the body when it was taken. */
+static bool listing_answered(kv_recon_run *r, long http, const char *hdr, const char *body)
+{
+	if (!kv_recon_listing_answer(r, http, hdr))
+		return false;
+	assert_int_equal(kv_recon_listing_feed(r, body, strlen(body)), KV_OK);
+	return kv_recon_listing_drain(r, true);
+}
+
+static bool has(kv_store *s, const char *line)
+{
+	kv_buf out = render(s);
+	bool found = strstr(out.data, line) != NULL;
+	kv_buf_free(&out);
+	return found;
+}
+
+/* Every tenant reconciled where the master lists tenants; none but default
+ * where it does not, found out from its answer and never taken for
+ * another's keys. */
+static void test_reconcile_tenants(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, true);
+	kv_poll_news n;
+	poll(&f, 0, 1, NULL, &n);
+	assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
+	assert_int_equal(put_in(s, 0, 2, "tenant-1", 0, 3, NULL), KV_OK); /* k0..k2 of tenant-1 */
+	shell sh = {.answer = "{\"success\":true,\"data\":{\"k0\":{\"ok\":true,\"values\":[{}]},"
+			      "\"k1\":{\"ok\":true,\"values\":[{}]}}}"};
+	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
+	assert_non_null(r);
+	const char *base = "http://127.0.0.1:1";
+	double next;
+	kv_recon_summary sum;
+
+	/* tenant default first, at upstream's listing */
+	kv_recon_job job;
+	assert_int_equal(kv_store_recon_next(s, T0 + 2, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "default");
+	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_string_equal(kv_recon_listing_url(r), "http://127.0.0.1:1/get_all_keys");
+	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+
+	/* then the stale tenant: the master is asked whether it lists tenants */
+	assert_int_equal(kv_store_recon_next(s, T0 + 2, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "tenant-1");
+	assert_string_equal(job.cause, "stale");
+	const char *L1 = "{source=\"m\",backend_id=\"" B "\",tenant_id=\"tenant-1\"";
+	char exact1[256];
+	snprintf(exact1, sizeof(exact1), "mooncake_kv_state_stale%s} 0", L1);
+	/* an old master: no such path */
+	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_string_equal(kv_recon_listing_url(r), "http://127.0.0.1:1/api/v1/tenant_keys?tenant_id=tenant-1");
+	assert_false(listing_answered(r, 404, NULL, ""));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, NULL, &next), KV_RECON__RESULTS);
+	kv_recon_summary_of(r, &sum);
+	assert_true(sum.default_only);
+	assert_string_equal(sum.tenant, "tenant-1");
+	assert_true(has(s, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 0"));
+	assert_true(has(s, "mooncake_kv_reconciliations_total{source=\"m\",result=\"ok\"} 1"));
+	assert_true(has(s, "mooncake_kv_reconciliations_total{source=\"m\",result=\"failed\"} 0"));
+	assert_false(has(s, exact1));
+	/* not asked again: not for an hour, unless its publisher restarts */
+	assert_int_equal(kv_store_recon_next(s, T0 + 100, &job), KV_RECON_NOT_NOW);
+	sh.now = T0 + 2 + 3601;
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "default"); /* periodic, and first */
+	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "tenant-1");
+	/* a master that answers the path but names no tenant (or another): the
+	 * body is never read as tenant-1's keys */
+	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_false(listing_answered(r, 200, "default", "k0\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, NULL, &next), KV_RECON__RESULTS);
+	assert_false(has(s, exact1));
+	assert_int_equal(sh.gets, 2); /* default's batches only */
+
+	/* the master restarts (its publisher numbers from 1 again), upgraded:
+	 * it lists tenant-1, whose answers name it */
+	assert_int_equal(put_in(s, 0, 1, "tenant-1", 5, 1, NULL), KV_OK); /* k5: now held by tenant-1 too */
+	sh.now += 100;
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "default"); /* the restart made default stale too */
+	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "tenant-1");
+	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	sh.url = "http://127.0.0.1:1/api/v1/tenant_batch_query_keys?tenant_id=tenant-1&keys=";
+	sh.answer = "{\"success\":true,\"tenant_id\":\"tenant-1\",\"data\":{\"k1\":{\"ok\":true,\"values\":[{}]},"
+		    "\"k5\":{\"ok\":true,\"values\":[{}],\"disk_values\":[{}]},\"k7\":{\"ok\":true,\"values\":[{}]}}}";
+	assert_true(listing_answered(r, 200, "tenant-1", "k1\nk5\nk7\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	kv_recon_summary_of(r, &sum);
+	assert_false(sum.default_only);
+	assert_int_equal(sum.keys, 3);
+	assert_int_equal(sum.added, 1);   /* k7 */
+	assert_int_equal(sum.removed, 2); /* k0, k2 */
+	assert_int_equal(sum.medium, 1);  /* k5 */
+	assert_true(has(s, exact1));
+	assert_true(has(s, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 1"));
+	char objects[256];
+	snprintf(objects, sizeof(objects), "mooncake_kv_objects%s} 3", L1);
+	assert_true(has(s, objects));
+	assert_true(has(s, "mooncake_kv_reconcile_listed_keys{source=\"m\"} 2")); /* default's */
+	/* exact now: not before the periodic turn, an interval at the least */
+	assert_int_equal(kv_store_recon_next(s, sh.now + 1, &job), KV_RECON_NOT_NOW);
+	assert_int_equal(kv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), KV_RECON_GO);
+	assert_string_equal(job.cause, "periodic");
+	kv_recon_run_free(r);
+	kv_store_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reconcile_run),
+		cmocka_unit_test(test_reconcile_tenants),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
