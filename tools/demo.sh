@@ -14,6 +14,7 @@ ninja -C build >/dev/null
 PUB=tcp://127.0.0.1:55557 STATUS=127.0.0.1:59003 WEB=127.0.0.1:19557
 PUB2=tcp://127.0.0.1:55558 STATUS2=127.0.0.1:59004
 PUB3=tcp://127.0.0.1:55559 STATUS3=127.0.0.1:59005
+PUB4=tcp://127.0.0.1:55560 STATUS4=127.0.0.1:59006
 logdir=$(mktemp -d)
 pids=()
 cleanup() {
@@ -31,8 +32,11 @@ trap cleanup EXIT INT TERM
 # --key.group-regex: objects per model, from LMCache-shaped keys
 # (fmt@model@world_size@worker_id@chunk_hash; docs/key-groups.md).
 # A second source, "fresh": a new master the exporter watches from empty.
+# A third, "listed": a master with tools/upstream/tenant-listing.patch, which
+# lists every tenant's keys: every tenant is reconciled, not only default.
 build/mooncake-kv-exporter --source "name=default,master=$PUB@http://$STATUS,master=$PUB2@http://$STATUS2,reconcile=true" \
   --source "name=fresh,zmq=$PUB3,status=http://$STATUS3" \
+  --source "name=listed,zmq=$PUB4,status=http://$STATUS4,reconcile=true" \
   --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" \
   --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' > "$logdir/exporter.log" 2>&1 &
 pids+=($!)
@@ -62,6 +66,12 @@ build/tools/mooncake-kv-sim --pub "$PUB3" --status "$STATUS3" --seed 7 --foreign
   --quotas on --quota-bytes 100000000 --phase "gate:$gate" --phase steady:rate=1000,seconds=4 \
   --phase quota-evict:count=300,tenant=2 --phase steady:rate=1000 > "$logdir/sim-fresh.log" 2>&1 &
 pids+=($!)
+# The "listed" master holds 2,000 objects from before the exporter started, as the
+# first does, and lists any tenant (the patched master, --lists-tenants yes): its
+# four tenants are stale at first, then each is rebuilt from its own listing.
+build/tools/mooncake-kv-sim --pub "$PUB4" --status "$STATUS4" --seed 9 --tenants 4 --keys 1000 --preload 2000 \
+  --lists-tenants yes --phase steady:rate=1000 > "$logdir/sim-listed.log" 2>&1 &
+pids+=($!)
 for _ in $(seq 100); do
   curl -s "http://$WEB/metrics" | grep -q '^mooncake_kv_watched_from_empty{source="fresh"} 1' && break
   sleep 0.2
@@ -79,6 +89,11 @@ for _ in $(seq 100); do
   curl -s "http://$WEB/metrics" | grep -q '^mooncake_kv_state_stale_reason{source="fresh".*reason="quota_eviction"' && break
   sleep 0.2
 done
+# until every tenant of the "listed" master has been reconciled
+for _ in $(seq 100); do
+  [ "$(curl -s "http://$WEB/metrics" | grep -c '^mooncake_kv_state_stale{source="listed".*} 0')" = 4 ] && break
+  sleep 0.2
+done
 sleep 2
 cat <<MSG
 
@@ -86,6 +101,7 @@ cat <<MSG
              OpenMetrics when asked: curl -H 'Accept: application/openmetrics-text' http://$WEB/metrics
   simulator  two masters: events on $PUB and $PUB2, admin on http://$STATUS and http://$STATUS2;
              source "fresh": a new master (events on $PUB3, admin on http://$STATUS3) watched from empty
+             source "listed": a master that lists every tenant (events on $PUB4, admin on http://$STATUS4)
   logs       $logdir
 
 A few live lines:
@@ -102,8 +118,15 @@ echo "Reconciliation with the master (tenant default exact, what the stream alon
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(reconciliations_total\{.*"ok"|reconcile_corrections_total\{|master_keys\{|(objects|state_stale)\{.*tenant_id="default")'
 echo
 echo "How far to trust the other tenants of source default (its master held objects before the exporter started;"
-echo "upstream main sends no cleared, and only tenant default is reconciled): stale since when, and why:"
+echo "upstream main sends no cleared, and lists tenant default only, so only default is reconciled): stale since"
+echo "when, and why; and the masters' answer to the per-tenant listing (0: default only):"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_state_stale_(since_timestamp_seconds|reason)\{source="default"' | head -4
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_master_lists_tenants\{source="default"'
+echo
+echo "A master that lists every tenant (source listed: upstream with tools/upstream/tenant-listing.patch): it held"
+echo "objects before the exporter started, and every tenant is exact, each rebuilt from its own listing while"
+echo "events flow:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_(master_lists_tenants|state_stale|objects|tenant_exact_transitions_total)\{source="listed"' | grep -v 'cause="\(cleared\|empty_store\)"'
 echo
 echo "A store watched from empty (source fresh): its master proved it empty before its publisher's first message,"
 echo "so every tenant is exact and every life is seen whole, until its quota eviction erased objects of"

@@ -255,6 +255,12 @@ def tenants():
               mappings=[{"type": "value", "options": {"0": {"text": "no"}, "1": {"text": "yes"}}}],
               desc="Yes: the master proved the store empty before its publisher's first message and nothing was "
                    "lost since, so every tenant first seen is exact (README, \"Stale tenants\")."),
+        panel("stat", "Master lists every tenant",
+              [(f"mooncake_kv_master_lists_tenants{{{SRC}}}", "{{instance}} {{source}} {{member}}")], h=4,
+              mappings=[{"type": "value", "options": {"0": {"text": "default only"}, "1": {"text": "yes"}}}],
+              desc="Yes: the master lists any tenant's keys (tools/upstream/tenant-listing.patch), so every tenant "
+                   "is reconciled and made exact again; default only: upstream as released, only tenant default "
+                   "is (README, \"Every tenant reconciled\"). No value until a stale tenant gave a reason to ask."),
         panel("timeseries", "Bytes evicted for the quota",
               [(f"sum by (instance, source, tenant_id) "
                 f"(increase(mooncake_kv_tenant_evicted_bytes_total{{{TEN}}}[{RI}]))",
