@@ -232,6 +232,16 @@ static void test_batch_answer(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(kv_key_batch_parse(&b, &at, bad[i], strlen(bad[i]), media, &unknown), KV_POLL_PARSE);
 	assert_int_equal(unknown, 2);
+	/* upstream writes an empty std::optional as null (yalantinglibs' iguana
+	 * json_writer.hpp): no replica of that kind, and no error */
+	const char *nulls = "{\"success\":true,\"data\":{\"mem\":{\"ok\":true,\"error\":null,\"values\":[{}],"
+			    "\"disk_values\":null,\"local_disk_values\":null,\"nof_values\":null},"
+			    "\"gone\":{\"ok\":false,\"error\":\"OBJECT_NOT_FOUND\",\"values\":null}}}";
+	unknown = 0;
+	assert_int_equal(kv_key_batch_parse(&b, &at, nulls, strlen(nulls), media, &unknown), KV_POLL_OK);
+	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(media[4], 0);
+	assert_int_equal(unknown, 6); /* the keys it did not answer */
 	/* asked per tenant, the answer must name that tenant */
 	assert_int_equal(kv_keys_at_set(&at, "http://m", (kv_str){"tenant-1", 8}), KV_OK);
 	const char *named =
@@ -250,12 +260,85 @@ static void test_batch_answer(void **state)
 	kv_key_batch_free(&b);
 }
 
+static char *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/upstream/tenant-listing/%s", FIXTURES_DIR, name);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	static char buf[8192];
+	*len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* What real masters answered (tests/fixtures/upstream/tenant-listing):
+ * only the patched master with multi-tenancy on lists tenant-a, and its
+ * batch answer is tenant-a's; an old master, and one with multi-tenancy
+ * off, list default only. */
+static void test_real_answers(void **state)
+{
+	(void)state;
+	kv_keys_at a;
+	kv_keys_at_init(&a);
+	assert_int_equal(kv_keys_at_set(&a, "http://127.0.0.1:9003", (kv_str){"tenant-a", 8}), KV_OK);
+	size_t len;
+	char *text = slurp("answers.txt", &len);
+	unsigned listings = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char master[32], req[128], hdr[64];
+		long http;
+		if (line[0] == '#' || sscanf(line, "%31s %127s %ld %63s", master, req, &http, hdr) != 4)
+			continue;
+		if (strncmp(req, "/api/v1/tenant_keys?tenant_id=tenant-a", 39))
+			continue;
+		listings++;
+		enum kv_listed want = !strcmp(master, "patched") ? KV_LISTED_TAKE : KV_LISTED_DEFAULT_ONLY;
+		assert_int_equal(kv_keys_listed(&a, http, strcmp(hdr, "-") ? hdr : NULL), want);
+	}
+	assert_int_equal(listings, 3);
+	/* the URL the exporter asks is the one recorded */
+	assert_string_equal(a.listing.data, "http://127.0.0.1:9003/api/v1/tenant_keys?tenant_id=tenant-a");
+
+	kv_key_batch b;
+	kv_key_batch_init(&b);
+	static const char *const keys[] = {"tenant-a-key-0", "tenant-b-key-0", "nope"};
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(kv_key_batch_add(&b, &a, keys[i], strlen(keys[i])), KV_OK);
+	unsigned media[3];
+	uint64_t unknown = 0;
+	char *body = slurp("patched-batch-tenant-a.json", &len);
+	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), KV_POLL_OK);
+	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(media[1], 0); /* another tenant's key */
+	assert_int_equal(media[2], 0);
+	assert_int_equal(unknown, 0);
+	body = slurp("patched-batch-multitenancy-off.json", &len);
+	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), KV_POLL_FIELD);
+	kv_key_batch_free(&b);
+
+	/* upstream's own batch answer, of tenant default */
+	assert_int_equal(kv_keys_at_set(&a, "http://127.0.0.1:9003", (kv_str){"default", 7}), KV_OK);
+	kv_key_batch_init(&b);
+	assert_int_equal(kv_key_batch_add(&b, &a, "default-key-0", 13), KV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &a, "tenant-a-key-0", 14), KV_OK);
+	body = slurp("batch-default.json", &len);
+	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), KV_POLL_OK);
+	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(media[1], 0);
+	assert_int_equal(unknown, 0);
+	kv_key_batch_free(&b);
+	kv_keys_at_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listing_pieces), cmocka_unit_test(test_listing_overlong_line),
 		cmocka_unit_test(test_listing_limits), cmocka_unit_test(test_batch_url),
 		cmocka_unit_test(test_batch_answer),   cmocka_unit_test(test_listing_answer),
+		cmocka_unit_test(test_real_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,14 +187,17 @@ static enum MHD_Result query_keys(struct sim *s, struct MHD_Connection *c, unsig
 		pthread_mutex_lock(&s->model_lock);
 		unsigned m = i >= 0 ? *cell(s, s->master, t, (unsigned)i) : 0;
 		pthread_mutex_unlock(&s->model_lock);
-		json_t *e;
+		/* every field there, null where upstream's std::optional is empty
+		 * (yalantinglibs writes it so: tests/fixtures/upstream/tenant-listing) */
+		static const char *const disk[] = {"disk_values", "local_disk_values", "nof_values"};
+		json_t *e = json_pack("{s:b,s:n,s:n,s:n,s:n,s:n}", "ok", m != 0, "error", "values", disk[0], disk[1],
+				      disk[2]);
 		if (!m) {
-			e = json_pack("{s:b,s:s}", "ok", 0, "error", "OBJECT_NOT_FOUND");
+			json_object_set_new(e, "error", json_string("OBJECT_NOT_FOUND"));
 		} else {
 			/* memory replicas always as "values"; disk ones under one of the
 			 * three names upstream uses, by key */
-			static const char *const disk[] = {"disk_values", "local_disk_values", "nof_values"};
-			e = json_pack("{s:b,s:o}", "ok", 1, "values", replicas(m & 1));
+			json_object_set_new(e, "values", replicas(m & 1));
 			if (m & 2)
 				json_object_set_new(e, disk[i % 3], replicas(1));
 		}

@@ -3,6 +3,7 @@
 
 #include "kv_master_json.h"
 #include "kv_master_keys.h"
+#include "kv_reconcile_plan.h"
 #include "kv_utf8.h"
 
 void kv_listing_init(kv_listing *l, uint64_t max_keys)
@@ -103,11 +104,6 @@ void kv_keys_at_free(kv_keys_at *k)
 	kv_buf_free(&k->query);
 }
 
-static bool is_default(kv_str t)
-{
-	return t.len == 7 && !memcmp(t.ptr, "default", 7);
-}
-
 /* upstream's TenantId::IsValid (mooncake-store/include/tenant_id.h) */
 bool kv_keys_tenant_nameable(kv_str t)
 {
@@ -124,7 +120,7 @@ int kv_keys_at_set(kv_keys_at *k, const char *base, kv_str tenant)
 	kv_buf_reset(&k->listing);
 	kv_buf_reset(&k->query);
 	k->tenant = (kv_str){NULL, 0};
-	if (is_default(tenant)) {
+	if (kv_tenant_is_default(tenant)) {
 		kv_buf_printf(&k->listing, "%s/get_all_keys", base);
 		kv_buf_printf(&k->query, "%s/batch_query_keys?keys=", base);
 	} else {

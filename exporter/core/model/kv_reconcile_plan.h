@@ -16,6 +16,7 @@
 #define KV_RECONCILE_PLAN_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "kv_reconcile_replay.h"
 #include "kv_state.h"
@@ -24,6 +25,11 @@
 /* The one tenant upstream's GET /get_all_keys lists (and master_key_count
  * covers alone when the stream shows no other) */
 #define KV_TENANT_DEFAULT ((kv_str){"default", 7})
+
+static inline bool kv_tenant_is_default(kv_str t)
+{
+	return t.len == KV_TENANT_DEFAULT.len && !memcmp(t.ptr, KV_TENANT_DEFAULT.ptr, t.len);
+}
 
 typedef struct kv_reconcile_plan {
 	double interval;     /* --master.reconcile-interval, seconds */

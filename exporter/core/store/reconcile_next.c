@@ -9,11 +9,6 @@
 #include "kv_master_keys.h"
 #include "kv_store_impl.h"
 
-static bool is_default(const kv_tenant *t)
-{
-	return t->tenant_len == KV_TENANT_DEFAULT.len && !memcmp(t->tenant_id, KV_TENANT_DEFAULT.ptr, t->tenant_len);
-}
-
 static bool of_backend(const kv_tenant *t, const char *backend)
 {
 	size_t n = strlen(backend);
@@ -37,8 +32,9 @@ static long pick_tenant(kv_store *s, const char *backend, bool probe, double now
 	long periodic = -1;
 	for (size_t i = 0; i < kv_state_tenant_count(s->state); i++) {
 		const kv_tenant *t = kv_state_tenant_at(s->state, i);
-		if (is_default(t) || !of_backend(t, backend) || t->tenant_len >= KV_RECON_TENANT_MAX ||
-		    !kv_keys_tenant_nameable((kv_str){t->tenant_id, t->tenant_len}))
+		kv_str id = {t->tenant_id, t->tenant_len};
+		if (kv_tenant_is_default(id) || !of_backend(t, backend) || t->tenant_len >= KV_RECON_TENANT_MAX ||
+		    !kv_keys_tenant_nameable(id))
 			continue;
 		const char *why = kv_reconcile_tenant_cause(&s->plan, kv_state_recon_times(s->state, i),
 							    kv_reconcile_curable(t), now);

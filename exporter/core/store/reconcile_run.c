@@ -144,8 +144,7 @@ int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_ur
 		r->why = "the tenant_id is too long to reconcile";
 		return KV_EINVAL;
 	}
-	r->is_default = r->tenant.len == KV_TENANT_DEFAULT.len &&
-			!memcmp(r->tenant.ptr, KV_TENANT_DEFAULT.ptr, r->tenant.len);
+	r->is_default = kv_tenant_is_default(r->tenant);
 	int rc = kv_keys_at_set(&r->at, base_url, r->tenant);
 	if (rc != KV_OK) {
 		r->why = rc == KV_EINVAL ? "the tenant_id cannot be named in a request" : "out of memory";
