@@ -66,9 +66,19 @@ CC=clang configure build-fuzz -Dfuzz=true -Dtests=false -Db_sanitize=address,und
 for t in stream status answers; do
   work=$(mktemp -d)
   cp tests/fuzz/corpus/$t/* "$work/"
+  fuzz_rc=0
   (cd "$work" && UBSAN_OPTIONS=halt_on_error=1 "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" \
-      -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>&1 | tail -n 4)
-  rm -rf "$work"
+      -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$work" > "$work.log" 2>&1) || fuzz_rc=$?
+  if [ $fuzz_rc -ne 0 ]; then
+    # the whole report, and the input that did it (libFuzzer writes crash-*/leak-*/timeout-* where it runs)
+    cat "$work.log"
+    for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
+      [ -e "$f" ] && { echo "fuzz_$t: input $f (base64):"; base64 -w 0 "$f"; echo; }
+    done
+    exit $fuzz_rc
+  fi
+  tail -n 4 "$work.log"
+  rm -rf "$work" "$work.log"
 done
 
 echo "== the Kubernetes manifests, validated against the real schemas"
