@@ -40,6 +40,21 @@ void kv_buf_add_u64(kv_buf *b, unsigned long long v);
 /* A sample value: integers exactly, others with enough digits to round-trip. */
 void kv_buf_add_double(kv_buf *b, double v);
 
+/* Writing in place, for a writer that knows a bound of what it will add
+ * (the renderer, a whole sample at a time): room for n more bytes, where
+ * they go (NULL once the buffer failed); then kv_buf_used with how many of
+ * them were written. */
+char *kv_buf_grow(kv_buf *b, size_t n); /* kv_buf_room when the room is not there yet */
+static inline char *kv_buf_room(kv_buf *b, size_t n)
+{
+	return !b->failed && b->len + n + 1 <= b->cap ? b->data + b->len : kv_buf_grow(b, n);
+}
+static inline void kv_buf_used(kv_buf *b, size_t n)
+{
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
 /* Growing an array of items of `size` bytes that is full at *cap items: the
  * array reallocated to twice *cap (first when *cap is 0; at most max, 0: no
  * bound), *cap updated.  NULL when out of memory or already at max; the

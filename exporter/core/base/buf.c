@@ -9,6 +9,7 @@
 #include <mooncake_kv/buf.h>
 
 #include "kv_common.h"
+#include "kv_fmt.h"
 
 void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t max)
 {
@@ -103,29 +104,19 @@ void kv_buf_printf(kv_buf *b, const char *fmt, ...)
 
 void kv_buf_add_u64(kv_buf *b, unsigned long long v)
 {
-	char tmp[24], *p = tmp + sizeof(tmp);
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	kv_buf_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	char tmp[KV_FMT_MAX];
+	kv_buf_add(b, tmp, (size_t)(kv_fmt_u64(tmp, v) - tmp));
 }
 
 void kv_buf_add_double(kv_buf *b, double v)
 {
-	if (isnan(v))
-		kv_buf_adds(b, "NaN");
-	else if (isinf(v))
-		kv_buf_adds(b, v > 0 ? "+Inf" : "-Inf");
-	else if (v == (double)(long long)v && fabs(v) < 9e15)
-		kv_buf_printf(b, "%lld", (long long)v);
-	else {
-		/* the shortest of 15 or 17 digits that reads back as the same double */
-		char tmp[40];
-		snprintf(tmp, sizeof(tmp), "%.15g", v);
-		if (strtod(tmp, NULL) != v)
-			snprintf(tmp, sizeof(tmp), "%.17g", v);
-		kv_buf_adds(b, tmp);
-	}
+	char tmp[KV_FMT_MAX];
+	kv_buf_add(b, tmp, (size_t)(kv_fmt_double(tmp, v) - tmp));
+}
+
+char *kv_buf_grow(kv_buf *b, size_t n)
+{
+	return reserve(b, n) ? b->data + b->len : NULL;
 }
 
 int kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,

@@ -63,6 +63,7 @@ typedef struct kv_family {
 	}
 #define KV_U64(fn, when, expr)    KV_ACCESSOR(fn, when, kv_sample_u64, (uint64_t)(expr))
 #define KV_DOUBLE(fn, when, expr) KV_ACCESSOR(fn, when, kv_sample_double, (double)(expr))
+#define KV_MS(fn, when, expr)     KV_ACCESSOR(fn, when, kv_sample_ms_as_s, (int64_t)(expr))
 
 /* An extra label of a sample; name NULL for none.  Its value is escaped. */
 typedef struct kv_label {
@@ -73,6 +74,9 @@ typedef struct kv_label {
 
 void kv_sample_u64(kv_emit *e, kv_label extra, uint64_t v);
 void kv_sample_double(kv_emit *e, kv_label extra, double v);
+/* ms milliseconds in seconds: the text kv_sample_double gives ms / 1000.0,
+ * without printf (most are timestamps and sums of whole milliseconds). */
+void kv_sample_ms_as_s(kv_emit *e, kv_label extra, int64_t ms);
 /* With several extra labels (build information). */
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v);
 /* A histogram's _bucket (cumulative, le), _sum and _count. */

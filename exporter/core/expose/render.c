@@ -5,131 +5,295 @@
  * them and writes the bytes. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv_family.h"
+#include "kv_fmt.h"
 #include "kv_render.h"
 #include "kv_utf8.h"
 
 typedef struct kv_buf B;
 
-void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
+/* The inside of a quoted label value at w, escaped; returns its end.  It
+ * writes at most 3 bytes a byte (U+FFFD for one). */
+static char *escape(char *w, const char *s, size_t n, bool sanitize)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t run = 0; /* start of the bytes not yet copied */
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x80 && c != '\\' && c != '"') { /* the usual byte: copied */
+			*w++ = (char)c;
+			i++;
+			continue;
+		}
 		const char *esc = c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : NULL;
 		size_t l = 1;
 		if (!esc && sanitize && (l = kv_utf8_seq_len(p + i, n - i)) == 0)
 			esc = "\xef\xbf\xbd", l = 1;
 		if (esc) {
-			kv_buf_add(b, s + run, i - run);
-			kv_buf_adds(b, esc);
-			run = i + l;
+			size_t e = strlen(esc);
+			memcpy(w, esc, e);
+			w += e;
+		} else {
+			memcpy(w, s + i, l);
+			w += l;
 		}
 		i += l;
 	}
-	kv_buf_add(b, s + run, n - run);
+	return w;
 }
+
+#define ESCAPED_MAX(n) (3 * (n))
+
+void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
+{
+	char *w = kv_buf_room(b, ESCAPED_MAX(n));
+	if (w)
+		kv_buf_used(b, (size_t)(escape(w, s, n, sanitize) - w));
+}
+
+/* What a render works out once for all its samples: every tenant's scope
+ * labels escaped (most samples are a tenant's), each source's key group
+ * names escaped, the lifetime buckets' le values.  A sample is then a few
+ * copies into room made once. */
+typedef struct kv_text {
+	size_t at, len; /* in kv_render_cache.text */
+} kv_text;
+
+typedef struct kv_render_cache {
+	kv_buf text;
+	kv_text *tenant; /* per source, its tenants from tenant_base[source] */
+	kv_text *group;  /* per source, its group names from group_base[source] */
+	size_t *tenant_base, *group_base;
+	/* a lifetime bucket's le, with what closes its line's labels: ,le="2.5"} */
+	char life_le[KV_LIFE_BUCKETS + 1][24];
+	size_t life_le_len[KV_LIFE_BUCKETS + 1];
+} kv_render_cache;
 
 /* Where one family's samples go: the family, and the entity they describe. */
 struct kv_emit {
 	B *b;
 	const kv_family *f;
-	kv_at at; /* the entity being described */
+	size_t name_len;
+	const kv_render_cache *c;
+	size_t si; /* the source's index */
+	size_t ti; /* the tenant's index in its source */
+	kv_at at;  /* the entity being described */
 };
 
-static void label(B *b, bool *first, const char *name, const char *value, size_t n, bool sanitize)
+static char *put(char *w, const char *s, size_t n)
 {
-	kv_buf_adds(b, *first ? "{" : ",");
-	*first = false;
+	memcpy(w, s, n);
+	return w + n;
+}
+
+#define PUTS(w, lit) put(w, lit, sizeof(lit) - 1)
+
+static void add_text(B *b, const char *s, size_t n, bool sanitize)
+{
+	kv_render_label_value(b, s, n, sanitize);
+}
+
+static void cache_label(B *b, const char *name, const char *value, size_t n, bool sanitize)
+{
 	kv_buf_adds(b, name);
 	kv_buf_adds(b, "=\"");
-	kv_render_label_value(b, value, n, sanitize);
+	add_text(b, value, n, sanitize);
 	kv_buf_addc(b, '"');
 }
 
-/* The scope's labels, in the order every family gives them. */
-static void scope_labels(B *b, bool *first, const kv_family *f, const kv_at *a)
+static void cache_free(kv_render_cache *c)
 {
-	const kv_source_snap *s = a->s;
-	if (f->scope == KV_SCOPE_EXPORTER)
-		return;
-	label(b, first, "source", s->name, strlen(s->name), true);
-	switch (f->scope) {
-	case KV_SCOPE_MEMBER:
-		if (a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
-			label(b, first, "member", a->m->label, strlen(a->m->label), true);
-		break;
-	case KV_SCOPE_TENANT:
-	case KV_SCOPE_GROUP:
-		label(b, first, "backend_id", a->t->backend_id, a->t->backend_len, a->t->labels_unclean);
-		label(b, first, "tenant_id", a->t->tenant_id, a->t->tenant_len, a->t->labels_unclean);
-		if (f->scope == KV_SCOPE_GROUP) {
-			kv_str gn = a->g->id < s->n_group_names ? s->group_names[a->g->id] : (kv_str){"", 0};
-			label(b, first, "key_group", gn.ptr, gn.len, true); /* from the keys: sanitised */
+	kv_buf_free(&c->text);
+	free(c->tenant);
+	free(c->group);
+	free(c->tenant_base);
+	free(c->group_base);
+}
+
+static int cache_build(kv_render_cache *c, const kv_exporter_snap *x)
+{
+	*c = (kv_render_cache){0};
+	for (size_t k = 0; k <= KV_LIFE_BUCKETS; k++) {
+		char le[16] = "+Inf";
+		if (k < KV_LIFE_BUCKETS)
+			snprintf(le, sizeof(le), "%g", kv_life_bounds_ms[k] / 1000.0);
+		c->life_le_len[k] = (size_t)snprintf(c->life_le[k], sizeof(c->life_le[k]), ",le=\"%s\"} ", le);
+	}
+	size_t tenants = 0, groups = 0;
+	for (size_t si = 0; si < x->n_sources; si++) {
+		tenants += x->sources[si].n_tenants;
+		groups += x->sources[si].n_group_names;
+	}
+	size_t n = x->n_sources ? x->n_sources : 1;
+	c->tenant_base = malloc(n * sizeof(size_t));
+	c->group_base = malloc(n * sizeof(size_t));
+	c->tenant = malloc((tenants ? tenants : 1) * sizeof(kv_text));
+	c->group = malloc((groups ? groups : 1) * sizeof(kv_text));
+	if (!c->tenant_base || !c->group_base || !c->tenant || !c->group)
+		return KV_ENOMEM;
+	size_t ti = 0, gi = 0;
+	for (size_t si = 0; si < x->n_sources; si++) {
+		const kv_source_snap *s = &x->sources[si];
+		c->tenant_base[si] = ti;
+		c->group_base[si] = gi;
+		for (size_t i = 0; i < s->n_tenants; i++, ti++) {
+			const kv_tenant_snap *t = &s->tenants[i];
+			c->tenant[ti].at = c->text.len;
+			cache_label(&c->text, "source", s->name, strlen(s->name), true);
+			kv_buf_addc(&c->text, ',');
+			cache_label(&c->text, "backend_id", t->backend_id, t->backend_len, t->labels_unclean);
+			kv_buf_addc(&c->text, ',');
+			cache_label(&c->text, "tenant_id", t->tenant_id, t->tenant_len, t->labels_unclean);
+			c->tenant[ti].len = c->text.len - c->tenant[ti].at;
 		}
-		break;
+		for (size_t g = 0; g < s->n_group_names; g++, gi++) {
+			c->group[gi].at = c->text.len;
+			/* from the keys: sanitised */
+			add_text(&c->text, s->group_names[g].ptr, s->group_names[g].len, true);
+			c->group[gi].len = c->text.len - c->group[gi].at;
+		}
+	}
+	return kv_buf_ok(&c->text) ? KV_OK : KV_ENOMEM;
+}
+
+static char *cached(char *w, const kv_render_cache *c, kv_text t)
+{
+	return put(w, c->text.data + t.at, t.len);
+}
+
+static char *label(char *w, bool *first, const char *name, size_t name_len, const char *value, size_t n, bool sanitize)
+{
+	*w++ = *first ? '{' : ',';
+	*first = false;
+	w = put(w, name, name_len);
+	w = PUTS(w, "=\"");
+	w = escape(w, value, n, sanitize);
+	*w++ = '"';
+	return w;
+}
+
+/* The most the scope's labels take (label() adds 4 bytes to a name). */
+static size_t scope_bound(const kv_emit *e)
+{
+	const kv_at *a = &e->at;
+	const kv_source_snap *s = a->s;
+	const kv_render_cache *c = e->c;
+	switch (e->f->scope) {
+	case KV_SCOPE_EXPORTER:
+		return 0;
+	case KV_SCOPE_MEMBER:
+		return 16 + ESCAPED_MAX(strlen(s->name)) + (a->m->label ? 16 + ESCAPED_MAX(strlen(a->m->label)) : 0);
+	case KV_SCOPE_TENANT:
+		return 1 + c->tenant[c->tenant_base[e->si] + e->ti].len;
+	case KV_SCOPE_GROUP:
+		return 1 + c->tenant[c->tenant_base[e->si] + e->ti].len + 16 +
+		       (a->g->id < s->n_group_names ? c->group[c->group_base[e->si] + a->g->id].len : 0);
 	case KV_SCOPE_QUOTA:
-		label(b, first, "tenant_id", s->quotas.names.data + a->q->name_at, a->q->name_len, true);
-		break;
+		return 32 + ESCAPED_MAX(strlen(s->name)) + ESCAPED_MAX(a->q->name_len);
 	default:
-		break;
+		return 16 + ESCAPED_MAX(strlen(s->name));
 	}
 }
 
-static void sample_open(kv_emit *e, const char *suffix, const kv_label *extra, size_t n)
+/* The scope's labels, in the order every family gives them. */
+static char *scope_labels(char *w, bool *first, const kv_emit *e)
 {
-	B *b = e->b;
+	const kv_family *f = e->f;
+	const kv_at *a = &e->at;
+	const kv_source_snap *s = a->s;
+	const kv_render_cache *c = e->c;
+	if (f->scope == KV_SCOPE_EXPORTER)
+		return w;
+	if (f->scope == KV_SCOPE_TENANT || f->scope == KV_SCOPE_GROUP) {
+		*w++ = '{';
+		*first = false;
+		w = cached(w, c, c->tenant[c->tenant_base[e->si] + e->ti]);
+		if (f->scope == KV_SCOPE_GROUP) {
+			w = PUTS(w, ",key_group=\"");
+			if (a->g->id < s->n_group_names)
+				w = cached(w, c, c->group[c->group_base[e->si] + a->g->id]);
+			*w++ = '"';
+		}
+		return w;
+	}
+	w = label(w, first, "source", 6, s->name, strlen(s->name), true);
+	if (f->scope == KV_SCOPE_MEMBER && a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
+		w = label(w, first, "member", 6, a->m->label, strlen(a->m->label), true);
+	if (f->scope == KV_SCOPE_QUOTA)
+		w = label(w, first, "tenant_id", 9, s->quotas.names.data + a->q->name_at, a->q->name_len, true);
+	return w;
+}
+
+/* A sample's value, of one of the kinds the families give. */
+typedef struct kv_value {
+	enum { V_U64, V_DOUBLE, V_MS } kind;
+	uint64_t u;
+	double d;
+	int64_t ms;
+} kv_value;
+
+/* One sample: the family's name and suffix, the scope's labels, the
+ * extra ones, the value; written into room made once. */
+static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t n, kv_value v)
+{
+	size_t suffix_len = suffix ? strlen(suffix) : 0;
+	size_t need = e->name_len + suffix_len + scope_bound(e) + 2 + KV_FMT_MAX + 2;
+	size_t name_len[4] = {0}, value_len[4] = {0}; /* build information has the most: 3 */
+	for (size_t i = 0; i < n && i < 4; i++)
+		if (extra[i].name) {
+			name_len[i] = strlen(extra[i].name);
+			value_len[i] = strlen(extra[i].value);
+			need += name_len[i] + 4 + ESCAPED_MAX(value_len[i]);
+		}
+	char *w0 = kv_buf_room(e->b, need), *w = w0;
+	if (!w)
+		return;
 	bool first = true;
-	kv_buf_adds(b, e->f->name);
-	if (suffix)
-		kv_buf_adds(b, suffix);
-	scope_labels(b, &first, e->f, &e->at);
-	for (size_t i = 0; i < n; i++)
+	w = put(w, e->f->name, e->name_len);
+	w = put(w, suffix, suffix_len);
+	w = scope_labels(w, &first, e);
+	for (size_t i = 0; i < n && i < 4; i++)
 		if (extra[i].name)
-			label(b, &first, extra[i].name, extra[i].value, strlen(extra[i].value), true);
-	kv_buf_adds(b, first ? " " : "} ");
+			w = label(w, &first, extra[i].name, name_len[i], extra[i].value, value_len[i], true);
+	if (!first)
+		*w++ = '}';
+	*w++ = ' ';
+	w = v.kind == V_U64 ? kv_fmt_u64(w, v.u) : v.kind == V_MS ? kv_fmt_ms_as_s(w, v.ms) : kv_fmt_double(w, v.d);
+	*w++ = '\n';
+	kv_buf_used(e->b, (size_t)(w - w0));
 }
 
 void kv_sample_u64(kv_emit *e, kv_label extra, uint64_t v)
 {
-	sample_open(e, NULL, &extra, 1);
-	kv_buf_add_u64(e->b, v);
-	kv_buf_addc(e->b, '\n');
+	sample(e, NULL, &extra, 1, (kv_value){.kind = V_U64, .u = v});
 }
 
 void kv_sample_double(kv_emit *e, kv_label extra, double v)
 {
-	sample_open(e, NULL, &extra, 1);
-	kv_buf_add_double(e->b, v);
-	kv_buf_addc(e->b, '\n');
+	sample(e, NULL, &extra, 1, (kv_value){.kind = V_DOUBLE, .d = v});
+}
+
+void kv_sample_ms_as_s(kv_emit *e, kv_label extra, int64_t ms)
+{
+	sample(e, NULL, &extra, 1, (kv_value){.kind = V_MS, .ms = ms});
 }
 
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v)
 {
-	sample_open(e, NULL, extra, n);
-	kv_buf_add_double(e->b, v);
-	kv_buf_addc(e->b, '\n');
+	sample(e, NULL, extra, n, (kv_value){.kind = V_DOUBLE, .d = v});
 }
 
 static void bucket(kv_emit *e, const char *le, uint64_t cumulative)
 {
 	kv_label l = {"le", le};
-	sample_open(e, "_bucket", &l, 1);
-	kv_buf_add_u64(e->b, cumulative);
-	kv_buf_addc(e->b, '\n');
+	sample(e, "_bucket", &l, 1, (kv_value){.kind = V_U64, .u = cumulative});
 }
 
-static void sum_count(kv_emit *e, double sum, uint64_t count)
+static void count(kv_emit *e, uint64_t n)
 {
-	sample_open(e, "_sum", NULL, 0);
-	kv_buf_add_double(e->b, sum);
-	kv_buf_addc(e->b, '\n');
-	sample_open(e, "_count", NULL, 0);
-	kv_buf_add_u64(e->b, count);
-	kv_buf_addc(e->b, '\n');
+	sample(e, "_count", NULL, 0, (kv_value){.kind = V_U64, .u = n});
 }
 
 void kv_sample_hist(kv_emit *e, const kv_hist *h)
@@ -141,20 +305,44 @@ void kv_sample_hist(kv_emit *e, const kv_hist *h)
 		bucket(e, le, cum += h->counts[k]);
 	}
 	bucket(e, "+Inf", cum + h->counts[h->n_bounds]);
-	sum_count(e, h->sum, h->count);
+	sample(e, "_sum", NULL, 0, (kv_value){.kind = V_DOUBLE, .d = h->sum});
+	count(e, h->count);
 }
 
+/* A lifetime histogram is half of a tenant's samples: its bucket lines
+ * share one head (name_bucket{ and the scope's labels), written once and
+ * copied, and their le texts are the render's. */
 void kv_sample_life(kv_emit *e, const kv_life_hist *h)
 {
+	const kv_render_cache *c = e->c;
+	size_t head_max = e->name_len + 7 + scope_bound(e);
+	char *w0 = kv_buf_room(e->b, (KV_LIFE_BUCKETS + 1) * (head_max + 24 + KV_FMT_MAX + 1)), *w = w0;
+	if (!w)
+		return;
+	bool first = true;
+	w = put(w, e->f->name, e->name_len);
+	w = PUTS(w, "_bucket");
+	w = scope_labels(w, &first, e);
+	size_t head = (size_t)(w - w0);
 	uint64_t cum = 0;
-	char le[32];
-	for (size_t k = 0; k < KV_LIFE_BUCKETS; k++) {
-		snprintf(le, sizeof(le), "%g", kv_life_bounds_ms[k] / 1000.0);
-		bucket(e, le, cum += h->counts[k]);
+	for (size_t k = 0; k <= KV_LIFE_BUCKETS; k++) {
+		if (k)
+			w = put(w, w0, head);
+		/* the scope's labels opened the braces; with none, le opens them */
+		const char *le = c->life_le[k] + first;
+		size_t le_len = c->life_le_len[k] - first;
+		if (first)
+			*w++ = '{';
+		w = put(w, le, le_len);
+		w = kv_fmt_u64(w, cum += h->counts[k]);
+		*w++ = '\n';
 	}
-	bucket(e, "+Inf", cum + h->counts[KV_LIFE_BUCKETS]);
+	kv_buf_used(e->b, (size_t)(w - w0));
 	/* whole milliseconds: the division is the only rounding */
-	sum_count(e, (double)h->sum_ms / 1000.0, h->count);
+	sample(e, "_sum", NULL, 0,
+	       h->sum_ms <= INT64_MAX ? (kv_value){.kind = V_MS, .ms = (int64_t)h->sum_ms}
+				      : (kv_value){.kind = V_DOUBLE, .d = (double)h->sum_ms / 1000.0});
+	count(e, h->count);
 }
 
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
@@ -174,6 +362,7 @@ static void walk_tenants(kv_emit *e, const kv_source_snap *s)
 	kv_at *a = &e->at;
 	for (size_t i = 0; !s->leadership.dropped && i < s->n_tenants; i++) {
 		a->t = &s->tenants[i];
+		e->ti = i;
 		if (e->f->scope == KV_SCOPE_TENANT) {
 			e->f->samples(e, a);
 			continue;
@@ -197,6 +386,7 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 	}
 	for (size_t si = 0; si < x->n_sources; si++) {
 		const kv_source_snap *s = a->s = &x->sources[si];
+		e->si = si;
 		switch (f->scope) {
 		case KV_SCOPE_SOURCE:
 			f->samples(e, a);
@@ -243,14 +433,20 @@ bool kv_family_mirrored(const char *name, size_t len)
 
 int kv_render(B *out, const kv_exporter_snap *x)
 {
+	kv_render_cache c;
+	if (cache_build(&c, x) != KV_OK) {
+		cache_free(&c);
+		return KV_ENOMEM;
+	}
 	for (size_t t = 0; t < N_TABLES; t++)
 		for (size_t i = 0; i < tables[t]->n; i++) {
 			const kv_family *f = &tables[t]->v[i];
 			if (f->shown && !f->shown(x))
 				continue;
 			kv_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
-			kv_emit e = {.b = out, .f = f};
+			kv_emit e = {.b = out, .f = f, .name_len = strlen(f->name), .c = &c};
 			walk(&e, x);
 		}
+	cache_free(&c);
 	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
 }

@@ -33,6 +33,27 @@ int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 	return kv_snapshot_state(snap, kv_stream_state(st));
 }
 
+/* Room for one more tenant's groups in the pool: at least `need` items. */
+static int pool_room(kv_source_snap *snap, size_t need)
+{
+	if (need <= snap->group_pool_cap)
+		return KV_OK;
+	size_t cap = snap->group_pool_cap ? snap->group_pool_cap : 64;
+	while (cap < need)
+		cap *= 2;
+	kv_group_counts *p = realloc(snap->group_pool, cap * sizeof(*p));
+	if (!p)
+		return KV_ENOMEM;
+	snap->group_pool = p;
+	snap->group_pool_cap = cap;
+	return KV_OK;
+}
+
+/* A scrape takes this under the source's lock, while ingestion waits: one
+ * pass over the tenants (each is its own allocation of several cache lines,
+ * and its ids two more), the next ones fetched while this one is copied. */
+#define PREFETCH_AHEAD 8
+
 int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 {
 	size_t n = kv_state_tenant_count(s);
@@ -40,12 +61,14 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 	snap->tenants_expired = kv_state_tenants_expired(s);
 	snap->objects_overflow = kv_state_objects_overflow(s);
 	snap->unclean_labels = kv_state_unclean_labels(s);
-	snap->table_bytes = kv_state_table_bytes(s);
 	snap->born_exact = kv_state_born_exact(s);
 	for (unsigned r = 0; r < KV_STALE__BITS; r++)
 		snap->turned_stale[r] = kv_state_turned_stale(s, r);
 	for (unsigned c = 0; c < KV_EXACT__CAUSES; c++)
 		snap->turned_exact[c] = kv_state_turned_exact(s, (enum kv_exact_cause)c);
+	snap->has_groups = kv_state_has_keygroups(s);
+	snap->residency = kv_state_residency(s);
+	snap->groups_overflow = kv_state_groups_overflow(s);
 	snap->n_tenants = 0;
 	if (n > snap->cap_tenants) {
 		kv_tenant_snap *p = realloc(snap->tenants, n * sizeof(*p));
@@ -54,20 +77,8 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		snap->tenants = p;
 		snap->cap_tenants = n;
 	}
-	/* the groups: one pool for all tenants, and the names by id */
-	size_t groups = 0, names = kv_state_group_count(s);
-	for (size_t i = 0; i < n; i++)
-		groups += kv_state_tenant_at(s, i)->groups.n;
-	snap->has_groups = kv_state_has_keygroups(s);
-	snap->residency = kv_state_residency(s);
-	snap->groups_overflow = kv_state_groups_overflow(s);
-	if (groups > snap->group_pool_cap) {
-		kv_group_counts *p = realloc(snap->group_pool, groups * sizeof(*p));
-		if (!p)
-			return KV_ENOMEM;
-		snap->group_pool = p;
-		snap->group_pool_cap = groups;
-	}
+	/* the group names by id */
+	size_t names = kv_state_group_count(s);
 	if (names > snap->cap_group_names) {
 		kv_str *p = realloc(snap->group_names, names * sizeof(*p));
 		if (!p)
@@ -78,10 +89,24 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 	for (size_t g = 0; g < names; g++)
 		snap->group_names[g] = kv_state_group_name(s, (uint32_t)g);
 	snap->n_group_names = names;
-	size_t at = 0;
+	/* the tenants, their groups in one pool, their ids copied */
+	kv_buf_reset(&snap->ids);
+	size_t at = 0, table_bytes = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n) {
+			const char *ahead = (const char *)kv_state_tenant_at(s, i + PREFETCH_AHEAD);
+			for (size_t line = 0; line < sizeof(kv_tenant); line += 64)
+				__builtin_prefetch(ahead + line);
+		}
+		if (i + PREFETCH_AHEAD / 2 < n) {
+			const kv_tenant *next = kv_state_tenant_at(s, i + PREFETCH_AHEAD / 2);
+			__builtin_prefetch(next->backend_id);
+			__builtin_prefetch(next->tenant_id);
+		}
 		const kv_tenant *t = kv_state_tenant_at(s, i);
 		kv_tenant_snap *o = &snap->tenants[i];
+		if (pool_room(snap, at + t->groups.n) != KV_OK)
+			return KV_ENOMEM;
 		o->group_at = at;
 		o->n_groups = t->groups.n;
 		if (t->groups.n)
@@ -96,11 +121,7 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		o->aged = t->objects.births_n;
 		if (!kv_objtable_births_mean(&t->objects, &o->birth_mean_ms))
 			o->birth_mean_ms = 0;
-	}
-	/* the ids: copied, then pointed at once the buffer no longer moves */
-	kv_buf_reset(&snap->ids);
-	for (size_t i = 0; i < n; i++) {
-		const kv_tenant *t = kv_state_tenant_at(s, i);
+		table_bytes += kv_objtable_bytes(&t->objects);
 		kv_buf_add(&snap->ids, t->backend_id, t->backend_len);
 		kv_buf_addc(&snap->ids, '\0');
 		kv_buf_add(&snap->ids, t->tenant_id, t->tenant_len);
@@ -108,12 +129,15 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 	}
 	if (!kv_buf_ok(&snap->ids))
 		return KV_ENOMEM;
-	for (size_t i = 0, at = 0; i < n; i++) {
+	/* kv_state_table_bytes, without another pass over the tenants */
+	snap->table_bytes = table_bytes;
+	/* the ids pointed at once the buffer no longer moves */
+	for (size_t i = 0, id = 0; i < n; i++) {
 		kv_tenant_snap *o = &snap->tenants[i];
-		o->backend_id = snap->ids.data + at;
-		at += o->backend_len + 1;
-		o->tenant_id = snap->ids.data + at;
-		at += o->tenant_len + 1;
+		o->backend_id = snap->ids.data + id;
+		id += o->backend_len + 1;
+		o->tenant_id = snap->ids.data + id;
+		id += o->tenant_len + 1;
 	}
 	snap->n_tenants = n;
 	return KV_OK;

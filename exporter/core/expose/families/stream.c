@@ -71,7 +71,7 @@ static void dialect(kv_emit *e, const kv_at *a)
 		kv_sample_u64(e, (kv_label){"dialect", kv_dialect_name(a->m->dialect.dialect)}, 1);
 }
 
-KV_DOUBLE(last_timestamp, a->m->stats.has_timestamp, a->m->stats.last_timestamp_ms / 1000.0)
+KV_MS(last_timestamp, a->m->stats.has_timestamp, a->m->stats.last_timestamp_ms)
 
 static void lag(kv_emit *e, const kv_at *a)
 {

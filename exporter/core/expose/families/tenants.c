@@ -11,7 +11,7 @@ KV_U64(objects_overflow, true, a->t->counts.objects_overflow)
 /* a publisher of the object dialect never sends cleared: no series that
  * can only ever be 0 */
 KV_U64(clears, !a->s->object_dialect, a->t->counts.events[KV_EV_CLEARED])
-KV_DOUBLE(stale_since, a->t->stale, a->t->stale_since_ms / 1000.0)
+KV_MS(stale_since, a->t->stale, a->t->stale_since_ms)
 
 /* Why a stale tenant is stale: one series per reason it has, none while it
  * is exact. */
