@@ -62,6 +62,32 @@ static void test_frames_and_status(void **state)
 	kv_store_free(s);
 }
 
+/* The shell times each scrape's hold of the store's lock; the next scrape
+ * shows them as a histogram of the source. */
+static void test_scrape_lock_hold(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, false);
+	assert_non_null(s);
+	kv_buf out = render(s); /* no hold timed yet: an empty histogram */
+	assert_non_null(strstr(out.data, "mooncake_kv_scrape_lock_hold_seconds_count{source=\"m\"} 0\n"));
+	kv_buf_free(&out);
+	kv_scrape_store_held(s, 0.0003);
+	kv_scrape_store_held(s, 0.2);
+	out = render(s);
+	const char *t = out.data;
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_bucket{source=\"m\",le=\"0.00025\"} 0\n"));
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_bucket{source=\"m\",le=\"0.0005\"} 1\n"));
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_bucket{source=\"m\",le=\"0.1\"} 1\n"));
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_bucket{source=\"m\",le=\"0.25\"} 2\n"));
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_bucket{source=\"m\",le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_sum{source=\"m\"} 0.2003\n"));
+	assert_non_null(strstr(t, "mooncake_kv_scrape_lock_hold_seconds_count{source=\"m\"} 2\n"));
+	kv_buf_free(&out);
+	kv_store_free(s);
+}
+
 static void test_failover(void **state)
 {
 	(void)state;
@@ -313,7 +339,7 @@ int main(void)
 		cmocka_unit_test(test_frames_and_status),          cmocka_unit_test(test_failover),
 		cmocka_unit_test(test_streamed_answers),           cmocka_unit_test(test_empty_store_proven),
 		cmocka_unit_test(test_empty_store_after_failover), cmocka_unit_test(test_empty_store_not_proven),
-		cmocka_unit_test(test_quota_eviction_reason),
+		cmocka_unit_test(test_quota_eviction_reason),      cmocka_unit_test(test_scrape_lock_hold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,13 @@ double kv_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double kv_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 bool kv_sleep_until_woken(const atomic_bool *stop, atomic_bool *wake, double until)
 {
 	while (!atomic_load(stop)) {

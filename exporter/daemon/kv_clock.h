@@ -6,7 +6,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-double kv_now(void); /* unix seconds */
+double kv_now(void);  /* unix seconds */
+double kv_mono(void); /* seconds on a clock that never steps: for durations */
 
 /* Sleeps until `until` (unix seconds) or until *stop is set, in steps of
  * 50 ms at most. */

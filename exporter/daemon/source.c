@@ -429,7 +429,9 @@ int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
 			.connected = atomic_load(&s->members[k].connected),
 			.backlog = atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
 	pthread_mutex_lock(&s->lock);
+	double t0 = kv_mono();
 	int rc = kv_scrape_store(sc, i, s->store, live);
+	kv_scrape_store_held(s->store, kv_mono() - t0);
 	pthread_mutex_unlock(&s->lock);
 	free(live);
 	return rc;

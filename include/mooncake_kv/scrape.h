@@ -60,6 +60,10 @@ void kv_scrape_free(kv_scrape *sc);
 /* Copies store s into slot i (call under the store's lock; live: one per
  * member, or NULL for none connected).  Returns 0 or KV_ENOMEM. */
 int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
+/* How long the shell held the store's lock for kv_scrape_store, in seconds
+ * (call under that lock): ingestion waited that long.  The next scrape
+ * shows it (mooncake_kv_scrape_lock_hold_seconds). */
+void kv_scrape_store_held(kv_store *s, double seconds);
 /* Appends the exposition of every slot to out.  Returns 0 or KV_ENOMEM. */
 int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
 

@@ -67,6 +67,7 @@ typedef struct kv_source_snap {
 	uint64_t turned_stale[KV_STALE__BITS];
 	uint64_t turned_exact[KV_EXACT__CAUSES];
 	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
+	kv_hist scrape_hold;     /* the scrapes' holds of its lock, as the shell timed them */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
 	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */
 	size_t n_tenants;

@@ -37,6 +37,15 @@ int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_
 	return i < sc->n ? kv_store_snapshot(s, live, &sc->sources[i]) : KV_EINVAL;
 }
 
+const double kv_hold_bounds[] = {1e-5, 2.5e-5, 5e-5,  1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
+				 5e-3, 0.01,   0.025, 0.05, 0.1,    0.25, 1};
+const size_t kv_hold_bounds_n = sizeof(kv_hold_bounds) / sizeof(kv_hold_bounds[0]);
+
+void kv_scrape_store_held(kv_store *s, double seconds)
+{
+	kv_hist_observe(&s->scrape_hold, seconds);
+}
+
 int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
 {
 	const kv_budget *b = x->budget;

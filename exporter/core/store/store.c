@@ -44,6 +44,7 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	s->cfg.members = NULL; /* copied into the parts below: the caller's array need not outlive the store */
 	s->n = cfg->n_members;
 	kv_leadership_init(&s->leadership);
+	kv_hist_init(&s->scrape_hold, kv_hold_bounds, kv_hold_bounds_n);
 	kv_reconcile_plan_init(&s->plan, cfg->reconcile_interval);
 	s->recon.enabled = cfg->reconcile;
 	if (!(s->state = kv_state_new(cfg->budget, cfg->seed)) ||
@@ -200,5 +201,6 @@ int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_s
 		rc = kv_quota_rejects_copy(&out->evictions, &s->evictions);
 	int rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
+	out->scrape_hold = s->scrape_hold;
 	return rc != KV_OK ? rc : rs;
 }

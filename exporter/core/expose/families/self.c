@@ -41,6 +41,13 @@ X_VALUE(objects_overflow, sum_objects_overflow(a->x))
 X_VALUE(tracked_groups, a->x->tracked_key_groups)
 X_VALUE(max_groups, a->x->max_key_groups)
 X_VALUE(groups_overflow, sum_groups_overflow(a->x))
+/* a snapshot not taken from a store (a benchmark's) has no holds */
+static void lock_hold(kv_emit *e, const kv_at *a)
+{
+	if (a->s->scrape_hold.bounds)
+		kv_sample_hist(e, &a->s->scrape_hold);
+}
+
 X_VALUE(scrapes, a->x->info.scrapes)
 X_VALUE(scrape_seconds, a->x->info.last_scrape_seconds)
 X_VALUE(scrape_bytes, a->x->info.last_scrape_bytes)
@@ -78,6 +85,10 @@ static const kv_family families[] = {
 	 "Snapshot, render and compression time of the previous scrape.", SELF, scrape_seconds},
 	{"mooncake_kv_exporter_last_scrape_bytes", "gauge", "Body size of the previous scrape, before compression.",
 	 SELF, scrape_bytes},
+	{"mooncake_kv_scrape_lock_hold_seconds", "histogram",
+	 "How long each scrape before this one held the source's lock to copy its figures: the source's "
+	 "ingestion waited that long (messages queue meanwhile, up to --zmq.rcvhwm).",
+	 KV_SCOPE_SOURCE, 0, NULL, lock_hold},
 	{"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", PROCESS, cpu},
 	{"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", PROCESS, resident},
 	{"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", PROCESS, virtual_bytes},
