@@ -159,8 +159,12 @@ def test_twenty_thousand_tenants(procs):
         walls.append(time.time() - t0)
         # the previous scrape's own figure, read off the text (parsing 49 MiB five times takes long)
         own.append(float(re.search(rb"^mooncake_kv_exporter_last_scrape_duration_seconds (\S+)$", body, re.M).group(1)))
-    print("20,000 tenants' scrape (%s build): %.1f MiB, wall median %.0f ms, the exporter's own median %.0f ms"
-          % (timing.build(), len(body) / 2**20, sorted(walls)[2] * 1000, sorted(own[1:])[1] * 1000))
+    held = [float(re.search(rb'^mooncake_kv_scrape_lock_hold_seconds_%s\{source="big"\} (\S+)$' % k, body, re.M).group(1))
+            for k in (b"sum", b"count")]
+    print("20,000 tenants' scrape (%s build): %.1f MiB, wall median %.0f ms, the exporter's own median %.0f ms, "
+          "the source's lock held %.2f ms a scrape (mean of %d)"
+          % (timing.build(), len(body) / 2**20, sorted(walls)[2] * 1000, sorted(own[1:])[1] * 1000,
+             held[0] / held[1] * 1000, held[1]))
 
 
 def test_three_members_split_brain_flap_and_a_dead_one(procs):
