@@ -147,6 +147,9 @@ echo
 echo "Tenant quotas, from the leader: over quota is the normal state of a full cache; refused puts are what hurts:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_tenant_(over_quota|quota_rejects_total)\{'
 echo
+echo "What this scrape cost the exporter, and how long scrapes held each source's lock while its ingestion waited:"
+curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_exporter_last_scrape_(duration_seconds|bytes) |^mooncake_kv_scrape_lock_hold_seconds_(sum|count)\{'
+echo
 echo "Alerts: alerts/mooncake-kv.rules.yml (critical pages only when a store's figures are frozen or wrong for"
 echo "everyone; a standby is never a page), routed and inhibited by alerts/alertmanager.example.yml, each"
 echo "linking its runbook section (alerts/runbook-base.txt; this exporter serves it too, at /runbook)."
