@@ -10,7 +10,9 @@ usage: test_tenant_listing.py EXPORTER SIM [-k NAME]
 Prints one line per test and closes with 'N passed, N failed'."""
 import os
 import sys
+import time
 
+import timing
 from harness import Exporter, Sim, polls_pass, run_tests, wait_for
 from test_daemon import settle
 from test_dialects import dialect_of
@@ -122,6 +124,42 @@ def test_master_ignoring_the_tenant_is_never_used(procs):
     """A master that answers the per-tenant path with tenant default's keys and names
     no tenant: its answer is never taken for another tenant's keys."""
     default_only(procs, "ignores", 504)
+
+
+def test_a_thousand_stale_tenants(procs):
+    """A master with 1,000 tenants, each holding objects from before the exporter
+    started, under light traffic: every tenant turns exact, one listing each, each
+    equal to what the master holds.  How long that takes and what it asked of the
+    master are printed (docs/operating.md), never asserted."""
+    n = 1000
+    done = os.path.join(procs.dir, "all-exact")
+    sim = Sim(procs, SIM, ["steady:rate=500,until=" + done, "sleep:seconds=0.5", "truth", "wait"], seed=505,
+              extra=["--tenants", str(n), "--keys", "20", "--preload", "8000", "--lists-tenants", "yes"])
+    exp = Exporter(procs, EXPORTER, [sim.source("k") + ",reconcile=true"],
+                   extra=["--master.reconcile-interval", "60s", "--limits.max-tenants", str(2 * n)])
+    sim.start()
+    t0 = time.time()
+
+    def stale_count():
+        return sum(exp.metrics().find("mooncake_kv_state_stale", source="k").values())
+    wait_for(lambda: len(exp.metrics().find("mooncake_kv_state_stale", source="k")) >= n * 0.9, 20,
+             "the tenants' first events")
+    wait_for(lambda: stale_count() == 0 and len(exp.metrics().find("mooncake_kv_state_stale", source="k")) == n,
+             120, "every one of the 1,000 tenants exact")
+    took = time.time() - t0
+    m = exp.metrics()
+    runs = m.get("mooncake_kv_reconciliations_total", source="k", result="ok")
+    open(done, "w").close()
+    truth = sim.truth_written()
+    m = settle(exp, truth, "k")
+    assert truth["gaps"] == 0 and truth["restarts"] == 0
+    assert m.get("mooncake_kv_master_lists_tenants", source="k", member=sim.status_addr) == 1
+    # one listing for each tenant but default (each stale once, the interval a minute)
+    assert n - 1 <= truth["tenant_listings"] <= n + 10, truth["tenant_listings"]
+    for t in truth["master_tenants"]:
+        check_master(m, truth, "k", t["tenant_id"])
+    print("1,000 stale tenants (%s build): all exact %.1f s after start, %d reconciliations, %d per-tenant "
+          "listings, %d objects" % (timing.build(), took, runs, truth["tenant_listings"], truth["master_keys"]))
 
 
 if __name__ == "__main__":
