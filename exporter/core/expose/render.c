@@ -84,22 +84,18 @@ struct kv_emit {
 
 static char *put(char *w, const char *s, size_t n)
 {
-	memcpy(w, s, n);
+	if (n) /* s may be NULL then (no suffix) */
+		memcpy(w, s, n);
 	return w + n;
 }
 
 #define PUTS(w, lit) put(w, lit, sizeof(lit) - 1)
 
-static void add_text(B *b, const char *s, size_t n, bool sanitize)
-{
-	kv_render_label_value(b, s, n, sanitize);
-}
-
 static void cache_label(B *b, const char *name, const char *value, size_t n, bool sanitize)
 {
 	kv_buf_adds(b, name);
 	kv_buf_adds(b, "=\"");
-	add_text(b, value, n, sanitize);
+	kv_render_label_value(b, value, n, sanitize);
 	kv_buf_addc(b, '"');
 }
 
@@ -151,7 +147,7 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x)
 		for (size_t g = 0; g < s->n_group_names; g++, gi++) {
 			c->group[gi].at = c->text.len;
 			/* from the keys: sanitised */
-			add_text(&c->text, s->group_names[g].ptr, s->group_names[g].len, true);
+			kv_render_label_value(&c->text, s->group_names[g].ptr, s->group_names[g].len, true);
 			c->group[gi].len = c->text.len - c->group[gi].at;
 		}
 	}
