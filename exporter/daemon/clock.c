@@ -3,18 +3,21 @@
 
 #include "kv_clock.h"
 
-double kv_now(void)
+static double seconds(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double kv_now(void)
+{
+	return seconds(CLOCK_REALTIME);
 }
 
 double kv_mono(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return seconds(CLOCK_MONOTONIC);
 }
 
 bool kv_sleep_until_woken(const atomic_bool *stop, atomic_bool *wake, double until)
