@@ -4,6 +4,7 @@
 
     ninja -C build && python3 tools/bench/run_bench.py [--quick]
     python3 tools/bench/run_bench.py --groups     (only the key-group regex over ZMQ)
+    python3 tools/bench/run_bench.py --cpu        (only CPU per event against the floor, paced)
 
 Runs on loopback only, every phase bounded in events and time, and prints
 the machine, then each measurement.  Numbers are printed, never asserted."""
@@ -88,11 +89,12 @@ class Exporter:
         self.proc.wait(10)
 
 
-def blast(exp, events, rate=0, load=False, scrape_every=None):
+def blast(exp, events, rate=0, load=False, scrape_every=None, extra=()):
     """Runs the blaster against the exporter and waits until the exporter has
     applied all it received.  Nothing samples the exporter meanwhile, except
     the optional scraper (a plain GET, as Prometheus does)."""
     argv = [BLASTER, "--pub", exp.endpoint, "--keys", str(KEYS), "--events", str(events), "--rate", str(rate)]
+    argv += list(extra)
     if load:
         argv.append("--load")
     before, cpu0 = exp.figures(), exp.ingest_cpu()
@@ -160,10 +162,60 @@ def key_groups_over_zmq():
     grouped.stop()
 
 
+def process_cpu(pid):
+    """utime + stime of every thread of a process, in seconds."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0):
+    """Issue 31's measure: whole-process CPU per event of the exporter against
+    the floor's (ZMQ receive + decode, no state), over the same stream.  Paced
+    at a rate both keep up with, neither spends CPU on messages a high-water
+    mark then drops; flat out (rate 0), the exporter's I/O thread receives
+    messages its receive queue drops, and their CPU is charged to the events
+    that got through (the floor's queue is unbounded).  sndhwm: the
+    publisher's high-water mark towards the exporter (0: none, as towards the
+    floor; upstream's is 10,000).  The exporter is loaded with `keys` objects
+    first."""
+    shape = ["--key-bytes", str(key_bytes), "--sndhwm", "0"]
+    port = free_port()
+    recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)], stdout=subprocess.PIPE,
+                            text=True)
+    time.sleep(0.3)
+    subprocess.run([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--keys", str(keys), "--events", str(events),
+                    "--rate", str(rate)] + shape, stdout=subprocess.DEVNULL, check=True, timeout=120)
+    floor = json.loads(recv.stdout.read())
+    _, _, usage = os.wait4(recv.pid, 0)
+    recv.returncode = 0
+    floor_cpu = usage.ru_utime + usage.ru_stime
+    global KEYS
+    KEYS, saved = keys, KEYS
+    exp = Exporter()  # room for 20M objects
+    blast(exp, 0, load=True, extra=shape)
+    cpu0 = process_cpu(exp.proc.pid)
+    r = blast(exp, events, rate=rate, extra=shape[:2] + ["--sndhwm", str(sndhwm)])
+    cpu = process_cpu(exp.proc.pid) - cpu0
+    exp.stop()
+    KEYS = saved
+    floor_ns, exp_ns = floor_cpu * 1e9 / max(floor["events"], 1), cpu * 1e9 / max(r["applied"], 1)
+    out("whole-process CPU per event against the floor", keys=keys, key_bytes=key_bytes, rate=rate or "flat out",
+        exporter_sndhwm=sndhwm,
+        floor_ns_per_event=round(floor_ns), exporter_ns_per_event=round(exp_ns),
+        ratio=round(exp_ns / floor_ns, 2), floor_events=floor["events"], exporter_events=r["applied"],
+        exporter_missing=r["missing"], ingest_thread_ns_per_event=ns_per_event(r))
+
+
 def main():
     print("machine: " + machine(), flush=True)
     if "--groups" in sys.argv:
         return key_groups_over_zmq()
+    if "--cpu" in sys.argv:
+        for keys in (2000000, 10000000):
+            cpu_against_floor(keys)
+        cpu_against_floor(2000000, rate=0)
+        cpu_against_floor(2000000, rate=0, sndhwm=10000)
+        return
     for mode in ("decode", "groups"):
         for line in subprocess.run([BENCH, mode], capture_output=True, text=True, check=True).stdout.splitlines():
             print(line, flush=True)
