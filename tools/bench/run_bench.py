@@ -89,11 +89,11 @@ class Exporter:
         self.proc.wait(10)
 
 
-def blast(exp, events, rate=0, load=False, scrape_every=None, extra=()):
+def blast(exp, events, rate=0, load=False, scrape_every=None, extra=(), keys=KEYS):
     """Runs the blaster against the exporter and waits until the exporter has
     applied all it received.  Nothing samples the exporter meanwhile, except
     the optional scraper (a plain GET, as Prometheus does)."""
-    argv = [BLASTER, "--pub", exp.endpoint, "--keys", str(KEYS), "--events", str(events), "--rate", str(rate)]
+    argv = [BLASTER, "--pub", exp.endpoint, "--keys", str(keys), "--events", str(events), "--rate", str(rate)]
     argv += list(extra)
     if load:
         argv.append("--load")
@@ -189,15 +189,12 @@ def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0)
     _, _, usage = os.wait4(recv.pid, 0)
     recv.returncode = 0
     floor_cpu = usage.ru_utime + usage.ru_stime
-    global KEYS
-    KEYS, saved = keys, KEYS
     exp = Exporter()  # room for 20M objects
-    blast(exp, 0, load=True, extra=shape)
+    blast(exp, 0, load=True, extra=shape, keys=keys)
     cpu0 = process_cpu(exp.proc.pid)
-    r = blast(exp, events, rate=rate, extra=shape[:2] + ["--sndhwm", str(sndhwm)])
+    r = blast(exp, events, rate=rate, extra=shape[:2] + ["--sndhwm", str(sndhwm)], keys=keys)
     cpu = process_cpu(exp.proc.pid) - cpu0
     exp.stop()
-    KEYS = saved
     floor_ns, exp_ns = floor_cpu * 1e9 / max(floor["events"], 1), cpu * 1e9 / max(r["applied"], 1)
     out("whole-process CPU per event against the floor", keys=keys, key_bytes=key_bytes, rate=rate or "flat out",
         exporter_sndhwm=sndhwm,

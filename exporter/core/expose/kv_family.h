@@ -77,7 +77,9 @@ void kv_sample_double(kv_emit *e, kv_label extra, double v);
 /* ms milliseconds in seconds: the text kv_sample_double gives ms / 1000.0,
  * without printf (most are timestamps and sums of whole milliseconds). */
 void kv_sample_ms_as_s(kv_emit *e, kv_label extra, int64_t ms);
-/* With several extra labels (build information). */
+/* With several extra labels (build information, quota rejects), at most
+ * KV_LABELS_MAX: those after are not written. */
+#define KV_LABELS_MAX 4
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v);
 /* A histogram's _bucket (cumulative, le), _sum and _count. */
 void kv_sample_hist(kv_emit *e, const kv_hist *h);

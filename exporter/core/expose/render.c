@@ -159,6 +159,12 @@ static char *cached(char *w, const kv_render_cache *c, kv_text t)
 	return put(w, c->text.data + t.at, t.len);
 }
 
+/* The entity's tenant's scope labels, escaped once per render. */
+static kv_text tenant_text(const kv_emit *e)
+{
+	return e->c->tenant[e->c->tenant_base[e->si] + e->ti];
+}
+
 static char *label(char *w, bool *first, const char *name, size_t name_len, const char *value, size_t n, bool sanitize)
 {
 	*w++ = *first ? '{' : ',';
@@ -182,9 +188,9 @@ static size_t scope_bound(const kv_emit *e)
 	case KV_SCOPE_MEMBER:
 		return 16 + ESCAPED_MAX(strlen(s->name)) + (a->m->label ? 16 + ESCAPED_MAX(strlen(a->m->label)) : 0);
 	case KV_SCOPE_TENANT:
-		return 1 + c->tenant[c->tenant_base[e->si] + e->ti].len;
+		return 1 + tenant_text(e).len;
 	case KV_SCOPE_GROUP:
-		return 1 + c->tenant[c->tenant_base[e->si] + e->ti].len + 16 +
+		return 1 + tenant_text(e).len + 16 +
 		       (a->g->id < s->n_group_names ? c->group[c->group_base[e->si] + a->g->id].len : 0);
 	case KV_SCOPE_QUOTA:
 		return 32 + ESCAPED_MAX(strlen(s->name)) + ESCAPED_MAX(a->q->name_len);
@@ -205,7 +211,7 @@ static char *scope_labels(char *w, bool *first, const kv_emit *e)
 	if (f->scope == KV_SCOPE_TENANT || f->scope == KV_SCOPE_GROUP) {
 		*w++ = '{';
 		*first = false;
-		w = cached(w, c, c->tenant[c->tenant_base[e->si] + e->ti]);
+		w = cached(w, c, tenant_text(e));
 		if (f->scope == KV_SCOPE_GROUP) {
 			w = PUTS(w, ",key_group=\"");
 			if (a->g->id < s->n_group_names)
@@ -225,32 +231,49 @@ static char *scope_labels(char *w, bool *first, const kv_emit *e)
 /* A sample's value, of one of the kinds the families give. */
 typedef struct kv_value {
 	enum { V_U64, V_DOUBLE, V_MS } kind;
-	uint64_t u;
-	double d;
-	int64_t ms;
+	union {
+		uint64_t u;
+		double d;
+		int64_t ms;
+	};
 } kv_value;
 
-/* One sample: the family's name and suffix, the scope's labels, the
- * extra ones, the value; written into room made once. */
+/* A sample's head at w: the family's name and suffix, then the scope's
+ * labels (opening the braces when it has any).  At most head_bound(). */
+static size_t head_bound(const kv_emit *e, size_t suffix_len)
+{
+	return e->name_len + suffix_len + scope_bound(e);
+}
+
+static char *head(char *w, const kv_emit *e, const char *suffix, size_t suffix_len, bool *first)
+{
+	*first = true;
+	w = put(w, e->f->name, e->name_len);
+	w = put(w, suffix, suffix_len);
+	return scope_labels(w, first, e);
+}
+
+/* One sample: its head, the extra labels, the value; written into room
+ * made once. */
 static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t n, kv_value v)
 {
+	/* the extra labels' lengths, measured once (kv_family.h: at most KV_LABELS_MAX) */
+	size_t name_len[KV_LABELS_MAX], value_len[KV_LABELS_MAX];
+	if (n > KV_LABELS_MAX)
+		n = KV_LABELS_MAX;
 	size_t suffix_len = suffix ? strlen(suffix) : 0;
-	size_t need = e->name_len + suffix_len + scope_bound(e) + 2 + KV_FMT_MAX + 2;
-	size_t name_len[4] = {0}, value_len[4] = {0}; /* build information has the most: 3 */
-	for (size_t i = 0; i < n && i < 4; i++)
-		if (extra[i].name) {
-			name_len[i] = strlen(extra[i].name);
-			value_len[i] = strlen(extra[i].value);
-			need += name_len[i] + 4 + ESCAPED_MAX(value_len[i]);
-		}
+	size_t need = head_bound(e, suffix_len) + 2 + KV_FMT_MAX + 2;
+	for (size_t i = 0; i < n; i++) {
+		name_len[i] = extra[i].name ? strlen(extra[i].name) : 0;
+		value_len[i] = extra[i].name ? strlen(extra[i].value) : 0;
+		need += name_len[i] + 4 + ESCAPED_MAX(value_len[i]);
+	}
 	char *w0 = kv_buf_room(e->b, need), *w = w0;
 	if (!w)
 		return;
-	bool first = true;
-	w = put(w, e->f->name, e->name_len);
-	w = put(w, suffix, suffix_len);
-	w = scope_labels(w, &first, e);
-	for (size_t i = 0; i < n && i < 4; i++)
+	bool first;
+	w = head(w, e, suffix, suffix_len, &first);
+	for (size_t i = 0; i < n; i++)
 		if (extra[i].name)
 			w = label(w, &first, extra[i].name, name_len[i], extra[i].value, value_len[i], true);
 	if (!first)
@@ -311,19 +334,17 @@ void kv_sample_hist(kv_emit *e, const kv_hist *h)
 void kv_sample_life(kv_emit *e, const kv_life_hist *h)
 {
 	const kv_render_cache *c = e->c;
-	size_t head_max = e->name_len + 7 + scope_bound(e);
-	char *w0 = kv_buf_room(e->b, (KV_LIFE_BUCKETS + 1) * (head_max + 24 + KV_FMT_MAX + 1)), *w = w0;
+	size_t line_max = head_bound(e, 7) + 1 + 24 + KV_FMT_MAX + 1;
+	char *w0 = kv_buf_room(e->b, (KV_LIFE_BUCKETS + 1) * line_max), *w = w0;
 	if (!w)
 		return;
-	bool first = true;
-	w = put(w, e->f->name, e->name_len);
-	w = PUTS(w, "_bucket");
-	w = scope_labels(w, &first, e);
-	size_t head = (size_t)(w - w0);
+	bool first;
+	w = head(w, e, "_bucket", 7, &first);
+	size_t head_len = (size_t)(w - w0);
 	uint64_t cum = 0;
 	for (size_t k = 0; k <= KV_LIFE_BUCKETS; k++) {
 		if (k)
-			w = put(w, w0, head);
+			w = put(w, w0, head_len);
 		/* the scope's labels opened the braces; with none, le opens them */
 		const char *le = c->life_le[k] + first;
 		size_t le_len = c->life_le_len[k] - first;

@@ -36,16 +36,12 @@ int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 /* Room for one more tenant's groups in the pool: at least `need` items. */
 static int pool_room(kv_source_snap *snap, size_t need)
 {
-	if (need <= snap->group_pool_cap)
-		return KV_OK;
-	size_t cap = snap->group_pool_cap ? snap->group_pool_cap : 64;
-	while (cap < need)
-		cap *= 2;
-	kv_group_counts *p = realloc(snap->group_pool, cap * sizeof(*p));
-	if (!p)
-		return KV_ENOMEM;
-	snap->group_pool = p;
-	snap->group_pool_cap = cap;
+	while (need > snap->group_pool_cap) {
+		kv_group_counts *p = kv_array_grow(snap->group_pool, &snap->group_pool_cap, sizeof(*p), 64, 0);
+		if (!p)
+			return KV_ENOMEM;
+		snap->group_pool = p;
+	}
 	return KV_OK;
 }
 
