@@ -63,7 +63,7 @@ meson test -C build --suite unit --print-errorlogs --timeout-multiplier "$(multi
 
 echo "== fuzzing: each libFuzzer target for 30 s on its corpus (clang, ASan + UBSan)"
 CC=clang configure build-fuzz -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined -Db_lundef=false
-for t in stream status answers; do
+for t in stream status answers handover; do
   work=$(mktemp -d)
   cp tests/fuzz/corpus/$t/* "$work/"
   fuzz_rc=0

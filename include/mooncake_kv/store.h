@@ -79,6 +79,15 @@ enum kv_seq_verdict {
 	KV_SEQ_RESET,     /* a new publisher process: the number or the event id went back */
 };
 
+/* A stream that took a peer's state (mooncake_kv/handover.h) and waits
+ * for its proof of continuity. */
+enum kv_join {
+	KV_JOIN_NONE,      /* nothing taken from a peer, or nothing to prove */
+	KV_JOIN_WAITING,   /* the next messages must prove the stream continues the peer's */
+	KV_JOIN_CONTINUED, /* proven: exact where the peer was */
+	KV_JOIN_BROKEN,    /* not: the tenants are stale (bootstrap), the stream started afresh */
+};
+
 typedef struct kv_ingest_report {
 	enum kv_seq_verdict verdict; /* KV_SEQ_NEXT when frame 1 was unusable */
 	uint64_t seq;                /* this message's number (when frame 1 was usable) */
@@ -86,6 +95,7 @@ typedef struct kv_ingest_report {
 	uint64_t missing;            /* numbers this message showed to be missing */
 	enum kv_reason reject;       /* the message's rejection, else its first event's; KV_R_OK if none */
 	size_t events;               /* events of the message applied or looked at (not a duplicate's) */
+	enum kv_join join;           /* what this message decided of a join: CONTINUED, BROKEN, else NONE */
 } kv_ingest_report;
 
 /* Ingests one multipart message of a member received at now_ms (wall

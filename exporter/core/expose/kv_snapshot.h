@@ -6,6 +6,7 @@
 #ifndef KV_SNAPSHOT_H
 #define KV_SNAPSHOT_H
 
+#include <mooncake_kv/handover.h>
 #include <mooncake_kv/scrape.h> /* kv_process_snap */
 
 #include "kv_dialect.h"
@@ -45,6 +46,15 @@ typedef struct kv_member_snap {
 	int lists_tenants;         /* its master lists tenants other than default: 1, 0, -1 not known yet */
 } kv_member_snap;
 
+/* A store's state taken from a peer: the bootstraps by result, and what
+ * its members' streams proved since. */
+typedef struct kv_boot_stats {
+	uint64_t results[KV_BOOT__COUNT];
+	uint64_t continued, broken; /* members' joins decided */
+	uint64_t waiting;           /* members still waiting for their proof (in a snapshot) */
+	uint64_t overlap;           /* messages received that the peer's state already held (in a snapshot) */
+} kv_boot_stats;
+
 typedef struct kv_source_snap {
 	const char *name;
 	bool ha;                 /* given as several masters: per-member families carry `member` */
@@ -68,6 +78,7 @@ typedef struct kv_source_snap {
 	uint64_t turned_exact[KV_EXACT__CAUSES];
 	kv_recon_stats recon;    /* recon.enabled: the source reconciles */
 	kv_hist scrape_hold;     /* the scrapes' holds of its lock, as the shell timed them */
+	kv_boot_stats boot;      /* its state taken from a peer (mooncake_kv/handover.h) */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
 	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */
 	size_t n_tenants;

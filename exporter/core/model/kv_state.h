@@ -35,8 +35,9 @@ enum kv_stale_reason {
 	KV_STALE_DIALECT = 128,             /* the master turned out to speak another dialect */
 	KV_STALE_QUOTA_EVICTION = 256,      /* the master evicted its objects for its quota without events */
 	KV_STALE_DRIFT = 512,               /* every tenant exact, yet their sum is apart from the master's count */
+	KV_STALE_BOOTSTRAP = 1024,          /* taken from a peer, but the stream did not provably continue it */
 };
-#define KV_STALE__BITS 10
+#define KV_STALE__BITS 11
 
 /* How a stale tenant became exact again (mooncake_kv_tenant_exact_transitions_total{cause}). */
 enum kv_exact_cause {

@@ -21,6 +21,7 @@ typedef struct kv_stream_stats {
 	uint64_t reconnects;
 	uint64_t timestamps_backwards; /* events older than one this publisher process sent before */
 	uint64_t timestamps_invalid;   /* events whose timestamp is no unix ms */
+	uint64_t overlap_messages;     /* received while joining a peer's state that it already held */
 	bool has_timestamp;
 	int64_t last_timestamp_ms;    /* of the last decoded batch */
 	int64_t last_timestamp_at_ms; /* when it arrived (the caller's clock): with it, the publisher's clock now */
@@ -79,6 +80,36 @@ enum kv_dialect kv_stream_dialect(const kv_stream *st);
 
 /* Key groups (kv_state.h) on the stream's own state. */
 int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re);
+
+/* --- handover (mooncake_kv/handover.h) ---
+ *
+ * What a stream hands to the next exporter: its numbering, its publisher's
+ * clock, and the digest (XXH3-64 of the payload frame) of the message that
+ * set its last number. */
+typedef struct kv_stream_carry {
+	kv_seqtrack seq;
+	bool ts_seen;
+	int64_t ts_max;
+	bool has_digest;
+	uint64_t digest;
+	bool has_batch_ms; /* the time of the last message it decoded (the publisher's clock) */
+	int64_t batch_ms;
+	int64_t batch_at_ms; /* when that message arrived (the receiver's clock) */
+} kv_stream_carry;
+
+void kv_stream_carry_get(const kv_stream *st, kv_stream_carry *out);
+/* Takes a peer's carry in place of its own numbering.  When the peer's
+ * stream had a last number, what arrives next must prove that it continues
+ * it (docs/design.md, "Handing over the state"): messages up to that number
+ * running on to it, with the same digest at it (they are not applied: the
+ * peer's state holds them), or, first of all, the next number with the next
+ * event id.  Until then the stream waits (KV_JOIN_WAITING); anything else
+ * breaks the join: every tenant turns stale (bootstrap) and the stream
+ * starts afresh, as a new exporter's would. */
+void kv_stream_carry_set(kv_stream *st, const kv_stream_carry *in);
+enum kv_join kv_stream_join(const kv_stream *st);
+/* The stream feeds another state from now on (a state taken from a peer). */
+void kv_stream_rebind(kv_stream *st, kv_state *state);
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
 const kv_seqtrack *kv_stream_seq(const kv_stream *st);

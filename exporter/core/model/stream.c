@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "kv_stream.h"
 
@@ -18,6 +19,13 @@ struct kv_stream {
 	double last_lag;
 	bool ts_seen; /* ts_max holds the newest event time of the current publisher process */
 	int64_t ts_max;
+	bool has_digest; /* digest is of the message numbered seq.last_seq */
+	uint64_t digest;
+	/* joining a peer's state (kv_stream_carry_set) */
+	enum kv_join join;
+	kv_stream_carry peer;
+	bool join_run; /* messages before the peer's last number have arrived, the last numbered join_prev */
+	uint64_t join_prev;
 };
 
 const double kv_lag_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -60,6 +68,46 @@ void kv_stream_free(kv_stream *st)
 	if (st->owns_state)
 		kv_state_free(st->state);
 	free(st);
+}
+
+void kv_stream_carry_get(const kv_stream *st, kv_stream_carry *out)
+{
+	*out = (kv_stream_carry){.seq = st->seq,
+				 .ts_seen = st->ts_seen,
+				 .ts_max = st->ts_max,
+				 .has_digest = st->has_digest,
+				 .digest = st->digest,
+				 .has_batch_ms = st->stats.has_timestamp,
+				 .batch_ms = st->stats.last_timestamp_ms,
+				 .batch_at_ms = st->stats.last_timestamp_at_ms};
+	if (st->join == KV_JOIN_WAITING) /* still proving the peer's: hand that on */
+		*out = st->peer;
+}
+
+void kv_stream_carry_set(kv_stream *st, const kv_stream_carry *in)
+{
+	st->seq = in->seq;
+	st->ts_seen = in->ts_seen;
+	st->ts_max = in->ts_max;
+	st->has_digest = in->has_digest;
+	st->digest = in->digest;
+	/* the publisher's clock as the peer last read it (objects' ages) */
+	st->stats.has_timestamp = in->has_batch_ms;
+	st->stats.last_timestamp_ms = in->batch_ms;
+	st->stats.last_timestamp_at_ms = in->batch_at_ms;
+	st->peer = *in;
+	st->join = in->seq.started ? KV_JOIN_WAITING : KV_JOIN_NONE;
+	st->join_run = false;
+}
+
+enum kv_join kv_stream_join(const kv_stream *st)
+{
+	return st->join;
+}
+
+void kv_stream_rebind(kv_stream *st, kv_state *state)
+{
+	st->state = state;
 }
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st)
@@ -239,6 +287,50 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 	return rc;
 }
 
+/* What a message says of a join (kv_stream_carry_set): SKIP, it is one the
+ * peer held; CONTINUED, it proves the stream continues the peer's (and is
+ * applied when it is the next number); BROKEN, it cannot. */
+enum join_step { JOIN_SKIP, JOIN_CONTINUED_SKIP, JOIN_CONTINUED, JOIN_BROKEN };
+
+static enum join_step join_step(kv_stream *st, const kv_batch *b, uint64_t digest, bool has_eid, uint64_t eid)
+{
+	const kv_seqtrack *p = &st->peer.seq;
+	uint64_t last = p->last_seq, seq = b->seq;
+	if (seq <= last) {
+		/* The overlap must run on, number by number, to the peer's last;
+		 * and be of what the peer had seen: no later event id, no later
+		 * time than its newest.  A publisher that restarted after the
+		 * peer's copy numbers from 1 again: its messages are newer. */
+		if (st->join_run && seq != st->join_prev + 1)
+			return JOIN_BROKEN;
+		if ((has_eid && eid > p->last_event_id) || !st->peer.has_batch_ms ||
+		    b->timestamp_ms > st->peer.batch_ms)
+			return JOIN_BROKEN;
+		st->join_run = true;
+		st->join_prev = seq;
+		if (seq < last)
+			return JOIN_SKIP;
+		return st->peer.has_digest && digest == st->peer.digest ? JOIN_CONTINUED_SKIP : JOIN_BROKEN;
+	}
+	/* no overlap: the very next number, from the same process (the next event id) */
+	if (!st->join_run && seq == last + 1 && p->eid_started && has_eid &&
+	    eid == p->last_event_id + 1 + p->eid_unread)
+		return JOIN_CONTINUED;
+	return JOIN_BROKEN;
+}
+
+/* The join is broken: the peer's figures stay, stale (bootstrap), and the
+ * numbering starts afresh as a new exporter's would (this message its
+ * first). */
+static void join_broken(kv_stream *st)
+{
+	kv_state_mark_stale(st->state, KV_STALE_BOOTSTRAP);
+	memset(&st->seq, 0, sizeof(st->seq));
+	st->ts_seen = false;
+	st->has_digest = false;
+	st->join = KV_JOIN_BROKEN;
+}
+
 int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep)
 {
 	kv_ingest_report dummy;
@@ -254,10 +346,34 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	kv_state_set_now(st->state, now_ms);
 	/* The sequence counts before the payload is judged: a message with a
 	 * bad payload still closes or opens a gap. */
-	uint64_t missing_before = st->seq.missing, eid = 0;
+	uint64_t eid = 0;
+	bool has_eid = rc == KV_OK && first_event_id(&b, &eid);
+	uint64_t digest = b.has_seq && n_frames >= 3 ? XXH3_64bits(frames[2].data, frames[2].len) : 0;
+	if (st->join == KV_JOIN_WAITING && b.has_seq) {
+		switch (join_step(st, &b, digest, has_eid, eid)) {
+		case JOIN_SKIP:
+			ss->overlap_messages++;
+			rep->verdict = KV_SEQ_DUPLICATE;
+			rep->seq = b.seq;
+			return KV_OK;
+		case JOIN_CONTINUED_SKIP:
+			ss->overlap_messages++;
+			st->join = rep->join = KV_JOIN_CONTINUED;
+			rep->verdict = KV_SEQ_DUPLICATE;
+			rep->seq = b.seq;
+			return KV_OK;
+		case JOIN_CONTINUED:
+			st->join = rep->join = KV_JOIN_CONTINUED;
+			break;
+		case JOIN_BROKEN:
+			join_broken(st);
+			rep->join = KV_JOIN_BROKEN;
+			break;
+		}
+	}
+	uint64_t missing_before = st->seq.missing;
 	rep->prev_seq = kv_seq_position(&st->seq);
 	rep->seq = b.seq;
-	bool has_eid = rc == KV_OK && first_event_id(&b, &eid);
 	enum kv_seq_verdict v = b.has_seq ? kv_seq_observe(&st->seq, b.seq, has_eid, eid) : KV_SEQ_NEXT;
 	rep->verdict = v;
 	rep->missing = st->seq.missing - missing_before;
@@ -268,6 +384,10 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 		st->ts_seen = false; /* a new process: a new clock, maybe another host's */
 	}
 	st->reconnect_pending = false; /* this message has told */
+	if (b.has_seq && v != KV_SEQ_DUPLICATE) {
+		st->has_digest = n_frames >= 3;
+		st->digest = digest;
+	}
 
 	if (rc == KV_ENOMEM) { /* not the sender's fault: no decode error */
 		ss->alloc_failures++;

@@ -5,6 +5,7 @@
 #ifndef KV_STORE_IMPL_H
 #define KV_STORE_IMPL_H
 
+#include <mooncake_kv/handover.h>
 #include <mooncake_kv/store.h>
 
 #include "kv_dialect.h"
@@ -70,6 +71,7 @@ struct kv_store {
 	kv_reconcile_plan plan;
 	kv_recon_stats recon;
 	kv_hist scrape_hold; /* how long each scrape held the store's lock (the shell's clock) */
+	kv_boot_stats boot;  /* bootstraps from a peer (its results, joins decided) */
 };
 
 /* What a member's dialect choice says, for the shell (store.c). */

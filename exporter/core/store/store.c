@@ -77,6 +77,15 @@ int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n
 	kv_member_role_published(&s->roles[member], r.events);
 	if (r.verdict == KV_SEQ_RESET) /* a new master process, maybe an upgraded one: ask again */
 		s->parts[member].lists = KV_LISTS_UNKNOWN;
+	if (r.join == KV_JOIN_CONTINUED)
+		s->boot.continued++;
+	if (r.join == KV_JOIN_BROKEN) { /* its numbering starts afresh: so do the loss books that follow it */
+		s->boot.broken++;
+		kv_master *m = &s->parts[member].master;
+		m->have_status = false;
+		m->behind_known = false;
+		m->loss = (kv_loss){0};
+	}
 	if (rep)
 		*rep = r;
 	return rc;
@@ -202,5 +211,9 @@ int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_s
 	int rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	out->scrape_hold = s->scrape_hold;
+	out->boot = s->boot;
+	out->boot.waiting = kv_store_joins_waiting(s);
+	for (size_t i = 0; i < s->n; i++)
+		out->boot.overlap += kv_stream_stats_of(s->parts[i].stream)->overlap_messages;
 	return rc != KV_OK ? rc : rs;
 }

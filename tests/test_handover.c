@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The state handover (mooncake_kv/handover.h), through the public interface:
+ * a store fed a random history is written, read back into a store of the
+ * same configuration (another seed, read in random pieces), and the two
+ * must render every per-tenant series alike, then stay alike as both take
+ * the same stream on; the join's proof in each case (an overlap with the
+ * same digest, the next number, a gap, another message at the peer's
+ * number, a restarted publisher); every truncation and bit flip refused;
+ * another store, other members, smaller limits refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include <mooncake_kv/handover.h>
+
+#include "support/store_fixture.h"
+
+#define TS0 1795982104000LL
+
+typedef struct world {
+	kv_budget budget;
+	kv_store_member members[2];
+	kv_keygroup_re *re;
+	kv_store *s;
+} world;
+
+static kv_store *world_make(world *w, const char *name, size_t n, int dialect, bool groups, uint64_t seed,
+			    size_t max_tenants)
+{
+	memset(w, 0, sizeof(*w));
+	kv_budget_init(&w->budget, max_tenants, 1000000);
+	for (size_t i = 0; i < n; i++)
+		w->members[i] = (kv_store_member){
+			.label = i ? "127.0.0.1:2" : "127.0.0.1:1", .has_status = true, .dialect = dialect};
+	char err[128];
+	if (groups)
+		assert_non_null(w->re = kv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err)));
+	kv_store_cfg cfg = {.name = name,
+			    .ha = n > 1,
+			    .polled = true,
+			    .members = w->members,
+			    .n_members = n,
+			    .key_groups = w->re,
+			    .residency = true,
+			    .budget = &w->budget,
+			    .seed = seed,
+			    .max_tenants = max_tenants};
+	assert_non_null(w->s = kv_store_new(&cfg));
+	return w->s;
+}
+
+static void world_free(world *w)
+{
+	kv_store_free(w->s);
+	kv_keygroup_free(w->re);
+}
+
+/* --- a random history, the same for every store fed it --- */
+
+static uint64_t rng;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static const char *const tenants[] = {"default", "tenant-a", "t\"b\\", "bad\xff", "groupless"};
+
+typedef struct history {
+	uint64_t seq, eid;
+	int64_t ts;
+	unsigned keys;
+} history;
+
+/* The message numbered seq of a history: 1 to 8 events of random tenants,
+ * keys, media and types (cleared now and then in the media dialect). */
+static void history_msg(history *h, msg *m, int dialect)
+{
+	ev_spec e[8];
+	char keys[8][32];
+	unsigned n = 1 + (unsigned)(next_rand() % 8);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t r = next_rand();
+		const char *tenant = tenants[r % 5];
+		const char *type = (r >> 8) % 3 == 0 ? "removed" : "stored";
+		if (dialect == 0 && (r >> 16) % 97 == 0)
+			type = "cleared";
+		snprintf(keys[i], sizeof(keys[i]), "%s/k%u", (r >> 24) % 2 ? "llama" : "qwen",
+			 (unsigned)((r >> 32) % h->keys));
+		ev_init(&e[i], EV_UPSTREAM, type, ++h->eid, B, tenant, (r >> 40) % 2 ? "cpu" : "disk", keys[i]);
+	}
+	h->ts += 1 + (int64_t)(next_rand() % 1500);
+	msg_build(m, ++h->seq, h->ts, e, n);
+}
+
+static kv_ingest_report feed_msg(kv_store *s, size_t member, msg *m, int64_t now)
+{
+	kv_ingest_report rep;
+	assert_int_equal(kv_store_ingest(s, member, m->frames, 3, now, &rep), KV_OK);
+	return rep;
+}
+
+/* n messages of the history into every store of `to` (NULL ends the list). */
+static void play(history *h, int dialect, size_t n, kv_store *a, kv_store *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		msg m;
+		msg_init(&m);
+		history_msg(h, &m, dialect);
+		feed_msg(a, 0, &m, h->ts + 5);
+		if (b)
+			feed_msg(b, 0, &m, h->ts + 5);
+		msg_destroy(&m);
+	}
+}
+
+/* --- the stream --- */
+
+typedef struct bytes {
+	unsigned char *p;
+	size_t n, cap;
+	size_t fail_after; /* the sink stops past this many bytes (0: never) */
+} bytes;
+
+static int to_bytes(void *arg, const void *p, size_t n)
+{
+	bytes *b = arg;
+	if (b->fail_after && b->n + n > b->fail_after)
+		return -1;
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2;
+		assert_non_null(b->p = realloc(b->p, b->cap));
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+	return 0;
+}
+
+static bytes write_all(kv_store *s)
+{
+	bytes b = {0};
+	kv_store *stores[] = {s};
+	assert_int_equal(kv_handover_write(stores, 1, TS0, to_bytes, &b), KV_OK);
+	return b;
+}
+
+/* Reads p[0..n) for store s in pieces of random sizes; the result of end. */
+static enum kv_boot_result read_into(kv_store *s, const unsigned char *p, size_t n, uint64_t max,
+				     enum kv_boot_result *took)
+{
+	kv_store *stores[] = {s};
+	kv_handover *h = kv_handover_new(stores, 1, max);
+	assert_non_null(h);
+	enum kv_boot_result r = KV_BOOT_TAKEN;
+	for (size_t at = 0; at < n && r == KV_BOOT_TAKEN;) {
+		size_t step = 1 + (size_t)(next_rand() % 70000);
+		if (step > n - at)
+			step = n - at;
+		r = kv_handover_feed(h, p + at, step);
+		at += step;
+	}
+	if (r == KV_BOOT_TAKEN)
+		r = kv_handover_end(h);
+	enum kv_boot_result t = r == KV_BOOT_TAKEN ? kv_handover_take(h, 0) : r;
+	if (took)
+		*took = t;
+	kv_handover_free(h);
+	return r;
+}
+
+/* The per-tenant series of a store's scrape (every line naming a tenant),
+ * and the stream's numbering. */
+static char *tenant_lines(kv_store *s)
+{
+	kv_buf text = render(s);
+	char *out = calloc(1, text.len + 1), *o = out;
+	assert_non_null(out);
+	for (char *line = text.data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+		bool keep = line[0] != '#' && (memmem(line, len, "tenant_id=\"", 11) != NULL ||
+					       strncmp(line, "mooncake_kv_sequence_", 21) == 0 ||
+					       strncmp(line, "mooncake_kv_tenants", 19) == 0);
+		if (keep && len < text.len) {
+			memcpy(o, line, len);
+			o += len;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	kv_buf_free(&text);
+	return out;
+}
+
+static void assert_same(kv_store *a, kv_store *b)
+{
+	char *x = tenant_lines(a), *y = tenant_lines(b);
+	assert_true(strlen(x) > 1000);
+	if (strcmp(x, y) != 0) {
+		/* the first line that differs, for the log */
+		size_t i = 0;
+		while (x[i] == y[i])
+			i++;
+		while (i && x[i - 1] != '\n')
+			i--;
+		fail_msg("first difference:\nA: %.200s\nB: %.200s", x + i, y + i);
+	}
+	free(x);
+	free(y);
+}
+
+static bool has_line(kv_store *s, const char *needle)
+{
+	kv_buf text = render(s);
+	bool found = strstr(text.data, needle) != NULL;
+	kv_buf_free(&text);
+	return found;
+}
+
+/* A from empty (proven, so its tenants are exact), a history, a gap that
+ * makes every tenant stale, more history; B takes A's state. */
+static void setup_pair(world *a, world *b, int dialect, bool groups, history *h, bool stale)
+{
+	world_make(a, "m", 1, dialect, groups, 7, 100);
+	world_make(b, "m", 1, dialect, groups, 99, 100);
+	fixture f = {.s = a->s};
+	kv_poll_news news;
+	poll(&f, 0, 0, NULL, &news); /* nothing published yet ... */
+	kv_store_metrics_reset(a->s, 0);
+	const char keys0[] = "# TYPE master_key_count gauge\nmaster_key_count 0\n";
+	assert_true(kv_store_metrics_feed(a->s, 0, keys0, sizeof(keys0) - 1));
+	kv_store_metrics_end(a->s, 0, KV_POLL_OK); /* ... no key ... */
+	poll(&f, 0, 0, NULL, &news);                /* ... and still nothing: empty */
+	*h = (history){.ts = TS0, .keys = 200};
+	play(h, dialect, 400, a->s, NULL);
+	if (stale) {
+		h->seq += 3; /* lost */
+		play(h, dialect, 100, a->s, NULL);
+	}
+}
+
+/* Copies a history's generator, so that two runs give the same messages. */
+typedef struct replay_point {
+	history h;
+	uint64_t rng;
+} replay_point;
+
+static replay_point mark(const history *h)
+{
+	return (replay_point){*h, rng};
+}
+
+static void rewind_to(history *h, const replay_point *p)
+{
+	*h = p->h;
+	rng = p->rng;
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 24; round++) {
+		rng = 0x9e3779b97f4a7c15ULL + (uint64_t)round;
+		int dialect = round % 2;
+		bool groups = round % 3 != 0, stale = round % 4 == 3;
+		world a, b;
+		history h;
+		/* A's last three messages come again, to B only: its queue began before A's copy */
+		setup_pair(&a, &b, dialect, groups, &h, false);
+		if (stale) {
+			h.seq += 3;
+			play(&h, dialect, 10, a.s, NULL);
+		}
+		replay_point before_tail = mark(&h);
+		play(&h, dialect, 3, a.s, NULL);
+		assert_true(has_line(a.s, "mooncake_kv_state_stale{"));
+		bytes out = write_all(a.s);
+		enum kv_boot_result took;
+		assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, &took), KV_BOOT_TAKEN);
+		assert_int_equal(took, KV_BOOT_TAKEN);
+		assert_same(a.s, b.s);
+		assert_int_equal(kv_store_joins_waiting(b.s), 1);
+
+		replay_point after_tail = mark(&h);
+		rewind_to(&h, &before_tail);
+		for (int i = 0; i < 3; i++) { /* held by A's state: not applied again */
+			msg m;
+			msg_init(&m);
+			history_msg(&h, &m, dialect);
+			kv_ingest_report rep = feed_msg(b.s, 0, &m, h.ts + 5);
+			assert_int_equal(rep.join, i == 2 ? KV_JOIN_CONTINUED : KV_JOIN_NONE);
+			msg_destroy(&m);
+		}
+		assert_int_equal(kv_store_joins_waiting(b.s), 0);
+		rewind_to(&h, &after_tail);
+		play(&h, dialect, 300, a.s, b.s);
+		assert_same(a.s, b.s);
+		/* and B hands on what it took */
+		world c;
+		world_make(&c, "m", 1, dialect, groups, 5, 100);
+		bytes out2 = write_all(b.s);
+		assert_int_equal(read_into(c.s, out2.p, out2.n, 1 << 30, &took), KV_BOOT_TAKEN);
+		assert_same(a.s, c.s);
+		free(out.p);
+		free(out2.p);
+		world_free(&a);
+		world_free(&b);
+		world_free(&c);
+	}
+}
+
+static void test_join_cases(void **state)
+{
+	(void)state;
+	world a, b;
+	history h;
+	/* idle since the copy: the next number, the next event id */
+	rng = 42;
+	setup_pair(&a, &b, 1, false, &h, false);
+	bytes out = write_all(a.s);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	free(out.p);
+	replay_point p = mark(&h);
+	msg m;
+	msg_init(&m);
+	history_msg(&h, &m, 1);
+	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_CONTINUED);
+	feed_msg(a.s, 0, &m, h.ts);
+	msg_destroy(&m);
+	assert_same(a.s, b.s);
+	world_free(&a);
+	world_free(&b);
+
+	/* a number skipped: not provably continuous */
+	rng = 42;
+	setup_pair(&a, &b, 1, false, &h, false);
+	out = write_all(a.s);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	free(out.p);
+	h.seq++;
+	msg_init(&m);
+	history_msg(&h, &m, 1);
+	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_BROKEN);
+	msg_destroy(&m);
+	assert_true(has_line(b.s, "mooncake_kv_state_stale_reason{source=\"m\",backend_id=\"" B
+				  "\",tenant_id=\"default\",reason=\"bootstrap\"} 1"));
+	assert_true(has_line(b.s, "mooncake_kv_state_stale{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"} 1"));
+	assert_true(has_line(b.s, "mooncake_kv_bootstrap_total{source=\"m\",result=\"taken\"} 1\n"));
+	assert_true(has_line(b.s, "mooncake_kv_bootstrap_joins_total{source=\"m\",result=\"broken\"} 1\n"));
+	assert_true(has_line(b.s, "mooncake_kv_bootstrap_joins_waiting{source=\"m\"} 0\n"));
+	assert_false(has_line(a.s, "mooncake_kv_bootstrap_total")); /* a source that never tried: none */
+	world_free(&a);
+	world_free(&b);
+
+	/* the next number, from another process (its event ids start afresh) */
+	rng = 42;
+	setup_pair(&a, &b, 1, false, &h, false);
+	out = write_all(a.s);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	free(out.p);
+	h.eid = 0;
+	msg_init(&m);
+	history_msg(&h, &m, 1);
+	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_BROKEN);
+	msg_destroy(&m);
+	world_free(&a);
+	world_free(&b);
+
+	/* another message at A's last number (another publisher, same count) */
+	rng = 42;
+	setup_pair(&a, &b, 1, false, &h, false);
+	out = write_all(a.s);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	free(out.p);
+	h.seq--;
+	h.eid -= 9;      /* ids A has seen, */
+	h.ts -= 1000000; /* a time before A's last: a payload A has not, and only its digest tells */
+	msg_init(&m);
+	history_msg(&h, &m, 1);
+	assert_int_equal(feed_msg(b.s, 0, &m, h.ts - 100000).join, KV_JOIN_BROKEN);
+	msg_destroy(&m);
+	world_free(&a);
+	world_free(&b);
+
+	/* a restarted publisher after the copy: number 1 again, newer times */
+	rng = 42;
+	setup_pair(&a, &b, 1, false, &h, false);
+	out = write_all(a.s);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	free(out.p);
+	h.seq = 0;
+	h.eid = 0;
+	msg_init(&m);
+	history_msg(&h, &m, 1);
+	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_BROKEN);
+	msg_destroy(&m);
+	world_free(&a);
+	world_free(&b);
+	(void)p;
+}
+
+/* Every truncation and every bit flip is refused: nothing taken. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	world a, b;
+	history h;
+	rng = 7;
+	setup_pair(&a, &b, 0, true, &h, true);
+	bytes out = write_all(a.s);
+	const char *corpus = getenv("HANDOVER_CORPUS"); /* tests/fuzz/corpus/handover/ is made so */
+	if (corpus) {
+		FILE *f = fopen(corpus, "wb");
+		assert_non_null(f);
+		fputc(0x21, f); /* the fuzz target's first byte: pieces of 1 + 33 * 37 bytes, key groups on */
+		fwrite(out.p, 1, out.n, f);
+		fclose(f);
+	}
+	size_t step = out.n / 3000 + 1;
+	for (size_t n = 0; n < out.n; n += step) {
+		world c;
+		world_make(&c, "m", 1, 0, true, 1, 100);
+		enum kv_boot_result took;
+		assert_int_not_equal(read_into(c.s, out.p, n, 1 << 30, &took), KV_BOOT_TAKEN);
+		assert_int_not_equal(took, KV_BOOT_TAKEN);
+		world_free(&c);
+	}
+	for (size_t at = 0; at < out.n; at += step) {
+		world c;
+		world_make(&c, "m", 1, 0, true, 1, 100);
+		out.p[at] ^= (unsigned char)(1u << (at % 8));
+		assert_int_not_equal(read_into(c.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+		out.p[at] ^= (unsigned char)(1u << (at % 8));
+		world_free(&c);
+	}
+	/* whole again: taken */
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	/* too large for the limit */
+	world c;
+	world_make(&c, "m", 1, 0, true, 1, 100);
+	assert_int_equal(read_into(c.s, out.p, out.n, out.n - 1, NULL), KV_BOOT_TOO_LARGE);
+	world_free(&c);
+	/* another source's name: absent; other members or key groups: mismatch; fewer tenants allowed: limit */
+	enum kv_boot_result took;
+	world_make(&c, "other", 1, 0, true, 1, 100);
+	assert_int_equal(read_into(c.s, out.p, out.n, 1 << 30, &took), KV_BOOT_TAKEN);
+	assert_int_equal(took, KV_BOOT_ABSENT);
+	world_free(&c);
+	world_make(&c, "m", 2, 0, true, 1, 100);
+	read_into(c.s, out.p, out.n, 1 << 30, &took);
+	assert_int_equal(took, KV_BOOT_MISMATCH);
+	world_free(&c);
+	world_make(&c, "m", 1, 0, false, 1, 100);
+	read_into(c.s, out.p, out.n, 1 << 30, &took);
+	assert_int_equal(took, KV_BOOT_MISMATCH);
+	world_free(&c);
+	world_make(&c, "m", 1, 1, true, 1, 100); /* told to read the object dialect */
+	read_into(c.s, out.p, out.n, 1 << 30, &took);
+	assert_int_equal(took, KV_BOOT_MISMATCH);
+	world_free(&c);
+	world_make(&c, "m", 1, 0, true, 1, 2);
+	read_into(c.s, out.p, out.n, 1 << 30, &took);
+	assert_int_equal(took, KV_BOOT_LIMIT);
+	assert_int_equal(c.budget.tenants, 0); /* what was read of it went back */
+	world_free(&c);
+	/* a sink that stops: the writer says so */
+	bytes cut = {.fail_after = 1000};
+	kv_store *stores[] = {a.s};
+	assert_int_equal(kv_handover_write(stores, 1, TS0, to_bytes, &cut), KV_EINVAL);
+	free(cut.p);
+	free(out.p);
+	world_free(&a);
+	world_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_join_cases),
+		cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
