@@ -243,6 +243,26 @@ static int reserve_one(kv_objtable *t)
 	return KV_OK;
 }
 
+int kv_objtable_reserve(kv_objtable *t, size_t n)
+{
+	if (t->slots || t->old)
+		return KV_EINVAL;
+	size_t cap = MIN_CAP;
+	while (n > cap / 4 * 3)
+		cap = grown(cap);
+	uint64_t *s = calloc(cap, sizeof(*s));
+	uint32_t *b = t->with_births ? calloc(cap, sizeof(*b)) : NULL;
+	if (!s || (t->with_births && !b)) {
+		free(s);
+		free(b);
+		return KV_ENOMEM;
+	}
+	t->slots = s;
+	t->births = b;
+	t->cap = cap;
+	return KV_OK;
+}
+
 /* Puts every held birth in the window of base, forgetting those outside. */
 static void rebase(kv_objtable *t, int64_t base)
 {

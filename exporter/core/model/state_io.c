@@ -6,8 +6,8 @@
 #include "kv_state_impl.h"
 #include "kv_state_io.h"
 
-#define MAX_ID (64u * 1024)   /* bytes of a backend or tenant id, a group's name */
-#define NO_BIRTH_CODE 0        /* a birth is written + 1: 0 is none */
+#define MAX_ID        (64u * 1024) /* bytes of a backend or tenant id, a group's name */
+#define NO_BIRTH_CODE 0            /* a birth is written + 1: 0 is none */
 
 static void write_life(kv_pack_w *w, const kv_life_hist *h)
 {
@@ -257,6 +257,12 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 		return KV_PACK_MALFORMED;
 	memset(l->tally, 0, sizeof(l->tally));
 	kv_state_sync_births(s, t); /* births kept from the first object, as the writer kept them */
+	/* room for them all at once, within what the budget can still hold */
+	size_t held = atomic_load(&l->budget->objects);
+	if (held >= l->budget->max_objects || l->objects_left > l->budget->max_objects - held)
+		return KV_PACK_REFUSED;
+	if (l->objects_left && kv_objtable_reserve(&t->objects, l->objects_left) != KV_OK)
+		return KV_PACK_NOMEM;
 	return KV_PACK_OK;
 }
 
