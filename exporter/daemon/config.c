@@ -197,6 +197,22 @@ static int set_master_url(struct parse *p, const struct flag *f, const char *val
 	return kv_dup_into(&p->master_url, val) ? kv_parse_err(p, "out of memory") : KV_OK;
 }
 
+static int set_state_peer(struct parse *p, const struct flag *f, const char *val)
+{
+	kv_config *c = p->c;
+	if (!kv_url_ok(val))
+		return kv_parse_err(p, "%s \"%s\" must start with http:// or https://", f->name, val);
+	char **n = realloc(c->state_peers, (c->n_state_peers + 1) * sizeof(*n));
+	if (!n)
+		return kv_parse_err(p, "out of memory");
+	c->state_peers = n;
+	c->state_peers[c->n_state_peers] = NULL;
+	if (kv_dup_into(&c->state_peers[c->n_state_peers], val))
+		return kv_parse_err(p, "out of memory");
+	c->n_state_peers++;
+	return KV_OK;
+}
+
 static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
@@ -249,6 +265,17 @@ static const struct flag flags[] = {
 	 "PATH  TLS and basic auth, exporter-toolkit format (see README)"},
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
 	 "USER  started as root: switch to USER once the port is bound"},
+	HEADING("Handing the state over (restarts, upgrades; docs/operating.md \"Restarts and upgrades\"):"),
+	{"--state.serve", set_switch, CFG(state_serve), 0, 0, NULL,
+	 "BOOL  serve this exporter's state at /state for the next one to take (behind --web.config.file), "
+	 "default false"},
+	{"--state.peer", set_state_peer, 0, 0, 0, 0, NULL,
+	 "URL  at start-up, take the state from the exporter at URL (its base URL: URL/state), where the "
+	 "stream proves it continuous; repeat to try several in order"},
+	{"--state.peer-timeout", set_duration, CFG(state_peer_timeout), 0, 0, NULL,
+	 "DUR  default 30s: the most one peer may take, connection to last byte"},
+	{"--state.peer-max-bytes", set_num, CFG(state_peer_max_bytes), 1024, 1ull << 40, NULL,
+	 "N  default 4294967296: the largest state taken from a peer"},
 	HEADING("Limits (memory is bounded by these; overflow is counted, never silent):"),
 	{"--limits.max-tenants", set_num, CFG(max_tenants), 1, 10000000, NULL,
 	 "N  default 10000 (all sources together)"},
@@ -331,6 +358,8 @@ static int set_defaults(kv_config *c)
 	c->zmq_rcvhwm = 2000;
 	c->zmq_max_message_size = 1 << 20;
 	c->web_max_connections = 64;
+	c->state_peer_timeout = 30;
+	c->state_peer_max_bytes = 4ull << 30;
 	c->log_level = KV_LOG_INFO;
 	c->log_format = KV_LOG_LOGFMT;
 	if (kv_dup_into(&c->listen_address, DEFAULT_LISTEN) || kv_dup_into(&c->telemetry_path, "/metrics"))
@@ -446,5 +475,8 @@ void kv_config_free(kv_config *c)
 	kv_keygroup_free(c->key_groups);
 	free(c->metrics_exclude);
 	kv_family_filter_free(c->families);
+	for (size_t i = 0; i < c->n_state_peers; i++)
+		free(c->state_peers[i]);
+	free(c->state_peers);
 	memset(c, 0, sizeof(*c));
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <zlib.h>
@@ -17,6 +18,7 @@
 #include "kv_log.h"
 #include "kv_process.h"
 #include "kv_source.h"
+#include "kv_state_serve.h"
 #include "kv_webconfig.h"
 #include "version.h"
 
@@ -176,6 +178,33 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 }
 
 /* TLS client certificate, as client_auth_type asks.  NULL: allowed. */
+/* GET /state: the state for the next exporter, streamed from the child
+ * that writes it (kv_state_serve.h). */
+static enum MHD_Result serve_state(kv_http *h, struct MHD_Connection *c)
+{
+	int fd;
+	double pause;
+	int rc = kv_state_serve_open(h->x->sources, h->x->n_sources, &fd, &pause);
+	if (rc == KV_ELIMIT)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Busy: other copies of the state are being sent\n");
+	if (rc != KV_OK) {
+		kv_log(KV_LOG_ERROR, "cannot start a copy of the state", NULL);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "Cannot copy the state\n");
+	}
+	char ms[32];
+	snprintf(ms, sizeof(ms), "%.3f", pause * 1000);
+	kv_log(KV_LOG_INFO, "serving the state to a peer", "ingest_pause_ms", ms, NULL);
+	struct MHD_Response *r = MHD_create_response_from_pipe(fd);
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.mooncake-kv.state");
+	enum MHD_Result q = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return q;
+}
+
 static const char *client_cert_problem(const kv_webconfig *w, struct MHD_Connection *c)
 {
 	if (!w->tls || w->client_auth == KV_CLIENT_NONE)
@@ -252,6 +281,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return scrape(h, c);
 	if (!strcmp(url, "/-/healthy"))
 		return reply_text(c, MHD_HTTP_OK, "Healthy\n");
+	if (!strcmp(url, "/state") && cfg->state_serve)
+		return serve_state(h, c);
 	if (!strcmp(url, "/-/ready")) {
 		for (size_t i = 0; i < h->x->n_sources; i++)
 			if (!kv_source_ready(&h->x->sources[i]))
@@ -393,6 +424,7 @@ void kv_http_stop(kv_http *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->daemon);
+	MHD_stop_daemon(h->daemon); /* closes the pipes: a child still writing stops */
+	kv_state_serve_reap(1);
 	free(h);
 }

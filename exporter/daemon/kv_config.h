@@ -64,6 +64,11 @@ typedef struct kv_config {
 	int zmq_rcvhwm;
 	long long zmq_max_message_size;
 	unsigned web_max_connections;
+	bool state_serve;   /* --state.serve: GET /state hands this exporter's state to the next one */
+	char **state_peers; /* --state.peer, in order: take the state from the first that gives it */
+	size_t n_state_peers;
+	double state_peer_timeout; /* seconds for one peer, connection to last byte */
+	size_t state_peer_max_bytes;
 	enum kv_log_level log_level;
 	enum kv_log_format log_format;
 } kv_config;

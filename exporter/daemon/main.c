@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <zmq.h>
 
+#include "kv_bootstrap.h"
 #include "kv_clock.h"
 #include "kv_config.h"
 #include "kv_http_server.h"
@@ -136,6 +137,9 @@ int main(int argc, char **argv)
 		}
 	}
 	log_queue_bound(&cfg); /* after the checks: a bad value's one line stays alone */
+	/* with --state.peer, the sockets are connected and nothing reads them yet:
+	 * what the peer's copy lacks queues meanwhile */
+	kv_bootstrap_run(sources, cfg.n_sources, &cfg);
 	for (size_t i = 0; i < cfg.n_sources; i++) {
 		kv_source *s = &sources[i];
 		if (kv_source_start(s) != KV_OK) {

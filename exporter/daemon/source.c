@@ -195,6 +195,29 @@ static void on_monitor_event(kv_member *m)
 	}
 }
 
+void kv_source_await_connected(kv_source *s, double until)
+{
+	for (size_t i = 0; i < s->n_members; i++) {
+		kv_member *m = &s->members[i];
+		zmq_pollitem_t item = {m->mon, 0, ZMQ_POLLIN, 0};
+		while (!atomic_load(&m->connected) && kv_now() < until) {
+			if (zmq_poll(&item, 1, 10) > 0)
+				on_monitor_event(m);
+		}
+	}
+}
+
+void kv_source_took_state(kv_source *s)
+{
+	for (size_t i = 0; i < s->n_members; i++) {
+		kv_dialect_info d;
+		pthread_mutex_lock(&s->lock);
+		kv_store_dialect(s->store, i, &d);
+		pthread_mutex_unlock(&s->lock);
+		atomic_store(&s->members[i].dialect_decided, d.decided);
+	}
+}
+
 /* Called without the lock: a slow stderr must not hold up scrapes. */
 static void log_rejection(const kv_member *m, enum kv_reason r, uint64_t seq, kv_ratelimit *rl)
 {
@@ -265,6 +288,11 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 		log_rejection(m, rep.reject, rep.seq, rl);
 	if (rep.verdict == KV_SEQ_GAP || rep.verdict == KV_SEQ_RESET)
 		log_break(m, &rep, rl_break);
+	if (rep.join == KV_JOIN_CONTINUED)
+		log_member(KV_LOG_INFO, "the stream continues the peer's state: exact where it was", m);
+	else if (rep.join == KV_JOIN_BROKEN)
+		log_member(KV_LOG_WARN,
+			   "the peer's state is not provably continuous with the stream: tenants stale (bootstrap)", m);
 	if (rc != KV_OK)
 		log_member(KV_LOG_ERROR, "out of memory: a message or an event was lost", m);
 	for (size_t i = 0; i < n; i++)

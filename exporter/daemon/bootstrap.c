@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* --state.peer (kv_bootstrap.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mooncake_kv/handover.h>
+
+#include "kv_bootstrap.h"
+#include "kv_clock.h"
+#include "kv_config.h"
+#include "kv_fetch.h"
+#include "kv_log.h"
+#include "kv_source.h"
+
+/* The longest wait for the subscriptions before asking a peer: past it the
+ * peer is asked all the same (a member that connects later cannot prove
+ * continuity, and says so). */
+#define CONNECT_WAIT_S 5.0
+
+struct transfer {
+	kv_fetch *f;
+	kv_handover *h;
+	enum kv_boot_result result; /* the reader's, while it reads */
+	bool http_bad;
+};
+
+static bool on_bytes(const void *p, size_t n, void *arg)
+{
+	struct transfer *t = arg;
+	long http = 0;
+	curl_easy_getinfo(t->f->h, CURLINFO_RESPONSE_CODE, &http);
+	if (http != 200) {
+		t->http_bad = true;
+		return false;
+	}
+	t->result = kv_handover_feed(t->h, p, n);
+	return t->result == KV_BOOT_TAKEN;
+}
+
+/* URL/state, unless the URL names it already. */
+static char *state_url(const char *base)
+{
+	size_t n = strlen(base);
+	while (n && base[n - 1] == '/')
+		n--;
+	bool named = n >= 6 && !strncmp(base + n - 6, "/state", 6);
+	char *url = malloc(n + 7);
+	if (url)
+		snprintf(url, n + 7, "%.*s%s", (int)n, base, named ? "" : "/state");
+	return url;
+}
+
+/* One peer: its stream read for every store.  Returns its result; *h holds
+ * the reader when the stream was whole. */
+static enum kv_boot_result ask(const char *peer, kv_store **stores, size_t n, const kv_config *cfg,
+			       kv_handover **out)
+{
+	*out = NULL;
+	kv_fetch f;
+	kv_handover *h = kv_handover_new(stores, n, cfg->state_peer_max_bytes);
+	char *url = state_url(peer);
+	if (!h || !url || kv_fetch_init(&f, cfg->state_peer_timeout, 0) != KV_OK) {
+		kv_handover_free(h);
+		free(url);
+		return KV_BOOT_OUT_OF_MEMORY;
+	}
+	struct transfer t = {.f = &f, .h = h, .result = KV_BOOT_TAKEN};
+	f.sink = on_bytes;
+	f.sink_ctx = &t;
+	long http = 0;
+	enum kv_poll_error err = kv_fetch_get(&f, url, &http);
+	enum kv_boot_result r;
+	if (t.http_bad || (err == KV_POLL_HTTP_STATUS))
+		r = KV_BOOT_HTTP_STATUS;
+	else if (t.result != KV_BOOT_TAKEN) /* the reader refused it */
+		r = t.result;
+	else if (err == KV_POLL_TIMEOUT)
+		r = KV_BOOT_TIMEOUT;
+	else if (err != KV_POLL_OK)
+		r = KV_BOOT_UNREACHABLE;
+	else
+		r = kv_handover_end(h);
+	kv_fetch_free(&f);
+	free(url);
+	if (r == KV_BOOT_TAKEN)
+		*out = h;
+	else
+		kv_handover_free(h);
+	return r;
+}
+
+void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
+{
+	if (!cfg->n_state_peers || !n)
+		return;
+	double t0 = kv_now();
+	for (size_t i = 0; i < n; i++)
+		kv_source_await_connected(&sources[i], t0 + CONNECT_WAIT_S);
+	kv_store **stores = calloc(n, sizeof(*stores));
+	bool *done = calloc(n, sizeof(*done));
+	if (!stores || !done) {
+		free(stores);
+		free(done);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		stores[i] = sources[i].store;
+	/* peer by peer, until every source has its state: a peer may watch some only */
+	size_t left = n;
+	for (size_t p = 0; p < cfg->n_state_peers && left; p++) {
+		const char *peer = cfg->state_peers[p];
+		kv_handover *h;
+		double start = kv_now();
+		enum kv_boot_result r = ask(peer, stores, n, cfg, &h);
+		char secs[32];
+		snprintf(secs, sizeof(secs), "%.3f", kv_now() - start);
+		if (r != KV_BOOT_TAKEN) {
+			for (size_t i = 0; i < n; i++) {
+				if (done[i])
+					continue;
+				pthread_mutex_lock(&sources[i].lock);
+				kv_store_boot_note(stores[i], r);
+				pthread_mutex_unlock(&sources[i].lock);
+			}
+			kv_log(KV_LOG_WARN, "peer's state refused", "peer", peer, "result", kv_boot_result_name(r),
+			       "seconds", secs, NULL);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (done[i])
+				continue;
+			pthread_mutex_lock(&sources[i].lock);
+			enum kv_boot_result took = kv_handover_take(h, i);
+			pthread_mutex_unlock(&sources[i].lock);
+			if (took == KV_BOOT_TAKEN) {
+				done[i] = true;
+				left--;
+				kv_source_took_state(&sources[i]);
+			}
+			kv_log(took == KV_BOOT_TAKEN ? KV_LOG_INFO : KV_LOG_WARN,
+			       took == KV_BOOT_TAKEN ? "state taken from a peer: exact where its stream continues"
+						     : "peer's state not taken for this source",
+			       "source", sources[i].cfg->name, "peer", peer, "result", kv_boot_result_name(took),
+			       "seconds", secs, NULL);
+		}
+		kv_handover_free(h);
+	}
+	free(done);
+	free(stores);
+}
