@@ -233,7 +233,7 @@ static void setup_pair(world *a, world *b, int dialect, bool groups, history *h,
 	const char keys0[] = "# TYPE master_key_count gauge\nmaster_key_count 0\n";
 	assert_true(kv_store_metrics_feed(a->s, 0, keys0, sizeof(keys0) - 1));
 	kv_store_metrics_end(a->s, 0, KV_POLL_OK); /* ... no key ... */
-	poll(&f, 0, 0, NULL, &news);                /* ... and still nothing: empty */
+	poll(&f, 0, 0, NULL, &news);               /* ... and still nothing: empty */
 	*h = (history){.ts = TS0, .keys = 200};
 	play(h, dialect, 400, a->s, NULL);
 	if (stale) {
@@ -347,7 +347,8 @@ static void test_join_cases(void **state)
 	msg_destroy(&m);
 	assert_true(has_line(b.s, "mooncake_kv_state_stale_reason{source=\"m\",backend_id=\"" B
 				  "\",tenant_id=\"default\",reason=\"bootstrap\"} 1"));
-	assert_true(has_line(b.s, "mooncake_kv_state_stale{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"} 1"));
+	assert_true(
+		has_line(b.s, "mooncake_kv_state_stale{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"} 1"));
 	assert_true(has_line(b.s, "mooncake_kv_bootstrap_total{source=\"m\",result=\"taken\"} 1\n"));
 	assert_true(has_line(b.s, "mooncake_kv_bootstrap_joins_total{source=\"m\",result=\"broken\"} 1\n"));
 	assert_true(has_line(b.s, "mooncake_kv_bootstrap_joins_waiting{source=\"m\"} 0\n"));

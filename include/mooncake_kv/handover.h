@@ -29,18 +29,18 @@
 /* How a bootstrap from a peer ended, per store (the `result` label of
  * mooncake_kv_bootstrap_total). */
 enum kv_boot_result {
-	KV_BOOT_TAKEN,         /* the peer's state was taken */
-	KV_BOOT_UNREACHABLE,   /* no connection, or the transfer failed */
-	KV_BOOT_TIMEOUT,       /* the peer took longer than --state.peer-timeout */
-	KV_BOOT_HTTP_STATUS,   /* it answered, but not 200 (serving off, auth) */
-	KV_BOOT_TOO_LARGE,     /* more than --state.peer-max-bytes */
-	KV_BOOT_TRUNCATED,     /* it ended before its checksum */
-	KV_BOOT_CHECKSUM,      /* the checksum did not match: corrupted */
-	KV_BOOT_MALFORMED,     /* records that are not a state */
-	KV_BOOT_VERSION,       /* another format version */
-	KV_BOOT_ABSENT,        /* the peer watches no source of this name */
-	KV_BOOT_MISMATCH,      /* of another store: other members, key groups or dialects */
-	KV_BOOT_LIMIT,         /* more tenants, objects or key groups than this exporter's limits */
+	KV_BOOT_TAKEN,       /* the peer's state was taken */
+	KV_BOOT_UNREACHABLE, /* no connection, or the transfer failed */
+	KV_BOOT_TIMEOUT,     /* the peer took longer than --state.peer-timeout */
+	KV_BOOT_HTTP_STATUS, /* it answered, but not 200 (serving off, auth) */
+	KV_BOOT_TOO_LARGE,   /* more than --state.peer-max-bytes */
+	KV_BOOT_TRUNCATED,   /* it ended before its checksum */
+	KV_BOOT_CHECKSUM,    /* the checksum did not match: corrupted */
+	KV_BOOT_MALFORMED,   /* records that are not a state */
+	KV_BOOT_VERSION,     /* another format version */
+	KV_BOOT_ABSENT,      /* the peer watches no source of this name */
+	KV_BOOT_MISMATCH,    /* of another store: other members, key groups or dialects */
+	KV_BOOT_LIMIT,       /* more tenants, objects or key groups than this exporter's limits */
 	KV_BOOT_OUT_OF_MEMORY,
 	KV_BOOT__COUNT
 };

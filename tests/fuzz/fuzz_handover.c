@@ -18,8 +18,15 @@ static kv_store *store(kv_budget *b, kv_store_member *m, kv_keygroup_re *re)
 {
 	kv_budget_init(b, 16, 4096);
 	m[0] = (kv_store_member){.label = "127.0.0.1:1", .has_status = true, .dialect = -1};
-	kv_store_cfg cfg = {.name = "m", .polled = true, .members = m, .n_members = 1, .key_groups = re,
-			    .residency = true, .budget = b, .seed = 7, .max_tenants = 16};
+	kv_store_cfg cfg = {.name = "m",
+			    .polled = true,
+			    .members = m,
+			    .n_members = 1,
+			    .key_groups = re,
+			    .residency = true,
+			    .budget = b,
+			    .seed = 7,
+			    .max_tenants = 16};
 	return kv_store_new(&cfg);
 }
 

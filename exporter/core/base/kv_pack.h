@@ -35,9 +35,9 @@ typedef struct kv_pack_w {
 	void *arg;
 	unsigned char *buf; /* room for what is pending and one whole record more */
 	size_t len, cap;
-	size_t rec_at;   /* where the open record's header is, or SIZE_MAX */
-	int err;         /* the first failure: the sink's, or KV_ELIMIT for a record too long */
-	uint64_t bytes;  /* handed to the sink */
+	size_t rec_at;  /* where the open record's header is, or SIZE_MAX */
+	int err;        /* the first failure: the sink's, or KV_ELIMIT for a record too long */
+	uint64_t bytes; /* handed to the sink */
 	uint64_t records;
 	XXH3_state_t *xxh;
 } kv_pack_w;

@@ -38,10 +38,10 @@ typedef struct kv_state_load {
 	const kv_keygroup_re *key_groups; /* the reader's own (NULL: none): the writer's must have had them too */
 	kv_state *state;                  /* built as the records come: the caller's once complete */
 	uint64_t tenants_left, groups_left;
-	kv_tenant *tenant;      /* the one whose objects come next */
-	uint64_t objects_left;  /* of it */
+	kv_tenant *tenant;     /* the one whose objects come next */
+	uint64_t objects_left; /* of it */
 	uint64_t tally[KV_PLACE__COUNT];
-	uint64_t carried[5];    /* the state's own counters, set once every tenant is in */
+	uint64_t carried[5]; /* the state's own counters, set once every tenant is in */
 	uint64_t turned_stale[KV_STALE__BITS], turned_exact[KV_EXACT__CAUSES];
 } kv_state_load;
 

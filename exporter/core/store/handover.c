@@ -103,10 +103,10 @@ static void f_seqtrack(fields *f, kv_seqtrack *t)
 	f_bool(f, &t->epoch_whole);
 	f_bool(f, &t->from_one);
 	f_bool(f, &t->absent_seen);
-	uint64_t *u[] = {&t->last_seq,      &t->last_event_id, &t->counted_upto, &t->eid_counted_upto,
-			 &t->eid_unread,    &t->gaps,          &t->missing,      &t->epoch_missing,
-			 &t->duplicates,    &t->resets,        &t->event_id_gaps, &t->event_ids_missing,
-			 &t->tail_losses,   &t->tail_late};
+	uint64_t *u[] = {&t->last_seq,    &t->last_event_id, &t->counted_upto,  &t->eid_counted_upto,
+			 &t->eid_unread,  &t->gaps,          &t->missing,       &t->epoch_missing,
+			 &t->duplicates,  &t->resets,        &t->event_id_gaps, &t->event_ids_missing,
+			 &t->tail_losses, &t->tail_late};
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
 		f_u64(f, u[i]);
 }
@@ -118,10 +118,9 @@ static void f_loss(fields *f, kv_loss *l)
 	f_bool(f, &l->orphan);
 	f_bool(f, &l->tail_watch);
 	f_bool(f, &l->behind_known);
-	uint64_t *u[] = {&l->resets_seen, &l->credit,       &l->credit_messages,  &l->closed_done,
-			 &l->epoch_done,  &l->epoch_used,   &l->dropped_prev,     &l->tail_master_last,
-			 &l->tail_position, &l->behind,     &l->restarts,         &l->queue,
-			 &l->transport,   &l->unattributed};
+	uint64_t *u[] = {&l->resets_seen, &l->credit,       &l->credit_messages,  &l->closed_done,   &l->epoch_done,
+			 &l->epoch_used,  &l->dropped_prev, &l->tail_master_last, &l->tail_position, &l->behind,
+			 &l->restarts,    &l->queue,        &l->transport,        &l->unattributed};
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
 		f_u64(f, u[i]);
 	f_f64(f, &l->tail_since);
@@ -163,8 +162,7 @@ static void f_leadership(fields *f, kv_leadership *h)
 	f_bool(f, &h->has_view);
 	f_bool(f, &h->split_brain);
 	f_bool(f, &h->dropped);
-	uint64_t *u[] = {&h->view, &h->failovers, &h->split_brains, &h->split_runs[0], &h->split_runs[1],
-			 &h->observed};
+	uint64_t *u[] = {&h->view, &h->failovers, &h->split_brains, &h->split_runs[0], &h->split_runs[1], &h->observed};
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
 		f_u64(f, u[i]);
 }
@@ -471,8 +469,10 @@ enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
 {
 	kv_store *s = h->stores[i];
 	candidate *c = &h->c[i];
-	enum kv_boot_result r = !c->present ? KV_BOOT_ABSENT : c->refused != KV_BOOT_TAKEN ? c->refused
-							: !c->whole ? KV_BOOT_MALFORMED : KV_BOOT_TAKEN;
+	enum kv_boot_result r = !c->present                   ? KV_BOOT_ABSENT
+				: c->refused != KV_BOOT_TAKEN ? c->refused
+				: !c->whole                   ? KV_BOOT_MALFORMED
+							      : KV_BOOT_TAKEN;
 	if (r == KV_BOOT_TAKEN) {
 		kv_state *old = s->state;
 		s->state = c->state;

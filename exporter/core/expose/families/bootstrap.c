@@ -45,8 +45,8 @@ static const kv_family families[] = {
 	{"mooncake_kv_bootstrap_joins_waiting", "gauge",
 	 "Members still waiting for the message that proves their stream continues the peer's.", SOURCE, waiting},
 	{"mooncake_kv_bootstrap_overlap_messages_total", "counter",
-	 "Messages received after the state was taken that the peer's state already held: not applied again.",
-	 SOURCE, overlap},
+	 "Messages received after the state was taken that the peer's state already held: not applied again.", SOURCE,
+	 overlap},
 };
 
 KV_FAMILY_TABLE(kv_bootstrap_families, families);
