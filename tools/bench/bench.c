@@ -5,18 +5,25 @@
  *   mooncake-kv-bench groups [RE]       decode + state with and without a key-group regex
  *   mooncake-kv-bench recv EP N         ZMQ receive + decode, no state, until N events
  *   mooncake-kv-bench render            snapshot + render at 10, 1,000, 10,000 tenants
+ *   mooncake-kv-bench handover [N]      a store of N objects (10M) handed over: bytes, write,
+ *                                       the fork's pause as the daemon serves it, read and take
  *
  * Prints one JSON object per measurement.  Numbers are printed, never asserted. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
+#include <mooncake_kv/handover.h>
 #include <mooncake_kv/scrape.h>
 
 #include "kv_key_group_regex.h"
 #include "kv_render.h"
+#include "kv_store_impl.h"
 #include "kv_stream.h"
 #include "workload.h"
 
@@ -308,6 +315,156 @@ static int bench_groups(const char *pattern)
 	return 0;
 }
 
+struct sink_count {
+	unsigned char *p;
+	size_t n, cap; /* p NULL: only counted */
+};
+
+static int sink_count(void *arg, const void *p, size_t n)
+{
+	struct sink_count *c = arg;
+	if (c->p) {
+		if (c->n + n > c->cap) {
+			c->cap = (c->n + n) * 2;
+			if (!(c->p = realloc(c->p, c->cap)))
+				return -1;
+		}
+		memcpy(c->p + c->n, p, n);
+	}
+	c->n += n;
+	return 0;
+}
+
+static int sink_pipe(void *arg, const void *p, size_t n)
+{
+	int fd = *(int *)arg;
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static kv_store *handover_store(kv_budget *b, kv_store_member *m, uint64_t seed)
+{
+	kv_budget_init(b, 1000, 100000000);
+	m[0] = (kv_store_member){.label = "127.0.0.1:1", .has_status = true, .dialect = KV_DIALECT_MEDIA};
+	kv_store_cfg cfg = {.name = "m0",
+			    .polled = true,
+			    .members = m,
+			    .n_members = 1,
+			    .residency = true,
+			    .budget = b,
+			    .seed = seed,
+			    .max_tenants = 1000};
+	return kv_store_new(&cfg);
+}
+
+/* The state handover of a store of n objects over 16 exact tenants (their
+ * births kept): what --state.serve writes and --state.peer reads. */
+static int bench_handover(uint64_t n)
+{
+	kv_budget ba, bb;
+	kv_store_member ma[1], mb[1];
+	kv_store *a = handover_store(&ba, ma, 1), *b = handover_store(&bb, mb, 2);
+	wl_params wp = {.keys = n, .tenants = 16, .key_bytes = 64, .stored_pct = 100, .seed = 3};
+	size_t n_load;
+	wl_msg *load = wl_encode_load(&wp, &n_load);
+	residency = true;
+	kv_state *s = a->state;
+	char name[32];
+	kv_event clr = {.type = KV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
+	for (unsigned t = 0; t < wp.tenants; t++) { /* exact: births kept */
+		clr.tenant_id = (kv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
+		kv_state_apply(s, &clr, KV_DIALECT_MEDIA);
+	}
+	unsigned char seq[8];
+	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	uint64_t eid = 0;
+	for (size_t i = 0; i < n_load; i++) {
+		be64(seq, i + 1);
+		wl_stamp(&load[i], eid + 1, 1795982104000LL + (int64_t)i);
+		eid += WL_BATCH;
+		f[2] = (kv_frame){load[i].payload, load[i].len};
+		kv_store_ingest(a, 0, f, 3, 1795982104000LL + (int64_t)i, NULL);
+	}
+	wl_free(load, n_load);
+	uint64_t objects = atomic_load(&ba.objects);
+	kv_store *stores[] = {a};
+
+	/* written in memory, only counted: the encoder's own speed */
+	struct sink_count c = {0};
+	double t0 = mono();
+	kv_handover_write(stores, 1, 0, sink_count, &c);
+	double write_s = mono() - t0;
+
+	/* as the daemon serves it: a fork (the pause), the child writing into
+	 * a pipe, the parent reading it */
+	int p[2];
+	if (pipe(p) != 0)
+		return 1;
+	malloc_trim(0); /* the workload's buffers went back, as the daemon's do after a burst */
+	long rss_kb = 0, huge_kb = 0;
+	FILE *st = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	while (st && fgets(line, sizeof(line), st)) {
+		sscanf(line, "Rss: %ld kB", &rss_kb);
+		sscanf(line, "AnonHugePages: %ld kB", &huge_kb);
+	}
+	if (st)
+		fclose(st);
+	t0 = mono();
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		int fd = p[1];
+		int rc = kv_handover_write(stores, 1, 0, sink_pipe, &fd);
+		_exit(rc ? 1 : 0);
+	}
+	double pause_s = mono() - t0;
+	close(p[1]);
+	struct sink_count got = {.cap = c.n + 1};
+	got.p = malloc(got.cap);
+	static unsigned char buf[1 << 16];
+	ssize_t r;
+	while ((r = read(p[0], buf, sizeof(buf))) > 0)
+		sink_count(&got, buf, (size_t)r);
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	double serve_s = mono() - t0;
+
+	/* read in 64 KiB pieces, and taken */
+	t0 = mono();
+	kv_store *bs[] = {b};
+	kv_handover *h = kv_handover_new(bs, 1, 1ull << 40);
+	enum kv_boot_result res = KV_BOOT_TAKEN;
+	for (size_t at = 0; at < got.n && res == KV_BOOT_TAKEN; at += sizeof(buf))
+		res = kv_handover_feed(h, got.p + at, got.n - at < sizeof(buf) ? got.n - at : sizeof(buf));
+	if (res == KV_BOOT_TAKEN)
+		res = kv_handover_end(h);
+	if (res == KV_BOOT_TAKEN)
+		res = kv_handover_take(h, 0);
+	kv_handover_free(h);
+	double read_s = mono() - t0;
+	printf("{\"what\":\"state handover\",\"objects\":%llu,\"tenants\":%u,\"bytes\":%zu,"
+	       "\"bytes_per_object\":%.2f,\"write_ms\":%.1f,\"fork_pause_ms\":%.2f,\"serve_ms\":%.1f,"
+	       "\"read_and_take_ms\":%.1f,\"ns_per_object_write\":%.1f,\"ns_per_object_read\":%.1f,"
+	       "\"result\":\"%s\",\"taken_objects\":%zu,\"messages_queued_at_1M_events_per_s\":%.0f,"
+	       "\"rss_mib_at_fork\":%.0f,\"huge_pages_mib\":%.0f}\n",
+	       (unsigned long long)objects, wp.tenants, c.n, (double)c.n / (double)objects, write_s * 1e3,
+	       pause_s * 1e3, serve_s * 1e3, read_s * 1e3, write_s * 1e9 / (double)objects,
+	       read_s * 1e9 / (double)objects, kv_boot_result_name(res), (size_t)atomic_load(&bb.objects),
+	       pause_s * 1e6 / WL_BATCH, rss_kb / 1024.0, huge_kb / 1024.0);
+	free(got.p);
+	kv_store_free(a);
+	kv_store_free(b);
+	return res == KV_BOOT_TAKEN && got.n == c.n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	residency = !(argc >= 3 && !strcmp(argv[2], "off"));
@@ -319,6 +476,10 @@ int main(int argc, char **argv)
 		return bench_groups(argc >= 3 ? argv[2] : "^(?<model>[^/]+)/(?<tp>[^/]+)/");
 	if (argc >= 2 && !strcmp(argv[1], "render"))
 		return bench_render();
-	fprintf(stderr, "usage: %s decode [off] | groups [REGEX] | recv ENDPOINT EVENTS | render\n", argv[0]);
+	if (argc >= 2 && !strcmp(argv[1], "handover"))
+		return bench_handover(argc >= 3 ? strtoull(argv[2], NULL, 10) : 10000000);
+	fprintf(stderr,
+		"usage: %s decode [off] | groups [REGEX] | recv ENDPOINT EVENTS | render | handover [OBJECTS]\n",
+		argv[0]);
 	return 2;
 }
