@@ -66,6 +66,8 @@ int main(int argc, char **argv)
 					.has_success = true,
 					.last_success = 1795982100.0,
 					.last_keys = 4000};
+	/* and that took its state from a peer */
+	src[0].boot = (kv_boot_stats){.results = {[KV_BOOT_UNREACHABLE] = 1, [KV_BOOT_TAKEN] = 1}, .continued = 1};
 	kv_master_record(&src[0].members[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
 	kv_exporter_snap x = {.info = {.version = "test",
 				       .revision = "none",

@@ -11,7 +11,7 @@ tools/deps.sh
 [ -d build ] || meson setup build >/dev/null
 ninja -C build >/dev/null
 
-PUB=tcp://127.0.0.1:55557 STATUS=127.0.0.1:59003 WEB=127.0.0.1:19557
+PUB=tcp://127.0.0.1:55557 STATUS=127.0.0.1:59003 WEB=127.0.0.1:19557 WEB2=127.0.0.1:19558
 PUB2=tcp://127.0.0.1:55558 STATUS2=127.0.0.1:59004
 PUB3=tcp://127.0.0.1:55559 STATUS3=127.0.0.1:59005
 PUB4=tcp://127.0.0.1:55560 STATUS4=127.0.0.1:59006
@@ -34,12 +34,15 @@ trap cleanup EXIT INT TERM
 # A second source, "fresh": a new master the exporter watches from empty.
 # A third, "listed": a master with tools/upstream/tenant-listing.patch, which
 # lists every tenant's keys: every tenant is reconciled, not only default.
-build/mooncake-kv-exporter --source "name=default,master=$PUB@http://$STATUS,master=$PUB2@http://$STATUS2,reconcile=true" \
-  --source "name=fresh,zmq=$PUB3,status=http://$STATUS3" \
-  --source "name=listed,zmq=$PUB4,status=http://$STATUS4,reconcile=true" \
-  --master.reconcile-interval 5s --master.poll-interval 1s --web.listen-address "$WEB" \
-  --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' > "$logdir/exporter.log" 2>&1 &
-pids+=($!)
+# --state.serve: it hands its state to the next exporter (at the end).
+exporter_args=(--source "name=default,master=$PUB@http://$STATUS,master=$PUB2@http://$STATUS2,reconcile=true"
+  --source "name=fresh,zmq=$PUB3,status=http://$STATUS3"
+  --source "name=listed,zmq=$PUB4,status=http://$STATUS4,reconcile=true"
+  --master.reconcile-interval 5s --master.poll-interval 1s
+  --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' --state.serve)
+build/mooncake-kv-exporter "${exporter_args[@]}" --web.listen-address "$WEB" > "$logdir/exporter.log" 2>&1 &
+first=$!
+pids+=($first)
 # A master as Mooncake main runs it (the `object` dialect: one event per put and
 # per erased object, tier evictions and offloads silent), holding 6,000 objects
 # from before the exporter started (no event will ever tell of them): four
@@ -150,9 +153,26 @@ echo
 echo "What this scrape cost the exporter, and how long scrapes held each source's lock while its ingestion waited:"
 curl -s "http://$WEB/metrics" | grep -E '^mooncake_kv_exporter_last_scrape_(duration_seconds|bytes) |^mooncake_kv_scrape_lock_hold_seconds_(sum|count)\{'
 echo
+echo "Restarting the exporter without losing what it knows: a second exporter starts with --state.peer"
+echo "http://$WEB, takes the first one's state, and trusts it for each master once that master's stream proves"
+echo "it continues the copy; then the first stops.  The second (http://$WEB2) has source fresh as exact as"
+echo "before (tenant-2 stale since its quota eviction, as it was; the old leader of source default, now a"
+echo "standby, publishes nothing that could prove its stream: it waits):"
+build/mooncake-kv-exporter "${exporter_args[@]}" --web.listen-address "$WEB2" --state.peer "http://$WEB" \
+  > "$logdir/exporter2.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -sf "http://$WEB2/-/ready" >/dev/null && break; sleep 0.2; done
+for _ in $(seq 50); do
+  curl -s "http://$WEB2/metrics" | grep -q '^mooncake_kv_bootstrap_joins_total{source="fresh",result="continued"} 1' && break
+  sleep 0.2
+done
+kill "$first" 2>/dev/null || true
+curl -s "http://$WEB2/metrics" | grep -E '^mooncake_kv_(bootstrap_total\{.*result="taken"|bootstrap_joins_total\{.*result="continued"|bootstrap_joins_waiting|state_stale\{source="fresh")'
+grep -h 'state taken from a peer' "$logdir/exporter2.log" | head -3
+echo
 echo "Alerts: alerts/mooncake-kv.rules.yml (critical pages only when a store's figures are frozen or wrong for"
 echo "everyone; a standby is never a page), routed and inhibited by alerts/alertmanager.example.yml, each"
 echo "linking its runbook section (alerts/runbook-base.txt; this exporter serves it too, at /runbook)."
 echo
-echo "Ctrl-C stops both."
+echo "Ctrl-C stops everything (the second exporter now serves on http://$WEB2)."
 if [ -n "${DEMO_SECONDS:-}" ]; then sleep "$DEMO_SECONDS"; else wait; fi

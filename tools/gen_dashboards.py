@@ -355,6 +355,15 @@ def exporter():
                 "{{instance}} {{source}} p99")], unit="s",
               desc="How long each scrape held the source's lock to copy its figures; the source's ingestion waits "
                    "that long and its messages queue (up to --zmq.rcvhwm). About 1 ms at 10,000 tenants."),
+        panel("table", "State taken from a peer at start-up",
+              [(f"sum by (instance, source, result) (mooncake_kv_bootstrap_total{{{SRC}}}) > 0",
+                "{{instance}} {{source}} {{result}}"),
+               (f"sum by (instance, source, result) (mooncake_kv_bootstrap_joins_total{{{SRC}}}) > 0",
+                "{{instance}} {{source}} join {{result}}")],
+              desc="Empty unless the exporter started with --state.peer. taken: a peer's state was taken; any other "
+                   "result says why a peer's was not (README, Restarts and upgrades). join continued: the "
+                   "master's stream proved it continues the copy; join broken: it could not, and the tenants are "
+                   "stale (bootstrap)."),
         panel("timeseries", "Receive backlog and lag behind the master",
               [(f"mooncake_kv_receive_backlog_messages{{{SRC}}}", "{{instance}} {{source}} messages drained since the socket was empty"),
                (f"mooncake_kv_sequence_behind{{{SRC}}}", "{{instance}} {{source}} sequence numbers behind the master")],

@@ -53,8 +53,7 @@ static char *state_url(const char *base)
 
 /* One peer: its stream read for every store.  Returns its result; *h holds
  * the reader when the stream was whole. */
-static enum kv_boot_result ask(const char *peer, kv_store **stores, size_t n, const kv_config *cfg,
-			       kv_handover **out)
+static enum kv_boot_result ask(const char *peer, kv_store **stores, size_t n, const kv_config *cfg, kv_handover **out)
 {
 	*out = NULL;
 	kv_fetch f;

@@ -20,7 +20,7 @@ from test_residency import check_residency
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
 REASONS = ("startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete", "failover", "dialect",
-           "quota_eviction", "drift")
+           "quota_eviction", "drift", "bootstrap")
 
 
 class FromEmpty:

@@ -114,6 +114,23 @@ check("sidecar-example.yaml is a topology that works: publishers on, HA for two 
   assert(exp.ports.some((p) => p.name === port), "scrapes a port the exporter does not have");
 });
 
+check("deployment.yaml rolls without losing the state: a new pod first, and it takes the old one's from the Service", () => {
+  const dep = objects.find((o) => o.file === "deployment.yaml" && o.obj.kind === "Deployment").obj;
+  const svc = objects.find((o) => o.file === "service.yaml" && o.obj.kind === "Service").obj;
+  const ru = (dep.spec.strategy || {}).rollingUpdate || {};
+  assert(dep.spec.strategy.type === "RollingUpdate" && ru.maxSurge === 1 && ru.maxUnavailable === 0,
+    "not maxSurge 1, maxUnavailable 0: the old pod goes before the new one can take its state");
+  const c = dep.spec.template.spec.containers.find((x) => x.image.startsWith("mooncake-kv-exporter"));
+  assert(c.args.includes("--state.serve"), "the old pod does not serve its state");
+  const peer = (c.args.find((a) => a.startsWith("--state.peer=")) || "").split("=").slice(1).join("=");
+  const u = new URL(peer);
+  assert(u.hostname === svc.metadata.name, "--state.peer is not the Service: " + peer);
+  assert(svc.spec.ports.some((p) => String(p.port) === u.port), "--state.peer's port is not the Service's");
+  const timeout = (c.args.find((a) => a.startsWith("--state.peer-timeout=")) || "=30s").split("=")[1];
+  const live = c.livenessProbe.periodSeconds * c.livenessProbe.failureThreshold + (c.livenessProbe.initialDelaySeconds || 0);
+  assert(parseInt(timeout, 10) + 5 < live, "the bootstrap (timeout + 5 s to connect) outlasts the liveness probe");
+});
+
 // docs/sizing.md's memory, for what a container's arguments allow
 const sizing = readFileSync(path.join(root, "docs", "sizing.md"), "utf8");
 function plannedBytes(args) {
