@@ -15,6 +15,8 @@
 
 #include <mooncake_kv/handover.h>
 
+#include "kv_pack.h"
+#include "kv_state_io.h"
 #include "support/store_fixture.h"
 
 #define TS0 1795982104000LL
@@ -467,6 +469,22 @@ static void test_refusals(void **state)
 	assert_int_equal(took, KV_BOOT_LIMIT);
 	assert_int_equal(c.budget.tenants, 0); /* what was read of it went back */
 	world_free(&c);
+	/* another format version, whole and checksummed: refused as such */
+	bytes v2 = {0};
+	kv_pack_w pw;
+	assert_int_equal(kv_pack_w_init(&pw, to_bytes, &v2), KV_OK);
+	kv_pack_begin(&pw, KV_REC_HEADER);
+	kv_pack_bytes(&pw, "mooncake-kv-state", 17);
+	kv_pack_u64(&pw, KV_HANDOVER_VERSION + 1);
+	kv_pack_i64(&pw, TS0);
+	kv_pack_u64(&pw, 1);
+	kv_pack_end(&pw);
+	assert_int_equal(kv_pack_finish(&pw), KV_OK);
+	kv_pack_w_free(&pw);
+	world_make(&c, "m", 1, 0, true, 1, 100);
+	assert_int_equal(read_into(c.s, v2.p, v2.n, 1 << 30, &took), KV_BOOT_VERSION);
+	world_free(&c);
+	free(v2.p);
 	/* a sink that stops: the writer says so */
 	bytes cut = {.fail_after = 1000};
 	kv_store *stores[] = {a.s};

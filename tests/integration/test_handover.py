@@ -80,6 +80,11 @@ def test_handover_under_traffic(procs):
     # A restarts from B while the traffic flows
     wait_for(lambda: b.metrics().get("mooncake_kv_messages_received_total", source="h") > 200, 10,
              "B has taken in traffic")
+    # A lost nothing while it served the copy
+    ma = a.metrics()
+    for name in ("mooncake_kv_sequence_gaps_total", "mooncake_kv_sequence_missing_total",
+                 "mooncake_kv_transport_lost_events_total"):
+        assert ma.get(name, source="h") == 0, (name, ma.get(name, source="h"))
     procs.stop(a.proc)
     a2 = Exporter(procs, EXPORTER, [sim.source("h")], extra=["--state.peer", b.url] + GROUPS)
     assert "state taken from a peer" in procs.log(a2.proc)

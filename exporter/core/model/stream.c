@@ -80,8 +80,6 @@ void kv_stream_carry_get(const kv_stream *st, kv_stream_carry *out)
 				 .has_batch_ms = st->stats.has_timestamp,
 				 .batch_ms = st->stats.last_timestamp_ms,
 				 .batch_at_ms = st->stats.last_timestamp_at_ms};
-	if (st->join == KV_JOIN_WAITING) /* still proving the peer's: hand that on */
-		*out = st->peer;
 }
 
 void kv_stream_carry_set(kv_stream *st, const kv_stream_carry *in)
