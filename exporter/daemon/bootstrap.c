@@ -51,6 +51,19 @@ static char *state_url(const char *base)
 	return url;
 }
 
+/* The URL as logged: without the credentials it may hold
+ * (https://user:password@host/...). */
+static void redacted(const char *url, char *out, size_t len)
+{
+	const char *host = strstr(url, "://");
+	host = host ? host + 3 : url;
+	const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+	if (at && (!slash || at < slash))
+		snprintf(out, len, "%.*s***@%s", (int)(host - url), url, at + 1);
+	else
+		snprintf(out, len, "%s", url);
+}
+
 /* One peer: its stream read for every store.  Returns its result; *h holds
  * the reader when the stream was whole. */
 static enum kv_boot_result ask(const char *peer, kv_store **stores, size_t n, const kv_config *cfg, kv_handover **out)
@@ -108,10 +121,11 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 	/* peer by peer, until every source has its state: a peer may watch some only */
 	size_t left = n;
 	for (size_t p = 0; p < cfg->n_state_peers && left; p++) {
-		const char *peer = cfg->state_peers[p];
+		char peer[512];
+		redacted(cfg->state_peers[p], peer, sizeof(peer));
 		kv_handover *h;
 		double start = kv_now();
-		enum kv_boot_result r = ask(peer, stores, n, cfg, &h);
+		enum kv_boot_result r = ask(cfg->state_peers[p], stores, n, cfg, &h);
 		char secs[32];
 		snprintf(secs, sizeof(secs), "%.3f", kv_now() - start);
 		if (r != KV_BOOT_TAKEN) {

@@ -145,7 +145,7 @@ def test_refusals(procs):
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     fake = "http://127.0.0.1:%d" % srv.server_address[1]
-    closed = "http://127.0.0.1:%d" % free_port()
+    closed = "http://kvx:secret-word@127.0.0.1:%d" % free_port()  # credentials are never logged
     try:
         peers = ["--state.peer", closed, "--state.peer", o.url, "--state.peer", fake + "/stall",
                  "--state.peer", fake + "/corrupt", "--state.peer-timeout", "1s"]
@@ -157,6 +157,7 @@ def test_refusals(procs):
         log = procs.log(b.proc)
         for result in ("unreachable", "absent", "timeout", "checksum"):
             assert "result=" + result in log, (result, log[-3000:])
+        assert "secret-word" not in log and "http://***@127.0.0.1:" in log, log[-3000:]
         wait_for(lambda: b.metrics().get("mooncake_kv_messages_received_total", source="r") > 0, 10, "B ingests")
         m = b.metrics()
         assert m.get("mooncake_kv_stale_tenants", source="r", reason="startup") >= 1
