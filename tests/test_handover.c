@@ -314,39 +314,46 @@ static void test_round_trip(void **state)
 	}
 }
 
+/* A from empty with a history; B took A's copy at A's last number. */
+static void taken_pair(world *a, world *b, history *h)
+{
+	rng = 42;
+	setup_pair(a, b, 1, false, h, false);
+	bytes out = write_all(a->s);
+	assert_int_equal(read_into(b->s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	free(out.p);
+}
+
+/* The history's next message, into s (and into also, unless NULL): what it
+ * decided of s's join. */
+static enum kv_join next_into(history *h, kv_store *s, kv_store *also)
+{
+	msg m;
+	msg_init(&m);
+	history_msg(h, &m, 1);
+	enum kv_join j = feed_msg(s, 0, &m, h->ts).join;
+	if (also)
+		feed_msg(also, 0, &m, h->ts);
+	msg_destroy(&m);
+	return j;
+}
+
 static void test_join_cases(void **state)
 {
 	(void)state;
 	world a, b;
 	history h;
 	/* idle since the copy: the next number, the next event id */
-	rng = 42;
-	setup_pair(&a, &b, 1, false, &h, false);
-	bytes out = write_all(a.s);
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
-	free(out.p);
-	replay_point p = mark(&h);
-	msg m;
-	msg_init(&m);
-	history_msg(&h, &m, 1);
-	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_CONTINUED);
-	feed_msg(a.s, 0, &m, h.ts);
-	msg_destroy(&m);
+	taken_pair(&a, &b, &h);
+	assert_int_equal(next_into(&h, b.s, a.s), KV_JOIN_CONTINUED);
 	assert_same(a.s, b.s);
 	world_free(&a);
 	world_free(&b);
 
 	/* a number skipped: not provably continuous */
-	rng = 42;
-	setup_pair(&a, &b, 1, false, &h, false);
-	out = write_all(a.s);
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
-	free(out.p);
+	taken_pair(&a, &b, &h);
 	h.seq++;
-	msg_init(&m);
-	history_msg(&h, &m, 1);
-	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_BROKEN);
-	msg_destroy(&m);
+	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
 	assert_true(has_line(b.s, "mooncake_kv_state_stale_reason{source=\"m\",backend_id=\"" B
 				  "\",tenant_id=\"default\",reason=\"bootstrap\"} 1"));
 	assert_true(
@@ -359,50 +366,28 @@ static void test_join_cases(void **state)
 	world_free(&b);
 
 	/* the next number, from another process (its event ids start afresh) */
-	rng = 42;
-	setup_pair(&a, &b, 1, false, &h, false);
-	out = write_all(a.s);
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
-	free(out.p);
+	taken_pair(&a, &b, &h);
 	h.eid = 0;
-	msg_init(&m);
-	history_msg(&h, &m, 1);
-	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_BROKEN);
-	msg_destroy(&m);
+	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
 	world_free(&a);
 	world_free(&b);
 
 	/* another message at A's last number (another publisher, same count) */
-	rng = 42;
-	setup_pair(&a, &b, 1, false, &h, false);
-	out = write_all(a.s);
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
-	free(out.p);
+	taken_pair(&a, &b, &h);
 	h.seq--;
 	h.eid -= 9;      /* ids A has seen, */
 	h.ts -= 1000000; /* a time before A's last: a payload A has not, and only its digest tells */
-	msg_init(&m);
-	history_msg(&h, &m, 1);
-	assert_int_equal(feed_msg(b.s, 0, &m, h.ts - 100000).join, KV_JOIN_BROKEN);
-	msg_destroy(&m);
+	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
 	world_free(&a);
 	world_free(&b);
 
 	/* a restarted publisher after the copy: number 1 again, newer times */
-	rng = 42;
-	setup_pair(&a, &b, 1, false, &h, false);
-	out = write_all(a.s);
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
-	free(out.p);
+	taken_pair(&a, &b, &h);
 	h.seq = 0;
 	h.eid = 0;
-	msg_init(&m);
-	history_msg(&h, &m, 1);
-	assert_int_equal(feed_msg(b.s, 0, &m, h.ts).join, KV_JOIN_BROKEN);
-	msg_destroy(&m);
+	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
 	world_free(&a);
 	world_free(&b);
-	(void)p;
 }
 
 /* Every truncation and every bit flip is refused: nothing taken. */

@@ -214,14 +214,10 @@ size_t kv_objtable_settle(kv_objtable *t, size_t slots)
 	return done < slots ? done : slots;
 }
 
-/* Makes room for one more entry in the live array. */
-static int reserve_one(kv_objtable *t)
+/* A live array of ncap slots; the one before becomes the old array, drained
+ * as operations go (none when it was empty). */
+static int move_to(kv_objtable *t, size_t ncap)
 {
-	if (kv_objtable_count(t) + 1 <= t->cap / 4 * 3)
-		return KV_OK;
-	if (t->old) /* not expected: draining outpaces growth */
-		drain(t, SIZE_MAX);
-	size_t ncap = grown(t->cap);
 	uint64_t *n = calloc(ncap, sizeof(*n));
 	uint32_t *nb = t->with_births ? calloc(ncap, sizeof(*nb)) : NULL;
 	if (!n || (t->with_births && !nb)) {
@@ -243,6 +239,16 @@ static int reserve_one(kv_objtable *t)
 	return KV_OK;
 }
 
+/* Makes room for one more entry in the live array. */
+static int reserve_one(kv_objtable *t)
+{
+	if (kv_objtable_count(t) + 1 <= t->cap / 4 * 3)
+		return KV_OK;
+	if (t->old) /* not expected: draining outpaces growth */
+		drain(t, SIZE_MAX);
+	return move_to(t, grown(t->cap));
+}
+
 int kv_objtable_reserve(kv_objtable *t, size_t n)
 {
 	if (t->slots || t->old)
@@ -250,17 +256,7 @@ int kv_objtable_reserve(kv_objtable *t, size_t n)
 	size_t cap = MIN_CAP;
 	while (n > cap / 4 * 3)
 		cap = grown(cap);
-	uint64_t *s = calloc(cap, sizeof(*s));
-	uint32_t *b = t->with_births ? calloc(cap, sizeof(*b)) : NULL;
-	if (!s || (t->with_births && !b)) {
-		free(s);
-		free(b);
-		return KV_ENOMEM;
-	}
-	t->slots = s;
-	t->births = b;
-	t->cap = cap;
-	return KV_OK;
+	return move_to(t, cap);
 }
 
 /* Puts every held birth in the window of base, forgetting those outside. */

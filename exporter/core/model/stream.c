@@ -349,14 +349,12 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	uint64_t digest = b.has_seq && n_frames >= 3 ? XXH3_64bits(frames[2].data, frames[2].len) : 0;
 	if (st->join == KV_JOIN_WAITING && b.has_seq) {
 		switch (join_step(st, &b, digest, has_eid, eid)) {
+		case JOIN_CONTINUED_SKIP:
+			/* the peer's last message: proven, and held by its state */
+			st->join = rep->join = KV_JOIN_CONTINUED;
+			/* fall through */
 		case JOIN_SKIP:
 			ss->overlap_messages++;
-			rep->verdict = KV_SEQ_DUPLICATE;
-			rep->seq = b.seq;
-			return KV_OK;
-		case JOIN_CONTINUED_SKIP:
-			ss->overlap_messages++;
-			st->join = rep->join = KV_JOIN_CONTINUED;
 			rep->verdict = KV_SEQ_DUPLICATE;
 			rep->seq = b.seq;
 			return KV_OK;
