@@ -551,20 +551,25 @@ def test_memory_returned_after_a_burst(procs):
         return int([l for l in open("/proc/%d/status" % exp.proc.pid) if l.startswith(field + ":")][0].split()[1])
     time.sleep(0.5)
     base = status_kb("VmRSS")
-    r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "200000", "--tenants", "16", "--events", "1280000"],
-                       capture_output=True, text=True, timeout=scaled(120))
-    assert r.returncode == 0, r.stderr
     last = [-1.0]
 
     def drained():
         n = exp.metrics().get("mooncake_kv_messages_received_total", source="b")
         done, last[0] = n == last[0], n
         return done
-    wait_for(lambda: drained() and drained(), 30, "the burst has drained")
-    time.sleep(1)
-    m = exp.metrics()
-    table = m.get("mooncake_kv_object_table_bytes", source="b")
-    grew, peak = (status_kb("VmRSS") - base) * 1024, (status_kb("VmHWM") - base) * 1024
+    # a burst that the exporter happens to keep up with fills nothing: blast
+    # again (the same keys: the table stays), at most three times
+    for _ in range(3):
+        r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "200000", "--tenants", "16", "--events", "1280000"],
+                           capture_output=True, text=True, timeout=scaled(120))
+        assert r.returncode == 0, r.stderr
+        wait_for(lambda: drained() and drained(), 30, "the burst has drained")
+        time.sleep(1)
+        m = exp.metrics()
+        table = m.get("mooncake_kv_object_table_bytes", source="b")
+        grew, peak = (status_kb("VmRSS") - base) * 1024, (status_kb("VmHWM") - base) * 1024
+        if peak > table + (20 << 20):
+            break
     # measured: a full queue of 2,000 such messages is ~40 MB above the base,
     # and without the trim 30+ MB of it stays (docs/performance.md)
     assert peak > table + (20 << 20), "the queue never filled: the test proves nothing (%d)" % peak
