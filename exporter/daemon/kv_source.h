@@ -60,8 +60,9 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
  * created). */
 int kv_source_start(kv_source *s);
 /* Before the threads start (a bootstrap from a peer): waits until every
- * member's subscription is up, or until `until` (kv_now), so that what the
- * peer's copy lacks is queued here. */
+ * member's subscription is up (its handshake, then a first message waiting:
+ * at most 2 s for an idle publisher), or until `until` (kv_now), so that
+ * what the peer's copy lacks is queued here. */
 void kv_source_await_connected(kv_source *s, double until);
 /* The store took a peer's state: its members' dialects may be decided. */
 void kv_source_took_state(kv_source *s);

@@ -31,6 +31,9 @@
  * ms under the lock): a table that grew and then went quiet gives its old
  * array back within seconds, not at its next events. */
 #define SETTLE_SLOTS (64 * 1024)
+/* Before a bootstrap: how long a connected member may stay silent before
+ * the peer is asked all the same (kv_source_await_connected). */
+#define AWAIT_FIRST_MESSAGE_S 2.0
 
 static int setopt_int(void *sock, int opt, int v)
 {
@@ -199,9 +202,21 @@ void kv_source_await_connected(kv_source *s, double until)
 {
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
-		zmq_pollitem_t item = {m->mon, 0, ZMQ_POLLIN, 0};
+		zmq_pollitem_t items[2] = {{m->mon, 0, ZMQ_POLLIN, 0}, {m->sub, 0, ZMQ_POLLIN, 0}};
 		while (!atomic_load(&m->connected) && kv_now() < until) {
-			if (zmq_poll(&item, 1, 10) > 0)
+			if (zmq_poll(items, 1, 10) > 0)
+				on_monitor_event(m);
+		}
+		/* A handshake is not yet a subscription: the publisher drops what
+		 * it sends until our subscription reaches it.  A message waiting
+		 * (not taken) says it has; an idle publisher gets a moment. */
+		double idle_until = kv_now() + AWAIT_FIRST_MESSAGE_S;
+		while (atomic_load(&m->connected) && kv_now() < until && kv_now() < idle_until) {
+			if (zmq_poll(items, 2, 10) <= 0)
+				continue;
+			if (items[1].revents & ZMQ_POLLIN)
+				break;
+			if (items[0].revents & ZMQ_POLLIN)
 				on_monitor_event(m);
 		}
 	}
