@@ -46,6 +46,25 @@ static size_t grown(size_t cap)
 	return cap + quarter;
 }
 
+/* Arrays of at least this many bytes are asked to be backed by huge pages
+ * where the kernel has them (THP "madvise"): a probe lands on a random slot
+ * of a table far larger than the cache, and with 4 KiB pages each also
+ * misses the TLB. */
+#define HUGE_ARRAY_BYTES ((size_t)4 << 20)
+
+static void *array_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+#ifdef MADV_HUGEPAGE
+	if (p && n * size >= HUGE_ARRAY_BYTES) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		uintptr_t from = (uintptr_t)p & ~(uintptr_t)(page - 1), to = (uintptr_t)p + n * size;
+		madvise((void *)from, to - from, MADV_HUGEPAGE); /* a hint: refused is fine */
+	}
+#endif
+	return p;
+}
+
 void kv_objtable_clear(kv_objtable *t)
 {
 	free(t->slots);
@@ -60,8 +79,8 @@ int kv_objtable_births(kv_objtable *t, bool on)
 	if (on == t->with_births)
 		return KV_OK;
 	if (on) {
-		uint32_t *b = t->slots ? calloc(t->cap, sizeof(*b)) : NULL;
-		uint32_t *ob = t->old ? calloc(t->old_cap, sizeof(*ob)) : NULL;
+		uint32_t *b = t->slots ? array_calloc(t->cap, sizeof(*b)) : NULL;
+		uint32_t *ob = t->old ? array_calloc(t->old_cap, sizeof(*ob)) : NULL;
 		if ((t->slots && !b) || (t->old && !ob)) {
 			free(b);
 			free(ob);
@@ -218,8 +237,8 @@ size_t kv_objtable_settle(kv_objtable *t, size_t slots)
  * as operations go (none when it was empty). */
 static int move_to(kv_objtable *t, size_t ncap)
 {
-	uint64_t *n = calloc(ncap, sizeof(*n));
-	uint32_t *nb = t->with_births ? calloc(ncap, sizeof(*nb)) : NULL;
+	uint64_t *n = array_calloc(ncap, sizeof(*n));
+	uint32_t *nb = t->with_births ? array_calloc(ncap, sizeof(*nb)) : NULL;
 	if (!n || (t->with_births && !nb)) {
 		free(n);
 		free(nb);
