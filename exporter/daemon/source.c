@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The ZMQ shell around the core's kv_store: per member, one SUB socket and one
  * monitor socket, set up by kv_source_init (so that a bad endpoint fails at
- * start-up) and then owned by the member's ingest thread, polled with a
- * short timeout so that a stop is noticed within 100 ms. */
+ * start-up) and then owned by the member's ingest thread, which waits in a
+ * receive with a short timeout so that a stop is noticed within 100 ms. */
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -65,7 +65,8 @@ static int open_sockets(kv_member *m, size_t index, void *zctx, char *err, size_
 	    setopt_int(m->sub, ZMQ_RCVHWM, c->zmq_rcvhwm) ||
 	    zmq_setsockopt(m->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) ||
 	    setopt_int(m->sub, ZMQ_RECONNECT_IVL, RECONNECT_MS) || setopt_int(m->sub, ZMQ_RECONNECT_IVL_MAX, 0) ||
-	    setopt_int(m->sub, ZMQ_HEARTBEAT_IVL, 5000) || setopt_int(m->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
+	    setopt_int(m->sub, ZMQ_RCVTIMEO, POLL_MS) || setopt_int(m->sub, ZMQ_HEARTBEAT_IVL, 5000) ||
+	    setopt_int(m->sub, ZMQ_HEARTBEAT_TIMEOUT, 15000))
 		goto fail;
 	step = "monitor the connection to";
 	snprintf(mon_ep, sizeof(mon_ep), "inproc://monitor-%s-%zu", name, index);
@@ -198,6 +199,14 @@ static void on_monitor_event(kv_member *m)
 	}
 }
 
+/* Whatever the monitor has to say, without waiting. */
+static void take_monitor_events(kv_member *m)
+{
+	zmq_pollitem_t item = {m->mon, 0, ZMQ_POLLIN, 0};
+	while (zmq_poll(&item, 1, 0) > 0)
+		on_monitor_event(m);
+}
+
 void kv_source_await_connected(kv_source *s, double until)
 {
 	for (size_t i = 0; i < s->n_members; i++) {
@@ -263,9 +272,30 @@ static void log_break(const kv_member *m, const kv_ingest_report *rep, kv_rateli
 	       missing, "suppressed", sup, NULL);
 }
 
-/* Receives one whole multipart message (non-blocking) and ingests it.
- * Returns false when nothing was waiting. */
-static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
+/* Reading a stream needs its dialect.  With auto, the status answer tells
+ * it: when the first message is waiting, the poller is asked to poll at
+ * once, and the answer awaited, at most --master.timeout (messages queue in
+ * ZMQ meanwhile); without it, the guide's, said in the log. */
+static void await_dialect(kv_member *m)
+{
+	kv_source *s = m->src;
+	double until = kv_now() + s->config->poll_timeout;
+	atomic_store(&m->poll_now, true);
+	while (!atomic_load(&m->dialect_decided) && !atomic_load(s->stop) && kv_now() < until)
+		kv_sleep_until(s->stop, kv_now() + 0.005);
+	kv_dialect_info d;
+	pthread_mutex_lock(&s->lock);
+	enum kv_dialect_news news = kv_store_dialect_give_up(s->store, m->index, &d);
+	pthread_mutex_unlock(&s->lock);
+	atomic_store(&m->dialect_decided, true);
+	kv_member_log_dialect(m, news, &d); /* given up on; the poller says what it decided */
+}
+
+/* Receives one whole multipart message and ingests it.  wait: the first
+ * frame may be waited for, at most POLL_MS (the socket's ZMQ_RCVTIMEO); then
+ * the monitor's news is taken first, so that a reconnection is known before
+ * the first message it brought.  Returns false when nothing came. */
+static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *rl_break)
 {
 	kv_source *s = m->src;
 	zmq_msg_t parts[MAX_FRAMES], extra;
@@ -278,7 +308,7 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	while (more) {
 		zmq_msg_t *msg = n < MAX_FRAMES ? &parts[n] : &extra;
 		zmq_msg_init(msg);
-		if (zmq_msg_recv(msg, m->sub, total == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+		if (zmq_msg_recv(msg, m->sub, total == 0 && !wait ? ZMQ_DONTWAIT : 0) < 0) {
 			zmq_msg_close(msg);
 			break;
 		}
@@ -291,6 +321,10 @@ static bool ingest_one(kv_member *m, kv_ratelimit *rl, kv_ratelimit *rl_break)
 	}
 	if (total == 0)
 		return false;
+	if (wait)
+		take_monitor_events(m);
+	if (!atomic_load(&m->dialect_decided))
+		await_dialect(m);
 	for (size_t i = 0; i < n; i++)
 		frames[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
 	int64_t now_ms = (int64_t)(kv_now() * 1000);
@@ -325,25 +359,6 @@ void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const 
 	       m->cfg->zmq, "dialect", d->name, "reason", d->basis, NULL);
 }
 
-/* Reading a stream needs its dialect.  With auto, the status answer tells
- * it: when the first message is waiting, the poller is asked to poll at
- * once, and the answer awaited, at most --master.timeout (messages queue in
- * ZMQ meanwhile); without it, the guide's, said in the log. */
-static void await_dialect(kv_member *m)
-{
-	kv_source *s = m->src;
-	double until = kv_now() + s->config->poll_timeout;
-	atomic_store(&m->poll_now, true);
-	while (!atomic_load(&m->dialect_decided) && !atomic_load(s->stop) && kv_now() < until)
-		kv_sleep_until(s->stop, kv_now() + 0.005);
-	kv_dialect_info d;
-	pthread_mutex_lock(&s->lock);
-	enum kv_dialect_news news = kv_store_dialect_give_up(s->store, m->index, &d);
-	pthread_mutex_unlock(&s->lock);
-	atomic_store(&m->dialect_decided, true);
-	kv_member_log_dialect(m, news, &d); /* given up on; the poller says what it decided */
-}
-
 /* Forgets idle tenants (kv_state_expire), looking a tenth of the timeout
  * apart, at most every 10 s.  The members share one state: the first
  * member's thread looks for all (its loop wakes every POLL_MS at least). */
@@ -376,34 +391,33 @@ static void *ingest_main(void *arg)
 	pthread_mutex_unlock(&m->src->lock);
 	if (d.from_start) /* decided at start-up */
 		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &d);
-	zmq_pollitem_t items[2] = {{m->sub, 0, ZMQ_POLLIN, 0}, {m->mon, 0, ZMQ_POLLIN, 0}};
 	double next_expire = kv_now();
 	bool unsettled = false; /* events arrived since the tables last settled */
 	while (!atomic_load(m->src->stop)) {
 		expire_idle(m, &next_expire);
-		int n = zmq_poll(items, 2, POLL_MS);
-		if (n == 0 && unsettled) {
-			pthread_mutex_lock(&m->src->lock);
-			unsettled = kv_store_settle(m->src->store, SETTLE_SLOTS);
-			pthread_mutex_unlock(&m->src->lock);
-		}
-		if (n < 0) {
-			if (zmq_errno() == EINTR)
-				continue;
-			kv_log(KV_LOG_ERROR, "zmq_poll failed", "source", m->src->cfg->name, "err",
-			       zmq_strerror(zmq_errno()), NULL);
-			break;
-		}
-		if (items[1].revents & ZMQ_POLLIN)
-			on_monitor_event(m);
-		if (!(items[0].revents & ZMQ_POLLIN))
+		/* A blocking receive, as the benchmark's floor does, rather than
+		 * zmq_poll over this socket and the monitor: a paced stream wakes
+		 * this thread for nearly every message, and each wake-up through
+		 * zmq_poll cost ~45 ns an event more (docs/performance.md). */
+		if (!ingest_one(m, true, &rl, &rl_break)) { /* POLL_MS without a message */
+			int err = zmq_errno();
+			if (err != EAGAIN && err != EINTR) {
+				kv_log(KV_LOG_ERROR, "zmq_msg_recv failed", "source", m->src->cfg->name, "err",
+				       zmq_strerror(err), NULL);
+				break;
+			}
+			take_monitor_events(m);
+			if (unsettled) {
+				pthread_mutex_lock(&m->src->lock);
+				unsettled = kv_store_settle(m->src->store, SETTLE_SLOTS);
+				pthread_mutex_unlock(&m->src->lock);
+			}
 			continue;
-		if (!atomic_load(&m->dialect_decided))
-			await_dialect(m);
-		int i = 0;
-		while (i < DRAIN_PER_WAKEUP && ingest_one(m, &rl, &rl_break))
+		}
+		int i = 1;
+		while (i < DRAIN_PER_WAKEUP && ingest_one(m, false, &rl, &rl_break))
 			i++;
-		unsettled |= i > 0;
+		unsettled = true;
 		uint64_t streak = atomic_load_explicit(&m->backlog, memory_order_relaxed) + (uint64_t)i;
 		if (i == DRAIN_PER_WAKEUP) { /* more waiting: still catching up */
 			atomic_store_explicit(&m->backlog, streak, memory_order_relaxed);
