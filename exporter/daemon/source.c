@@ -321,10 +321,11 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 	}
 	if (total == 0)
 		return false;
-	if (wait)
+	if (wait) { /* the first message of a stream always comes after a wait */
 		take_monitor_events(m);
-	if (!atomic_load(&m->dialect_decided))
-		await_dialect(m);
+		if (!atomic_load(&m->dialect_decided))
+			await_dialect(m);
+	}
 	for (size_t i = 0; i < n; i++)
 		frames[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
 	int64_t now_ms = (int64_t)(kv_now() * 1000);
