@@ -8,6 +8,10 @@
 
 char *kv_fmt_u64(char *w, unsigned long long v)
 {
+	if (v < 10) { /* most counters of most tenants: 0 */
+		*w = (char)('0' + v);
+		return w + 1;
+	}
 	unsigned n = 1; /* its digits, written from the last */
 	for (unsigned long long t = v; t >= 10; t /= 10)
 		n++;

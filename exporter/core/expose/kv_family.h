@@ -65,7 +65,11 @@ typedef struct kv_family {
 #define KV_DOUBLE(fn, when, expr) KV_ACCESSOR(fn, when, kv_sample_double, (double)(expr))
 #define KV_MS(fn, when, expr)     KV_ACCESSOR(fn, when, kv_sample_ms_as_s, (int64_t)(expr))
 
-/* An extra label of a sample; name NULL for none.  Its value is escaped. */
+/* An extra label of a sample; name NULL for none.  Its value is escaped.
+ * The single-label samples (kv_sample_u64, _double, _ms_as_s) take only
+ * the program's own words, a literal or a name table's, never text built
+ * in a buffer: the renderer knows a word by its pointers and escapes it
+ * once per family.  Other text goes through kv_sample_labels. */
 typedef struct kv_label {
 	const char *name, *value;
 } kv_label;

@@ -71,15 +71,35 @@ typedef struct kv_render_cache {
 	size_t life_le_len[KV_LIFE_BUCKETS + 1];
 } kv_render_cache;
 
-/* Where one family's samples go: the family, and the entity they describe. */
+/* A single-label sample's label is one of the program's own words (a
+ * literal or a name table's: kv_family.h), and a family gives the same few
+ * for every entity: each is escaped once per family, ,name="value", and
+ * copied after.  Known by its two pointers, which a render's words keep. */
+#define MEMO_MAX  24
+#define MEMO_TEXT 1024
+typedef struct kv_memo {
+	size_t n, used;
+	struct kv_memo_word {
+		const char *name, *value;
+		size_t at, len; /* in text */
+	} v[MEMO_MAX];
+	char text[MEMO_TEXT];
+} kv_memo;
+
+/* Where one family's samples go: the family, and the entity they describe,
+ * with the entity's scope labels written once for all its samples. */
 struct kv_emit {
 	B *b;
 	const kv_family *f;
 	size_t name_len;
 	const kv_render_cache *c;
-	size_t si; /* the source's index */
-	size_t ti; /* the tenant's index in its source */
-	kv_at at;  /* the entity being described */
+	size_t si;         /* the source's index */
+	size_t ti;         /* the tenant's index in its source */
+	kv_at at;          /* the entity being described */
+	const char *scope; /* its scope labels, escaped, without braces */
+	size_t scope_len;  /* 0: it has none */
+	B *scratch;        /* where they are written when no cache holds them */
+	kv_memo memo;      /* the family's single labels */
 };
 
 static char *put(char *w, const char *s, size_t n)
@@ -134,16 +154,32 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x)
 		const kv_source_snap *s = &x->sources[si];
 		c->tenant_base[si] = ti;
 		c->group_base[si] = gi;
+		/* every tenant's text opens with the source's: escaped once */
+		size_t source_len = strlen(s->name);
+		char *source = malloc(ESCAPED_MAX(source_len) + 1), *end;
+		if (!source)
+			return KV_ENOMEM;
+		end = escape(source, s->name, source_len, true);
+		source_len = (size_t)(end - source);
 		for (size_t i = 0; i < s->n_tenants; i++, ti++) {
 			const kv_tenant_snap *t = &s->tenants[i];
-			c->tenant[ti].at = c->text.len;
-			cache_label(&c->text, "source", s->name, strlen(s->name), true);
-			kv_buf_addc(&c->text, ',');
-			cache_label(&c->text, "backend_id", t->backend_id, t->backend_len, t->labels_unclean);
-			kv_buf_addc(&c->text, ',');
-			cache_label(&c->text, "tenant_id", t->tenant_id, t->tenant_len, t->labels_unclean);
-			c->tenant[ti].len = c->text.len - c->tenant[ti].at;
+			bool unclean = t->labels_unclean;
+			char *w0 = kv_buf_room(&c->text, 40 + source_len + ESCAPED_MAX(t->backend_len) +
+								 ESCAPED_MAX(t->tenant_len)),
+			     *w = w0;
+			if (!w)
+				break;
+			w = PUTS(w, "source=\"");
+			w = put(w, source, source_len);
+			w = PUTS(w, "\",backend_id=\"");
+			w = escape(w, t->backend_id, t->backend_len, unclean);
+			w = PUTS(w, "\",tenant_id=\"");
+			w = escape(w, t->tenant_id, t->tenant_len, unclean);
+			*w++ = '"';
+			c->tenant[ti] = (kv_text){c->text.len, (size_t)(w - w0)};
+			kv_buf_used(&c->text, (size_t)(w - w0));
 		}
+		free(source);
 		for (size_t g = 0; g < s->n_group_names; g++, gi++) {
 			c->group[gi].at = c->text.len;
 			/* from the keys: sanitised */
@@ -152,17 +188,6 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x)
 		}
 	}
 	return kv_buf_ok(&c->text) ? KV_OK : KV_ENOMEM;
-}
-
-static char *cached(char *w, const kv_render_cache *c, kv_text t)
-{
-	return put(w, c->text.data + t.at, t.len);
-}
-
-/* The entity's tenant's scope labels, escaped once per render. */
-static kv_text tenant_text(const kv_emit *e)
-{
-	return e->c->tenant[e->c->tenant_base[e->si] + e->ti];
 }
 
 static char *label(char *w, bool *first, const char *name, size_t name_len, const char *value, size_t n, bool sanitize)
@@ -176,56 +201,68 @@ static char *label(char *w, bool *first, const char *name, size_t name_len, cons
 	return w;
 }
 
-/* The most the scope's labels take (label() adds 4 bytes to a name). */
-static size_t scope_bound(const kv_emit *e)
+/* A label of the scope into the scratch text: ,name="value" (the leading
+ * comma dropped when the scope is taken). */
+static void scratch_label(B *b, const char *name, const char *value, size_t n)
 {
-	const kv_at *a = &e->at;
-	const kv_source_snap *s = a->s;
-	const kv_render_cache *c = e->c;
-	switch (e->f->scope) {
-	case KV_SCOPE_EXPORTER:
-		return 0;
-	case KV_SCOPE_MEMBER:
-		return 16 + ESCAPED_MAX(strlen(s->name)) + (a->m->label ? 16 + ESCAPED_MAX(strlen(a->m->label)) : 0);
-	case KV_SCOPE_TENANT:
-		return 1 + tenant_text(e).len;
-	case KV_SCOPE_GROUP:
-		return 1 + tenant_text(e).len + 16 +
-		       (a->g->id < s->n_group_names ? c->group[c->group_base[e->si] + a->g->id].len : 0);
-	case KV_SCOPE_QUOTA:
-		return 32 + ESCAPED_MAX(strlen(s->name)) + ESCAPED_MAX(a->q->name_len);
-	default:
-		return 16 + ESCAPED_MAX(strlen(s->name));
-	}
+	kv_buf_addc(b, ',');
+	cache_label(b, name, value, n, true);
 }
 
-/* The scope's labels, in the order every family gives them. */
-static char *scope_labels(char *w, bool *first, const kv_emit *e)
+/* The entity's scope labels, in the order every family gives them: a
+ * tenant's are the render's cached text; the rest are written here once
+ * for the entity's samples.  Failing to write them (no memory) fails the
+ * render. */
+static void enter(kv_emit *e)
 {
 	const kv_family *f = e->f;
 	const kv_at *a = &e->at;
 	const kv_source_snap *s = a->s;
 	const kv_render_cache *c = e->c;
+	e->scope = NULL;
+	e->scope_len = 0;
 	if (f->scope == KV_SCOPE_EXPORTER)
-		return w;
-	if (f->scope == KV_SCOPE_TENANT || f->scope == KV_SCOPE_GROUP) {
-		*w++ = '{';
-		*first = false;
-		w = cached(w, c, tenant_text(e));
-		if (f->scope == KV_SCOPE_GROUP) {
-			w = PUTS(w, ",key_group=\"");
-			if (a->g->id < s->n_group_names)
-				w = cached(w, c, c->group[c->group_base[e->si] + a->g->id]);
-			*w++ = '"';
-		}
-		return w;
+		return;
+	if (f->scope == KV_SCOPE_TENANT) {
+		kv_text t = c->tenant[c->tenant_base[e->si] + e->ti];
+		e->scope = c->text.data + t.at;
+		e->scope_len = t.len;
+		return;
 	}
-	w = label(w, first, "source", 6, s->name, strlen(s->name), true);
-	if (f->scope == KV_SCOPE_MEMBER && a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
-		w = label(w, first, "member", 6, a->m->label, strlen(a->m->label), true);
-	if (f->scope == KV_SCOPE_QUOTA)
-		w = label(w, first, "tenant_id", 9, s->quotas.names.data + a->q->name_at, a->q->name_len, true);
-	return w;
+	B *b = e->scratch;
+	kv_buf_reset(b);
+	if (f->scope == KV_SCOPE_GROUP) {
+		kv_text t = c->tenant[c->tenant_base[e->si] + e->ti];
+		kv_buf_addc(b, ',');
+		kv_buf_add(b, c->text.data + t.at, t.len);
+		kv_buf_adds(b, ",key_group=\"");
+		if (a->g->id < s->n_group_names) {
+			kv_text g = c->group[c->group_base[e->si] + a->g->id];
+			kv_buf_add(b, c->text.data + g.at, g.len);
+		}
+		kv_buf_addc(b, '"');
+	} else {
+		scratch_label(b, "source", s->name, strlen(s->name));
+		if (f->scope == KV_SCOPE_MEMBER && a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
+			scratch_label(b, "member", a->m->label, strlen(a->m->label));
+		if (f->scope == KV_SCOPE_QUOTA)
+			scratch_label(b, "tenant_id", s->quotas.names.data + a->q->name_at, a->q->name_len);
+	}
+	if (!kv_buf_ok(b)) {
+		e->b->failed = true; /* a sample without its scope would be wrong */
+		return;
+	}
+	e->scope = b->data + 1;
+	e->scope_len = b->len - 1;
+}
+
+static char *scope_labels(char *w, bool *first, const kv_emit *e)
+{
+	if (!e->scope_len)
+		return w;
+	*w++ = '{';
+	*first = false;
+	return put(w, e->scope, e->scope_len);
 }
 
 /* A sample's value, of one of the kinds the families give. */
@@ -242,7 +279,7 @@ typedef struct kv_value {
  * labels (opening the braces when it has any).  At most head_bound(). */
 static size_t head_bound(const kv_emit *e, size_t suffix_len)
 {
-	return e->name_len + suffix_len + scope_bound(e);
+	return e->name_len + suffix_len + 1 + e->scope_len;
 }
 
 static char *head(char *w, const kv_emit *e, const char *suffix, size_t suffix_len, bool *first)
@@ -251,6 +288,11 @@ static char *head(char *w, const kv_emit *e, const char *suffix, size_t suffix_l
 	w = put(w, e->f->name, e->name_len);
 	w = put(w, suffix, suffix_len);
 	return scope_labels(w, first, e);
+}
+
+static char *value(char *w, kv_value v)
+{
+	return v.kind == V_U64 ? kv_fmt_u64(w, v.u) : v.kind == V_MS ? kv_fmt_ms_as_s(w, v.ms) : kv_fmt_double(w, v.d);
 }
 
 /* One sample: its head, the extra labels, the value; written into room
@@ -279,24 +321,74 @@ static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t
 	if (!first)
 		*w++ = '}';
 	*w++ = ' ';
-	w = v.kind == V_U64 ? kv_fmt_u64(w, v.u) : v.kind == V_MS ? kv_fmt_ms_as_s(w, v.ms) : kv_fmt_double(w, v.d);
+	w = value(w, v);
+	*w++ = '\n';
+	kv_buf_used(e->b, (size_t)(w - w0));
+}
+
+/* The label's text in the family's memo, escaped there the first time;
+ * false when the memo has no room for it. */
+static bool memo_get(kv_memo *m, kv_label l, const char **text, size_t *len)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].name == l.name && m->v[i].value == l.value) {
+			*text = m->text + m->v[i].at;
+			*len = m->v[i].len;
+			return true;
+		}
+	size_t name_len = strlen(l.name), value_len = strlen(l.value);
+	if (m->n == MEMO_MAX || 4 + name_len + ESCAPED_MAX(value_len) > MEMO_TEXT - m->used)
+		return false;
+	char *w0 = m->text + m->used, *w = w0;
+	bool first = false;
+	w = label(w, &first, l.name, name_len, l.value, value_len, true);
+	m->v[m->n++] = (struct kv_memo_word){l.name, l.value, m->used, (size_t)(w - w0)};
+	m->used += (size_t)(w - w0);
+	*text = w0;
+	*len = (size_t)(w - w0);
+	return true;
+}
+
+/* A sample with at most one extra label, a word of the program's: its
+ * name, the entity's scope and the label's memo, the value. */
+static void sample_one(kv_emit *e, kv_label l, kv_value v)
+{
+	const char *lt = NULL;
+	size_t ll = 0;
+	if (l.name && !memo_get(&e->memo, l, &lt, &ll)) {
+		sample(e, NULL, &l, 1, v);
+		return;
+	}
+	char *w0 = kv_buf_room(e->b, e->name_len + e->scope_len + ll + 4 + KV_FMT_MAX), *w = w0;
+	if (!w)
+		return;
+	w = put(w, e->f->name, e->name_len);
+	if (e->scope_len || ll) {
+		*w++ = '{';
+		w = put(w, e->scope, e->scope_len);
+		/* the memo's text opens with the comma that follows a scope */
+		w = e->scope_len ? put(w, lt, ll) : put(w, lt + 1, ll - 1);
+		*w++ = '}';
+	}
+	*w++ = ' ';
+	w = value(w, v);
 	*w++ = '\n';
 	kv_buf_used(e->b, (size_t)(w - w0));
 }
 
 void kv_sample_u64(kv_emit *e, kv_label extra, uint64_t v)
 {
-	sample(e, NULL, &extra, 1, (kv_value){.kind = V_U64, .u = v});
+	sample_one(e, extra, (kv_value){.kind = V_U64, .u = v});
 }
 
 void kv_sample_double(kv_emit *e, kv_label extra, double v)
 {
-	sample(e, NULL, &extra, 1, (kv_value){.kind = V_DOUBLE, .d = v});
+	sample_one(e, extra, (kv_value){.kind = V_DOUBLE, .d = v});
 }
 
 void kv_sample_ms_as_s(kv_emit *e, kv_label extra, int64_t ms)
 {
-	sample(e, NULL, &extra, 1, (kv_value){.kind = V_MS, .ms = ms});
+	sample_one(e, extra, (kv_value){.kind = V_MS, .ms = ms});
 }
 
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v)
@@ -381,11 +473,13 @@ static void walk_tenants(kv_emit *e, const kv_source_snap *s)
 		a->t = &s->tenants[i];
 		e->ti = i;
 		if (e->f->scope == KV_SCOPE_TENANT) {
+			enter(e);
 			e->f->samples(e, a);
 			continue;
 		}
 		for (size_t g = 0; g < a->t->n_groups; g++) {
 			a->g = &s->group_pool[a->t->group_at + g];
+			enter(e);
 			e->f->samples(e, a);
 		}
 	}
@@ -398,6 +492,7 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 	kv_at *a = &e->at;
 	a->x = x;
 	if (f->scope == KV_SCOPE_EXPORTER) {
+		enter(e);
 		f->samples(e, a);
 		return;
 	}
@@ -406,11 +501,13 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 		e->si = si;
 		switch (f->scope) {
 		case KV_SCOPE_SOURCE:
+			enter(e);
 			f->samples(e, a);
 			break;
 		case KV_SCOPE_MEMBER:
 			for (size_t i = 0; i < s->n_members; i++) {
 				a->m = &s->members[i];
+				enter(e);
 				f->samples(e, a);
 			}
 			break;
@@ -421,6 +518,7 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 		case KV_SCOPE_QUOTA:
 			for (size_t i = 0; i < s->quotas.n; i++) {
 				a->q = &s->quotas.v[i];
+				enter(e);
 				f->samples(e, a);
 			}
 			break;
@@ -451,6 +549,8 @@ bool kv_family_mirrored(const char *name, size_t len)
 int kv_render(B *out, const kv_exporter_snap *x)
 {
 	kv_render_cache c;
+	kv_buf scratch;
+	kv_buf_init(&scratch);
 	if (cache_build(&c, x) != KV_OK) {
 		cache_free(&c);
 		return KV_ENOMEM;
@@ -461,9 +561,10 @@ int kv_render(B *out, const kv_exporter_snap *x)
 			if (f->shown && !f->shown(x))
 				continue;
 			kv_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
-			kv_emit e = {.b = out, .f = f, .name_len = strlen(f->name), .c = &c};
+			kv_emit e = {.b = out, .f = f, .name_len = strlen(f->name), .c = &c, .scratch = &scratch};
 			walk(&e, x);
 		}
+	kv_buf_free(&scratch);
 	cache_free(&c);
 	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
 }
