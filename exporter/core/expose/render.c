@@ -111,14 +111,6 @@ static char *put(char *w, const char *s, size_t n)
 
 #define PUTS(w, lit) put(w, lit, sizeof(lit) - 1)
 
-static void cache_label(B *b, const char *name, const char *value, size_t n, bool sanitize)
-{
-	kv_buf_adds(b, name);
-	kv_buf_adds(b, "=\"");
-	kv_render_label_value(b, value, n, sanitize);
-	kv_buf_addc(b, '"');
-}
-
 static void cache_free(kv_render_cache *c)
 {
 	kv_buf_free(&c->text);
@@ -206,7 +198,10 @@ static char *label(char *w, bool *first, const char *name, size_t name_len, cons
 static void scratch_label(B *b, const char *name, const char *value, size_t n)
 {
 	kv_buf_addc(b, ',');
-	cache_label(b, name, value, n, true);
+	kv_buf_adds(b, name);
+	kv_buf_adds(b, "=\"");
+	kv_render_label_value(b, value, n, true);
+	kv_buf_addc(b, '"');
 }
 
 /* The entity's scope labels, in the order every family gives them: a
