@@ -18,7 +18,8 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 struct family {
 	const char *name; /* as the TYPE line gives it */
 	size_t len;
-	bool counter, drop, mirrored;
+	bool counter, drop;
+	bool created;  /* its samples get a _created: kv_family_find() */
 	size_t om_len; /* a counter's OpenMetrics name drops _total */
 };
 
@@ -30,7 +31,10 @@ static void parse_type(const char *line, size_t n, struct family *f)
 	f->len = sp ? (size_t)(sp - name) : n - 7;
 	f->counter = sp && (size_t)(line + n - sp - 1) == 7 && !memcmp(sp + 1, "counter", 7);
 	f->om_len = f->counter && ends_with(f->name, f->len, "_total") ? f->len - 6 : f->len;
-	f->mirrored = f->counter && kv_family_mirrored(f->name, f->len);
+	/* a tenant's family is known by its scope: no line of it need be
+	 * searched for a tenant_id (add_created still looks, for the rest) */
+	const kv_family *known = f->counter ? kv_family_find(f->name, f->len) : NULL;
+	f->created = f->counter && !(known && ((known->flags & KV_FAM_MIRRORED) || kv_scope_per_tenant(known->scope)));
 }
 
 /* HELP text in OpenMetrics escapes the double quote too. */
@@ -125,9 +129,11 @@ int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts 
 		}
 		if (f.drop || n == 0)
 			continue;
-		kv_buf_add(out, line, n);
-		kv_buf_addc(out, '\n');
-		if (o->openmetrics && f.counter && !f.mirrored && o->created > 0)
+		/* the line with its newline in one piece (the last may have none) */
+		kv_buf_add(out, line, n + (nl != NULL));
+		if (!nl)
+			kv_buf_addc(out, '\n');
+		if (o->openmetrics && f.created && o->created > 0)
 			add_created(out, &f, line, n, o->created);
 	}
 	if (o->openmetrics)

@@ -112,10 +112,17 @@ bool kv_any_polled(const kv_exporter_snap *x);
 bool kv_any_groups(const kv_exporter_snap *x);
 bool kv_any_residency(const kv_exporter_snap *x);
 
-/* Whether the family (its name as the text format's TYPE line gives it)
- * is a counter mirrored from the master: OpenMetrics gives it no _created,
- * because its start is not the exporter's. */
-bool kv_family_mirrored(const char *name, size_t len);
+/* The family of that name (as the text format's TYPE line gives it), NULL
+ * for none: what the exposition's shaping asks of it (a counter mirrored
+ * from the master gets no _created, because its start is not the
+ * exporter's; nor does a tenant's, which starts when the tenant is first
+ * seen). */
+const kv_family *kv_family_find(const char *name, size_t len);
+/* Every sample of a family of this scope has a tenant_id label. */
+static inline bool kv_scope_per_tenant(enum kv_scope s)
+{
+	return s == KV_SCOPE_TENANT || s == KV_SCOPE_GROUP || s == KV_SCOPE_QUOTA;
+}
 
 /* The tables, in the order the exposition gives them. */
 typedef struct kv_family_table {

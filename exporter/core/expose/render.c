@@ -530,15 +530,15 @@ static const kv_family_table *const tables[] = {
 };
 #define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 
-bool kv_family_mirrored(const char *name, size_t len)
+const kv_family *kv_family_find(const char *name, size_t len)
 {
 	for (size_t t = 0; t < N_TABLES; t++)
 		for (size_t i = 0; i < tables[t]->n; i++) {
 			const kv_family *f = &tables[t]->v[i];
-			if ((f->flags & KV_FAM_MIRRORED) && strlen(f->name) == len && !memcmp(f->name, name, len))
-				return true;
+			if (strlen(f->name) == len && !memcmp(f->name, name, len))
+				return f;
 		}
-	return false;
+	return NULL;
 }
 
 int kv_render(B *out, const kv_exporter_snap *x)
