@@ -28,6 +28,9 @@ typedef struct world {
 	kv_store *s;
 } world;
 
+/* The next world_make's store never hands its state over (no --state.serve). */
+static bool never_handed_over;
+
 static kv_store *world_make(world *w, const char *name, size_t n, int dialect, bool groups, uint64_t seed,
 			    size_t max_tenants)
 {
@@ -48,7 +51,8 @@ static kv_store *world_make(world *w, const char *name, size_t n, int dialect, b
 			    .residency = true,
 			    .budget = &w->budget,
 			    .seed = seed,
-			    .max_tenants = max_tenants};
+			    .max_tenants = max_tenants,
+			    .never_handed_over = never_handed_over};
 	assert_non_null(w->s = kv_store_new(&cfg));
 	return w->s;
 }
@@ -390,6 +394,42 @@ static void test_join_cases(void **state)
 	world_free(&b);
 }
 
+/* B takes A's copy, then A's last message comes again to B: what B decides.
+ * Only A's digest of that message proves it held by the copy. */
+static enum kv_join last_again(bool a_serves, bool b_serves)
+{
+	world a, b;
+	history h = {.ts = TS0, .keys = 200};
+	rng = 11;
+	never_handed_over = !a_serves;
+	world_make(&a, "m", 1, 1, false, 7, 100);
+	never_handed_over = !b_serves;
+	world_make(&b, "m", 1, 1, false, 99, 100);
+	never_handed_over = false;
+	play(&h, 1, 50, a.s, NULL);
+	replay_point last = mark(&h);
+	play(&h, 1, 1, a.s, NULL);
+	bytes out = write_all(a.s);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	rewind_to(&h, &last);
+	enum kv_join j = next_into(&h, b.s, NULL);
+	free(out.p);
+	world_free(&a);
+	world_free(&b);
+	return j;
+}
+
+/* A store that never hands its state over keeps no digest (its copy cannot
+ * prove a repeated message), and one that joins hashes while it waits,
+ * served or not. */
+static void test_digests_only_when_served(void **state)
+{
+	(void)state;
+	assert_int_equal(last_again(true, true), KV_JOIN_CONTINUED);
+	assert_int_equal(last_again(true, false), KV_JOIN_CONTINUED);
+	assert_int_equal(last_again(false, true), KV_JOIN_BROKEN);
+}
+
 /* Every truncation and every bit flip is refused: nothing taken. */
 static void test_refusals(void **state)
 {
@@ -485,6 +525,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_join_cases),
+		cmocka_unit_test(test_digests_only_when_served),
 		cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

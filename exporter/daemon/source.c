@@ -126,7 +126,8 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 			   .residency = cfg->residency,
 			   .budget = budget,
 			   .seed = seed,
-			   .max_tenants = cfg->max_tenants};
+			   .max_tenants = cfg->max_tenants,
+			   .never_handed_over = !cfg->state_serve};
 	s->store = kv_store_new(&sc);
 	free(sm);
 	if (!s->store) {

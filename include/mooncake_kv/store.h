@@ -60,6 +60,7 @@ typedef struct kv_store_cfg {
 	kv_budget *budget;                /* must outlive the store */
 	uint64_t seed;                    /* keys the object hash: pick it at random */
 	size_t max_tenants;               /* bounds what the master's answers may hold */
+	bool never_handed_over;           /* no --state.serve: streams keep no digest for it */
 } kv_store_cfg;
 
 typedef struct kv_store kv_store;

@@ -78,6 +78,12 @@ uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid
 void kv_stream_set_dialect(kv_stream *st, enum kv_dialect d);
 enum kv_dialect kv_stream_dialect(const kv_stream *st);
 
+/* Whether the stream keeps the digest of its last message, which a handover
+ * of its state needs to prove the join (mooncake_kv/handover.h): kept until
+ * set; an exporter that never serves its state (no --state.serve) does not
+ * hash every message for it.  Joining a peer's state hashes regardless. */
+void kv_stream_set_digests(kv_stream *st, bool keep);
+
 /* Key groups (kv_state.h) on the stream's own state. */
 int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re);
 

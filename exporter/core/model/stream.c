@@ -21,6 +21,7 @@ struct kv_stream {
 	int64_t ts_max;
 	bool has_digest; /* digest is of the message numbered seq.last_seq */
 	uint64_t digest;
+	bool no_digest; /* kv_stream_set_digests(false): not kept, never handed over */
 	/* joining a peer's state (kv_stream_carry_set) */
 	enum kv_join join;
 	kv_stream_carry peer;
@@ -132,6 +133,13 @@ void kv_stream_disconnected(kv_stream *st)
 void kv_stream_set_dialect(kv_stream *st, enum kv_dialect d)
 {
 	st->dialect = d;
+}
+
+void kv_stream_set_digests(kv_stream *st, bool keep)
+{
+	st->no_digest = !keep;
+	if (!keep)
+		st->has_digest = false;
 }
 
 enum kv_dialect kv_stream_dialect(const kv_stream *st)
@@ -346,7 +354,10 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	 * bad payload still closes or opens a gap. */
 	uint64_t eid = 0;
 	bool has_eid = rc == KV_OK && first_event_id(&b, &eid);
-	uint64_t digest = b.has_seq && n_frames >= 3 ? XXH3_64bits(frames[2].data, frames[2].len) : 0;
+	/* the payload's digest, for a handover of this state (kept) or of a
+	 * peer's (joining): hashing is ~10-20 ns an event otherwise spent */
+	bool hashed = b.has_seq && n_frames >= 3 && (!st->no_digest || st->join == KV_JOIN_WAITING);
+	uint64_t digest = hashed ? XXH3_64bits(frames[2].data, frames[2].len) : 0;
 	if (st->join == KV_JOIN_WAITING && b.has_seq) {
 		switch (join_step(st, &b, digest, has_eid, eid)) {
 		case JOIN_CONTINUED_SKIP:
@@ -381,7 +392,7 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	}
 	st->reconnect_pending = false; /* this message has told */
 	if (b.has_seq && v != KV_SEQ_DUPLICATE) {
-		st->has_digest = n_frames >= 3;
+		st->has_digest = hashed && !st->no_digest;
 		st->digest = digest;
 	}
 

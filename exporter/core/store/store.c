@@ -61,6 +61,7 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 			goto fail;
 		kv_dialect_init(&p->dialect, p->cfg.dialect, p->cfg.has_status);
 		kv_stream_set_dialect(p->stream, p->dialect.dialect);
+		kv_stream_set_digests(p->stream, !cfg->never_handed_over);
 	}
 	return s;
 fail:
