@@ -67,7 +67,7 @@ def main():
     for _ in range(int(MINUTES / 3) + 1):
         phases += ["steady:rate=%d,seconds=170" % RATE, "burst:events=100000"]
     sim = subprocess.Popen([SIM, "--pub", "tcp://127.0.0.1:%d" % pub, "--status", "127.0.0.1:%d" % adm,
-                            "--spec-extras", "on", "--tenants", "200", "--keys", "20000", "--queue", "20000",
+                            "--spec-extras", "on", "--tenants", "200", "--keys", "500", "--queue", "20000",
                             "--key-style", "lmcache", "--models", "4"]
                            + sum((["--phase", p] for p in phases), []),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
