@@ -194,14 +194,14 @@ static char *label(char *w, bool *first, const char *name, size_t name_len, cons
 }
 
 /* A label of the scope into the scratch text: ,name="value" (the leading
- * comma dropped when the scope is taken). */
+ * comma dropped when the scope is taken), as label() writes it. */
 static void scratch_label(B *b, const char *name, const char *value, size_t n)
 {
-	kv_buf_addc(b, ',');
-	kv_buf_adds(b, name);
-	kv_buf_adds(b, "=\"");
-	kv_render_label_value(b, value, n, true);
-	kv_buf_addc(b, '"');
+	size_t name_len = strlen(name);
+	char *w0 = kv_buf_room(b, 4 + name_len + ESCAPED_MAX(n));
+	bool first = false;
+	if (w0)
+		kv_buf_used(b, (size_t)(label(w0, &first, name, name_len, value, n, true) - w0));
 }
 
 /* The entity's scope labels, in the order every family gives them: a
