@@ -377,6 +377,62 @@ static void test_settle(void **state)
 	kv_objtable_clear(&t);
 }
 
+/* Arrays of 2 MiB or more are mapped on their own, each aligned to a huge
+ * page (so that the kernel can back all of it with huge pages): through
+ * growth and draining, with births, every object and birth stays, births
+ * off and on again give back and take the memory, and clear frees it all
+ * (valgrind and ASan see the mappings). */
+static void test_huge_arrays(void **state)
+{
+	(void)state;
+	enum { N = 450000 };
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uint64_t *h = malloc(N * sizeof(*h));
+	uint64_t x = 31;
+	kv_objtable t = KV_OBJTABLE_INIT;
+	assert_int_equal(kv_objtable_births(&t, true), KV_OK);
+	size_t aligned_slots = 0, aligned_births = 0;
+	const uint64_t *seen = NULL;
+	for (size_t i = 0; i < N; i++) {
+		h[i] = splitmix(&x);
+		assert_int_equal(kv_objtable_update(&t, h[i], KV_MEDIUM_CPU, 0, true, 1000 + (int64_t)i, NULL, NULL),
+				 KV_OK);
+		if (t.slots == seen)
+			continue;
+		seen = t.slots;
+		if (t.cap * sizeof(*t.slots) >= huge) {
+			assert_int_equal((uintptr_t)t.slots % huge, 0);
+			aligned_slots++;
+		}
+		if (t.cap * sizeof(*t.births) >= huge) {
+			assert_int_equal((uintptr_t)t.births % huge, 0);
+			aligned_births++;
+		}
+	}
+	assert_true(aligned_slots >= 3 && aligned_births >= 1);
+	/* every other one goes, the rest keep their birth */
+	for (size_t i = 0; i < N; i += 2) {
+		int64_t born = 0;
+		assert_int_equal(kv_objtable_update(&t, h[i], 0, KV_MEDIUM_CPU, true, 0, NULL, &born), KV_OK);
+		assert_true(born == 1000 + (int64_t)i);
+	}
+	for (size_t i = 0; i < N; i++) {
+		assert_int_equal(kv_objtable_get(&t, h[i]), i % 2 ? KV_MEDIUM_CPU : 0);
+		if (i % 2)
+			assert_true(kv_objtable_birth(&t, h[i]) == 1000 + (int64_t)i);
+	}
+	size_t with = kv_objtable_bytes(&t);
+	assert_int_equal(kv_objtable_births(&t, false), KV_OK);
+	assert_int_equal(kv_objtable_bytes(&t), with / 12 * 8);
+	assert_int_equal(kv_objtable_births(&t, true), KV_OK);
+	assert_int_equal(kv_objtable_bytes(&t), with);
+	assert_int_equal((uintptr_t)t.births % huge, 0);
+	assert_int_equal(kv_objtable_count(&t), N / 2);
+	kv_objtable_clear(&t);
+	assert_int_equal(kv_objtable_bytes(&t), 0);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_birth_window),
 		cmocka_unit_test(test_capacity_steps),
 		cmocka_unit_test(test_settle),
+		cmocka_unit_test(test_huge_arrays),
 	};
 	return cmocka_run_group_tests_name("objtable", tests, NULL, NULL);
 }

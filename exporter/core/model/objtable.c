@@ -46,31 +46,64 @@ static size_t grown(size_t cap)
 	return cap + quarter;
 }
 
-/* Arrays of at least this many bytes are asked to be backed by huge pages
- * where the kernel has them (THP "madvise"): a probe lands on a random slot
- * of a table far larger than the cache, and with 4 KiB pages each also
- * misses the TLB. */
-#define HUGE_ARRAY_BYTES ((size_t)4 << 20)
+/* Arrays of a huge page or more are mapped on their own, aligned to one, and
+ * asked to be backed by huge pages where the kernel has them (THP
+ * "madvise").  A probe lands on a random slot of a table far larger than
+ * the cache; with 4 KiB pages it also misses the TLB, and on a paced stream
+ * each wake-up finds the TLB empty, so every event waits for a page walk
+ * (docs/performance.md, "Huge pages, aligned").  malloc's large blocks
+ * start 16 bytes into a 4 KiB page, so only their inner whole 2 MiB runs
+ * could be huge: none of a table under 4 MiB.  The tail after the last
+ * whole huge page stays in 4 KiB pages: rounding it up would hold as much
+ * as 2 MiB more a table. */
+#define HUGE_PAGE ((size_t)2 << 20)
 
+static size_t page_round(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return (bytes + page - 1) & ~(page - 1);
+}
+
+/* n zeroed elements, or NULL. */
 static void *array_calloc(size_t n, size_t size)
 {
-	void *p = calloc(n, size);
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes) || bytes > SIZE_MAX / 2)
+		return NULL;
+	if (bytes < HUGE_PAGE)
+		return calloc(n, size);
+	size_t len = page_round(bytes);
+	char *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	char *a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (p + len + HUGE_PAGE > a + len)
+		munmap(a + len, (size_t)(p + len + HUGE_PAGE - (a + len)));
 #ifdef MADV_HUGEPAGE
-	if (p && n * size >= HUGE_ARRAY_BYTES) {
-		size_t page = (size_t)sysconf(_SC_PAGESIZE);
-		uintptr_t from = (uintptr_t)p & ~(uintptr_t)(page - 1), to = (uintptr_t)p + n * size;
-		madvise((void *)from, to - from, MADV_HUGEPAGE); /* a hint: refused is fine */
-	}
+	madvise(a, len, MADV_HUGEPAGE); /* a hint: refused is fine */
 #endif
-	return p;
+	return a;
+}
+
+/* Frees what array_calloc(n, size) returned (NULL is fine). */
+static void array_free(void *p, size_t n, size_t size)
+{
+	if (!p)
+		return;
+	if (n * size < HUGE_PAGE)
+		free(p);
+	else
+		munmap(p, page_round(n * size));
 }
 
 void kv_objtable_clear(kv_objtable *t)
 {
-	free(t->slots);
-	free(t->births);
-	free(t->old);
-	free(t->old_births);
+	array_free(t->slots, t->cap, sizeof(*t->slots));
+	array_free(t->births, t->cap, sizeof(*t->births));
+	array_free(t->old, t->old_cap, sizeof(*t->old));
+	array_free(t->old_births, t->old_cap, sizeof(*t->old_births));
 	*t = (kv_objtable)KV_OBJTABLE_INIT;
 }
 
@@ -82,15 +115,15 @@ int kv_objtable_births(kv_objtable *t, bool on)
 		uint32_t *b = t->slots ? array_calloc(t->cap, sizeof(*b)) : NULL;
 		uint32_t *ob = t->old ? array_calloc(t->old_cap, sizeof(*ob)) : NULL;
 		if ((t->slots && !b) || (t->old && !ob)) {
-			free(b);
-			free(ob);
+			array_free(b, t->cap, sizeof(*b));
+			array_free(ob, t->old_cap, sizeof(*ob));
 			return KV_ENOMEM;
 		}
 		t->births = b;
 		t->old_births = ob;
 	} else {
-		free(t->births);
-		free(t->old_births);
+		array_free(t->births, t->cap, sizeof(*t->births));
+		array_free(t->old_births, t->old_cap, sizeof(*t->old_births));
 		t->births = t->old_births = NULL;
 	}
 	t->with_births = on;
@@ -198,8 +231,8 @@ static void delete_live(kv_objtable *t, size_t hole)
 
 static void free_old(kv_objtable *t)
 {
-	free(t->old);
-	free(t->old_births);
+	array_free(t->old, t->old_cap, sizeof(*t->old));
+	array_free(t->old_births, t->old_cap, sizeof(*t->old_births));
 	t->old = NULL;
 	t->old_births = NULL;
 	t->old_cap = t->old_count = t->old_cursor = t->old_released = 0;
@@ -240,8 +273,8 @@ static int move_to(kv_objtable *t, size_t ncap)
 	uint64_t *n = array_calloc(ncap, sizeof(*n));
 	uint32_t *nb = t->with_births ? array_calloc(ncap, sizeof(*nb)) : NULL;
 	if (!n || (t->with_births && !nb)) {
-		free(n);
-		free(nb);
+		array_free(n, ncap, sizeof(*n));
+		array_free(nb, ncap, sizeof(*nb));
 		return KV_ENOMEM;
 	}
 	t->old = t->slots;
