@@ -125,9 +125,10 @@ void kv_state_free(kv_state *s);
 int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d);
 
 /* The same in two steps, so that a batch can be looked at before it is
- * applied: kv_state_prepare hashes the key, finds the tenant (creating
- * nothing) and starts loading the object's slot into cache; applying the
- * batch afterwards finds the memory there instead of waiting for it. */
+ * applied: kv_state_prepare hashes the key and finds the tenant (creating
+ * nothing), kv_state_prefetch_slot starts loading the object's slot into
+ * cache; applying the batch afterwards finds the memory there instead of
+ * waiting for it. */
 typedef struct kv_prepared {
 	uint64_t key_hash;
 	int64_t ts;        /* the event's publisher time (unix ms), KV_NO_BIRTH when not usable */
@@ -137,6 +138,10 @@ typedef struct kv_prepared {
 } kv_prepared;
 
 void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_prepared *p);
+/* Starts loading the slot a prepared event's object is looked up in.  Apart
+ * from kv_state_prepare, so that a batch's prefetches can be issued in a
+ * loop of their own (docs/performance.md, "The third pass").  A hint. */
+void kv_state_prefetch_slot(const kv_prepared *p);
 int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
 
 /* The owner's clock (unix ms) for what it applies or marks next: a tenant's

@@ -370,7 +370,11 @@ void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_pre
 		size_t n = kv_keygroup_of(s->matcher, ev->object_key.ptr, ev->object_key.len, name);
 		p->group = kv_state_group_id(s, name, n);
 	}
-	if (p->tenant)
+}
+
+void kv_state_prefetch_slot(const kv_prepared *p)
+{
+	if (p->tenant && (p->add | p->del))
 		kv_objtable_prefetch(&p->tenant->objects, p->key_hash);
 }
 

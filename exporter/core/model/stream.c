@@ -266,6 +266,14 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 	for (size_t i = from; i < to; i++)
 		if (applicable(&b->events[i]))
 			kv_state_prepare(st->state, &b->events[i], st->dialect, &prep[i - from]);
+	/* The slots' prefetches in a loop of their own: a prefetch that misses
+	 * the TLB (each does, after a wake-up) retires only once its page walk
+	 * is done, and between walks of the hashing and the tenant lookup the
+	 * reorder window would hold two or three of them; here it holds dozens
+	 * (docs/performance.md, "The third pass"). */
+	for (size_t i = from; i < to; i++)
+		if (applicable(&b->events[i]))
+			kv_state_prefetch_slot(&prep[i - from]);
 	for (size_t i = from; i < to; i++) {
 		const kv_event *ev = &b->events[i];
 		if (ev->reject != KV_R_OK) { /* it arrived, and took an id: which one is not read */
