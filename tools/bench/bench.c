@@ -4,6 +4,9 @@
  *   mooncake-kv-bench decode [off]      decode alone, and decode + state, over memory (residency off)
  *   mooncake-kv-bench groups [RE]       decode + state with and without a key-group regex
  *   mooncake-kv-bench recv EP N         ZMQ receive + decode, no state, until N events
+ *   mooncake-kv-bench paced KEYS [GAP_US [exact]]
+ *                                       decode alone against decode + state, message by
+ *                                       message, each after a sleep (200 us), in process
  *   mooncake-kv-bench render            snapshot + render at 10, 1,000, 10,000 tenants
  *                                       (and, at 10,000, the modes of docs/sizing.md)
  *   mooncake-kv-bench handover [N]      a store of N objects (10M) handed over: bytes, write,
@@ -22,13 +25,13 @@
 #include <mooncake_kv/handover.h>
 #include <mooncake_kv/scrape.h>
 
+#include "bench.h"
 #include "kv_key_group_regex.h"
-#include "kv_render.h"
 #include "kv_store_impl.h"
 #include "kv_stream.h"
 #include "workload.h"
 
-static double mono(void)
+double bench_mono(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -86,8 +89,8 @@ static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const kv_key
 		kv_stream_ingest(st, f, 3, 0, NULL);
 	}
 	wl_free(load, n_load);
-	double t0 = mono();
-	while (mono() - t0 < 2.0) {
+	double t0 = bench_mono();
+	while (bench_mono() - t0 < 2.0) {
 		for (size_t i = 0; i < n; i++) {
 			be64(seq, ++s);
 			wl_stamp(&m[i], eid + 1, (int64_t)s);
@@ -97,7 +100,7 @@ static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const kv_key
 			events += WL_BATCH;
 		}
 	}
-	double dt = mono() - t0;
+	double dt = bench_mono() - t0;
 	*live = atomic_load(&budget.objects);
 	const kv_state *state = kv_stream_state(st);
 	lives_observed = 0;
@@ -117,15 +120,15 @@ static int bench_decode(void)
 	kv_decoder *d = kv_decoder_new();
 	kv_batch b;
 	uint64_t events = 0;
-	double t0 = mono();
-	while (mono() - t0 < 2.0) {
+	double t0 = bench_mono();
+	while (bench_mono() - t0 < 2.0) {
 		for (size_t i = 0; i < N; i++) {
 			f[2] = (kv_frame){m[i].payload, m[i].len};
 			kv_decode(d, f, 3, &b);
 			events += b.n_events;
 		}
 	}
-	double dt = mono() - t0;
+	double dt = bench_mono() - t0;
 	printf("{\"what\":\"decode alone, in memory\",\"events_per_s\":%.0f,\"message_bytes\":%zu}\n",
 	       (double)events / dt, m[0].len);
 
@@ -162,7 +165,7 @@ static int bench_recv(const char *ep, uint64_t want)
 			n++;
 		}
 		if (!t0)
-			t0 = mono();
+			t0 = bench_mono();
 		kv_frame f[3];
 		for (size_t i = 0; i < n; i++)
 			f[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
@@ -172,7 +175,7 @@ static int bench_recv(const char *ep, uint64_t want)
 		messages++;
 		for (size_t i = 0; i < n; i++)
 			zmq_msg_close(&parts[i]);
-		t1 = mono();
+		t1 = bench_mono();
 	}
 done:
 	printf("{\"what\":\"ZMQ receive + decode, no "
@@ -184,160 +187,86 @@ done:
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A paced stream's wake-ups, in one process: each message is decoded alone
+ * (the floor's work) and then decoded and applied (the ingest thread's),
+ * each after its own sleep of gap_us, message by message, so that both see
+ * the same cold start and the same phases of a noisy machine.  What it
+ * prints is the state's cost an event over the floor's decode; ZMQ's cost,
+ * the same in both, is not in it.  keys 64-byte keys over 16 tenants,
+ * loaded first; exact: the tenants made exact first (births kept, as in a
+ * deployment where the master can be asked), else stale, as the ZMQ
+ * benchmark's exporter has them. */
+static int bench_paced(uint64_t keys, long gap_us, bool exact)
+{
+	wl_params wp = {.keys = keys, .tenants = 16, .key_bytes = 64, .stored_pct = 60, .seed = 7};
+	enum { N = 16384 }; /* 1M events: more cache lines than the last-level cache holds */
+	wl_msg *m = wl_encode_mix(&wp, N);
+	unsigned char seq[8] = {0};
+	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	kv_budget budget;
+	kv_budget_init(&budget, 1000, 40000000);
+	kv_stream *st = kv_stream_new(&budget, 1);
+	kv_decoder *d = kv_decoder_new();
+	if (!m || !st || !d)
+		return 1;
+	if (exact)
+		make_exact(st, &wp);
+	size_t n_load;
+	wl_msg *load = wl_encode_load(&wp, &n_load);
+	uint64_t sq = 0, eid = 0;
+	for (size_t i = 0; i < n_load; i++) {
+		be64(seq, ++sq);
+		wl_stamp(&load[i], eid + 1, (int64_t)sq);
+		eid += WL_BATCH;
+		f[2] = (kv_frame){load[i].payload, load[i].len};
+		kv_stream_ingest(st, f, 3, 0, NULL);
+	}
+	wl_free(load, n_load);
+	struct timespec gap = {gap_us / 1000000, gap_us % 1000000 * 1000};
+	double floor_s = 0, state_s = 0;
+	kv_batch b;
+	for (size_t i = 0; i < N; i++) {
+		be64(seq, ++sq);
+		wl_stamp(&m[i], eid + 1, (int64_t)sq);
+		eid += WL_BATCH;
+		f[2] = (kv_frame){m[i].payload, m[i].len};
+		nanosleep(&gap, NULL);
+		double t0 = thread_cpu();
+		kv_decode(d, f, 3, &b);
+		double t1 = thread_cpu();
+		nanosleep(&gap, NULL);
+		double t2 = thread_cpu();
+		kv_stream_ingest(st, f, 3, (int64_t)sq, NULL);
+		double t3 = thread_cpu();
+		floor_s += t1 - t0;
+		state_s += t3 - t2;
+	}
+	double per = 1e9 / ((double)N * WL_BATCH);
+	printf("{\"what\":\"paced in process: decode alone, then decode + state, each after a sleep\","
+	       "\"keys\":%llu,\"live_objects\":%zu,\"tenants\":\"%s\",\"gap_us\":%ld,"
+	       "\"decode_ns_per_event\":%.0f,\"decode_and_state_ns_per_event\":%.0f,"
+	       "\"state_ns_per_event\":%.0f}\n",
+	       (unsigned long long)keys, (size_t)atomic_load(&budget.objects), exact ? "exact" : "stale", gap_us,
+	       floor_s * per, state_s * per, (state_s - floor_s) * per);
+	kv_decoder_free(d);
+	kv_stream_free(st);
+	wl_free(m, N);
+	return 0;
+}
+
+int bench_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-/* The lines of an exposition that are not comments. */
-static size_t samples_of(const kv_buf *b)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < b->len; i++)
-		n += b->data[i] == '\n' && i + 1 < b->len && b->data[i + 1] != '#';
-	return n;
-}
-
-/* A state of `tenants` tenants of 20 objects each, as the render benchmark
- * gives them. */
-static kv_state *render_state(kv_budget *budget, unsigned tenants, bool residency)
-{
-	kv_state *st = kv_state_new(budget, 1);
-	kv_state_set_residency(st, residency);
-	kv_event ev = {.type = KV_EV_STORED, .has_key = true, .medium = KV_MEDIUM_CPU};
-	ev.backend_id = (kv_str){"mooncake-master-1", 17};
-	char t[32], k[32];
-	for (unsigned i = 0; i < tenants; i++)
-		for (unsigned j = 0; j < 20; j++) {
-			ev.tenant_id = (kv_str){t, (uint32_t)snprintf(t, sizeof(t), "tenant-%05u", i)};
-			ev.object_key = (kv_str){k, (uint32_t)snprintf(k, sizeof(k), "key-%u", j)};
-			ev.medium = j % 3 ? KV_MEDIUM_CPU : KV_MEDIUM_DISK;
-			kv_state_apply(st, &ev, KV_DIALECT_MEDIA);
-		}
-	return st;
-}
-
-/* Snapshot + render of the state, `runs` times, the last text left in out:
- * prints the mean, median and best, and the snapshot's part (what a scrape
- * takes under the source's lock). */
-static void render_runs(const char *what, unsigned tenants, const kv_state *st, int runs, kv_buf *out)
-{
-	kv_source_snap src = {.name = "m0"};
-	kv_snapshot_members(&src, 1);
-	src.members[0].connected = true;
-	kv_exporter_snap x = {.info = {.version = "bench", .revision = "bench"}, .sources = &src, .n_sources = 1};
-	double best = 1e9, total = 0, snap_best = 1e9, snap_total = 0, each[200];
-	if (runs > 200)
-		runs = 200;
-	for (int r = 0; r < runs; r++) {
-		double a = mono();
-		kv_snapshot_state(&src, st);
-		double m = mono();
-		kv_buf_reset(out);
-		kv_render(out, &x);
-		double d = mono() - a;
-		each[r] = d;
-		total += d;
-		snap_total += m - a;
-		if (d < best)
-			best = d;
-		if (m - a < snap_best)
-			snap_best = m - a;
-	}
-	/* the median beside the mean: a shared machine's slow phases pull the
-	 * mean by themselves */
-	qsort(each, (size_t)runs, sizeof(each[0]), cmp_double);
-	printf("{\"what\":\"%s\",\"tenants\":%u,\"mean_ms\":%.3f,\"median_ms\":%.3f,\"best_ms\":%.3f,"
-	       "\"snapshot_mean_ms\":%.3f,\"snapshot_best_ms\":%.3f,\"bytes\":%zu,\"samples\":%zu}\n",
-	       what, tenants, total / runs * 1e3, each[runs / 2] * 1e3, best * 1e3, snap_total / runs * 1e3,
-	       snap_best * 1e3, out->len, samples_of(out));
-	kv_source_snap_release(&src);
-}
-
-/* A shaping pass over the text (OpenMetrics, or the families an operator
- * left out): its best time, bytes and samples. */
-static void shape_runs(const char *what, unsigned tenants, const kv_buf *text, int runs, const kv_expo_opts *eo)
-{
-	kv_buf out;
-	kv_buf_init(&out);
-	double best = 1e9;
-	for (int r = 0; r < runs; r++) {
-		double a = mono();
-		kv_buf_reset(&out);
-		kv_expo_write(&out, text->data, text->len, eo);
-		double d = mono() - a;
-		if (d < best)
-			best = d;
-	}
-	printf("{\"what\":\"%s\",\"tenants\":%u,\"best_ms\":%.3f,\"bytes\":%zu,\"samples\":%zu}\n", what, tenants,
-	       best * 1e3, out.len, samples_of(&out));
-	kv_buf_free(&out);
-}
-
-static int bench_render(void)
-{
-	static const unsigned counts[] = {10, 1000, 10000};
-	for (size_t c = 0; c < 3; c++) {
-		kv_budget budget;
-		kv_budget_init(&budget, 100000, 100000000);
-		kv_state *st = render_state(&budget, counts[c], true);
-		kv_buf out;
-		kv_buf_init(&out);
-		int runs = counts[c] >= 10000 ? 50 : 200;
-		render_runs("snapshot + render", counts[c], st, runs, &out);
-		/* the floor of any renderer of this text: writing its bytes, a line
-		 * at a time, into a buffer already touched */
-		char *copy = malloc(out.len + 1);
-		double floor_best = 1e9;
-		if (copy) {
-			memset(copy, 0, out.len + 1);
-			for (int r = 0; r < runs; r++) {
-				double a = mono();
-				for (size_t i = 0; i < out.len;) {
-					const char *nl = memchr(out.data + i, '\n', out.len - i);
-					size_t n = nl ? (size_t)(nl - (out.data + i)) + 1 : out.len - i;
-					memcpy(copy + i, out.data + i, n);
-					i += n;
-				}
-				double d = mono() - a;
-				if (d < floor_best)
-					floor_best = d;
-			}
-			printf("{\"what\":\"writing that text a line at a time (a renderer's floor)\",\"tenants\":%u,"
-			       "\"best_ms\":%.3f,\"check\":%d}\n",
-			       counts[c], floor_best * 1e3, copy[out.len / 2]);
-			free(copy);
-		}
-		/* what an OpenMetrics scrape adds: the shaping pass over that text */
-		shape_runs("openmetrics pass", counts[c], &out, runs,
-			   &(kv_expo_opts){.openmetrics = true, .created = 1700000000});
-		if (counts[c] == 10000) {
-			/* docs/sizing.md's modes: the families an operator leaves out */
-			char err[128];
-			kv_family_filter *life = kv_family_filter_new("mooncake_kv_object_lifetime_seconds", false, err,
-								      sizeof(err));
-			kv_family_filter *summary = kv_family_filter_new(NULL, true, err, sizeof(err));
-			shape_runs("--metrics.exclude=mooncake_kv_object_lifetime_seconds", counts[c], &out, runs,
-				   &(kv_expo_opts){.drop = kv_family_filter_drops, .drop_ctx = life});
-			shape_runs("--metrics.tenant-summary", counts[c], &out, runs,
-				   &(kv_expo_opts){.drop = kv_family_filter_drops, .drop_ctx = summary});
-			kv_family_filter_free(life);
-			kv_family_filter_free(summary);
-			kv_budget_init(&budget, 100000, 100000000);
-			kv_state *off = render_state(&budget, counts[c], false);
-			render_runs("snapshot + render, --residency.enabled=false", counts[c], off, runs, &out);
-			kv_state_free(off);
-		}
-		kv_buf_free(&out);
-		kv_state_free(st);
-	}
-	return 0;
-}
-
-/* Key groups' cost: the same ingest with and without a typical two-group
- * regex, alternated five times each in one run so that drift in the
- * machine's speed falls on both; the medians are compared. */
 static int bench_groups(const char *pattern)
 {
 	wl_params wp = {.keys = 1000000, .tenants = 16, .key_bytes = 100, .stored_pct = 60, .seed = 7};
@@ -355,8 +284,8 @@ static int bench_groups(const char *pattern)
 		plain[r] = ingest_rate(&wp, m, N, NULL, &live);
 		grouped[r] = ingest_rate(&wp, m, N, re, &live);
 	}
-	qsort(plain, ROUNDS, sizeof(double), cmp_double);
-	qsort(grouped, ROUNDS, sizeof(double), cmp_double);
+	qsort(plain, ROUNDS, sizeof(double), bench_cmp_double);
+	qsort(grouped, ROUNDS, sizeof(double), bench_cmp_double);
 	double a = plain[ROUNDS / 2], b = grouped[ROUNDS / 2];
 	printf("{\"what\":\"decode + state, in memory, 1M keys, key groups\",\"regex\":\"%s\",\"rounds\":%d,"
 	       "\"events_per_s_no_regex\":%.0f,\"events_per_s_regex\":%.0f,\"cost_percent\":%.1f,"
@@ -450,9 +379,9 @@ static int bench_handover(uint64_t n)
 
 	/* written in memory, only counted: the encoder's own speed */
 	struct sink_count c = {0};
-	double t0 = mono();
+	double t0 = bench_mono();
 	kv_handover_write(stores, 1, 0, sink_count, &c);
-	double write_s = mono() - t0;
+	double write_s = bench_mono() - t0;
 
 	/* as the daemon serves it: a fork (the pause), the child writing into
 	 * a pipe, the parent reading it */
@@ -469,7 +398,7 @@ static int bench_handover(uint64_t n)
 	}
 	if (st)
 		fclose(st);
-	t0 = mono();
+	t0 = bench_mono();
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
@@ -477,7 +406,7 @@ static int bench_handover(uint64_t n)
 		int rc = kv_handover_write(stores, 1, 0, sink_pipe, &fd);
 		_exit(rc ? 1 : 0);
 	}
-	double pause_s = mono() - t0;
+	double pause_s = bench_mono() - t0;
 	close(p[1]);
 	struct sink_count got = {.cap = c.n + 1};
 	got.p = malloc(got.cap);
@@ -487,10 +416,10 @@ static int bench_handover(uint64_t n)
 		sink_count(&got, buf, (size_t)r);
 	close(p[0]);
 	waitpid(pid, NULL, 0);
-	double serve_s = mono() - t0;
+	double serve_s = bench_mono() - t0;
 
 	/* read in 64 KiB pieces, and taken */
-	t0 = mono();
+	t0 = bench_mono();
 	kv_store *bs[] = {b};
 	kv_handover *h = kv_handover_new(bs, 1, 1ull << 40);
 	enum kv_boot_result res = KV_BOOT_TAKEN;
@@ -501,7 +430,7 @@ static int bench_handover(uint64_t n)
 	if (res == KV_BOOT_TAKEN)
 		res = kv_handover_take(h, 0);
 	kv_handover_free(h);
-	double read_s = mono() - t0;
+	double read_s = bench_mono() - t0;
 	printf("{\"what\":\"state handover\",\"objects\":%llu,\"tenants\":%u,\"bytes\":%zu,"
 	       "\"bytes_per_object\":%.2f,\"write_ms\":%.1f,\"fork_pause_ms\":%.2f,\"serve_ms\":%.1f,"
 	       "\"read_and_take_ms\":%.1f,\"ns_per_object_write\":%.1f,\"ns_per_object_read\":%.1f,"
@@ -526,12 +455,17 @@ int main(int argc, char **argv)
 		return bench_recv(argv[2], strtoull(argv[3], NULL, 10));
 	if (argc >= 2 && !strcmp(argv[1], "groups"))
 		return bench_groups(argc >= 3 ? argv[2] : "^(?<model>[^/]+)/(?<tp>[^/]+)/");
+	if (argc >= 3 && !strcmp(argv[1], "paced"))
+		return bench_paced(strtoull(argv[2], NULL, 10), argc >= 4 ? atol(argv[3]) : 200,
+				   argc >= 5 && !strcmp(argv[4], "exact"));
 	if (argc >= 2 && !strcmp(argv[1], "render"))
 		return bench_render();
 	if (argc >= 2 && !strcmp(argv[1], "handover"))
 		return bench_handover(argc >= 3 ? strtoull(argv[2], NULL, 10) : 10000000);
 	fprintf(stderr,
-		"usage: %s decode [off] | groups [REGEX] | recv ENDPOINT EVENTS | render | handover [OBJECTS]\n",
+		"usage: %s decode [off] | groups [REGEX] | recv ENDPOINT EVENTS | paced KEYS [GAP_US [exact]] | render "
+		"| "
+		"handover [OBJECTS]\n",
 		argv[0]);
 	return 2;
 }
