@@ -62,6 +62,24 @@ static void make_exact(kv_stream *st, const wl_params *wp)
 	}
 }
 
+/* Stores every key of the workload once (its live set): the messages
+ * numbered on from *sq, their events from *eid. */
+static void load_live_set(kv_stream *st, const wl_params *wp, uint64_t *sq, uint64_t *eid)
+{
+	unsigned char seq[8];
+	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	size_t n;
+	wl_msg *load = wl_encode_load(wp, &n);
+	for (size_t i = 0; load && i < n; i++) {
+		be64(seq, ++*sq);
+		wl_stamp(&load[i], *eid + 1, (int64_t)*sq);
+		*eid += WL_BATCH;
+		f[2] = (kv_frame){load[i].payload, load[i].len};
+		kv_stream_ingest(st, f, 3, 0, NULL);
+	}
+	wl_free(load, n);
+}
+
 /* decode + state: the exporter's whole per-message work, without ZMQ, on a
  * live set of 1M keys loaded first; key groups on when re is not NULL.
  * Each message is a millisecond after the one before (its events' own
@@ -78,17 +96,8 @@ static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const kv_key
 		return 0;
 	}
 	make_exact(st, wp);
-	size_t n_load;
-	wl_msg *load = wl_encode_load(wp, &n_load);
 	uint64_t s = 0, eid = 0, events = 0;
-	for (size_t i = 0; i < n_load; i++) {
-		be64(seq, ++s);
-		wl_stamp(&load[i], eid + 1, (int64_t)s);
-		eid += WL_BATCH;
-		f[2] = (kv_frame){load[i].payload, load[i].len};
-		kv_stream_ingest(st, f, 3, 0, NULL);
-	}
-	wl_free(load, n_load);
+	load_live_set(st, wp, &s, &eid);
 	double t0 = bench_mono();
 	while (bench_mono() - t0 < 2.0) {
 		for (size_t i = 0; i < n; i++) {
@@ -218,17 +227,8 @@ static int bench_paced(uint64_t keys, long gap_us, bool exact)
 		return 1;
 	if (exact)
 		make_exact(st, &wp);
-	size_t n_load;
-	wl_msg *load = wl_encode_load(&wp, &n_load);
 	uint64_t sq = 0, eid = 0;
-	for (size_t i = 0; i < n_load; i++) {
-		be64(seq, ++sq);
-		wl_stamp(&load[i], eid + 1, (int64_t)sq);
-		eid += WL_BATCH;
-		f[2] = (kv_frame){load[i].payload, load[i].len};
-		kv_stream_ingest(st, f, 3, 0, NULL);
-	}
-	wl_free(load, n_load);
+	load_live_set(st, &wp, &sq, &eid);
 	struct timespec gap = {gap_us / 1000000, gap_us % 1000000 * 1000};
 	double floor_s = 0, state_s = 0;
 	kv_batch b;
