@@ -198,6 +198,36 @@ static void test_incremental_growth(void **state)
 	kv_objtable_clear(&t);
 }
 
+/* The drain is paid in chunks, yet each growth's old array is gone before
+ * the next growth (which would otherwise move all that is left at once),
+ * and no operation moves more than a chunk and a step (objtable.c:
+ * DRAIN_CHUNK 4,096 + DRAIN_STEP 48): insertions only, the fastest growth. */
+static void test_drain_chunks(void **state)
+{
+	(void)state;
+	enum { N = 400000 };
+	kv_objtable t = KV_OBJTABLE_INIT;
+	uint64_t x = 5;
+	size_t growths = 0, chunks = 0;
+	for (size_t i = 0; i < N; i++) {
+		size_t cap = t.cap, cursor = t.old_cursor;
+		const uint64_t *old = t.old;
+		assert_int_equal(kv_objtable_update(&t, splitmix(&x), KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL),
+				 KV_OK);
+		if (t.cap != cap) {
+			growths++;
+			assert_null(old); /* drained before this growth */
+		} else if (old && t.old == old && t.old_cursor != cursor) {
+			chunks++;
+			assert_true(t.old_cursor - cursor <= 4096 + 48);
+		}
+	}
+	assert_true(growths > 20);
+	assert_true(chunks > 100);
+	assert_int_equal(kv_objtable_count(&t), N);
+	kv_objtable_clear(&t);
+}
+
 /* Large enough for the old array to hand drained pages back while it is
  * still being probed: lookups, updates and deletions that land in the old
  * array, before and after released pages, against the model. */
@@ -442,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_media_transitions),
 		cmocka_unit_test(test_insert_refused),
 		cmocka_unit_test(test_incremental_growth),
+		cmocka_unit_test(test_drain_chunks),
 		cmocka_unit_test(test_each),
 		cmocka_unit_test(test_growth_releases_pages),
 		cmocka_unit_test(test_births_on_off),

@@ -41,6 +41,7 @@ typedef struct kv_objtable {
 	size_t old_count;
 	size_t old_cursor;   /* every live entry of old is at or after this */
 	size_t old_released; /* pages of old before this slot went back to the OS */
+	size_t drain_owed;   /* slots operations have owed the drain since it last ran */
 	bool with_births;
 	int64_t birth_base;
 	uint64_t births_n;   /* objects whose birth is held */
