@@ -29,6 +29,8 @@ typedef struct kv_member {
 	void *sub, *mon; /* owned by the ingest thread once it runs */
 	atomic_bool connected;
 	atomic_uint_fast64_t backlog; /* messages drained since the socket was last found empty */
+	double last_message_at;       /* kv_now() of the last message received (the ingest thread's) */
+	double monitor_asked_at;      /* and of the last look at the monitor (likewise) */
 	atomic_bool ever_connected;   /* for /-/ready */
 	bool ingest_started, poll_started;
 	pthread_t ingest_thread;

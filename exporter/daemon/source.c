@@ -21,7 +21,8 @@
  * messages are lost for as long as we take to find it (docs/design.md,
  * "Highly available masters"). */
 #define RECONNECT_MS     100
-#define MAX_FRAMES       4 /* frames kept of a message; more are counted and dropped */
+#define MONITOR_ASK_S    0.01 /* a tenth of it */
+#define MAX_FRAMES       4    /* frames kept of a message; more are counted and dropped */
 #define DRAIN_PER_WAKEUP 256
 /* A busy streak this long (messages from a wake-up until the socket is
  * empty) has left freed message buffers in the allocator's arenas: hand
@@ -162,14 +163,15 @@ static void log_member(enum kv_log_level level, const char *msg, const kv_member
 	kv_log(level, msg, "source", m->src->cfg->name, "endpoint", m->cfg->zmq, NULL);
 }
 
-static void on_monitor_event(kv_member *m)
+/* Takes one event of the monitor's, without waiting; false when none. */
+static bool on_monitor_event(kv_member *m)
 {
 	kv_source *s = m->src;
 	zmq_msg_t msg;
 	zmq_msg_init(&msg);
 	if (zmq_msg_recv(&msg, m->mon, ZMQ_DONTWAIT) < 0) {
 		zmq_msg_close(&msg);
-		return;
+		return false;
 	}
 	uint16_t event = 0;
 	if (zmq_msg_size(&msg) >= 6)
@@ -198,14 +200,16 @@ static void on_monitor_event(kv_member *m)
 		pthread_mutex_unlock(&s->lock);
 		log_member(KV_LOG_WARN, "disconnected from the publisher", m);
 	}
+	return true;
 }
 
-/* Whatever the monitor has to say, without waiting. */
+/* Whatever the monitor has to say, without waiting: a receive that finds
+ * nothing is one poll(2) in libzmq, where zmq_poll made two or three. */
 static void take_monitor_events(kv_member *m)
 {
-	zmq_pollitem_t item = {m->mon, 0, ZMQ_POLLIN, 0};
-	while (zmq_poll(&item, 1, 0) > 0)
-		on_monitor_event(m);
+	m->monitor_asked_at = kv_now();
+	while (on_monitor_event(m))
+		;
 }
 
 void kv_source_await_connected(kv_source *s, double until)
@@ -322,14 +326,23 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 	}
 	if (total == 0)
 		return false;
+	double now = kv_now();
 	if (wait) { /* the first message of a stream always comes after a wait */
-		take_monitor_events(m);
+		/* The monitor's news first, so that a reconnection is known before
+		 * the first message it brought.  A reconnection comes after 100 ms
+		 * of silence at least (ZMQ_RECONNECT_IVL), so after MONITOR_ASK_S
+		 * of it the monitor is asked; on a busy stream only that often:
+		 * asked at every wake-up of a paced stream, it cost two system
+		 * calls a message (docs/performance.md, "System calls"). */
+		if (now - m->last_message_at >= MONITOR_ASK_S || now - m->monitor_asked_at >= MONITOR_ASK_S)
+			take_monitor_events(m);
 		if (!atomic_load(&m->dialect_decided))
 			await_dialect(m);
 	}
+	m->last_message_at = now;
 	for (size_t i = 0; i < n; i++)
 		frames[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
-	int64_t now_ms = (int64_t)(kv_now() * 1000);
+	int64_t now_ms = (int64_t)(now * 1000);
 
 	kv_ingest_report rep;
 	pthread_mutex_lock(&s->lock);
