@@ -6,9 +6,11 @@
     python3 tools/bench/run_bench.py --groups     (only the key-group regex over ZMQ)
     python3 tools/bench/run_bench.py --cpu        (only CPU per event against the floor, paced)
     python3 tools/bench/run_bench.py --ladder     (only the paced ladder, the floor beside it)
+    python3 tools/bench/run_bench.py --scrape     (only the exporter's whole scrape of 10,000 tenants)
 
 Runs on loopback only, every phase bounded in events and time, and prints
 the machine, then each measurement.  Numbers are printed, never asserted."""
+import gzip
 import json
 import os
 import re
@@ -234,8 +236,46 @@ def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0)
         exporter_missing=r["missing"], ingest_thread_ns_per_event=ns_per_event(r))
 
 
+def whole_scrape(tenants=10000, rounds=6):
+    """The exporter's whole scrape, as Prometheus makes it, of `tenants`
+    tenants (200,000 objects spread over them): plain, gzip, and OpenMetrics
+    with gzip, round by round.  Each is timed by the exporter itself
+    (mooncake_kv_exporter_last_scrape_duration_seconds, read by the next
+    scrape): snapshot, render, shaping and compression, not the transfer."""
+    exp = Exporter(["--limits.max-tenants", str(2 * tenants)])
+    blast(exp, 0, load=True, keys=200000, extra=["--tenants", str(tenants)])
+
+    def get(headers):
+        req = urllib.request.Request("http://127.0.0.1:%d/metrics" % exp.port, headers=headers)
+        with urllib.request.urlopen(req, timeout=60) as r:
+            body = r.read()
+            return gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
+
+    def last_ms():
+        for line in get({"Accept-Encoding": "gzip"}).decode().splitlines():
+            if line.startswith("mooncake_kv_exporter_last_scrape_duration_seconds "):
+                return float(line.split()[1]) * 1e3
+        return None
+
+    kinds = {"plain": {}, "gzip": {"Accept-Encoding": "gzip"},
+             "openmetrics, gzip": {"Accept-Encoding": "gzip",
+                                   "Accept": "application/openmetrics-text;version=1.0.0"}}
+    ms = {k: [] for k in kinds}
+    get({})  # the first scrape sizes the next ones' buffers
+    for _ in range(rounds):
+        for kind, headers in kinds.items():
+            get(headers)
+            ms[kind].append(last_ms())
+    for kind, v in ms.items():
+        out("whole scrape, as the exporter times it", tenants=tenants, kind=kind, best_ms=round(min(v), 1),
+            median_ms=round(statistics.median(v), 1), rounds=rounds, each_ms=[round(x, 1) for x in v])
+    exp.stop()
+
+
 def main():
     print("machine: " + machine(), flush=True)
+    if "--scrape" in sys.argv:
+        return whole_scrape()
     if "--groups" in sys.argv:
         return key_groups_over_zmq()
     if "--ladder" in sys.argv:
@@ -309,6 +349,7 @@ def main():
 
     for line in subprocess.run([BENCH, "render"], capture_output=True, text=True, check=True).stdout.splitlines():
         print(line, flush=True)
+    whole_scrape(rounds=3 if QUICK else 6)
     for n in ([1000000] if QUICK else [1000000, 10000000]):
         r = subprocess.run([BENCH_MEM, str(n), "16", "100"], capture_output=True, text=True, check=True).stdout
         out("memory", objects=n, report=" | ".join(l.strip() for l in r.splitlines()))
