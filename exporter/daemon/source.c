@@ -205,9 +205,9 @@ static bool on_monitor_event(kv_member *m)
 
 /* Whatever the monitor has to say, without waiting: a receive that finds
  * nothing is one poll(2) in libzmq, where zmq_poll made two or three. */
-static void take_monitor_events(kv_member *m)
+static void take_monitor_events(kv_member *m, double now)
 {
-	m->monitor_asked_at = kv_now();
+	m->monitor_asked_at = now;
 	while (on_monitor_event(m))
 		;
 }
@@ -335,7 +335,7 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 		 * asked at every wake-up of a paced stream, it cost two system
 		 * calls a message (docs/performance.md, "System calls"). */
 		if (now - m->last_message_at >= MONITOR_ASK_S || now - m->monitor_asked_at >= MONITOR_ASK_S)
-			take_monitor_events(m);
+			take_monitor_events(m, now);
 		if (!atomic_load(&m->dialect_decided))
 			await_dialect(m);
 	}
@@ -421,7 +421,7 @@ static void *ingest_main(void *arg)
 				       zmq_strerror(err), NULL);
 				break;
 			}
-			take_monitor_events(m);
+			take_monitor_events(m, kv_now());
 			if (unsettled) {
 				pthread_mutex_lock(&m->src->lock);
 				unsettled = kv_store_settle(m->src->store, SETTLE_SLOTS);

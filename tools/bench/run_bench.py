@@ -62,9 +62,11 @@ class Exporter:
                 time.sleep(0.05)
         raise SystemExit("exporter did not start")
 
-    def scrape(self, timeout=5):
-        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port, timeout=timeout) as r:
-            return r.read().decode()
+    def scrape(self, timeout=5, headers=None):
+        req = urllib.request.Request("http://127.0.0.1:%d/metrics" % self.port, headers=headers or {})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            body = r.read()
+            return (gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body).decode()
 
     def figures(self):
         text = self.scrape()
@@ -245,14 +247,8 @@ def whole_scrape(tenants=10000, rounds=6):
     exp = Exporter(["--limits.max-tenants", str(2 * tenants)])
     blast(exp, 0, load=True, keys=200000, extra=["--tenants", str(tenants)])
 
-    def get(headers):
-        req = urllib.request.Request("http://127.0.0.1:%d/metrics" % exp.port, headers=headers)
-        with urllib.request.urlopen(req, timeout=60) as r:
-            body = r.read()
-            return gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
-
     def last_ms():
-        for line in get({"Accept-Encoding": "gzip"}).decode().splitlines():
+        for line in exp.scrape(60, {"Accept-Encoding": "gzip"}).splitlines():
             if line.startswith("mooncake_kv_exporter_last_scrape_duration_seconds "):
                 return float(line.split()[1]) * 1e3
         return None
@@ -261,10 +257,10 @@ def whole_scrape(tenants=10000, rounds=6):
              "openmetrics, gzip": {"Accept-Encoding": "gzip",
                                    "Accept": "application/openmetrics-text;version=1.0.0"}}
     ms = {k: [] for k in kinds}
-    get({})  # the first scrape sizes the next ones' buffers
+    exp.scrape(60)  # the first scrape sizes the next ones' buffers
     for _ in range(rounds):
         for kind, headers in kinds.items():
-            get(headers)
+            exp.scrape(60, headers)
             ms[kind].append(last_ms())
     for kind, v in ms.items():
         out("whole scrape, as the exporter times it", tenants=tenants, kind=kind, best_ms=round(min(v), 1),
