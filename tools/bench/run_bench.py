@@ -6,6 +6,7 @@
     python3 tools/bench/run_bench.py --groups     (only the key-group regex over ZMQ)
     python3 tools/bench/run_bench.py --cpu        (only CPU per event against the floor, paced)
     python3 tools/bench/run_bench.py --ladder     (only the paced ladder, the floor beside it)
+    python3 tools/bench/run_bench.py --budget     (only the cores a paced 1M events/s takes: sender, floor, exporter)
     python3 tools/bench/run_bench.py --scrape     (only the exporter's whole scrape of 10,000 tenants)
 
 Runs on loopback only, every phase bounded in events and time, and prints
@@ -106,7 +107,11 @@ def blast(exp, events, rate=0, load=False, scrape_every=None, extra=(), keys=KEY
     t0 = time.time()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     scrapes = []
-    while p.poll() is None:
+    while True:
+        pid, _, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            p.returncode = 0
+            break
         if scrape_every:
             t = time.time()
             body = exp.scrape()
@@ -128,6 +133,7 @@ def blast(exp, events, rate=0, load=False, scrape_every=None, extra=(), keys=KEY
     after = exp.figures()
     applied = after["applied"] - before["applied"]
     return dict(report=report, applied=applied, wall=t_last - t0, cpu=exp.ingest_cpu() - cpu0,
+                sender_cpu=usage.ru_utime + usage.ru_stime,
                 missing=after["sequence_missing_total"] - before.get("sequence_missing_total", 0),
                 received=after["messages_received_total"] - before.get("messages_received_total", 0),
                 lost_events=after.get("transport_lost_events_total", 0) - before.get("transport_lost_events_total", 0),
@@ -176,18 +182,22 @@ def process_cpu(pid):
 def floor_paced(events, rate, extra=()):
     """The floor (ZMQ receive + decode, no state, an unbounded receive queue)
     fed `events` by the blaster at `rate` (extra: more of the blaster's
-    arguments): its report, with the rate at which it received them, and the
-    CPU seconds its whole process took."""
+    arguments): its report, with the rate at which it received them, the
+    CPU seconds its whole process took, and those the blaster's took."""
     port = free_port()
     recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)], stdout=subprocess.PIPE,
                             text=True)
     time.sleep(0.3)
-    subprocess.run([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(events), "--sndhwm", "0",
-                    "--rate", str(rate)] + list(extra), stdout=subprocess.DEVNULL, check=True, timeout=120)
+    sender = subprocess.Popen([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(events), "--sndhwm",
+                               "0", "--rate", str(rate)] + list(extra), stdout=subprocess.DEVNULL)
+    _, status, sent = os.wait4(sender.pid, 0)
+    sender.returncode = 0
+    if status:
+        raise SystemExit("the blaster failed")
     report = json.loads(recv.stdout.read())
     _, _, usage = os.wait4(recv.pid, 0)
     recv.returncode = 0
-    return report, usage.ru_utime + usage.ru_stime
+    return report, usage.ru_utime + usage.ru_stime, sent.ru_utime + sent.ru_stime
 
 
 def ladder(exp):
@@ -204,12 +214,35 @@ def ladder(exp):
         out("paced", target_events_per_s=target, achieved=r["report"]["rate"],
             missing_sequence_numbers=r["missing"], messages_sent=r["report"]["messages"],
             messages_received=r["received"], ingest_cpu_ns_per_event=ns_per_event(r),
-            floor_events_per_s=fl["events_per_s"], floor_keeps_up=floor_keeps_up)
+            floor_events_per_s=fl["events_per_s"], floor_keeps_up=floor_keeps_up,
+            sender_cores=round(r["sender_cpu"] / max(r["report"]["seconds"], 1e-9), 2))
         if r["missing"] == 0 and r["received"] == r["report"]["messages"] and r["report"]["rate"] > 0.97 * target:
             best = target
         if floor_keeps_up:
             best_floor = target
     out("highest paced rate without a gap", events_per_s=best, floor_keeps_up_to=best_floor)
+
+
+def budget(exp, rate=1000000, target=1500000):
+    """Where this machine's cores go at a paced rate every process keeps up
+    with: the whole-process CPU per event of the sender (the blaster), of the
+    floor and of the exporter, over the same paced stream (the exporter
+    loaded first), and the cores a sender and each receiver would need
+    together at `target`, against the cores there are.  The sender's CPU
+    includes encoding its 2,048 messages once (a few milliseconds)."""
+    n = int(rate * 4) // 64 * 64
+    floor, floor_cpu, floor_sender = floor_paced(n, rate)
+    cpu0 = process_cpu(exp.proc.pid)
+    r = blast(exp, n, rate=rate)
+    exp_cpu = process_cpu(exp.proc.pid) - cpu0
+    per = lambda cpu, events: cpu * 1e9 / max(events, 1)
+    s_floor, f = per(floor_sender, n), per(floor_cpu, floor["events"])
+    s_exp, e = per(r["sender_cpu"], n), per(exp_cpu, r["applied"])
+    out("cores at a paced rate", rate=rate, sender_ns_per_event_to_floor=round(s_floor),
+        floor_ns_per_event=round(f), sender_ns_per_event_to_exporter=round(s_exp), exporter_ns_per_event=round(e),
+        floor_events=floor["events"], exporter_events=r["applied"], exporter_missing=r["missing"],
+        target_events_per_s=target, cores_for_sender_and_floor_at_target=round(target * (s_floor + f) / 1e9, 2),
+        cores_for_sender_and_exporter_at_target=round(target * (s_exp + e) / 1e9, 2), cores=os.cpu_count())
 
 
 def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0):
@@ -223,7 +256,7 @@ def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0)
     floor; upstream's is 10,000).  The exporter is loaded with `keys` objects
     first."""
     shape = ["--key-bytes", str(key_bytes), "--sndhwm", "0"]
-    floor, floor_cpu = floor_paced(events, rate, ["--keys", str(keys)] + shape[:2])
+    floor, floor_cpu, _ = floor_paced(events, rate, ["--keys", str(keys)] + shape[:2])
     exp = Exporter()  # room for 20M objects
     blast(exp, 0, load=True, extra=shape, keys=keys)
     cpu0 = process_cpu(exp.proc.pid)
@@ -280,6 +313,13 @@ def main():
         ladder(exp)
         exp.stop()
         return
+    if "--budget" in sys.argv:
+        exp = Exporter()
+        blast(exp, 0, load=True)
+        for _ in range(3):
+            budget(exp)
+        exp.stop()
+        return
     if "--cpu" in sys.argv:
         for keys in (2000000, 10000000):
             cpu_against_floor(keys)
@@ -305,6 +345,7 @@ def main():
         ingest_thread_capacity_events_per_s=round(1e9 / max(ns_per_event(r), 1)))
 
     ladder(exp)
+    budget(exp)
 
     # scraping once a second while ingesting: paced at 1M events/s, then flat out
     n = 3200000 if QUICK else 8000000
