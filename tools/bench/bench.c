@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-bench: the in-process measurements of docs/performance.md.
  *
- *   mooncake-kv-bench decode [off]      decode alone, and decode + state, over memory (residency off)
+ *   mooncake-kv-bench decode [off]      decode alone (one pass, and msgpack-c's tree), and decode +
+ *                                       state, over memory (residency off)
  *   mooncake-kv-bench groups [RE]       decode + state with and without a key-group regex
- *   mooncake-kv-bench recv EP N         ZMQ receive + decode, no state, until N events
+ *   mooncake-kv-bench recv EP N [own]   ZMQ receive + decode (msgpack-c, or own: the exporter's), no state
  *   mooncake-kv-bench paced KEYS [GAP_US [exact] [settled]]
  *                                       decode alone against decode + state, message by
  *                                       message, each after a sleep (200 us), in process
@@ -29,6 +30,7 @@
 #include "kv_key_group_regex.h"
 #include "kv_store_impl.h"
 #include "kv_stream.h"
+#include "ref_decode.h"
 #include "workload.h"
 
 double bench_mono(void)
@@ -127,19 +129,24 @@ static int bench_decode(void)
 	unsigned char seq[8] = {0};
 	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
 	kv_decoder *d = kv_decoder_new();
+	ref_decoder *rd = ref_decoder_new();
 	kv_batch b;
-	uint64_t events = 0;
-	double t0 = bench_mono();
-	while (bench_mono() - t0 < 2.0) {
-		for (size_t i = 0; i < N; i++) {
-			f[2] = (kv_frame){m[i].payload, m[i].len};
-			kv_decode(d, f, 3, &b);
-			events += b.n_events;
+	for (int own = 1; own >= 0; own--) {
+		uint64_t events = 0;
+		double t0 = bench_mono();
+		while (bench_mono() - t0 < 2.0) {
+			for (size_t i = 0; i < N; i++) {
+				f[2] = (kv_frame){m[i].payload, m[i].len};
+				own ? kv_decode(d, f, 3, &b) : ref_decode(rd, f, 3, &b);
+				events += b.n_events;
+			}
 		}
+		double dt = bench_mono() - t0;
+		printf("{\"what\":\"decode alone, in memory\",\"decoder\":\"%s\",\"events_per_s\":%.0f,"
+		       "\"ns_per_event\":%.1f,\"message_bytes\":%zu}\n",
+		       own ? "one pass" : "msgpack-c tree", (double)events / dt, dt * 1e9 / (double)events, m[0].len);
 	}
-	double dt = bench_mono() - t0;
-	printf("{\"what\":\"decode alone, in memory\",\"events_per_s\":%.0f,\"message_bytes\":%zu}\n",
-	       (double)events / dt, m[0].len);
+	ref_decoder_free(rd);
 
 	size_t live;
 	double rate = ingest_rate(&wp, m, N, NULL, &live);
@@ -151,7 +158,10 @@ static int bench_decode(void)
 	return 0;
 }
 
-static int bench_recv(const char *ep, uint64_t want)
+/* The floor: receive and decode, no state.  Its decode is msgpack-c's tree
+ * (issue 31's "ZMQ receive plus msgpack-c decode"), or with own the
+ * exporter's one-pass decoder. */
+static int bench_recv(const char *ep, uint64_t want, bool own)
 {
 	void *ctx = zmq_ctx_new(), *sub = zmq_socket(ctx, ZMQ_SUB);
 	int hwm = 0, timeout = 2000;
@@ -160,6 +170,7 @@ static int bench_recv(const char *ep, uint64_t want)
 	zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0);
 	zmq_connect(sub, ep);
 	kv_decoder *d = kv_decoder_new();
+	ref_decoder *rd = ref_decoder_new();
 	zmq_msg_t parts[3];
 	uint64_t events = 0, messages = 0;
 	double t0 = 0, t1 = 0;
@@ -179,7 +190,7 @@ static int bench_recv(const char *ep, uint64_t want)
 		for (size_t i = 0; i < n; i++)
 			f[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
 		kv_batch b;
-		kv_decode(d, f, n, &b);
+		own ? kv_decode(d, f, n, &b) : ref_decode(rd, f, n, &b);
 		events += b.n_events;
 		messages++;
 		for (size_t i = 0; i < n; i++)
@@ -188,9 +199,11 @@ static int bench_recv(const char *ep, uint64_t want)
 	}
 done:
 	printf("{\"what\":\"ZMQ receive + decode, no "
-	       "state\",\"events_per_s\":%.0f,\"events\":%llu,\"messages\":%llu}\n",
-	       t1 > t0 ? (double)events / (t1 - t0) : 0.0, (unsigned long long)events, (unsigned long long)messages);
+	       "state\",\"decoder\":\"%s\",\"events_per_s\":%.0f,\"events\":%llu,\"messages\":%llu}\n",
+	       own ? "one pass" : "msgpack-c tree", t1 > t0 ? (double)events / (t1 - t0) : 0.0,
+	       (unsigned long long)events, (unsigned long long)messages);
 	kv_decoder_free(d);
+	ref_decoder_free(rd);
 	zmq_close(sub);
 	zmq_ctx_term(ctx);
 	return 0;
@@ -466,7 +479,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "decode"))
 		return bench_decode();
 	if (argc >= 4 && !strcmp(argv[1], "recv"))
-		return bench_recv(argv[2], strtoull(argv[3], NULL, 10));
+		return bench_recv(argv[2], strtoull(argv[3], NULL, 10), argc >= 5 && !strcmp(argv[4], "own"));
 	if (argc >= 2 && !strcmp(argv[1], "groups"))
 		return bench_groups(argc >= 3 ? argv[2] : "^(?<model>[^/]+)/(?<tp>[^/]+)/");
 	if (argc >= 3 && !strcmp(argv[1], "paced"))
@@ -477,7 +490,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "handover"))
 		return bench_handover(argc >= 3 ? strtoull(argv[2], NULL, 10) : 10000000);
 	fprintf(stderr,
-		"usage: %s decode [off] | groups [REGEX] | recv ENDPOINT EVENTS | paced KEYS [GAP_US [exact] "
+		"usage: %s decode [off] | groups [REGEX] | recv ENDPOINT EVENTS [own] | paced KEYS [GAP_US [exact] "
 		"[settled]] | render "
 		"| "
 		"handover [OBJECTS]\n",

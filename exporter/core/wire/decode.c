@@ -4,69 +4,57 @@
  *
  * Lenient where the two formats differ (any integer width, nil for every
  * nullable field, extra fields ignored, legacy `type` as a fallback), strict
- * where a mistake would corrupt state (frame layout, event type, medium). */
+ * where a mistake would corrupt state (frame layout, event type, medium).
+ * One pass over the payload's bytes (kv_mpread.h says why not msgpack-c's
+ * tree); tests/test_decode_diff.c holds it to what the tree decoded. */
 #include <stdlib.h>
 #include <string.h>
-#include <msgpack.h>
 
 #include "kv_decode.h"
 #include "kv_mpcheck.h"
-
-/* Enough for one 64-event upstream batch without growing the zone. */
-#define ZONE_CHUNK (64 * 1024)
+#include "kv_mpread.h"
 
 struct kv_decoder {
-	msgpack_zone zone;
 	kv_event *events;
 	size_t cap;
 };
 
 kv_decoder *kv_decoder_new(void)
 {
-	kv_decoder *d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	if (!msgpack_zone_init(&d->zone, ZONE_CHUNK)) {
-		free(d);
-		return NULL;
-	}
-	return d;
+	return calloc(1, sizeof(kv_decoder));
 }
 
 void kv_decoder_free(kv_decoder *d)
 {
 	if (!d)
 		return;
-	msgpack_zone_destroy(&d->zone);
 	free(d->events);
 	free(d);
 }
 
-static bool key_is(const msgpack_object_str *k, const char *lit, size_t n)
+static bool key_is(const kv_mp_obj *k, const char *lit, size_t n)
 {
-	return k->size == n && memcmp(k->ptr, lit, n) == 0;
+	return k->n == n && memcmp(k->v.ptr, lit, n) == 0;
 }
 #define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
 
-static bool as_u64(const msgpack_object *o, uint64_t *v)
+static bool is_nil(const kv_mp_obj *o)
 {
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		*v = o->via.u64;
-		return true;
-	}
-	/* msgpack-c decodes non-negative values as POSITIVE_INTEGER, so a
-	 * NEGATIVE_INTEGER here is always below zero: it does not fit. */
-	return false;
+	return o->kind == KV_MP_NIL;
 }
 
-static bool as_i64(const msgpack_object *o, int64_t *v)
+static bool as_u64(const kv_mp_obj *o, uint64_t *v)
 {
-	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-		*v = o->via.i64;
-		return true;
-	}
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX) {
-		*v = (int64_t)o->via.u64;
+	if (o->kind != KV_MP_UINT)
+		return false; /* a negative integer does not fit */
+	*v = o->v.u;
+	return true;
+}
+
+static bool as_i64(const kv_mp_obj *o, int64_t *v)
+{
+	if (o->kind == KV_MP_NEG || (o->kind == KV_MP_UINT && o->v.u <= INT64_MAX)) {
+		*v = o->v.i;
 		return true;
 	}
 	return false;
@@ -74,19 +62,13 @@ static bool as_i64(const msgpack_object *o, int64_t *v)
 
 /* Keys and ids are raw bytes to us: accept str, and bin for a publisher
  * that sends bytes. Longer than 4 GiB cannot happen (msgpack str32). */
-static bool as_str(const msgpack_object *o, kv_str *s)
+static bool as_str(const kv_mp_obj *o, kv_str *s)
 {
-	if (o->type == MSGPACK_OBJECT_STR) {
-		s->ptr = o->via.str.ptr;
-		s->len = o->via.str.size;
-		return true;
-	}
-	if (o->type == MSGPACK_OBJECT_BIN) {
-		s->ptr = o->via.bin.ptr;
-		s->len = o->via.bin.size;
-		return true;
-	}
-	return false;
+	if (o->kind != KV_MP_STR && o->kind != KV_MP_BIN)
+		return false;
+	s->ptr = o->v.ptr;
+	s->len = o->n;
+	return true;
 }
 
 static bool str_is(const kv_str *s, const char *lit)
@@ -124,51 +106,70 @@ static enum kv_reason parse_event_type(const kv_str *s, const char *const names[
 static const char *const event_type_wire[3] = {"stored", "removed", "cleared"};
 static const char *const legacy_type_wire[3] = {"BlockStored", "BlockRemoved", "AllBlocksCleared"};
 
-/* The fields we use, located in one pass over the map. */
+/* The fields we use, found in one pass over the map: the last of a
+ * duplicated key wins, as it did over msgpack-c's tree. */
+enum field { F_EVENT_ID, F_EVENT_TYPE, F_TYPE, F_TENANT_ID, F_BACKEND_ID, F_MEDIUM, F_OBJECT_KEY, F_TIMESTAMP, F_N };
+
 struct fields {
-	const msgpack_object *event_id, *event_type, *type, *tenant_id, *backend_id, *medium, *object_key, *timestamp;
+	kv_mp_obj val[F_N];
+	bool has[F_N];
 };
 
-static void locate_fields(const msgpack_object_map *m, struct fields *f)
+static const kv_mp_obj *field(const struct fields *f, enum field i)
 {
-	memset(f, 0, sizeof(*f));
-	for (uint32_t i = 0; i < m->size; i++) {
-		const msgpack_object *k = &m->ptr[i].key, *v = &m->ptr[i].val;
-		if (k->type != MSGPACK_OBJECT_STR)
-			continue;
-		const msgpack_object_str *ks = &k->via.str;
-		/* Dispatch on length first: most keys are rejected in one compare. */
-		switch (ks->size) {
-		case 4:
-			if (KEY_IS(ks, "type"))
-				f->type = v;
-			break;
-		case 6:
-			if (KEY_IS(ks, "medium"))
-				f->medium = v;
-			break;
-		case 8:
-			if (KEY_IS(ks, "event_id"))
-				f->event_id = v;
-			break;
-		case 9:
-			if (KEY_IS(ks, "tenant_id"))
-				f->tenant_id = v;
-			else if (KEY_IS(ks, "timestamp"))
-				f->timestamp = v;
-			break;
-		case 10:
-			if (KEY_IS(ks, "event_type"))
-				f->event_type = v;
-			else if (KEY_IS(ks, "backend_id"))
-				f->backend_id = v;
-			else if (KEY_IS(ks, "object_key"))
-				f->object_key = v;
-			break;
-		default:
-			break;
+	return f->has[i] ? &f->val[i] : NULL;
+}
+
+static int field_of(const kv_mp_obj *k)
+{
+	if (k->kind != KV_MP_STR)
+		return -1;
+	/* Dispatch on length first: most keys are rejected in one compare. */
+	switch (k->n) {
+	case 4:
+		return KEY_IS(k, "type") ? F_TYPE : -1;
+	case 6:
+		return KEY_IS(k, "medium") ? F_MEDIUM : -1;
+	case 8:
+		return KEY_IS(k, "event_id") ? F_EVENT_ID : -1;
+	case 9:
+		return KEY_IS(k, "tenant_id") ? F_TENANT_ID : KEY_IS(k, "timestamp") ? F_TIMESTAMP : -1;
+	case 10:
+		return KEY_IS(k, "event_type")   ? F_EVENT_TYPE
+		       : KEY_IS(k, "backend_id") ? F_BACKEND_ID
+		       : KEY_IS(k, "object_key") ? F_OBJECT_KEY
+						 : -1;
+	default:
+		return -1;
+	}
+}
+
+/* Reads one object at `level`, skipping a container's elements.  False
+ * when its bytes are bad or nested too deep. */
+static bool read_whole(kv_mp_reader *r, kv_mp_obj *o, unsigned level)
+{
+	if (!kv_mp_next(r, o))
+		return false;
+	if (o->kind != KV_MP_ARRAY && o->kind != KV_MP_MAP)
+		return true;
+	return kv_mp_may_open(r, level) && kv_mp_skip_elements(r, o, level);
+}
+
+/* The event map's n pairs, at level 3 (root, list, map around them). */
+static bool locate_fields(kv_mp_reader *r, uint32_t n, struct fields *f)
+{
+	memset(f->has, 0, sizeof(f->has));
+	for (uint32_t i = 0; i < n; i++) {
+		kv_mp_obj k, v;
+		if (!read_whole(r, &k, 3) || !read_whole(r, &v, 3))
+			return false;
+		int at = field_of(&k);
+		if (at >= 0) {
+			f->val[at] = v;
+			f->has[at] = true;
 		}
 	}
+	return true;
 }
 
 static enum kv_reason decode_type(const struct fields *f, enum kv_event_type *t)
@@ -176,27 +177,28 @@ static enum kv_reason decode_type(const struct fields *f, enum kv_event_type *t)
 	kv_str s;
 	/* event_type is authoritative when present and not nil; a bad one is
 	 * not rescued by the legacy field. */
-	if (f->event_type && f->event_type->type != MSGPACK_OBJECT_NIL) {
-		if (!as_str(f->event_type, &s))
+	const kv_mp_obj *et = field(f, F_EVENT_TYPE), *lt = field(f, F_TYPE);
+	if (et && !is_nil(et)) {
+		if (!as_str(et, &s))
 			return KV_R_FIELD_TYPE;
 		return parse_event_type(&s, event_type_wire, t);
 	}
-	if (f->type && f->type->type != MSGPACK_OBJECT_NIL) {
-		if (!as_str(f->type, &s))
+	if (lt && !is_nil(lt)) {
+		if (!as_str(lt, &s))
 			return KV_R_FIELD_TYPE;
 		return parse_event_type(&s, legacy_type_wire, t);
 	}
 	return KV_R_MISSING_FIELD;
 }
 
-static enum kv_reason decode_required_str(const msgpack_object *o, kv_str *s)
+static enum kv_reason decode_required_str(const kv_mp_obj *o, kv_str *s)
 {
-	if (!o || o->type == MSGPACK_OBJECT_NIL)
+	if (!o || is_nil(o))
 		return KV_R_MISSING_FIELD;
 	return as_str(o, s) ? KV_R_OK : KV_R_FIELD_TYPE;
 }
 
-static enum kv_reason decode_medium(const msgpack_object *o, uint8_t *medium)
+static enum kv_reason decode_medium(const kv_mp_obj *o, uint8_t *medium)
 {
 	kv_str s;
 	enum kv_reason r = decode_required_str(o, &s);
@@ -215,51 +217,64 @@ static enum kv_reason decode_medium(const msgpack_object *o, uint8_t *medium)
  * message's), else its message's.  One that is not a non-negative integer
  * rejects nothing (the event's meaning does not depend on it) but is no
  * time either: timestamp_bad. */
-static void decode_timestamp(const msgpack_object *o, int64_t batch_ts, kv_event *ev)
+static void decode_timestamp(const kv_mp_obj *o, int64_t batch_ts, kv_event *ev)
 {
 	ev->timestamp_ms = batch_ts;
-	if (o && o->type != MSGPACK_OBJECT_NIL && !as_i64(o, &ev->timestamp_ms))
+	if (o && !is_nil(o) && !as_i64(o, &ev->timestamp_ms))
 		ev->timestamp_bad = true;
 	if (ev->timestamp_ms < 0)
 		ev->timestamp_bad = true;
 }
 
-static enum kv_reason decode_event(const msgpack_object *o, int64_t batch_ts, kv_event *ev)
+static enum kv_reason decode_fields(const struct fields *f, int64_t batch_ts, kv_event *ev)
 {
-	struct fields f;
 	enum kv_reason r;
-
-	memset(ev, 0, sizeof(*ev));
-	if (o->type != MSGPACK_OBJECT_MAP)
-		return KV_R_EVENT_SHAPE;
-	locate_fields(&o->via.map, &f);
+	const kv_mp_obj *id = field(f, F_EVENT_ID), *key = field(f, F_OBJECT_KEY);
 
 	/* event_id first, so that sequence tracking sees it even when the
 	 * event is rejected for another reason. */
-	if (f.event_id && f.event_id->type != MSGPACK_OBJECT_NIL) {
-		if (!as_u64(f.event_id, &ev->event_id))
+	if (id && !is_nil(id)) {
+		if (!as_u64(id, &ev->event_id))
 			return KV_R_FIELD_TYPE;
 		ev->has_event_id = true;
 	}
-	decode_timestamp(f.timestamp, batch_ts, ev);
-	if ((r = decode_type(&f, &ev->type)) != KV_R_OK)
+	decode_timestamp(field(f, F_TIMESTAMP), batch_ts, ev);
+	if ((r = decode_type(f, &ev->type)) != KV_R_OK)
 		return r;
-	if ((r = decode_required_str(f.tenant_id, &ev->tenant_id)) != KV_R_OK)
+	if ((r = decode_required_str(field(f, F_TENANT_ID), &ev->tenant_id)) != KV_R_OK)
 		return r;
-	if ((r = decode_required_str(f.backend_id, &ev->backend_id)) != KV_R_OK)
+	if ((r = decode_required_str(field(f, F_BACKEND_ID), &ev->backend_id)) != KV_R_OK)
 		return r;
 	if (ev->type == KV_EV_CLEARED)
 		return KV_R_OK; /* envelope-only: medium is nil, no key */
 
-	if ((r = decode_medium(f.medium, &ev->medium)) != KV_R_OK)
+	if ((r = decode_medium(field(f, F_MEDIUM), &ev->medium)) != KV_R_OK)
 		return r;
 	/* Absent (kv_events_emit_object_key=false) and nil both mean keyless. */
-	if (f.object_key && f.object_key->type != MSGPACK_OBJECT_NIL) {
-		if (!as_str(f.object_key, &ev->object_key))
+	if (key && !is_nil(key)) {
+		if (!as_str(key, &ev->object_key))
 			return KV_R_FIELD_TYPE;
 		ev->has_key = true;
 	}
 	return KV_R_OK;
+}
+
+/* The event whose header o is, at level 2 (root and list around it): its
+ * elements are read whatever it holds.  False when they are bad or nested
+ * too deep. */
+static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, kv_event *ev)
+{
+	struct fields f;
+
+	memset(ev, 0, sizeof(*ev));
+	if (o->kind != KV_MP_MAP) {
+		ev->reject = KV_R_EVENT_SHAPE;
+		return o->kind != KV_MP_ARRAY || (kv_mp_may_open(r, 2) && kv_mp_skip_elements(r, o, 2));
+	}
+	if (!locate_fields(r, o->n, &f))
+		return false;
+	ev->reject = decode_fields(&f, batch_ts, ev);
+	return true;
 }
 
 static int reserve_events(kv_decoder *d, size_t n)
@@ -301,40 +316,56 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	out->seq = read_be64(frames[1].data);
 	out->has_seq = true;
 
-	/* Also keeps an empty frame, whose data may be NULL, from msgpack-c. */
-	if (!kv_msgpack_well_formed(frames[2].data, frames[2].len)) {
-		out->reject = KV_R_MSGPACK_PARSE;
-		return KV_OK;
-	}
-	msgpack_zone_clear(&d->zone);
-	msgpack_object root;
-	size_t off = 0;
-	msgpack_unpack_return ur = msgpack_unpack(frames[2].data, frames[2].len, &off, &d->zone, &root);
-	/* One frame holds exactly one object: trailing bytes are corruption.
-	 * Past the scan, only nesting deeper than msgpack-c's stack fails here. */
-	if (ur != MSGPACK_UNPACK_SUCCESS) {
-		out->reject = KV_R_MSGPACK_PARSE;
-		return ur == MSGPACK_UNPACK_NOMEM_ERROR ? KV_ENOMEM : KV_OK;
-	}
-	if (root.type != MSGPACK_OBJECT_ARRAY || root.via.array.size < 3 ||
-	    !as_i64(&root.via.array.ptr[0], &out->timestamp_ms) || root.via.array.ptr[1].type != MSGPACK_OBJECT_ARRAY) {
-		out->reject = KV_R_PAYLOAD_SHAPE;
-		return KV_OK;
-	}
-	const msgpack_object *rank = &root.via.array.ptr[2];
-	if (rank->type != MSGPACK_OBJECT_NIL && rank->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		out->reject = KV_R_PAYLOAD_SHAPE;
-		return KV_OK;
-	}
-
-	const msgpack_object_array *list = &root.via.array.ptr[1].via.array;
-	if (reserve_events(d, list->size) != KV_OK) {
+	/* One pass over [timestamp, [event, ...], rank, ...], every length
+	 * checked as it is read: bad bytes anywhere reject the whole message,
+	 * and so does nesting deeper than msgpack-c's stack, wherever the pass
+	 * meets it.  A shape error ends the pass early: the pre-scan then
+	 * tells whether the rest is msgpack at all, for bad bytes outrank a bad
+	 * shape (as when msgpack-c unpacked the whole payload first). */
+	const kv_frame *p = &frames[2];
+	kv_mp_reader r = {.p = p->data, .end = (const unsigned char *)p->data + p->len};
+	kv_mp_obj root, ts, list, rank, rest;
+	if (!p->len || !kv_mp_next(&r, &root))
+		goto unreadable;
+	if (root.kind != KV_MP_ARRAY || root.n < 3)
+		goto bad_shape;
+	if (!kv_mp_next(&r, &ts))
+		goto unreadable;
+	if (!as_i64(&ts, &out->timestamp_ms))
+		goto bad_shape;
+	if (!kv_mp_next(&r, &list))
+		goto unreadable;
+	if (list.kind != KV_MP_ARRAY)
+		goto bad_shape;
+	/* every event takes a byte at least: a count beyond the bytes left is
+	 * a lie, and must not size the event array */
+	if (list.n > (size_t)(r.end - r.p))
+		goto unreadable;
+	if (reserve_events(d, list.n) != KV_OK) {
 		out->reject = KV_R_PAYLOAD_SHAPE;
 		return KV_ENOMEM;
 	}
 	out->events = d->events;
-	for (uint32_t i = 0; i < list->size; i++)
-		d->events[i].reject = decode_event(&list->ptr[i], out->timestamp_ms, &d->events[i]);
-	out->n_events = list->size;
+	for (uint32_t i = 0; i < list.n; i++) {
+		kv_mp_obj e;
+		if (!kv_mp_next(&r, &e) || !decode_event(&r, &e, out->timestamp_ms, &d->events[i]))
+			goto unreadable;
+	}
+	if (!kv_mp_next(&r, &rank))
+		goto unreadable;
+	if (rank.kind != KV_MP_NIL && rank.kind != KV_MP_UINT)
+		goto bad_shape;
+	for (uint32_t i = 3; i < root.n; i++) /* more elements: read, unused */
+		if (!read_whole(&r, &rest, 1))
+			goto unreadable;
+	if (r.p != r.end) /* one frame holds exactly one object */
+		goto unreadable;
+	out->n_events = list.n;
+	return KV_OK;
+bad_shape:
+	out->reject = kv_msgpack_well_formed(p->data, p->len) ? KV_R_PAYLOAD_SHAPE : KV_R_MSGPACK_PARSE;
+	return KV_OK;
+unreadable: /* bad bytes, or deeper than msgpack-c's stack */
+	out->reject = KV_R_MSGPACK_PARSE;
 	return KV_OK;
 }

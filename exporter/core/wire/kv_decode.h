@@ -38,8 +38,8 @@ typedef struct kv_decoder kv_decoder;
 kv_decoder *kv_decoder_new(void);
 void kv_decoder_free(kv_decoder *d);
 
-/* Fills *out.  Returns 0, or KV_ENOMEM when memory ran out (msgpack-c's
- * zone or the event array): out->reject is then set so that no event is
+/* Fills *out.  Returns 0, or KV_ENOMEM when memory ran out (for the
+ * event array): out->reject is then set so that no event is
  * used, but the input was not at fault and must not be counted as bad. */
 int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *out);
 
