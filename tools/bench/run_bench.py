@@ -179,14 +179,16 @@ def process_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def floor_paced(events, rate, extra=()):
+def floor_paced(events, rate, extra=(), own=False):
     """The floor (ZMQ receive + decode, no state, an unbounded receive queue)
     fed `events` by the blaster at `rate` (extra: more of the blaster's
     arguments): its report, with the rate at which it received them, the
-    CPU seconds its whole process took, and those the blaster's took."""
+    CPU seconds its whole process took, and those the blaster's took.  Its
+    decode is msgpack-c's tree (issue 31's floor), or with `own` the
+    exporter's one-pass decoder."""
     port = free_port()
-    recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)], stdout=subprocess.PIPE,
-                            text=True)
+    recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)] + (["own"] if own else []),
+                            stdout=subprocess.PIPE, text=True)
     time.sleep(0.3)
     sender = subprocess.Popen([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(events), "--sndhwm",
                                "0", "--rate", str(rate)] + list(extra), stdout=subprocess.DEVNULL)
@@ -209,12 +211,14 @@ def ladder(exp):
     for target in ([500000, 1000000] if QUICK else [250000, 500000, 750000, 1000000, 1250000, 1500000]):
         n = int(target * 4) // 64 * 64
         fl = floor_paced(n, target)[0]
+        own = floor_paced(n, target, own=True)[0]
         floor_keeps_up = fl["events_per_s"] > 0.97 * target
         r = blast(exp, n, rate=target)
         out("paced", target_events_per_s=target, achieved=r["report"]["rate"],
             missing_sequence_numbers=r["missing"], messages_sent=r["report"]["messages"],
             messages_received=r["received"], ingest_cpu_ns_per_event=ns_per_event(r),
             floor_events_per_s=fl["events_per_s"], floor_keeps_up=floor_keeps_up,
+            own_decoder_floor_events_per_s=own["events_per_s"],
             sender_cores=round(r["sender_cpu"] / max(r["report"]["seconds"], 1e-9), 2))
         if r["missing"] == 0 and r["received"] == r["report"]["messages"] and r["report"]["rate"] > 0.97 * target:
             best = target
@@ -227,11 +231,12 @@ def budget(exp, rate=1000000, target=1500000):
     """Where this machine's cores go at a paced rate every process keeps up
     with: the whole-process CPU per event of the sender (the blaster), of the
     floor and of the exporter, over the same paced stream (the exporter
-    loaded first), and the cores a sender and each receiver would need
-    together at `target`, against the cores there are.  The sender's CPU
+    loaded first; the floor decodes as the exporter does), and the cores a
+    sender and each receiver would need together at `target`, against the
+    cores there are.  The sender's CPU
     includes encoding its 2,048 messages once (a few milliseconds)."""
     n = int(rate * 4) // 64 * 64
-    floor, floor_cpu, floor_sender = floor_paced(n, rate)
+    floor, floor_cpu, floor_sender = floor_paced(n, rate, own=True)
     cpu0 = process_cpu(exp.proc.pid)
     r = blast(exp, n, rate=rate)
     exp_cpu = process_cpu(exp.proc.pid) - cpu0
@@ -247,7 +252,8 @@ def budget(exp, rate=1000000, target=1500000):
 
 def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0):
     """Issue 31's measure: whole-process CPU per event of the exporter against
-    the floor's (ZMQ receive + decode, no state), over the same stream.  Paced
+    the floor's (ZMQ receive + msgpack-c decode, no state), over the same
+    stream; and against a floor that decodes as the exporter does (own).  Paced
     at a rate both keep up with, neither spends CPU on messages a high-water
     mark then drops; flat out (rate 0), the exporter's I/O thread receives
     messages its receive queue drops, and their CPU is charged to the events
@@ -257,6 +263,7 @@ def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0)
     first."""
     shape = ["--key-bytes", str(key_bytes), "--sndhwm", "0"]
     floor, floor_cpu, _ = floor_paced(events, rate, ["--keys", str(keys)] + shape[:2])
+    own, own_cpu, _ = floor_paced(events, rate, ["--keys", str(keys)] + shape[:2], own=True)
     exp = Exporter()  # room for 20M objects
     blast(exp, 0, load=True, extra=shape, keys=keys)
     cpu0 = process_cpu(exp.proc.pid)
@@ -264,10 +271,13 @@ def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0)
     cpu = process_cpu(exp.proc.pid) - cpu0
     exp.stop()
     floor_ns, exp_ns = floor_cpu * 1e9 / max(floor["events"], 1), cpu * 1e9 / max(r["applied"], 1)
+    own_ns = own_cpu * 1e9 / max(own["events"], 1)
     out("whole-process CPU per event against the floor", keys=keys, key_bytes=key_bytes, rate=rate or "flat out",
         exporter_sndhwm=sndhwm,
         floor_ns_per_event=round(floor_ns), exporter_ns_per_event=round(exp_ns),
-        ratio=round(exp_ns / floor_ns, 2), floor_events=floor["events"], exporter_events=r["applied"],
+        ratio=round(exp_ns / floor_ns, 2), own_decoder_floor_ns_per_event=round(own_ns),
+        ratio_to_own_decoder_floor=round(exp_ns / own_ns, 2), floor_events=floor["events"],
+        exporter_events=r["applied"],
         exporter_missing=r["missing"], ingest_thread_ns_per_event=ns_per_event(r))
 
 
