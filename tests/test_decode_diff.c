@@ -119,12 +119,12 @@ static void compare_corrupted(const unsigned char *p, size_t len, unsigned round
 	free(c);
 }
 
-static const char *const strs[] = {"stored",  "removed", "cleared", "BlockStored", "BlockRemoved", "AllBlocksCleared",
-				   "cpu",     "CPU",     "Disk",    "disk",	 "tape",	 "",
-				   "tenant-a", "b1",	  "default", "type"};
+static const char *const strs[] = {"stored",   "removed", "cleared", "BlockStored", "BlockRemoved", "AllBlocksCleared",
+				   "cpu",      "CPU",     "Disk",    "disk",        "tape",         "",
+				   "tenant-a", "b1",      "default", "type"};
 static const char key64[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-static const char *const fields[] = {"event_id",   "event_type", "type",	  "tenant_id", "backend_id",
-				     "medium",	   "object_key", "timestamp", "extra",	   "rank"};
+static const char *const fields[] = {"event_id", "event_type", "type",      "tenant_id", "backend_id",
+				     "medium",   "object_key", "timestamp", "extra",     "rank"};
 
 /* Arrays nested `depth` deep around a nil. */
 static void pack_deep(msgpack_packer *pk, unsigned depth)
