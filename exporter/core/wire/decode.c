@@ -323,9 +323,11 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	 * tells whether the rest is msgpack at all, for bad bytes outrank a bad
 	 * shape (as when msgpack-c unpacked the whole payload first). */
 	const kv_frame *p = &frames[2];
-	kv_mp_reader r = {.p = p->data, .end = (const unsigned char *)p->data + p->len};
 	kv_mp_obj root, ts, list, rank, rest;
-	if (!p->len || !kv_mp_next(&r, &root))
+	if (!p->len) /* an empty frame may carry no buffer at all */
+		goto unreadable;
+	kv_mp_reader r = {.p = p->data, .end = (const unsigned char *)p->data + p->len};
+	if (!kv_mp_next(&r, &root))
 		goto unreadable;
 	if (root.kind != KV_MP_ARRAY || root.n < 3)
 		goto bad_shape;
