@@ -556,11 +556,15 @@ def test_memory_returned_after_a_burst(procs):
     def status_kb(field):
         return int([l for l in open("/proc/%d/status" % exp.proc.pid) if l.startswith(field + ":")][0].split()[1])
 
-    def threads():
-        for tid in os.listdir("/proc/%d/task" % exp.proc.pid):
-            yield int(tid), open("/proc/%d/task/%s/comm" % (exp.proc.pid, tid)).read().strip()
-    wait_for(lambda: any(name == "kvx-in:b" for _, name in threads()), 10, "the ingest thread is running")
-    ingest = [tid for tid, name in threads() if name == "kvx-in:b"][0]
+    def tids(name=None):
+        task = "/proc/%d/task/" % exp.proc.pid
+        return [int(t) for t in os.listdir(task) if name is None or open(task + t + "/comm").read().strip() == name]
+
+    def pin(cpus):
+        for tid in tids():
+            os.sched_setaffinity(tid, cpus)
+    wait_for(lambda: tids("kvx-in:b"), 10, "the ingest thread is running")
+    ingest = tids("kvx-in:b")[0]
     every_cpu, one_cpu = os.sched_getaffinity(exp.proc.pid), {min(os.sched_getaffinity(0))}
     time.sleep(0.5)
     base = status_kb("VmRSS")
@@ -570,15 +574,13 @@ def test_memory_returned_after_a_burst(procs):
         n = exp.metrics().get("mooncake_kv_messages_received_total", source="b")
         done, last[0] = n == last[0], n
         return done
-    for tid, _ in threads():
-        os.sched_setaffinity(tid, one_cpu)
+    pin(one_cpu)
     os.sched_setscheduler(ingest, os.SCHED_IDLE, os.sched_param(0))
     r = subprocess.run([BLASTER, "--pub", zmq, "--keys", "200000", "--tenants", "16", "--events", "1280000"],
                        capture_output=True, text=True, timeout=scaled(120),
                        preexec_fn=lambda: os.sched_setaffinity(0, one_cpu))
     assert r.returncode == 0, r.stderr
-    for tid, _ in threads():
-        os.sched_setaffinity(tid, every_cpu)
+    pin(every_cpu)
     try:  # back to normal: a thread may leave SCHED_IDLE only with CAP_SYS_NICE
         os.sched_setscheduler(ingest, os.SCHED_OTHER, os.sched_param(0))
     except PermissionError:
