@@ -61,7 +61,7 @@ static bool signed_int(kv_mp_reader *r, kv_mp_obj *o, int bytes)
 	return true;
 }
 
-bool kv_mp_next(kv_mp_reader *r, kv_mp_obj *o)
+bool kv_mp_next_any(kv_mp_reader *r, kv_mp_obj *o)
 {
 	if (r->p >= r->end)
 		return bad(r);
@@ -153,14 +153,6 @@ bool kv_mp_next(kv_mp_reader *r, kv_mp_obj *o)
 	default: /* 0xc1: never used */
 		return bad(r);
 	}
-}
-
-bool kv_mp_may_open(kv_mp_reader *r, unsigned level)
-{
-	if (level < KV_MP_MAX_DEPTH)
-		return true;
-	r->too_deep = true;
-	return false;
 }
 
 bool kv_mp_skip_elements(kv_mp_reader *r, const kv_mp_obj *o, unsigned level)
