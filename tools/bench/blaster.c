@@ -2,12 +2,14 @@
 /* mooncake-kv-blaster: publishes pre-encoded 64-event batches as fast as
  * possible or at a fixed rate, with the upstream publisher's socket settings
  * (SNDHWM 10,000, LINGER 0 after a grace period), and reports what it sent
- * as one JSON line on stdout.
+ * as one JSON line on stdout.  A payload goes out without a copy while no
+ * earlier send of it is still queued (see send_msg).
  *
  *   mooncake-kv-blaster --pub tcp://127.0.0.1:5557 --keys 1000000 --load \
  *       --events 20000000 --rate 1000000
  *   mooncake-kv-blaster --pub ... --probe     one message per line read on stdin;
  *                                             prints the sequence and send time */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,17 +30,50 @@ struct pub {
 	uint64_t seq, eid, messages, events;
 };
 
-static void send_msg(struct pub *p, wl_msg *m)
+/* A payload's sends still queued in ZMQ; its last one done, ZMQ's I/O
+ * thread calls sent(). */
+typedef struct outgoing {
+	wl_msg *m;
+	atomic_uint queued;
+} outgoing;
+
+static void sent(void *data, void *hint)
 {
+	(void)data;
+	atomic_fetch_sub_explicit(&((outgoing *)hint)->queued, 1, memory_order_release);
+}
+
+/* The payload goes out without a copy, stamped in place, while no earlier
+ * send of it is queued; else a copy is stamped and sent, the queued one
+ * untouched.  Copying every 25 KB payload (malloc, page faults, memcpy)
+ * was most of the sender's main thread at 1.5M events/s
+ * (docs/performance.md, "The sixth pass"), on the two cores it shares with
+ * the receiver it measures. */
+static void send_msg(struct pub *p, outgoing *o)
+{
+	wl_msg *m = o->m;
 	unsigned char be[8];
 	uint64_t s = ++p->seq;
 	for (int i = 7; i >= 0; i--, s >>= 8)
 		be[i] = (unsigned char)s;
-	wl_stamp(m, p->eid + 1, (int64_t)(now_s() * 1000));
+	int64_t ts = (int64_t)(now_s() * 1000);
+	zmq_msg_t msg;
+	if (atomic_load_explicit(&o->queued, memory_order_acquire) == 0) {
+		wl_stamp(m, p->eid + 1, ts);
+		atomic_fetch_add_explicit(&o->queued, 1, memory_order_relaxed);
+		zmq_msg_init_data(&msg, m->payload, m->len, sent, o);
+	} else {
+		zmq_msg_init_size(&msg, m->len);
+		unsigned char *own = m->payload;
+		m->payload = memcpy(zmq_msg_data(&msg), own, m->len);
+		wl_stamp(m, p->eid + 1, ts);
+		m->payload = own;
+	}
 	p->eid += WL_BATCH;
 	zmq_send(p->sock, "", 0, ZMQ_SNDMORE);
 	zmq_send(p->sock, be, 8, ZMQ_SNDMORE);
-	zmq_send(p->sock, m->payload, m->len, 0);
+	if (zmq_msg_send(&msg, p->sock, 0) < 0)
+		zmq_msg_close(&msg); /* calls sent() */
 	p->messages++;
 	p->events += WL_BATCH;
 }
@@ -50,13 +85,25 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static outgoing *outgoing_of(wl_msg *m, size_t n)
+{
+	outgoing *o = calloc(n ? n : 1, sizeof(*o));
+	if (!o)
+		exit(1);
+	for (size_t i = 0; i < n; i++) {
+		o[i].m = &m[i];
+		atomic_init(&o[i].queued, 0);
+	}
+	return o;
+}
+
 /* Sends count messages cycling through msgs[], paced at rate events/s (0:
  * flat out).  Paced, it sleeps until the next message is due and then sends
  * every message that is: a sender that spun instead took a whole core of the
  * two it shares with the receiver it measures (1,000-1,350 ns of CPU an event
  * at 1M events/s, 2026-12-04), as a master sending events as they come does
  * not; the price is bursts of a few messages, as long as the timer is late. */
-static void run(struct pub *p, wl_msg *msgs, size_t n_msgs, uint64_t count, double rate)
+static void run(struct pub *p, outgoing *msgs, size_t n_msgs, uint64_t count, double rate)
 {
 	double start = mono_s();
 	for (uint64_t i = 0; i < count; i++) {
@@ -128,6 +175,7 @@ int main(int argc, char **argv)
 	wl_msg *msgs = wl_encode_mix(&wp, (size_t)mix);
 	size_t n_load = 0;
 	wl_msg *loads = load ? wl_encode_load(&wp, &n_load) : NULL;
+	outgoing *out_msgs = outgoing_of(msgs, (size_t)mix), *out_loads = outgoing_of(loads, n_load);
 
 	void *ctx = zmq_ctx_new();
 	struct pub p = {.sock = zmq_socket(ctx, ZMQ_XPUB)};
@@ -147,15 +195,15 @@ int main(int argc, char **argv)
 		char line[64];
 		while (fgets(line, sizeof(line), stdin)) {
 			double t = now_s();
-			send_msg(&p, &msgs[p.messages % (uint64_t)mix]);
+			send_msg(&p, &out_msgs[p.messages % (uint64_t)mix]);
 			printf("%llu %.6f\n", (unsigned long long)p.seq, t);
 			fflush(stdout);
 		}
 	} else {
 		if (load)
-			run(&p, loads, n_load, n_load, rate);
+			run(&p, out_loads, n_load, n_load, rate);
 		double t1 = now_s();
-		run(&p, msgs, (size_t)mix, events / WL_BATCH, rate);
+		run(&p, out_msgs, (size_t)mix, events / WL_BATCH, rate);
 		double t2 = now_s();
 		uint64_t mixed = events / WL_BATCH * WL_BATCH;
 		printf("{\"messages\":%llu,\"events\":%llu,\"last_seq\":%llu,\"load_seconds\":%.3f,"
@@ -165,7 +213,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	zmq_close(p.sock);
-	zmq_ctx_term(ctx);
+	zmq_ctx_term(ctx); /* after it, no send is queued: sent() ran for each */
+	free(out_msgs);
+	free(out_loads);
 	wl_free(msgs, (size_t)mix);
 	wl_free(loads, n_load);
 	return 0;
