@@ -30,6 +30,9 @@ BENCH = os.path.join(B, "tools", "mooncake-kv-bench")
 BENCH_MEM = os.path.join(B, "tools", "bench-memory")
 QUICK = "--quick" in sys.argv
 KEYS = 1000000
+# The floor's allocator is tuned as the exporter tunes its own (main.c,
+# tune_malloc): the same receive, whatever glibc's defaults would cost it.
+FLOOR_ENV = dict(os.environ, GLIBC_TUNABLES="glibc.malloc.trim_threshold=8388608:glibc.malloc.mmap_threshold=2097152")
 
 
 def free_port():
@@ -188,7 +191,7 @@ def floor_paced(events, rate, extra=(), own=False):
     exporter's one-pass decoder."""
     port = free_port()
     recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)] + (["own"] if own else []),
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, env=FLOOR_ENV)
     time.sleep(0.3)
     sender = subprocess.Popen([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(events), "--sndhwm",
                                "0", "--rate", str(rate)] + list(extra), stdout=subprocess.DEVNULL)
