@@ -2,7 +2,6 @@
 /* mooncake-kv-exporter: parse flags, start one ingest thread (and one status
  * poller) per source and the HTTP server, wait for SIGTERM/SIGINT, stop. */
 #include <grp.h>
-#include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,22 +54,20 @@ static int drop_privileges(const char *user)
  * steady stream of 25 KB messages, allocated by ZMQ's I/O thread and freed
  * by the ingest thread, that gave back and faulted in again 3,000-9,000
  * pages a second at 1.5M events/s, each a trap on a paravirtual guest
- * (docs/performance.md, "The sixth pass").  Held to 8 MiB instead (what is
- * freed after a backlog the ingest thread hands back itself, malloc_trim);
- * and messages up to 2 MiB (the largest accepted, 1 MiB by default) come
- * from the arenas, not a mapping each, which a fixed trim threshold would
- * otherwise make them.  What the user set in the environment stands. */
-#define TRIM_THRESHOLD_BYTES (8 << 20)
-#define MMAP_THRESHOLD_BYTES (2 << 20)
+ * (docs/performance.md, "The sixth pass"); from 1 MiB on, none.  glibc
+ * raises that threshold itself, to twice a freed mapping's size (mallopt(3),
+ * the dynamic mmap threshold): an exporter's first scrape of many tenants
+ * does.  One mapping of 512 KiB freed at start does it for every exporter,
+ * and leaves the thresholds dynamic (fixing them with mallopt made scrapes
+ * of 10,000 tenants map and fault in what they had reused); what the
+ * environment sets (GLIBC_TUNABLES) stands.  What is freed after a backlog
+ * the ingest thread hands back itself (malloc_trim). */
+#define FIRST_MAPPING_BYTES (512 << 10)
 
-static void tune_malloc(void)
+static void raise_malloc_thresholds(void)
 {
-	const char *t = getenv("GLIBC_TUNABLES");
-	if (getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_MMAP_THRESHOLD_") ||
-	    (t && (strstr(t, "trim_threshold") || strstr(t, "mmap_threshold"))))
-		return;
-	mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES);
-	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES);
+	void *volatile p = malloc(FIRST_MAPPING_BYTES); /* volatile: not elided with its free */
+	free(p);
 }
 
 /* What the receive queues can hold at the worst: every subscriber's ZMQ
@@ -124,7 +121,7 @@ int main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	tune_malloc();
+	raise_malloc_thresholds();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	json_object_seed(0);
 
