@@ -131,6 +131,64 @@ static void test_filters(void **state)
 	assert_non_null(strstr(err, "at offset"));
 }
 
+/* The pass fed in three pieces, cut at any two line ends, writes what it
+ * writes over the whole text, in every mode: a piece may end between a HELP
+ * and its TYPE, or between a family's TYPE and its samples. */
+static void check_pieces(const char *t, const kv_expo_opts *o)
+{
+	size_t len = strlen(t);
+	kv_buf whole;
+	kv_buf_init(&whole);
+	assert_int_equal(kv_expo_write(&whole, t, len, o), KV_OK);
+	size_t cuts = 0;
+	for (size_t a = 0; a <= len; a++) {
+		if (a && t[a - 1] != '\n')
+			continue;
+		for (size_t b = a; b <= len; b++) {
+			if (b > a && t[b - 1] != '\n')
+				continue;
+			kv_buf out;
+			kv_buf_init(&out);
+			kv_expo_pass p;
+			kv_expo_begin(&p, o);
+			assert_int_equal(kv_expo_feed(&p, &out, t, a), KV_OK);
+			assert_int_equal(kv_expo_feed(&p, &out, t + a, b - a), KV_OK);
+			assert_int_equal(kv_expo_feed(&p, &out, t + b, len - b), KV_OK);
+			assert_int_equal(kv_expo_end(&p, &out), KV_OK);
+			assert_int_equal(out.len, whole.len);
+			assert_memory_equal(out.data, whole.data, whole.len);
+			kv_buf_free(&out);
+			cuts++;
+		}
+	}
+	assert_true(cuts >= 276); /* every pair of the 23 lines' starts, at least */
+	kv_buf_free(&whole);
+}
+
+static void test_pieces(void **state)
+{
+	(void)state;
+	char err[200];
+	kv_family_filter *f = kv_family_filter_new("mooncake_kv_object_table_bytes", true, err, sizeof(err));
+	assert_non_null(f);
+	kv_expo_opts modes[] = {
+		{0},
+		{.openmetrics = true, .created = 1700000000.5},
+		{.drop = kv_family_filter_drops, .drop_ctx = f},
+		{.openmetrics = true, .created = 1700000000.5, .drop = kv_family_filter_drops, .drop_ctx = f},
+	};
+	/* and a text whose last line has no newline */
+	char *cut = strdup(text);
+	assert_non_null(cut);
+	cut[strlen(cut) - 1] = '\0';
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		check_pieces(text, &modes[i]);
+		check_pieces(cut, &modes[i]);
+	}
+	free(cut);
+	kv_family_filter_free(f);
+}
+
 static void test_accept(void **state)
 {
 	(void)state;
@@ -152,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_text_passes_through),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_accept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,31 @@ typedef struct kv_expo_opts {
  * each family's samples) to out as o asks.  Returns 0 or KV_ENOMEM. */
 int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o);
 
+/* The same pass a piece at a time, for a writer that consumes the output as
+ * it comes (a compressor), so that a 41 MB scrape is not copied whole:
+ * kv_expo_begin, kv_expo_feed for each piece in order, kv_expo_end.  Each
+ * piece but the last ends with a newline, and the whole text stays where it
+ * is until kv_expo_end (the pass holds a family's HELP and name in it). */
+typedef struct kv_expo_family {
+	const char *name; /* as the TYPE line gives it */
+	size_t len;
+	bool counter, drop;
+	bool created;  /* its samples get a _created: kv_family_find() */
+	size_t om_len; /* a counter's OpenMetrics name drops _total */
+} kv_expo_family;
+
+typedef struct kv_expo_pass {
+	kv_expo_opts o;
+	kv_expo_family family; /* the family being copied, from its TYPE line on */
+	const char *help;      /* a HELP text waiting for its TYPE line */
+	size_t help_len;
+} kv_expo_pass;
+
+void kv_expo_begin(kv_expo_pass *p, const kv_expo_opts *o);
+/* Each returns 0 or KV_ENOMEM (out failed). */
+int kv_expo_feed(kv_expo_pass *p, kv_buf *out, const char *text, size_t len);
+int kv_expo_end(kv_expo_pass *p, kv_buf *out);
+
 /* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
  * that must match a family's whole name, as its TYPE line gives it) and
  * --metrics.tenant-summary (per tenant only objects, the medium mix and

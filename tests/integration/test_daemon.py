@@ -844,24 +844,37 @@ def test_openmetrics_and_series_controls(procs):
     for e in (full, lean):
         wait_for(lambda e=e: e.metrics().get("mooncake_kv_messages_received_total", source="f") > 0, 5, "events")
     om = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
-    status, headers, body = http_get(full.url + "/metrics", {"Accept": om})
-    text = body.decode()
-    assert status == 200 and headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
-    assert "Accept" in headers["Vary"]
-    assert text.endswith("# EOF\n") and text.count("# EOF") == 1
-    types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
-    assert not [n for n, k in types.items() if k == "counter" and n.endswith("_total")], "counter families keep _total"
+
+    def openmetrics(exp, gz):
+        asked = {"Accept": om, "Accept-Encoding": "gzip"} if gz else {"Accept": om}
+        status, headers, body = http_get(exp.url + "/metrics", asked)
+        assert status == 200 and headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
+        assert "Accept" in headers["Vary"]
+        assert (headers.get("Content-Encoding") == "gzip") == gz
+        text = (gzip.decompress(body) if gz else body).decode()
+        assert text.endswith("# EOF\n") and text.count("# EOF") == 1
+        types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+        assert not [n for n, k in types.items() if k == "counter" and n.endswith("_total")], \
+            "counter families keep _total"
+        # every sample belongs to the family announced before it
+        family = None
+        for line in text.splitlines():
+            if line.startswith("# TYPE "):
+                family = line.split()[2]
+            elif line and not line.startswith("#"):
+                assert line.startswith(family), (family, line)
+        return text, types
+
+    text, types = openmetrics(full, False)
     assert types["mooncake_kv_messages_received"] == "counter"
     assert re.search(r'^mooncake_kv_messages_received_total\{source="f"\} [1-9]', text, re.M)
     assert re.search(r'^mooncake_kv_messages_received_created\{source="f"\} 1[0-9]{9}', text, re.M)
     assert "# UNIT mooncake_kv_event_lag_seconds seconds" in text
-    # every sample belongs to the family announced before it
-    family = None
-    for line in text.splitlines():
-        if line.startswith("# TYPE "):
-            family = line.split()[2]
-        elif line and not line.startswith("#"):
-            assert line.startswith(family), (family, line)
+    # gzip: the same text, shaped a piece at a time on its way to the compressor
+    ztext, ztypes = openmetrics(full, True)
+    assert ztypes.items() >= types.items(), set(types.items()) - set(ztypes.items())
+    assert re.search(r'^mooncake_kv_messages_received_created\{source="f"\} 1[0-9]{9}', ztext, re.M)
+    assert "# HELP mooncake_kv_messages_received " in ztext
     # the same figures in the text format, which promtool checks
     m = full.metrics()
     promtool_check(m.text)
@@ -877,8 +890,10 @@ def test_openmetrics_and_series_controls(procs):
     assert not [k for k in lm.samples if k[0].startswith("process_") or k[0].startswith("mooncake_kv_batch_events")]
     assert lm.get("mooncake_kv_objects", source="f", backend_id="mooncake-master-1", tenant_id="tenant-1") == \
         m.get("mooncake_kv_objects", source="f", backend_id="mooncake-master-1", tenant_id="tenant-1")
-    lom = http_get(lean.url + "/metrics", {"Accept": om})[2].decode()
-    assert "process_" not in lom and "mooncake_kv_events_received" not in lom and lom.endswith("# EOF\n")
+    for gz in (False, True):
+        lom = openmetrics(lean, gz)[0]
+        assert "process_" not in lom and "mooncake_kv_events_received" not in lom
+        assert "# TYPE mooncake_kv_objects gauge" in lom
 
 
 def test_json_logs(procs):

@@ -14,16 +14,9 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && !memcmp(s + n - k, suffix, k);
 }
 
-/* One family, from its TYPE line on. */
-struct family {
-	const char *name; /* as the TYPE line gives it */
-	size_t len;
-	bool counter, drop;
-	bool created;  /* its samples get a _created: kv_family_find() */
-	size_t om_len; /* a counter's OpenMetrics name drops _total */
-};
+typedef struct kv_expo_family family;
 
-static void parse_type(const char *line, size_t n, struct family *f)
+static void parse_type(const char *line, size_t n, family *f)
 {
 	/* "# TYPE name kind" */
 	const char *name = line + 7, *sp = memchr(name, ' ', n - 7);
@@ -52,8 +45,8 @@ static void add_help_om(kv_buf *out, const char *s, size_t n)
 
 /* HELP, UNIT (for a name with a unit suffix) and TYPE of a family in
  * OpenMetrics: a counter's family name drops _total. */
-static void family_header_om(kv_buf *out, const struct family *f, const char *help, size_t help_len,
-			     const char *type_line, size_t n)
+static void family_header_om(kv_buf *out, const family *f, const char *help, size_t help_len, const char *type_line,
+			     size_t n)
 {
 	kv_buf_adds(out, "# HELP ");
 	kv_buf_add(out, f->name, f->om_len);
@@ -74,7 +67,7 @@ static void family_header_om(kv_buf *out, const struct family *f, const char *he
 /* The counter sample's _created, for a series that started with the
  * exporter: every one without a tenant_id label (a tenant's starts when it
  * is first seen), of a family not mirrored from the master. */
-static void add_created(kv_buf *out, const struct family *f, const char *line, size_t n, double created)
+static void add_created(kv_buf *out, const family *f, const char *line, size_t n, double created)
 {
 	const char *lb = memchr(line, '{', n), *end = line + n;
 	const char *rb = lb ? memchr(lb, '}', (size_t)(end - lb)) : NULL;
@@ -89,11 +82,16 @@ static void add_created(kv_buf *out, const struct family *f, const char *line, s
 	kv_buf_addc(out, '\n');
 }
 
-int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o)
+void kv_expo_begin(kv_expo_pass *p, const kv_expo_opts *o)
 {
-	const char *p = text, *end = text + len, *help = NULL;
-	size_t help_len = 0;
-	struct family f = {0};
+	*p = (kv_expo_pass){.o = *o};
+}
+
+int kv_expo_feed(kv_expo_pass *ps, kv_buf *out, const char *text, size_t len)
+{
+	const kv_expo_opts *o = &ps->o;
+	family *f = &ps->family;
+	const char *p = text, *end = text + len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -102,43 +100,56 @@ int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts 
 		if (n >= 7 && !memcmp(line, "# HELP ", 7)) {
 			/* held until the TYPE line says what the family is */
 			const char *sp = memchr(line + 7, ' ', n - 7);
-			help = sp ? sp + 1 : line + n;
-			help_len = (size_t)(line + n - help);
+			ps->help = sp ? sp + 1 : line + n;
+			ps->help_len = (size_t)(line + n - ps->help);
 			continue;
 		}
 		if (n >= 7 && !memcmp(line, "# TYPE ", 7)) {
-			parse_type(line, n, &f);
-			f.drop = o->drop && o->drop(f.name, f.len, o->drop_ctx);
-			if (f.drop)
+			parse_type(line, n, f);
+			f->drop = o->drop && o->drop(f->name, f->len, o->drop_ctx);
+			if (f->drop)
 				continue;
 			if (o->openmetrics) {
-				family_header_om(out, &f, help ? help : "", help_len, line, n);
+				family_header_om(out, f, ps->help ? ps->help : "", ps->help_len, line, n);
 			} else {
-				if (help) {
+				if (ps->help) {
 					kv_buf_adds(out, "# HELP ");
-					kv_buf_add(out, f.name, f.len);
+					kv_buf_add(out, f->name, f->len);
 					kv_buf_addc(out, ' ');
-					kv_buf_add(out, help, help_len);
+					kv_buf_add(out, ps->help, ps->help_len);
 					kv_buf_addc(out, '\n');
 				}
 				kv_buf_add(out, line, n);
 				kv_buf_addc(out, '\n');
 			}
-			help = NULL;
+			ps->help = NULL;
 			continue;
 		}
-		if (f.drop || n == 0)
+		if (f->drop || n == 0)
 			continue;
 		/* the line with its newline in one piece (the last may have none) */
 		kv_buf_add(out, line, n + (nl != NULL));
 		if (!nl)
 			kv_buf_addc(out, '\n');
-		if (o->openmetrics && f.created && o->created > 0)
-			add_created(out, &f, line, n, o->created);
+		if (o->openmetrics && f->created && o->created > 0)
+			add_created(out, f, line, n, o->created);
 	}
-	if (o->openmetrics)
+	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
+}
+
+int kv_expo_end(kv_expo_pass *p, kv_buf *out)
+{
+	if (p->o.openmetrics)
 		kv_buf_adds(out, "# EOF\n");
 	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
+}
+
+int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o)
+{
+	kv_expo_pass p;
+	kv_expo_begin(&p, o);
+	kv_expo_feed(&p, out, text, len);
+	return kv_expo_end(&p, out);
 }
 
 bool kv_expo_wants_openmetrics(const char *accept)
