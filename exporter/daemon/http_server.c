@@ -187,13 +187,15 @@ static char *gzip_text(const char *in, size_t len, const kv_expo_opts *eo, size_
 		/* a piece's worth, to the end of a line */
 		const char *nl = (size_t)(end - p) > PIECE ? memchr(p + PIECE, '\n', (size_t)(end - p - PIECE)) : NULL;
 		cut = nl ? nl + 1 : end;
-		if (!eo) {
-			ok = gz_put(&g, p, (size_t)(cut - p), Z_NO_FLUSH);
-			continue;
+		const char *from = p; /* what the compressor takes: the piece, or its shaped copy */
+		size_t n = (size_t)(cut - p);
+		if (eo) {
+			kv_buf_reset(&piece);
+			ok = kv_expo_feed(&pass, &piece, p, n) == KV_OK;
+			from = piece.data;
+			n = piece.len;
 		}
-		kv_buf_reset(&piece);
-		ok = kv_expo_feed(&pass, &piece, p, (size_t)(cut - p)) == KV_OK &&
-		     gz_put(&g, piece.data, piece.len, Z_NO_FLUSH);
+		ok = ok && gz_put(&g, from, n, Z_NO_FLUSH);
 	}
 	kv_buf_reset(&piece);
 	if (ok && eo)
