@@ -108,6 +108,14 @@ CASES = [
      [a("MooncakeKVEventTimestampsUnusable", source="m0", member="m0:9003", reason="backwards"),
       a("MooncakeKVMasterDown", source="m0", member="m0:9003")],
      {"MooncakeKVEventTimestampsUnusable": "mooncake-info", "MooncakeKVMasterDown": "mooncake-page"}),
+    ("a client floods the exporter's front door and guesses passwords while the store's master is down: "
+     "the page hides neither, and neither hides the other",
+     [a("MooncakeKVExporterHTTPRejecting"),
+      a("MooncakeKVExporterLoginFailures"),
+      a("MooncakeKVMasterDown", source="m0", member="m0:9003"),
+      a("MooncakeKVStreamSilent", source="m0")],
+     {"MooncakeKVExporterHTTPRejecting": "mooncake-tickets", "MooncakeKVExporterLoginFailures": "mooncake-tickets",
+      "MooncakeKVMasterDown": "mooncake-page", "MooncakeKVStreamSilent": None}),
 ]
 
 
