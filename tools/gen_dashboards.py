@@ -413,6 +413,26 @@ def exporter():
         panel("timeseries", "Events per message (median)",
               [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_batch_events_bucket{{{SRC}}}[{RI}])))",
                 "{{instance}} {{source}}")]),
+        row("HTTP front door"),
+        panel("timeseries", "Open HTTP connections",
+              [(f"mooncake_kv_http_connections{{{inst}}}", "{{instance}}")], w=8,
+              desc="Connections open to the exporter's HTTP server now: scrapers, probes, browsers. Beyond "
+                   "--web.max-connections (or --web.max-connections-per-address from one address) new ones "
+                   "are refused."),
+        panel("timeseries", "Rejected connections by reason",
+              [(f"sum by (instance, reason) (rate(mooncake_kv_http_connections_rejected_total{{{inst}}}[{RI}]))",
+                "{{instance}} {{reason}}")], unit="ops", w=8, stack=True,
+              desc="Connections the exporter refused or closed: limit, address_limit (over the connection "
+                   "limits), header_timeout, request_timeout (a slow or stuck client), malformed (400/501), "
+                   "idle_timeout (a kept-alive connection closed between requests: housekeeping, not alerted "
+                   "on). Each is logged (level=warn) with the peer's address. Runbook: Exporter HTTP rejecting."),
+        panel("timeseries", "Login failures by reason",
+              [(f"sum by (instance, reason) (rate(mooncake_kv_http_login_failures_total{{{inst}}}[{RI}]))",
+                "{{instance}} {{reason}}")], unit="ops", w=8, stack=True,
+              desc="Basic-auth failures (with basic_auth_users in --web.config.file): missing (no credentials: a "
+                   "browser's first request, not alerted on), malformed, unknown_user, wrong_password, throttled "
+                   "(refused unchecked: too many failures from the peer, or too many checks at once). Each is "
+                   "logged (level=warn) with the peer's address. Runbook: Exporter login failures."),
     ])
 
 
