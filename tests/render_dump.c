@@ -77,7 +77,12 @@ int main(int argc, char **argv)
 						   .resident_bytes = 1e7,
 						   .virtual_bytes = 1e8,
 						   .open_fds = 9,
-						   .max_fds = 1024}},
+						   .max_fds = 1024},
+				       /* and a front door that turned some away */
+				       .http = {.ok = true,
+						.connections = 3,
+						.rejected = {[KV_HTTP_REJECT_ADDRESS_LIMIT] = 4},
+						.login_failures = {[KV_LOGIN_WRONG_PASSWORD] = 2}}},
 			      .sources = src,
 			      .n_sources = n,
 			      .tracked_objects = atomic_load(&budget.objects),

@@ -55,7 +55,9 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_objects, 10000000);
 	assert_int_equal(c.zmq_rcvhwm, 2000);
 	assert_int_equal(c.zmq_max_message_size, 1 << 20);
-	assert_int_equal(c.web_max_connections, 64);
+	assert_int_equal(c.web_max_connections, 512);
+	assert_int_equal(c.web_max_per_address, 16);
+	assert_true(c.web_read_header_timeout == 5.0 && c.web_read_timeout == 10.0 && c.web_idle_timeout == 30.0);
 	assert_int_equal(c.log_level, KV_LOG_INFO);
 	assert_int_equal(c.log_format, KV_LOG_LOGFMT);
 	assert_false(c.reconcile || c.sources[0].reconcile);
@@ -112,8 +114,9 @@ static void test_every_flag_both_forms(void **state)
 			       "https://m:9003/", "--master.poll-interval=1m30s", "--master.timeout", "250ms",
 			       "--master.max-body-bytes=2048", "--web.listen-address", "[::1]:0",
 			       "--web.telemetry-path=/m", "--web.max-connections", "7", "--web.config.file=w.yml",
-			       "--run-as-user", "nobody", "--limits.max-tenants=3", "--limits.max-objects",
-			       "17179869184", "--zmq.rcvhwm=0", NULL),
+			       "--web.max-connections-per-address=0", "--web.read-header-timeout", "2s",
+			       "--web.read-timeout=3s", "--web.idle-timeout=1m", "--run-as-user", "nobody",
+			       "--limits.max-tenants=3", "--limits.max-objects", "17179869184", "--zmq.rcvhwm=0", NULL),
 			 KV_CONFIG_RUN);
 	assert_string_equal(c.sources[0].members[0].zmq, "ipc:///tmp/x");
 	assert_string_equal(c.sources[0].members[0].status, "https://m:9003"); /* trailing slash dropped */
@@ -123,6 +126,8 @@ static void test_every_flag_both_forms(void **state)
 	assert_string_equal(c.listen_address, "[::1]:0");
 	assert_string_equal(c.telemetry_path, "/m");
 	assert_int_equal(c.web_max_connections, 7);
+	assert_int_equal(c.web_max_per_address, 0);
+	assert_true(c.web_read_header_timeout == 2.0 && c.web_read_timeout == 3.0 && c.web_idle_timeout == 60.0);
 	assert_string_equal(c.web_config_file, "w.yml");
 	assert_string_equal(c.run_as_user, "nobody");
 	assert_int_equal(c.max_tenants, 3);
@@ -266,6 +271,10 @@ static const struct bad {
 	{{EP, "--run-as-user="}, "non-empty"},
 	{{EP, "--web.max-connections=0"}, "from 1 to 10000"},
 	{{EP, "--web.max-connections=10001"}, "from 1 to 10000"},
+	{{EP, "--web.max-connections-per-address=10001"}, "from 0 to 10000"},
+	{{EP, "--web.read-header-timeout=0"}, "is not a duration"},
+	{{EP, "--web.read-header-timeout=20s"}, "must not be shorter than --web.read-header-timeout"},
+	{{EP, "--web.idle-timeout=2h"}, "is not a duration"},
 	{{EP, "--master.max-body-bytes=1073741825"}, "to 1073741824"},
 	{{EP, "--limits.max-objects=17179869185"}, "to 17179869184"},
 	{{EP, "--zmq.max-message-size=1023"}, "from 1024"},
@@ -337,6 +346,10 @@ static void test_help_lists_every_flag(void **state)
 		"--web.listen-address",
 		"--web.telemetry-path",
 		"--web.max-connections",
+		"--web.max-connections-per-address",
+		"--web.read-header-timeout",
+		"--web.read-timeout",
+		"--web.idle-timeout",
 		"--web.config.file",
 		"--run-as-user",
 		"--limits.max-tenants",

@@ -260,7 +260,18 @@ static const struct flag flags[] = {
 	{"--web.listen-address", set_listen, CFG(listen_address), 0, 0, NULL,
 	 "[HOST]:PORT  default " DEFAULT_LISTEN " (port 0 picks a free one)"},
 	{"--web.telemetry-path", set_path, CFG(telemetry_path), 0, 0, NULL, "PATH  default /metrics"},
-	{"--web.max-connections", set_num, CFG(web_max_connections), 1, 10000, NULL, "N  default 64"},
+	{"--web.max-connections", set_num, CFG(web_max_connections), 1, 10000, NULL,
+	 "N  default 512: open connections, all clients together (one more is refused and counted)"},
+	{"--web.max-connections-per-address", set_num, CFG(web_max_per_address), 0, 10000, NULL,
+	 "N  default 16: open connections from one client address (0: only --web.max-connections)"},
+	{"--web.read-header-timeout", set_duration, CFG(web_read_header_timeout), 0, 0, NULL,
+	 "DUR  default 5s: a request's headers must arrive within this of the connection (or, kept alive, of "
+	 "its first line), however it trickles; later, it is cut off and counted"},
+	{"--web.read-timeout", set_duration, CFG(web_read_timeout), 0, 0, NULL,
+	 "DUR  default 10s: the same for the whole request"},
+	{"--web.idle-timeout", set_duration, CFG(web_idle_timeout), 0, 0, NULL,
+	 "DUR  default 30s: a kept-alive connection's wait for its next request, and a client that stops "
+	 "reading an answer"},
 	{"--web.config.file", set_string, CFG(web_config_file), 0, 0, NULL,
 	 "PATH  TLS and basic auth, exporter-toolkit format (see README)"},
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
@@ -357,7 +368,11 @@ static int set_defaults(kv_config *c)
 	 * event, far above any key upstream integrations make. */
 	c->zmq_rcvhwm = 2000;
 	c->zmq_max_message_size = 1 << 20;
-	c->web_max_connections = 64;
+	c->web_max_connections = 512;
+	c->web_max_per_address = 16;
+	c->web_read_header_timeout = 5;
+	c->web_read_timeout = 10;
+	c->web_idle_timeout = 30;
 	c->state_peer_timeout = 30;
 	c->state_peer_max_bytes = 4ull << 30;
 	c->log_level = KV_LOG_INFO;
@@ -389,6 +404,9 @@ static int finish(struct parse *p)
 	if ((c->metrics_exclude || c->tenant_summary) &&
 	    !(c->families = kv_family_filter_new(c->metrics_exclude, c->tenant_summary, why, sizeof(why))))
 		return kv_parse_err(p, "--metrics.exclude: %s", why);
+	if (c->web_read_timeout < c->web_read_header_timeout)
+		return kv_parse_err(p, "--web.read-timeout (the whole request) must not be shorter than "
+				       "--web.read-header-timeout (its headers)");
 	if (c->poll_timeout > c->poll_interval) {
 		if (p->timeout_given)
 			return kv_parse_err(p, "--master.timeout must not exceed --master.poll-interval");

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
@@ -15,7 +17,11 @@
 
 #include "kv_clock.h"
 #include "kv_config.h"
+#include "kv_scrape_body.h"
+#include "kv_http_auth.h"
+#include "kv_http_guard.h"
 #include "kv_http_server.h"
+#include "kv_http_strict.h"
 #include "runbook_html.h"
 #include "kv_log.h"
 #include "kv_process.h"
@@ -24,12 +30,13 @@
 #include "kv_webconfig.h"
 #include "version.h"
 
-#define THREADS              4
-#define CONNECTION_TIMEOUT_S 30
+#define THREADS 4
 
 struct kv_http {
 	const kv_exporter *x;
 	struct MHD_Daemon *daemon;
+	kv_http_guard *guard;
+	kv_http_auth *auth; /* NULL without users */
 	unsigned port;
 	atomic_ullong scrapes;
 	_Atomic double last_seconds;
@@ -83,135 +90,6 @@ static bool accepts_gzip(struct MHD_Connection *c)
 	return false;
 }
 
-/* A scrape's text is written into fresh memory (41 MB at 10,000 tenants),
- * and each first touch of a 4 KiB page is a fault: ~23 ms on this guest for
- * 41 MB, against 4-11 ms in huge pages, and 6 ms to render it
- * (docs/performance.md, "A scrape's own memory").  So the text and its gzip
- * ask for huge pages over their whole 2 MiB runs before they are written.
- * Not the OpenMetrics copy: a second 41 MB of fresh huge pages a scrape made
- * those scrapes slower one time in three (a huge page the hypervisor must
- * back first costs up to ~5 ms here).  glibc maps a block this large on its
- * own and unmaps it on free(); where it did not, the hint only changes the
- * page size of memory the text holds anyway. */
-#define HUGE_PAGE ((uintptr_t)2 << 20)
-
-static void want_huge_pages(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t from = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	uintptr_t to = ((uintptr_t)p + len) & ~(HUGE_PAGE - 1);
-	if (p && to > from)
-		madvise((void *)from, to - from, MADV_HUGEPAGE); /* a hint: refused is fine */
-#else
-	(void)p, (void)len;
-#endif
-}
-
-/* Room for about `bytes` in one allocation, in huge pages where it can. */
-static void room_for(kv_buf *b, size_t bytes)
-{
-	if (bytes && kv_buf_room(b, bytes))
-		want_huge_pages(b->data, b->cap);
-}
-
-/* A gzip stream into one allocation that grows when the compressed text
- * outgrows it (it starts at the bound for the text as rendered; a shaped
- * text can be longer). */
-typedef struct gz_out {
-	z_stream z;
-	char *out;
-	size_t cap;
-} gz_out;
-
-static bool gz_room(gz_out *g)
-{
-	size_t cap = g->cap * 2;
-	char *out = realloc(g->out, cap);
-	if (!out)
-		return false;
-	want_huge_pages(out, cap);
-	g->out = out;
-	g->cap = cap;
-	g->z.next_out = (Bytef *)out + g->z.total_out;
-	g->z.avail_out = (uInt)(cap - g->z.total_out);
-	return true;
-}
-
-/* Compresses in[0..len) (all of it); with Z_FINISH, ends the stream.
- * Returns false when memory runs out or zlib fails. */
-static bool gz_put(gz_out *g, const char *in, size_t len, int flush)
-{
-	g->z.next_in = (Bytef *)in;
-	g->z.avail_in = (uInt)len;
-	int rc;
-	do { /* until deflate leaves room: then it has taken all the input */
-		if (g->z.avail_out == 0 && !gz_room(g))
-			return false;
-		rc = deflate(&g->z, flush);
-		if (rc == Z_STREAM_ERROR)
-			return false;
-	} while (g->z.avail_out == 0);
-	return flush != Z_FINISH || rc == Z_STREAM_END;
-}
-
-/* The text goes to the compressor in pieces of about this much: big enough
- * that the calls cost nothing, small enough that a shaped piece is still in
- * the cache when zlib reads it. */
-#define PIECE ((size_t)256 << 10)
-
-/* The text gzipped, and shaped on the way as eo asks when eo is not NULL: the
- * OpenMetrics or filtered text goes to the compressor a piece at a time
- * instead of being written whole first (41 MB of fresh memory at 10,000
- * tenants, whose page faults cost more than the pass: docs/performance.md,
- * "The seventh pass").  *plain_len: the bytes before compression.  NULL when
- * memory runs out. */
-static char *gzip_text(const char *in, size_t len, const kv_expo_opts *eo, size_t *out_len, size_t *plain_len)
-{
-	gz_out g = {.z = {0}};
-	if (deflateInit2(&g.z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
-	g.cap = deflateBound(&g.z, len);
-	g.out = malloc(g.cap);
-	bool ok = g.out != NULL;
-	if (ok) {
-		want_huge_pages(g.out, g.cap); /* only what the compressed text touches is backed */
-		g.z.next_out = (Bytef *)g.out;
-		g.z.avail_out = (uInt)g.cap;
-	}
-	kv_buf piece;
-	kv_buf_init(&piece);
-	kv_expo_pass pass;
-	if (eo)
-		kv_expo_begin(&pass, eo);
-	for (const char *p = in, *end = in + len, *cut; ok && p < end; p = cut) {
-		/* a piece's worth, to the end of a line */
-		const char *nl = (size_t)(end - p) > PIECE ? memchr(p + PIECE, '\n', (size_t)(end - p - PIECE)) : NULL;
-		cut = nl ? nl + 1 : end;
-		const char *from = p; /* what the compressor takes: the piece, or its shaped copy */
-		size_t n = (size_t)(cut - p);
-		if (eo) {
-			kv_buf_reset(&piece);
-			ok = kv_expo_feed(&pass, &piece, p, n) == KV_OK;
-			from = piece.data;
-			n = piece.len;
-		}
-		ok = ok && gz_put(&g, from, n, Z_NO_FLUSH);
-	}
-	kv_buf_reset(&piece);
-	if (ok && eo)
-		ok = kv_expo_end(&pass, &piece) == KV_OK;
-	ok = ok && gz_put(&g, piece.data, piece.len, Z_FINISH);
-	kv_buf_free(&piece);
-	*out_len = g.z.total_out;
-	*plain_len = g.z.total_in;
-	deflateEnd(&g.z);
-	if (!ok) {
-		free(g.out);
-		return NULL;
-	}
-	return g.out;
-}
-
 static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 {
 	const kv_exporter *x = h->x;
@@ -231,11 +109,14 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	/* about the size of the last one, in one allocation: a scrape of 10,000
 	 * tenants is 41 MB, and growing to it by doubling copies it over again */
 	unsigned long long last = atomic_load(&h->last_bytes);
-	room_for(&out, (size_t)(last + last / 8));
+	kv_scrape_room(&out, (size_t)(last + last / 8));
 	int rc = sc ? KV_OK : KV_ENOMEM;
 	for (size_t i = 0; rc == KV_OK && i < x->n_sources; i++)
 		rc = kv_source_scrape(&x->sources[i], sc, i);
 	kv_process_collect(&info.process, x->start_time);
+	kv_http_guard_snap(h->guard, &info.http);
+	if (h->auth)
+		kv_http_auth_snap(h->auth, &info.http);
 	if (rc == KV_OK)
 		rc = kv_scrape_render(sc, &info, &out);
 	kv_scrape_free(sc);
@@ -255,7 +136,7 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	size_t len = 0, plain_len = 0;
 	char *body = NULL;
 	if (accepts_gzip(c)) {
-		body = gzip_text(kv_buf_str(&out), out.len, shaping ? &eo : NULL, &len, &plain_len);
+		body = kv_gzip_text(kv_buf_str(&out), out.len, shaping ? &eo : NULL, &len, &plain_len);
 		if (body) /* else served plain */
 			kv_buf_free(&out);
 	}
@@ -326,29 +207,65 @@ static const char *client_cert_problem(const kv_webconfig *w, struct MHD_Connect
 	return NULL;
 }
 
-/* Basic auth against the bcrypt users, when there are any. */
-static bool authorized(const kv_webconfig *w, struct MHD_Connection *c)
+/* 401 with the challenge, or 429 for a peer told to wait. */
+static enum MHD_Result deny(struct MHD_Connection *c, enum kv_login_failure why)
 {
-	if (w->n_users == 0)
-		return true;
-	char *pass = NULL;
-	char *user = MHD_basic_auth_get_username_password(c, &pass);
-	bool ok = user && pass && kv_webconfig_check_user(w, user, pass);
-	if (user)
-		MHD_free(user);
-	if (pass)
-		MHD_free(pass);
-	return ok;
-}
-
-static enum MHD_Result deny(struct MHD_Connection *c)
-{
-	static const char body[] = "Unauthorized\n";
-	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body,
-								 MHD_RESPMEM_PERSISTENT);
+	static const char unauthorized[] = "Unauthorized\n", wait[] = "Too many failed logins: try again later\n";
+	bool throttled = why == KV_LOGIN_THROTTLED;
+	const char *body = throttled ? wait : unauthorized;
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
-	enum MHD_Result rc = MHD_queue_basic_auth_fail_response(c, "mooncake-kv-exporter", r);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	enum MHD_Result rc;
+	if (throttled) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+		rc = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+	} else {
+		rc = MHD_queue_basic_auth_fail_response(c, "mooncake-kv-exporter", r);
+	}
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* A request's progress, in *ctx (set first by the URI callback, so that
+ * there is no allocation to lose when MHD ends a request early). */
+static char req_new, req_bad_path, req_going;
+
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	kv_http_guard_line_in(c);
+	return kv_http_path_bad(uri) ? &req_bad_path : &req_new;
+}
+
+static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
+{
+	kv_http *h = cls;
+	/* answered without the handler: libmicrohttpd refused it itself (a
+	 * Content-Length that is no number, a head over its memory, a version it
+	 * does not speak), which only its debug log says */
+	if (*ctx != &req_going && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		kv_http_guard_malformed(h->guard, c, "refused by libmicrohttpd (its reason at --log.level=debug)");
+	kv_http_guard_answered(c);
+}
+
+/* An error answer that closes the connection (its body may not have been
+ * read). */
+static enum MHD_Result refuse(kv_http *h, struct MHD_Connection *c, unsigned status, const char *why)
+{
+	kv_http_guard_malformed(h->guard, c, why);
+	char text[160];
+	int n = snprintf(text, sizeof(text), "%s\n", why);
+	char *body = strdup(text);
+	struct MHD_Response *r = body ? MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_FREE) : NULL;
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return rc;
 }
@@ -357,16 +274,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
 	kv_http *h = cls;
-	(void)version;
 	(void)upload;
-	if (*ctx == NULL) { /* first call: headers only; answer on the next */
-		*ctx = h;
+	if (*ctx != &req_going) { /* first call: headers only; answer on the next */
+		unsigned status;
+		const char *why = kv_http_request_problem(c, version, *ctx == &req_bad_path, &status);
+		*ctx = &req_going; /* the handler answers it, whatever it answers */
+		if (why)
+			return refuse(h, c, status, why);
+		kv_http_guard_headers_in(c);
 		return MHD_YES;
 	}
 	if (*upload_size) {
 		*upload_size = 0; /* no body is wanted: discard it */
 		return MHD_YES;
 	}
+	kv_http_guard_request_in(c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
@@ -379,8 +301,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		const char *problem = client_cert_problem(web, c);
 		if (problem)
 			return reply_text(c, MHD_HTTP_FORBIDDEN, problem);
-		if (!authorized(web, c))
-			return deny(c);
+		if (h->auth) {
+			unsigned char addr[16];
+			const char *peer = kv_http_guard_peer(c, addr);
+			const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									MHD_HTTP_HEADER_AUTHORIZATION);
+			enum kv_login_failure why = kv_http_auth_check(h->auth, creds, addr, peer, kv_mono());
+			if (why != KV_LOGIN__COUNT)
+				return deny(c, why);
+		}
 	}
 	const kv_config *cfg = h->x->config;
 	if (!strcmp(url, cfg->telemetry_path))
@@ -464,11 +393,23 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static struct MHD_Daemon *start(kv_http *h, unsigned flags, struct sockaddr_storage *ss, const kv_config *cfg,
 				struct MHD_OptionItem *tls)
 {
-	return MHD_start_daemon(
-		flags, 0, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)ss, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT,
-		cfg->web_max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	/* The guard holds the limits.  MHD shares its own limit out between
+	 * its threads, so it is set where no thread's share can bind first. */
+	unsigned mhd_limit = (cfg->web_max_connections + 1) * THREADS;
+	unsigned idle = (unsigned)(cfg->web_idle_timeout + 0.999);
+	return MHD_start_daemon(flags, 0, kv_http_guard_accept, h->guard, handle, h, MHD_OPTION_EXTERNAL_LOGGER,
+				mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss, MHD_OPTION_THREAD_POOL_SIZE,
+				(unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+				MHD_OPTION_CONNECTION_TIMEOUT, idle ? idle : 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION, kv_http_guard_notify, h->guard,
+				MHD_OPTION_URI_LOG_CALLBACK, uri_seen, h, MHD_OPTION_NOTIFY_COMPLETED, request_done, h,
+				MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+}
+
+/* Children of finished /state copies, collected within a watchdog round. */
+static void reap_copies(void)
+{
+	kv_state_serve_reap(0);
 }
 
 kv_http *kv_http_start(const kv_exporter *x)
@@ -484,14 +425,31 @@ kv_http *kv_http_start(const kv_exporter *x)
 	if (!h)
 		return NULL;
 	h->x = x;
+	kv_guard_limits limits = {.max_connections = cfg->web_max_connections,
+				  .max_per_address = cfg->web_max_per_address,
+				  .header_timeout = cfg->web_read_header_timeout,
+				  .request_timeout = cfg->web_read_timeout,
+				  .idle_timeout = cfg->web_idle_timeout};
+	h->guard = kv_http_guard_new(&limits, cfg->state_serve ? reap_copies : NULL);
+	if (x->web && x->web->n_users)
+		h->auth = kv_http_auth_new(x->web);
+	if (!h->guard || (x->web && x->web->n_users && !h->auth)) {
+		kv_log(KV_LOG_ERROR, "cannot start the HTTP server: out of memory", NULL);
+		kv_http_auth_free(h->auth);
+		kv_http_guard_free(h->guard);
+		free(h);
+		return NULL;
+	}
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	const kv_webconfig *web = x->web;
-	struct MHD_OptionItem tls[4] = {{MHD_OPTION_END, 0, NULL}};
+	struct MHD_OptionItem tls[5] = {{MHD_OPTION_END, 0, NULL}};
 	size_t nt = 0;
 	if (web && web->tls) {
 		flags |= MHD_USE_TLS;
+		if (web->tls_priorities) /* the versions, suites and curves (webconfig.c) */
+			tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, web->tls_priorities};
 		tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem};
 		tls[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, web->cert_pem};
 		if (web->client_ca_pem) /* MHD then asks clients for a certificate */
@@ -513,6 +471,8 @@ kv_http *kv_http_start(const kv_exporter *x)
 	}
 	if (!h->daemon) {
 		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, NULL);
+		kv_http_auth_free(h->auth);
+		kv_http_guard_free(h->guard);
 		free(h);
 		return NULL;
 	}
@@ -531,6 +491,8 @@ void kv_http_stop(kv_http *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->daemon); /* closes the pipes: a child still writing stops */
+	kv_http_guard_free(h->guard);
+	kv_http_auth_free(h->auth);
 	kv_state_serve_reap(1);
 	free(h);
 }

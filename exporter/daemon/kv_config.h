@@ -64,8 +64,12 @@ typedef struct kv_config {
 	int zmq_rcvhwm;
 	long long zmq_max_message_size;
 	unsigned web_max_connections;
-	bool state_serve;   /* --state.serve: GET /state hands this exporter's state to the next one */
-	char **state_peers; /* --state.peer, in order: take the state from the first that gives it */
+	unsigned web_max_per_address;   /* 0: no limit of its own */
+	double web_read_header_timeout; /* seconds: accept (or a kept-alive connection's next line) to headers */
+	double web_read_timeout;        /* seconds: the whole request */
+	double web_idle_timeout;        /* seconds: a kept-alive wait, or an answer's stalled reader */
+	bool state_serve;               /* --state.serve: GET /state hands this exporter's state to the next one */
+	char **state_peers;             /* --state.peer, in order: take the state from the first that gives it */
 	size_t n_state_peers;
 	double state_peer_timeout; /* seconds for one peer, connection to last byte */
 	size_t state_peer_max_bytes;

@@ -58,9 +58,4 @@ typedef struct kv_webconfig {
 int kv_webconfig_load(const char *path, kv_webconfig *out, char *err, size_t errlen);
 void kv_webconfig_free(kv_webconfig *w);
 
-/* Checks a user and password against the bcrypt hashes in constant time
- * for a given user name length: an unknown user costs one bcrypt too, so
- * response times do not tell which names exist. */
-bool kv_webconfig_check_user(const kv_webconfig *w, const char *user, const char *password);
-
 #endif

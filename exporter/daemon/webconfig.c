@@ -420,37 +420,3 @@ void kv_webconfig_free(kv_webconfig *w)
 	free(w->users);
 	memset(w, 0, sizeof(*w));
 }
-
-/* Equal lengths compared without an early exit. */
-static bool same(const char *a, const char *b, size_t n)
-{
-	unsigned char d = 0;
-	for (size_t i = 0; i < n; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
-bool kv_webconfig_check_user(const kv_webconfig *w, const char *user, const char *password)
-{
-	/* a valid hash that matches nothing: an unknown user pays for a bcrypt too */
-	static const char dummy[] = "$2y$10$abcdefghijklmnopqrstuuuD0Q7QHy2Ez3GA/UkeX3ALO2hkmnlq2";
-	const char *hash = dummy;
-	size_t ulen = strlen(user);
-	bool known = false;
-	for (size_t i = 0; i < w->n_users; i++) {
-		bool match = strlen(w->users[i].name) == ulen && same(w->users[i].name, user, ulen);
-		if (match && !known) {
-			hash = w->users[i].hash;
-			known = true;
-		}
-	}
-	struct crypt_data *cd = calloc(1, sizeof(*cd));
-	if (!cd)
-		return false;
-	/* crypt_rn (libxcrypt) rather than crypt_r: it returns NULL on failure
-	 * instead of a "*" string, and sanitizers do not intercept it */
-	const char *out = crypt_rn(password, hash, cd, (int)sizeof(*cd));
-	bool ok = out && strlen(out) == strlen(hash) && same(out, hash, strlen(hash));
-	free(cd);
-	return ok && known;
-}

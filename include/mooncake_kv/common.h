@@ -112,4 +112,8 @@ static inline enum kv_placement kv_placement_of(unsigned media)
 					 : KV_PLACE_CPU_AND_DISK;
 }
 
+/* True when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates,
+ * nothing above U+10FFFF) without NUL bytes: a label value, a credential. */
+bool kv_label_value_clean(const char *s, size_t n);
+
 #endif

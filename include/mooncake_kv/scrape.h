@@ -34,6 +34,38 @@ typedef struct kv_process_snap {
 	double max_fds;
 } kv_process_snap;
 
+/* The HTTP server's front door: what it refused or cut off, and failed
+ * logins, each by reason (the shell counts; the names are here so the logs
+ * and the metrics say the same word). */
+enum kv_http_reject {
+	KV_HTTP_REJECT_LIMIT,           /* over --web.max-connections */
+	KV_HTTP_REJECT_ADDRESS_LIMIT,   /* over --web.max-connections-per-address */
+	KV_HTTP_REJECT_HEADER_TIMEOUT,  /* headers not in within --web.read-header-timeout */
+	KV_HTTP_REJECT_REQUEST_TIMEOUT, /* the whole request not in within --web.read-timeout */
+	KV_HTTP_REJECT_MALFORMED,       /* refused with 400 or 501 */
+	KV_HTTP_REJECT__COUNT
+};
+
+enum kv_login_failure {
+	KV_LOGIN_MISSING,        /* no credentials */
+	KV_LOGIN_MALFORMED,      /* not basic auth, bad base64, a NUL, invalid UTF-8, no colon */
+	KV_LOGIN_UNKNOWN_USER,   /* no such user */
+	KV_LOGIN_WRONG_PASSWORD, /* a user's wrong password */
+	KV_LOGIN_THROTTLED,      /* refused unchecked: the peer failed too often, or too many checks run */
+	KV_LOGIN__COUNT
+};
+
+const char *kv_http_reject_name(enum kv_http_reject r);
+const char *kv_login_failure_name(enum kv_login_failure f);
+
+typedef struct kv_http_snap {
+	bool ok; /* false: no server (a benchmark's snapshot) */
+	uint64_t connections;
+	uint64_t rejected[KV_HTTP_REJECT__COUNT];
+	uint64_t login_failures[KV_LOGIN__COUNT];
+	uint64_t password_checks; /* bcrypt runs: what the credential cache did not spare */
+} kv_http_snap;
+
 /* The exporter's own figures for one scrape. */
 typedef struct kv_exporter_info {
 	const char *version;
@@ -44,6 +76,7 @@ typedef struct kv_exporter_info {
 	uint64_t last_scrape_bytes;
 	int64_t now_ms; /* the scrape's wall clock (unix ms; 0: the publishers' newest times are now) */
 	kv_process_snap process;
+	kv_http_snap http;
 } kv_exporter_info;
 
 /* The live facts of a member that only the shell knows. */

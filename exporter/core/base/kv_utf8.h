@@ -7,9 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates,
- * nothing above U+10FFFF) without NUL bytes. */
-bool kv_label_value_clean(const char *s, size_t n);
+#include <mooncake_kv/common.h> /* kv_label_value_clean */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes at s
  * do not start one or the character is NUL. */

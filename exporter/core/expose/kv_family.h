@@ -132,7 +132,7 @@ typedef struct kv_family_table {
 
 extern const kv_family_table kv_stream_families, kv_tenant_families, kv_key_group_families, kv_residency_families,
 	kv_master_families, kv_leadership_families, kv_quota_families, kv_reconcile_families, kv_bootstrap_families,
-	kv_self_families;
+	kv_self_families, kv_http_families;
 
 #define KV_FAMILY_TABLE(name, rows) const kv_family_table name = {rows, sizeof(rows) / sizeof(rows[0])}
 

@@ -2,6 +2,8 @@
 /* Every label value the exporter gives a fixed name: one table each, all
  * here, so a name can never drift between the decoder, the state, the
  * master tracking and the metrics. */
+#include <mooncake_kv/scrape.h>
+
 #include "kv_common.h"
 #include "kv_master_status.h"
 #include "kv_reconcile_replay.h"
@@ -121,4 +123,28 @@ static const char *const dialect_names[KV_DIALECT__COUNT] = {
 const char *kv_dialect_name(enum kv_dialect d)
 {
 	return (unsigned)d < KV_DIALECT__COUNT ? dialect_names[d] : "invalid";
+}
+
+static const char *const http_reject_names[KV_HTTP_REJECT__COUNT] = {
+	[KV_HTTP_REJECT_LIMIT] = "limit",
+	[KV_HTTP_REJECT_ADDRESS_LIMIT] = "address_limit",
+	[KV_HTTP_REJECT_HEADER_TIMEOUT] = "header_timeout",
+	[KV_HTTP_REJECT_REQUEST_TIMEOUT] = "request_timeout",
+	[KV_HTTP_REJECT_MALFORMED] = "malformed",
+};
+
+const char *kv_http_reject_name(enum kv_http_reject r)
+{
+	return (unsigned)r < KV_HTTP_REJECT__COUNT ? http_reject_names[r] : "invalid";
+}
+
+static const char *const login_failure_names[KV_LOGIN__COUNT] = {
+	[KV_LOGIN_MISSING] = "missing",           [KV_LOGIN_MALFORMED] = "malformed",
+	[KV_LOGIN_UNKNOWN_USER] = "unknown_user", [KV_LOGIN_WRONG_PASSWORD] = "wrong_password",
+	[KV_LOGIN_THROTTLED] = "throttled",
+};
+
+const char *kv_login_failure_name(enum kv_login_failure f)
+{
+	return (unsigned)f < KV_LOGIN__COUNT ? login_failure_names[f] : "invalid";
 }

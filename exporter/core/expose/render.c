@@ -526,7 +526,7 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 static const kv_family_table *const tables[] = {
 	&kv_stream_families,    &kv_tenant_families,     &kv_key_group_families, &kv_residency_families,
 	&kv_master_families,    &kv_leadership_families, &kv_quota_families,     &kv_reconcile_families,
-	&kv_bootstrap_families, &kv_self_families,
+	&kv_bootstrap_families, &kv_self_families,       &kv_http_families,
 };
 #define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Basic auth (exporter/daemon/http_auth.c): what is accepted, what is
+ * refused and why, what a check costs (bcrypt runs, counted), the cache of
+ * verified credentials and its expiry, and the wait imposed on an address
+ * that fails too often.  The clock is the test's. */
+#include <crypt.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv_http_auth.h"
+#include "kv_webconfig.h"
+
+static const unsigned char addr_a[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 3};
+static const unsigned char addr_b[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 2};
+
+static char *bcrypt(const char *password, unsigned long cost)
+{
+	char salt[64];
+	assert_non_null(crypt_gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
+	struct crypt_data cd = {0};
+	const char *h = crypt_rn(password, salt, &cd, (int)sizeof(cd));
+	assert_non_null(h);
+	return strdup(h);
+}
+
+/* "Basic " + base64 of raw[0..n) */
+static char *basic(const char *raw, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc(6 + (n + 2) / 3 * 4 + 1);
+	assert_non_null(out);
+	memcpy(out, "Basic ", 6);
+	char *o = out + 6;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t q = (uint32_t)(unsigned char)raw[i] << 16;
+		if (i + 1 < n)
+			q |= (uint32_t)(unsigned char)raw[i + 1] << 8;
+		if (i + 2 < n)
+			q |= (unsigned char)raw[i + 2];
+		*o++ = tab[q >> 18 & 63];
+		*o++ = tab[q >> 12 & 63];
+		*o++ = i + 1 < n ? tab[q >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[q & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+typedef struct fixture {
+	kv_webconfig w;
+	kv_http_auth *a;
+	double now;
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->w.n_users = 2;
+	f->w.users = calloc(2, sizeof(*f->w.users));
+	f->w.users[0] = (kv_web_user){strdup("alice"), bcrypt("s3cret", 4)};
+	f->w.users[1] = (kv_web_user){strdup("bob"), bcrypt("other", 5)};
+	f->a = kv_http_auth_new(&f->w);
+	assert_non_null(f->a);
+	f->now = 1000;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	kv_http_auth_free(f->a);
+	kv_webconfig_free(&f->w);
+	free(f);
+	return 0;
+}
+
+/* One check of raw[0..n) from addr; *checks: bcrypt runs it cost. */
+static enum kv_login_failure check(fixture *f, const char *raw, size_t n, const unsigned char *addr, uint64_t *checks)
+{
+	kv_http_snap before = {0}, after = {0};
+	kv_http_auth_snap(f->a, &before);
+	char *h = basic(raw, n);
+	enum kv_login_failure r = kv_http_auth_check(f->a, h, addr, "peer", f->now);
+	free(h);
+	kv_http_auth_snap(f->a, &after);
+	if (checks)
+		*checks = after.password_checks - before.password_checks;
+	return r;
+}
+
+#define CHECK(f, lit, addr, checks) check(f, lit, sizeof(lit) - 1, addr, checks)
+
+static void test_users_and_cache(void **state)
+{
+	fixture *f = *state;
+	uint64_t n;
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	/* verified: not checked again for a minute */
+	f->now += 59;
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 0);
+	/* then checked again */
+	f->now += 2;
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	/* a cached credential says nothing of another password or user */
+	assert_int_equal(CHECK(f, "alice:other", addr_b, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(n, 1);
+	assert_int_equal(CHECK(f, "bob:s3cret", addr_b, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(n, 1);
+	/* an unknown user pays for a bcrypt too */
+	assert_int_equal(CHECK(f, "mallory:s3cret", addr_a, &n), KV_LOGIN_UNKNOWN_USER);
+	assert_int_equal(n, 1);
+	assert_int_equal(CHECK(f, "alic:s3cret", addr_a, &n), KV_LOGIN_UNKNOWN_USER);
+	assert_int_equal(CHECK(f, "alice:", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+	/* the password is everything after the first colon */
+	assert_int_equal(CHECK(f, "alice:s3cret:", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+
+	kv_http_snap s = {0};
+	kv_http_auth_snap(f->a, &s);
+	assert_int_equal(s.login_failures[KV_LOGIN_WRONG_PASSWORD], 4);
+	assert_int_equal(s.login_failures[KV_LOGIN_UNKNOWN_USER], 2);
+	assert_int_equal(s.password_checks, 9);
+}
+
+static void test_malformed_never_checked(void **state)
+{
+	fixture *f = *state;
+	uint64_t n;
+	/* a NUL anywhere: refused, never read as the text before it */
+	assert_int_equal(CHECK(f, "alice:s3cret\0junk", addr_a, &n), KV_LOGIN_MALFORMED);
+	assert_int_equal(n, 0);
+	assert_int_equal(CHECK(f, "alice\0x:s3cret", addr_a, &n), KV_LOGIN_MALFORMED);
+	assert_int_equal(CHECK(f, "alice:s3cret\xff", addr_a, &n), KV_LOGIN_MALFORMED); /* not UTF-8 */
+	assert_int_equal(CHECK(f, "alice:s\xc0\xaf", addr_a, &n), KV_LOGIN_MALFORMED);  /* overlong */
+	assert_int_equal(CHECK(f, "alices3cret", addr_a, &n), KV_LOGIN_MALFORMED);      /* no colon */
+	assert_int_equal(n, 0);
+	/* a good credential spelled wrongly */
+	static const char *const bad[] = {
+		"Basic YWxpY2U6czNjcmV0=",   /* padding where none belongs */
+		"Basic YWxpY2U6czNjcmV0\x01", /* junk */
+		"Basic YWxpY2U6c*NjcmV0",     /* not base64 */
+		"Basic YWxpY2U6czNjcmV",      /* cut */
+		"Basic YWxp=2U6czNjcmV0",     /* padding inside */
+		"Bearer YWxpY2U6czNjcmV0",    /* another scheme */
+		"Basic",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(kv_http_auth_check(f->a, bad[i], addr_a, "peer", f->now), KV_LOGIN_MALFORMED);
+	/* the same, spelled right, and with the scheme in any case */
+	assert_int_equal(kv_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer", f->now), KV_LOGIN__COUNT);
+	assert_int_equal(kv_http_auth_check(f->a, NULL, addr_a, "peer", f->now), KV_LOGIN_MISSING);
+
+	kv_http_snap s = {0};
+	kv_http_auth_snap(f->a, &s);
+	assert_int_equal(s.login_failures[KV_LOGIN_MALFORMED], 5 + sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(s.login_failures[KV_LOGIN_MISSING], 1);
+	assert_int_equal(s.password_checks, 1);
+}
+
+static void test_failing_address_waits(void **state)
+{
+	fixture *f = *state;
+	uint64_t n;
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT); /* cached from here on */
+	for (int i = 0; i < 5; i++) {
+		f->now += 1;
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(n, 1);
+	}
+	/* five failures: the address waits, unchecked, right or wrong */
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+	assert_int_equal(n, 0);
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN_THROTTLED);
+	assert_int_equal(n, 0);
+	/* but what was verified still passes, and other addresses are checked */
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "bob:other", addr_b, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	/* trying again while it waits keeps it waiting */
+	f->now += 9;
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+	f->now += 9;
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+	/* quiet for the window: checked again */
+	f->now += 11;
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 0); /* cached above, from addr_b */
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(n, 1);
+
+	kv_http_snap s = {0};
+	kv_http_auth_snap(f->a, &s);
+	assert_int_equal(s.login_failures[KV_LOGIN_THROTTLED], 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_users_and_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_never_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failing_address_waits, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
