@@ -423,9 +423,8 @@ def exporter():
               [(f"sum by (instance, reason) (rate(mooncake_kv_http_connections_rejected_total{{{inst}}}[{RI}]))",
                 "{{instance}} {{reason}}")], unit="ops", w=8, stack=True,
               desc="Connections the exporter refused or closed: limit, address_limit (over the connection "
-                   "limits), header_timeout, request_timeout (a slow or stuck client), malformed (400/501), "
-                   "idle_timeout (a kept-alive connection closed between requests: housekeeping, not alerted "
-                   "on). Each is logged (level=warn) with the peer's address. Runbook: Exporter HTTP rejecting."),
+                   "limits), header_timeout, request_timeout (a slow or stuck client), malformed (400/501). "
+                   "Each is logged (level=warn) with the peer's address. Runbook: Exporter HTTP rejecting."),
         panel("timeseries", "Login failures by reason",
               [(f"sum by (instance, reason) (rate(mooncake_kv_http_login_failures_total{{{inst}}}[{RI}]))",
                 "{{instance}} {{reason}}")], unit="ops", w=8, stack=True,
