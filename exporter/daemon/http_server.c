@@ -242,10 +242,12 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
 {
 	kv_http *h = cls;
-	/* answered without the handler: libmicrohttpd refused it itself (a
-	 * Content-Length that is no number, a head over its memory, a version it
-	 * does not speak), which only its debug log says */
-	if (*ctx != &req_going && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+	(void)toe; /* the same for an error answered and a client gone */
+	/* an error answered without the handler: libmicrohttpd refused the
+	 * request itself (a Content-Length that is no number, a head over its
+	 * memory, a version it does not speak), which only its debug log says */
+	const union MHD_ConnectionInfo *st = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+	if (*ctx != &req_going && st && st->http_status >= 400)
 		kv_http_guard_malformed(h->guard, c, "refused by libmicrohttpd (its reason at --log.level=debug)");
 	kv_http_guard_answered(c);
 }
