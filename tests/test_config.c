@@ -300,7 +300,7 @@ static const struct bad {
 	{{"--source=name=a,master=tcp://a:1@http://a:2,master=tcp://b:1@http://a:2/"}, "two masters at a:2"},
 	{{"--source=name=a,zmq=tcp://a:1,master=tcp://b:1@http://b:2"}, "not both"},
 	{{EP, "--metrics.exclude=(mooncake"}, "--metrics.exclude: missing closing parenthesis"},
-	{{EP, "--stream.dialect=guide"}, "--stream.dialect \"guide\" is not one of those"},
+	{{EP, "--stream.dialect=guide"}, "--stream.dialect \"guide\" is not one of auto, media, object"},
 	{{"--source=name=a,zmq=tcp://a:1,dialect=Object"}, "dialect=Object must be auto, media or object"},
 };
 
@@ -316,6 +316,68 @@ static void test_bad_values(void **state)
 			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0] ? a[0] : "", rc, err);
 		kv_config_free(&c);
 	}
+}
+
+/* Every refusal says why, whole: the messages as an operator reads them. */
+static const struct bad said[] = {
+	/* an enumerated flag lists its words */
+	{{EP, "--log.level=verbose"}, "--log.level \"verbose\" is not one of debug, info, warn, error"},
+	{{EP, "--log.format=text"}, "--log.format \"text\" is not one of logfmt, json"},
+	{{EP, "--stream.dialect=main"}, "--stream.dialect \"main\" is not one of auto, media, object"},
+	/* a port out of range, or not a number, at flag time */
+	{{EP, "--web.listen-address=:99999"},
+	 "--web.listen-address \":99999\": port \"99999\" is not a number from 0 to 65535 ([HOST]:PORT)"},
+	{{EP, "--web.listen-address=0.0.0.0:-1"},
+	 "--web.listen-address \"0.0.0.0:-1\": port \"-1\" is not a number from 0 to 65535 ([HOST]:PORT)"},
+	{{EP, "--web.listen-address=localhost:http"},
+	 "--web.listen-address \"localhost:http\": port \"http\" is not a number from 0 to 65535 ([HOST]:PORT)"},
+	{{EP, "--web.listen-address=[::1]:"},
+	 "--web.listen-address \"[::1]:\": port \"\" is not a number from 0 to 65535 ([HOST]:PORT)"},
+	{{EP, "--web.listen-address=:065536"},
+	 "--web.listen-address \":065536\": port \"065536\" is not a number from 0 to 65535 ([HOST]:PORT)"},
+	/* an endpoint says what it lacks, in each of its three forms */
+	{{"--zmq.endpoint=tcp://127.0.0.1"}, "--zmq.endpoint tcp://127.0.0.1 has no port: tcp://HOST:PORT"},
+	{{"--zmq.endpoint", "tcp://127.0.0.1:"}, "--zmq.endpoint tcp://127.0.0.1: has no port: tcp://HOST:PORT"},
+	{{"--zmq.endpoint=tcp://[::1]"}, "--zmq.endpoint tcp://[::1] has no port: tcp://HOST:PORT"},
+	{{"--zmq.endpoint=tcp://:5557"}, "--zmq.endpoint tcp://:5557 has no host: tcp://HOST:PORT"},
+	{{"--zmq.endpoint=tcp://m:99999"},
+	 "--zmq.endpoint tcp://m:99999: port \"99999\" is not a number from 1 to 65535"},
+	{{"--zmq.endpoint=tcp://m:0"}, "--zmq.endpoint tcp://m:0: port \"0\" is not a number from 1 to 65535"},
+	{{"--zmq.endpoint=tcp://m:pub"}, "--zmq.endpoint tcp://m:pub: port \"pub\" is not a number from 1 to 65535"},
+	{{"--zmq.endpoint=tcp://10.0.0.2:5557;m"}, "--zmq.endpoint tcp://10.0.0.2:5557;m has no port: tcp://HOST:PORT"},
+	{{"--zmq.endpoint=ipc://"}, "--zmq.endpoint ipc:// has no path: ipc://PATH"},
+	{{"--source=name=a,zmq=tcp://127.0.0.1"},
+	 "source \"a\": zmq endpoint tcp://127.0.0.1 has no port: tcp://HOST:PORT"},
+	{{"--source=name=a,master=tcp://m@http://m:9003"},
+	 "source \"a\": zmq endpoint tcp://m has no port: tcp://HOST:PORT"},
+	{{"--source=name=a,master=tcp://m:1@http://m:9003,master=tcp://n:-5@http://n:9003"},
+	 "source \"a\": zmq endpoint tcp://n:-5: port \"-5\" is not a number from 1 to 65535"},
+};
+
+static void test_refusals_say_why(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+		kv_config c;
+		char err[256];
+		const char *const *a = said[i].args;
+		int rc = parse(&c, err, sizeof(err), a[0], a[0] ? a[1] : NULL, a[0] && a[1] ? a[2] : NULL, NULL);
+		if (rc != KV_EINVAL || strcmp(err, said[i].reason) != 0)
+			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0], rc, err);
+		kv_config_free(&c);
+	}
+	/* and what is right passes: every port, IPv6 in brackets, a source address */
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), "--zmq.endpoint=tcp://[::1]:5557", "--web.listen-address=:0",
+			       "--source=name=a,zmq=tcp://eth0;10.0.0.1:65535",
+			       "--source=name=b,master=tcp://m:1@http://m:9003,master=ipc:///run/n@http://n:9003",
+			       NULL),
+			 KV_CONFIG_RUN);
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--web.listen-address=[::1]:65535", NULL), KV_CONFIG_RUN);
+	assert_string_equal(c.listen_address, "[::1]:65535");
+	kv_config_free(&c);
 }
 
 static void test_timeout_yields_to_short_interval(void **state)
@@ -450,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_master_groups),
 		cmocka_unit_test(test_reconcile_flags),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_refusals_say_why),
 		cmocka_unit_test(test_timeout_yields_to_short_interval),
 		cmocka_unit_test(test_help_lists_every_flag),
 		cmocka_unit_test(test_durations),

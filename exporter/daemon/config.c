@@ -93,6 +93,28 @@ int kv_choice_index(const char *const *choices, const char *word)
 	return -1;
 }
 
+void kv_choice_list(const char *const *choices, char *out, size_t n)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int i = 0; choices[i] && used < n; i++)
+		used += (size_t)snprintf(out + used, n - used, "%s%s", i ? ", " : "", choices[i]);
+}
+
+/* A port as digits only: its number, if from `min` to 65535, else -1. */
+int kv_port_number(const char *s, int min)
+{
+	long v = 0;
+	if (!*s || strlen(s) > 5)
+		return -1;
+	for (const char *c = s; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -1;
+		v = v * 10 + (*c - '0');
+	}
+	return v >= min && v <= 65535 ? (int)v : -1;
+}
+
 const char *const kv_dialect_modes[] = {"auto", "media", "object", NULL};
 
 /* --- the flags --- */
@@ -164,16 +186,25 @@ static int set_string(struct parse *p, const struct flag *f, const char *val)
 static int set_choice(struct parse *p, const struct flag *f, const char *val)
 {
 	int i = kv_choice_index(f->choices, val);
-	if (i < 0)
-		return kv_parse_err(p, "%s \"%s\" is not one of those in --help", f->name, val);
+	if (i < 0) {
+		char allowed[128];
+		kv_choice_list(f->choices, allowed, sizeof(allowed));
+		return kv_parse_err(p, "%s \"%s\" is not one of %s", f->name, val, allowed);
+	}
 	memcpy((char *)p->c + f->off, &i, sizeof(i));
 	return KV_OK;
 }
 
+/* [HOST]:PORT, PORT 0 to 65535 (0: the system picks one), checked here so
+ * that a port out of range is one line at start-up, not a failed listen. */
 static int set_listen(struct parse *p, const struct flag *f, const char *val)
 {
-	if (!strrchr(val, ':'))
+	const char *colon = strrchr(val, ':');
+	if (!colon)
 		return kv_parse_err(p, "%s \"%s\" must be [HOST]:PORT", f->name, val);
+	if (kv_port_number(colon + 1, 0) < 0)
+		return kv_parse_err(p, "%s \"%s\": port \"%s\" is not a number from 0 to 65535 ([HOST]:PORT)", f->name,
+				    val, colon + 1);
 	return set_string(p, f, val);
 }
 
@@ -186,7 +217,9 @@ static int set_path(struct parse *p, const struct flag *f, const char *val)
 
 static int set_zmq_endpoint(struct parse *p, const struct flag *f, const char *val)
 {
-	(void)f;
+	char why[300];
+	if (*val && kv_endpoint_problem(val, why, sizeof(why)))
+		return kv_parse_err(p, "%s %s", f->name, why);
 	return kv_dup_into(&p->zmq_endpoint, val) ? kv_parse_err(p, "out of memory") : KV_OK;
 }
 

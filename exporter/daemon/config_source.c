@@ -2,6 +2,7 @@
 /* A source as the flags give it: --source's key=value grammar (or
  * --zmq.endpoint and --master.url), its members and their `member` labels,
  * checked as they are added. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,35 @@ static char *url_host(const char *url)
 	return strndup(h, (size_t)(end - h));
 }
 
+const char *kv_endpoint_problem(const char *ep, char *why, size_t n)
+{
+	if (!strcmp(ep, "ipc://")) {
+		snprintf(why, n, "%s has no path: ipc://PATH", ep);
+		return why;
+	}
+	if (strncmp(ep, "tcp://", 6) != 0)
+		return NULL; /* the other transports: ZMQ judges them */
+	/* ZMQ's own reading: an optional "SOURCE;" first, then HOST:PORT split
+	 * at the last colon, HOST maybe in brackets (IPv6) */
+	const char *dest = strrchr(ep + 6, ';'), *colon;
+	dest = dest ? dest + 1 : ep + 6;
+	if (dest[0] == '[') {
+		const char *close = strchr(dest, ']');
+		colon = close && close[1] == ':' ? close + 1 : NULL;
+	} else {
+		colon = strrchr(dest, ':');
+	}
+	if (!colon || !colon[1])
+		snprintf(why, n, "%s has no port: tcp://HOST:PORT", ep);
+	else if (colon == dest)
+		snprintf(why, n, "%s has no host: tcp://HOST:PORT", ep);
+	else if (kv_port_number(colon + 1, 1) < 0)
+		snprintf(why, n, "%s: port \"%s\" is not a number from 1 to 65535", ep, colon + 1);
+	else
+		return NULL;
+	return why;
+}
+
 /* Adds member zmq[@status] to s.  Returns 0 or KV_EINVAL with the reason set. */
 static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const char *zmq, const char *status)
 {
@@ -52,6 +82,9 @@ static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const
 		return kv_parse_err(p, "source \"%s\" needs zmq=ENDPOINT (or master=ENDPOINT@URL)", name);
 	if (!strstr(zmq, "://"))
 		return kv_parse_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
+	char why[300];
+	if (kv_endpoint_problem(zmq, why, sizeof(why)))
+		return kv_parse_err(p, "source \"%s\": zmq endpoint %s", name, why);
 	if (status && !kv_url_ok(status))
 		return kv_parse_err(p, "source \"%s\": status URL \"%s\" must start with http:// or https://", name,
 				    status);

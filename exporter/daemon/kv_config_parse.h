@@ -26,6 +26,14 @@ bool kv_url_ok(const char *u);
 int kv_dup_into(char **dst, const char *v);
 /* The index of word in a NULL-terminated list, or -1. */
 int kv_choice_index(const char *const *choices, const char *word);
+/* The words of a NULL-terminated list, ", "-separated, into out[0..n). */
+void kv_choice_list(const char *const *choices, char *out, size_t n);
+/* A port given as digits only: its number if from min to 65535, else -1. */
+int kv_port_number(const char *s, int min);
+/* What a ZMQ endpoint lacks for the exporter to connect to it: NULL when
+ * nothing, else why, written into why[0..n) ("tcp://h has no port:
+ * tcp://HOST:PORT"), led by the endpoint. */
+const char *kv_endpoint_problem(const char *ep, char *why, size_t n);
 /* --stream.dialect's and dialect='s words, in KV_DIALECT_MODE_* order. */
 extern const char *const kv_dialect_modes[];
 
