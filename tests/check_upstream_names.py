@@ -21,7 +21,7 @@ helptext = subprocess.run([exporter, "--help"], capture_output=True, text=True, 
 exporter_flags = set(re.findall(r"--[a-z][a-z0-9.-]*", helptext))
 
 # the exporter's own paths (exporter/daemon/http_server.c), which the docs name beside the master's
-OURS = {"/runbook", "/metrics", "/state"}
+OURS = {"/runbook", "/metrics", "/state", "/status"}
 problems, seen = [], 0
 for path in docs:
     text = open(path).read()

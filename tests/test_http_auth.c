@@ -148,7 +148,7 @@ static void test_malformed_never_checked(void **state)
 	assert_int_equal(n, 0);
 	/* a good credential spelled wrongly */
 	static const char *const bad[] = {
-		"Basic YWxpY2U6czNjcmV0=",   /* padding where none belongs */
+		"Basic YWxpY2U6czNjcmV0=",    /* padding where none belongs */
 		"Basic YWxpY2U6czNjcmV0\x01", /* junk */
 		"Basic YWxpY2U6c*NjcmV0",     /* not base64 */
 		"Basic YWxpY2U6czNjcmV",      /* cut */

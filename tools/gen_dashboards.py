@@ -226,7 +226,7 @@ def tenants():
                (f"mooncake_kv_state_stale_reason{{{TEN}}}", "")],
               w=24, mappings=[{"type": "value", "options": {"0": {"text": "exact"}, "1": {"text": "stale"}}}],
               desc="Per tenant: exact (its figures are all there is: watched from empty, cleared or reconciled, "
-                   "nothing lost since) or stale; while stale, since when, and each reason (README, \"Stale "
+                   "nothing lost since) or stale; while stale, since when, and each reason (docs/guide.md, \"Stale "
                    "tenants\"; runbook, Tenants stale). quota_eviction and drift mean the master erased objects "
                    "without an event."),
         panel("timeseries", "How long each stale tenant has been stale",
@@ -254,13 +254,13 @@ def tenants():
               [(f"mooncake_kv_watched_from_empty{{{SRC}}}", "{{instance}} {{source}}")], h=4,
               mappings=[{"type": "value", "options": {"0": {"text": "no"}, "1": {"text": "yes"}}}],
               desc="Yes: the master proved the store empty before its publisher's first message and nothing was "
-                   "lost since, so every tenant first seen is exact (README, \"Stale tenants\")."),
+                   "lost since, so every tenant first seen is exact (docs/guide.md, \"Stale tenants\")."),
         panel("stat", "Master lists every tenant",
               [(f"mooncake_kv_master_lists_tenants{{{SRC}}}", "{{instance}} {{source}} {{member}}")], h=4,
               mappings=[{"type": "value", "options": {"0": {"text": "default only"}, "1": {"text": "yes"}}}],
               desc="Yes: the master lists any tenant's keys (tools/upstream/tenant-listing.patch), so every tenant "
                    "is reconciled and made exact again; default only: upstream as released, only tenant default "
-                   "is (README, \"Every tenant reconciled\"). No value until a stale tenant gave a reason to ask."),
+                   "is (docs/guide.md, \"Every tenant reconciled\"). No value until a stale tenant gave a reason to ask."),
         panel("timeseries", "Bytes evicted for the quota",
               [(f"sum by (instance, source, tenant_id) "
                 f"(increase(mooncake_kv_tenant_evicted_bytes_total{{{TEN}}}[{RI}]))",
@@ -361,7 +361,7 @@ def exporter():
                (f"sum by (instance, source, result) (mooncake_kv_bootstrap_joins_total{{{SRC}}}) > 0",
                 "{{instance}} {{source}} join {{result}}")],
               desc="Empty unless the exporter started with --state.peer. taken: a peer's state was taken; any other "
-                   "result says why a peer's was not (README, Restarts and upgrades). join continued: the "
+                   "result says why a peer's was not (docs/guide.md, \"Restarts and upgrades\"). join continued: the "
                    "master's stream proved it continues the copy; join broken: it could not, and the tenants are "
                    "stale (bootstrap)."),
         panel("timeseries", "Receive backlog and lag behind the master",

@@ -306,7 +306,7 @@ static const struct flag flags[] = {
 	 "DUR  default 30s: a kept-alive connection's wait for its next request, and a client that stops "
 	 "reading an answer"},
 	{"--web.config.file", set_string, CFG(web_config_file), 0, 0, NULL,
-	 "PATH  TLS and basic auth, exporter-toolkit format (see README)"},
+	 "PATH  TLS and basic auth, exporter-toolkit format (docs/guide.md, \"Securing the endpoint\")"},
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
 	 "USER  started as root: switch to USER once the port is bound"},
 	HEADING("Handing the state over (restarts, upgrades; docs/operating.md \"Restarts and upgrades\"):"),
@@ -338,7 +338,7 @@ static const struct flag flags[] = {
 	 "(in --source: group_regex=REGEX, last)"},
 	{"--limits.max-key-groups", set_num, CFG(max_key_groups), 1, 65000, NULL,
 	 "N  default 200 (all sources together); more count under key_group=\"__overflow__\""},
-	HEADING("Residency (how long objects stay; see README, \"Residency\"):"),
+	HEADING("Residency (how long objects stay; see docs/guide.md, \"Residency\"):"),
 	{"--residency.enabled", set_switch, CFG(residency), 0, 0, NULL,
 	 "[true|false]  object lifetimes per tenant and key group, default true; false saves 4 of the ~18 bytes "
 	 "each tracked object costs"},

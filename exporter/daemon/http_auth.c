@@ -17,13 +17,13 @@
 #include "kv_http_auth.h"
 #include "kv_log.h"
 
-#define CACHE_SLOTS  64    /* verified credentials kept */
-#define CACHE_TTL_S  60.0  /* each, at most this long after its bcrypt */
-#define PEER_SLOTS   256   /* addresses whose failures are remembered */
-#define PEER_FAILS   5     /* failures within PEER_WINDOW_S before an address waits */
-#define PEER_WINDOW  10.0  /* seconds: and it waits until it has been quiet this long */
-#define BCRYPT_WAIT  0.25  /* seconds a check waits for the bcrypt in progress */
-#define MAX_CRED     1024  /* decoded bytes: longer is malformed */
+#define CACHE_SLOTS  64   /* verified credentials kept */
+#define CACHE_TTL_S  60.0 /* each, at most this long after its bcrypt */
+#define PEER_SLOTS   256  /* addresses whose failures are remembered */
+#define PEER_FAILS   5    /* failures within PEER_WINDOW_S before an address waits */
+#define PEER_WINDOW  10.0 /* seconds: and it waits until it has been quiet this long */
+#define BCRYPT_WAIT  0.25 /* seconds a check waits for the bcrypt in progress */
+#define MAX_CRED     1024 /* decoded bytes: longer is malformed */
 #define DIGEST_BYTES 32
 
 typedef struct cached {

@@ -110,14 +110,13 @@ static void log_reject(enum kv_http_reject r, const char *peer, const char *deta
 {
 	char held[24];
 	snprintf(held, sizeof(held), "%u", suppressed);
-	kv_log(KV_LOG_WARN, "http connection refused", "reason", kv_http_reject_name(r), "peer", peer, "detail",
-	       detail, suppressed ? "suppressed" : NULL, held, NULL);
+	kv_log(KV_LOG_WARN, "http connection refused", "reason", kv_http_reject_name(r), "peer", peer, "detail", detail,
+	       suppressed ? "suppressed" : NULL, held, NULL);
 }
 
 static const char *limit_detail(enum kv_http_reject r)
 {
-	return r == KV_HTTP_REJECT_LIMIT ? "over --web.max-connections"
-					 : "over --web.max-connections-per-address";
+	return r == KV_HTTP_REJECT_LIMIT ? "over --web.max-connections" : "over --web.max-connections-per-address";
 }
 
 enum MHD_Result kv_http_guard_accept(void *cls, const struct sockaddr *addr, socklen_t len)
@@ -370,8 +369,9 @@ static void *watch(void *arg)
 		pthread_mutex_unlock(&g->lock);
 		for (size_t i = 0; i < n; i++)
 			log_reject(notes[i].r, notes[i].peer,
-				   notes[i].r == KV_HTTP_REJECT_HEADER_TIMEOUT ? "headers not in within --web.read-header-timeout"
-									      : "request not in within --web.read-timeout",
+				   notes[i].r == KV_HTTP_REJECT_HEADER_TIMEOUT
+					   ? "headers not in within --web.read-header-timeout"
+					   : "request not in within --web.read-timeout",
 				   i + 1 == n ? held : 0);
 		if (g->tick)
 			g->tick();

@@ -58,4 +58,3 @@ const char *kv_http_request_problem(struct MHD_Connection *c, const char *versio
 	}
 	return NULL;
 }
-

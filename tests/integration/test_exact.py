@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Integration tests of per-tenant exactness (README, "Stale tenants"): a store the
+"""Integration tests of per-tenant exactness (docs/guide.md, "Stale tenants"): a store the
 exporter watched from empty, proven so by the master's own answers, has every tenant
 exact and every life observed, in both dialects; a tenant whose objects the master
 erased without an event (a quota eviction, a silent BatchRemove) is never left exact;

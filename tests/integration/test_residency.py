@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Integration tests of residency (README, "Residency"): the simulator's truth holds
+"""Integration tests of residency (docs/guide.md, "Residency"): the simulator's truth holds
 the lifetime of every life an ideal subscriber sees whole (from the event that made
 the object present to the one that made it absent, by the publisher's timestamps),
 and how many ended unobserved; every bucket, _count and _sum of the exporter's

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Integration tests of reconciling every tenant (README, "Every tenant reconciled"):
+"""Integration tests of reconciling every tenant (docs/guide.md, "Every tenant reconciled"):
 a master that lists any tenant (tools/upstream/tenant-listing.patch) has every tenant
 reconciled while traffic flows, exact and equal to what it holds; one that lists tenant
 default only (upstream as released: 404) or that ignores the tenant (answers with

@@ -17,7 +17,7 @@ import urllib.request
 
 URL = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:19557/metrics"
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-# residency's families (README, "Residency"): a tenant's lives and ages
+# residency's families (docs/guide.md, "Residency"): a tenant's lives and ages
 RESIDENCY = re.compile(r"mooncake_kv_(key_group_)?object_(lifetime|age)")
 
 

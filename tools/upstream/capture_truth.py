@@ -23,7 +23,7 @@ import sys
 
 import msgpack
 
-# README, "Residency": the buckets of mooncake_kv_object_lifetime_seconds
+# docs/guide.md, "Residency": the buckets of mooncake_kv_object_lifetime_seconds
 BOUNDS_S = [1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400]
 
 

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-/* Upper bounds in ms: 1 s to 1 d, docs/metrics (README "Residency"). */
+/* Upper bounds in ms: 1 s to 1 d, docs/metrics (docs/guide.md, "Residency"). */
 #define KV_LIFE_BUCKETS 14
 extern const uint32_t kv_life_bounds_ms[KV_LIFE_BUCKETS];
 
