@@ -58,16 +58,18 @@ const char *kv_endpoint_problem(const char *ep, char *why, size_t n)
 	 * at the last colon, HOST maybe in brackets (IPv6) */
 	const char *dest = strrchr(ep + 6, ';'), *colon;
 	dest = dest ? dest + 1 : ep + 6;
-	if (dest[0] == '[') {
-		const char *close = strchr(dest, ']');
+	const char *close = dest[0] == '[' ? strchr(dest, ']') : NULL;
+	if (dest[0] == '[')
 		colon = close && close[1] == ':' ? close + 1 : NULL;
-	} else {
+	else
 		colon = strrchr(dest, ':');
-	}
-	if (!colon || !colon[1])
+	if (dest[0] == '[' && !close)
+		snprintf(why, n, "%s has no closing ]: tcp://[IPV6]:PORT", ep);
+	else if (!colon || !colon[1])
 		snprintf(why, n, "%s has no port: tcp://HOST:PORT", ep);
-	else if (colon == dest)
-		snprintf(why, n, "%s has no host: tcp://HOST:PORT", ep);
+	else if (colon == dest || (colon == dest + 1 && dest[0] == '*'))
+		snprintf(why, n, "%s has no host%s: tcp://HOST:PORT", ep,
+			 colon > dest ? " (* binds, the exporter connects)" : "");
 	else if (kv_port_number(colon + 1, 1) < 0)
 		snprintf(why, n, "%s: port \"%s\" is not a number from 1 to 65535", ep, colon + 1);
 	else
