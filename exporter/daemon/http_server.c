@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -414,6 +415,42 @@ static void reap_copies(void)
 	kv_state_serve_reap(0);
 }
 
+/* Binds and listens on ss as MHD does (SO_REUSEADDR; IPV6_V6ONLY unless
+ * dual), then closes: 0, or the OS's errno. */
+static int try_listen(const struct sockaddr_storage *ss, bool dual)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int on = 1, v6only = !dual;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	if (ss->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int rc = bind(fd, (const struct sockaddr *)ss, len) == 0 && listen(fd, 1) == 0 ? 0 : errno;
+	close(fd);
+	return rc;
+}
+
+int kv_http_listen_check(const char *address)
+{
+	struct sockaddr_storage ss;
+	bool any;
+	if (resolve(address, &ss, &any) != KV_OK)
+		return -1;
+	int rc = try_listen(&ss, any);
+	if (rc && any) { /* kv_http_start's fallback: all IPv4 addresses */
+		uint16_t port = ((struct sockaddr_in6 *)&ss)->sin6_port;
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		memset(&ss, 0, sizeof(ss));
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = htonl(INADDR_ANY);
+		a4->sin_port = port;
+		rc = try_listen(&ss, false);
+	}
+	return rc;
+}
+
 kv_http *kv_http_start(const kv_exporter *x)
 {
 	const kv_config *cfg = x->config;
@@ -472,7 +509,13 @@ kv_http *kv_http_start(const kv_exporter *x)
 			kv_log(KV_LOG_INFO, "no IPv6: listening on IPv4 only", "address", cfg->listen_address, NULL);
 	}
 	if (!h->daemon) {
-		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, NULL);
+		/* MHD keeps the OS's reason to itself (in its debug log): ask the OS */
+		int e = kv_http_listen_check(cfg->listen_address);
+		char why[160];
+		snprintf(why, sizeof(why), "%s",
+			 e > 0 ? strerror(e) : "libmicrohttpd gives no reason (--log.level=debug shows its own)");
+		why[0] = (char)tolower((unsigned char)why[0]);
+		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, "reason", why, NULL);
 		kv_http_auth_free(h->auth);
 		kv_http_guard_free(h->guard);
 		free(h);

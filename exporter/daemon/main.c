@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-exporter: parse flags, start one ingest thread (and one status
  * poller) per source and the HTTP server, wait for SIGTERM/SIGINT, stop. */
+#include <ctype.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -108,6 +109,20 @@ int main(int argc, char **argv)
 	kv_webconfig web = {0};
 	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != KV_OK) {
 		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
+		kv_config_free(&cfg);
+		return 2;
+	}
+	/* the port before anything is logged: one line, and the OS's reason (the
+	 * server binds it only after the bootstrap; should another process take
+	 * it meanwhile, the log says why then) */
+	int busy = kv_http_listen_check(cfg.listen_address);
+	if (busy) {
+		char why[128];
+		snprintf(why, sizeof(why), "%s", busy > 0 ? strerror(busy) : "its host does not resolve");
+		why[0] = (char)tolower((unsigned char)why[0]);
+		fprintf(stderr, "mooncake-kv-exporter: --web.listen-address %s: cannot listen: %s\n",
+			cfg.listen_address, why);
+		kv_webconfig_free(&web);
 		kv_config_free(&cfg);
 		return 2;
 	}
