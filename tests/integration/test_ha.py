@@ -98,6 +98,13 @@ def test_failover_mid_stream(procs):
     # one store: the sum is the store's, counted once
     assert sum(m.find("mooncake_kv_objects", source="ha").values()) == sum(t["objects"] for t in truth["tenants"])
     eq(m, "mooncake_kv_stale_tenants", len(truth["tenants"]), source="ha", reason="failover")
+    # the warning names the new leader, as the metrics do, and the old one, labelled
+    def failover_lines():
+        return [l for l in procs.log(exp.proc).splitlines() if 'msg="master failover' in l]
+    wait_for(failover_lines, 5, "the failover warning")
+    lines = failover_lines()
+    assert len(lines) == 1, lines
+    assert " new_leader=%s old_leader=%s " % (sim.members[1], sim.members[0]) in lines[0], lines[0]
     for q in truth["quotas"]:
         L = dict(source="ha", tenant_id=q["tenant_id"])
         eq(m, "mooncake_kv_tenant_quota_requested_bytes", q["requested_quota_bytes"], **L)
