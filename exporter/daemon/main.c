@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,20 @@ static void raise_malloc_thresholds(void)
 {
 	void *volatile p = malloc(FIRST_MAPPING_BYTES); /* volatile: not elided with its free */
 	free(p);
+}
+
+/* Descriptors up to the hard limit, as Go's runtime does for the
+ * exporter-toolkit's exporters: systemd and most shells give a soft limit
+ * of 1,024, fewer than --web.max-connections may need beside the sockets
+ * of the sources.  Where the hard limit is lower than that need, the
+ * connections beyond it are refused by accept(2), as the kernel does. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl); /* refused is fine: the soft limit stands */
+	}
 }
 
 /* What the receive queues can hold at the worst: every subscriber's ZMQ
@@ -137,6 +152,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_malloc_thresholds();
+	raise_fd_limit();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	json_object_seed(0);
 
