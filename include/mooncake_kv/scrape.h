@@ -100,6 +100,37 @@ void kv_scrape_store_held(kv_store *s, double seconds);
 /* Appends the exposition of every slot to out.  Returns 0 or KV_ENOMEM. */
 int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
 
+/* The status page (GET /status): the same copies as a scrape's, as one
+ * HTML5 page for a person: each source and member (connection, dialect,
+ * leader, sequence, loss by cause, reconciliation, handover), then the
+ * tenants, stale first and then by objects, with the metrics' words and
+ * numbers (each number cell names its family and labels in data-
+ * attributes).  Self-contained: inline CSS, no script, no external asset;
+ * every text from the wire escaped.  Bounded: one pass over the tenants
+ * keeps the `limit` first of those the filter matches (a heap, not a sort
+ * of all), and the page says how many it left out. */
+#define KV_CONTENT_TYPE_HTML    "text/html; charset=utf-8"
+#define KV_STATUS_LIMIT_DEFAULT 100
+#define KV_STATUS_LIMIT_MAX     2000
+#define KV_STATUS_FILTER_MAX    256 /* bytes of the filter used; the rest is ignored */
+
+typedef struct kv_status_opts {
+	/* NULL or "": every tenant; else those whose source, backend_id or
+	 * tenant_id holds it (ASCII letters in either case) */
+	const char *filter;
+	size_t limit;             /* tenants shown at most: kv_status_limit() */
+	const char *metrics_path; /* where the page links /metrics; NULL: "/metrics" */
+} kv_status_opts;
+
+/* The limit a query's `limit=` asks for: NULL, empty or not a decimal
+ * number: KV_STATUS_LIMIT_DEFAULT; above KV_STATUS_LIMIT_MAX: that; 0 shows
+ * the sources alone. */
+size_t kv_status_limit(const char *text);
+
+/* Appends the page to out.  x->now_ms dates it (0: no ages shown).
+ * Returns 0 or KV_ENOMEM. */
+int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out);
+
 #define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 /* Says whether a family (its name as the text format's TYPE line gives it)

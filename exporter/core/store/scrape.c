@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "kv_render.h"
+#include "kv_status_page.h"
 #include "kv_store_impl.h"
 
 struct kv_scrape {
@@ -46,10 +47,11 @@ void kv_scrape_store_held(kv_store *s, double seconds)
 	kv_hist_observe(&s->scrape_hold, seconds);
 }
 
-int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+/* The exporter's snapshot of the scrape's copies and the limits now. */
+static kv_exporter_snap exporter_snap(const kv_scrape *sc, const kv_exporter_info *x)
 {
 	const kv_budget *b = x->budget;
-	kv_exporter_snap es = {
+	return (kv_exporter_snap){
 		.info = *x,
 		.sources = sc->sources,
 		.n_sources = sc->n,
@@ -60,5 +62,16 @@ int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out
 		.max_key_groups = b ? b->max_key_groups : 0,
 		.tracked_key_groups = b ? atomic_load(&b->key_groups) : 0,
 	};
+}
+
+int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+{
+	kv_exporter_snap es = exporter_snap(sc, x);
 	return kv_render(out, &es);
+}
+
+int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out)
+{
+	kv_exporter_snap es = exporter_snap(sc, x);
+	return kv_status_render(out, &es, o);
 }

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The status page's HTML (kv_status_page.h): text escaped for HTML, the
+ * figures with their family and labels as data- attributes, times and
+ * durations for a person. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "kv_fmt.h"
+#include "kv_status_page.h"
+#include "kv_utf8.h"
+
+typedef struct kv_buf B;
+
+/* The code point of a valid sequence of l bytes. */
+static uint32_t code_point(const unsigned char *p, size_t l)
+{
+	if (l == 1)
+		return p[0];
+	if (l == 2)
+		return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+	if (l == 3)
+		return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+	return (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 | (uint32_t)(p[2] & 0x3f) << 6 |
+	       (p[3] & 0x3f);
+}
+
+/* What HTML does not allow raw in a document (controls but white space,
+ * noncharacters: parse errors), and CR, which the parser would turn into a
+ * newline. */
+static bool html_forbids(uint32_t c)
+{
+	if (c < 0x20)
+		return c != '\t' && c != '\n';
+	return (c >= 0x7f && c <= 0x9f) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe;
+}
+
+void kv_html_esc(B *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0; /* bytes [run, i) are copied as they are */
+	while (i < n) {
+		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x7f && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'') {
+			i++;
+			continue;
+		}
+		size_t l = c < 0x80 ? 1 : kv_utf8_seq_len(p + i, n - i);
+		const char *esc = NULL;
+		if (c == '&')
+			esc = "&amp;";
+		else if (c == '<')
+			esc = "&lt;";
+		else if (c == '>')
+			esc = "&gt;";
+		else if (c == '"')
+			esc = "&quot;";
+		else if (c == '\'')
+			esc = "&#39;";
+		else if (l == 0 || html_forbids(code_point(p + i, l)))
+			esc = "\xef\xbf\xbd", l = l ? l : 1;
+		if (!esc) { /* a valid character HTML takes as it is */
+			i += l;
+			continue;
+		}
+		kv_buf_add(b, s + run, i - run);
+		kv_buf_adds(b, esc);
+		i += l;
+		run = i;
+	}
+	kv_buf_add(b, s + run, i - run);
+}
+
+void kv_html_escs(B *b, const char *s)
+{
+	kv_html_esc(b, s, strlen(s));
+}
+
+void kv_html_fig_open(B *b, const char *tag, const char *cls, const char *family, const char *ln, const char *lv,
+		      const char *v)
+{
+	/* without printf: a page of 2,000 tenants has 40,000 of these */
+	kv_buf_addc(b, '<');
+	kv_buf_adds(b, tag);
+	kv_buf_adds(b, " class=\"");
+	kv_buf_adds(b, cls);
+	kv_buf_adds(b, "\" data-m=\"");
+	kv_buf_adds(b, family);
+	kv_buf_addc(b, '"');
+	if (ln) {
+		kv_buf_adds(b, " data-l=\"");
+		kv_buf_adds(b, ln);
+		kv_buf_addc(b, '=');
+		kv_html_escs(b, lv);
+		kv_buf_addc(b, '"');
+	}
+	kv_buf_adds(b, " data-v=\"");
+	kv_buf_adds(b, v);
+	kv_buf_adds(b, "\">");
+}
+
+/* The digits of t, in groups of three from 10,000 on, apart by U+202F
+ * (narrow no-break space): 12 345 678. */
+static void grouped(B *b, const char *t)
+{
+	size_t n = strlen(t);
+	if (n < 5) {
+		kv_buf_add(b, t, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			kv_buf_adds(b, "\xe2\x80\xaf");
+		kv_buf_addc(b, t[i]);
+	}
+}
+
+void kv_html_u64(B *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v)
+{
+	char t[KV_FMT_MAX + 1];
+	*kv_fmt_u64(t, v) = '\0';
+	kv_html_fig_open(b, tag, "n", family, ln, lv, t);
+	grouped(b, t);
+	kv_buf_adds(b, "</");
+	kv_buf_adds(b, tag);
+	kv_buf_addc(b, '>');
+}
+
+void kv_html_chip(B *b, const char *family, const char *ln, const char *lv, uint64_t v)
+{
+	char t[KV_FMT_MAX + 1];
+	*kv_fmt_u64(t, v) = '\0';
+	kv_html_fig_open(b, "span", "chip", family, ln, lv, t);
+	kv_html_escs(b, lv);
+	kv_buf_adds(b, " <b>");
+	grouped(b, t);
+	kv_buf_adds(b, "</b></span> ");
+}
+
+void kv_html_duration(B *b, double ms)
+{
+	double s = ms / 1000;
+	if (!(ms >= 0)) /* NaN, or the future: a skewed clock */
+		ms = s = 0;
+	if (ms < 1000)
+		kv_buf_printf(b, "%.0f ms", ms);
+	else if (s < 10)
+		kv_buf_printf(b, "%.1f s", s);
+	else if (s < 60)
+		kv_buf_printf(b, "%.0f s", floor(s));
+	else if (s < 3600)
+		kv_buf_printf(b, "%.0f m %.0f s", floor(s / 60), floor(fmod(s, 60)));
+	else if (s < 86400)
+		kv_buf_printf(b, "%.0f h %.0f m", floor(s / 3600), floor(fmod(s, 3600) / 60));
+	else
+		kv_buf_printf(b, "%.0f d %.0f h", floor(s / 86400), floor(fmod(s, 86400) / 3600));
+}
+
+/* A time in UTC: the whole of it in the datetime attribute, the time of
+ * day only when it is the day of now_ms. */
+void kv_html_utc(B *b, int64_t ms, int64_t now_ms)
+{
+	time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000), now = (time_t)(now_ms / 1000);
+	struct tm tm, today;
+	if (!gmtime_r(&t, &tm) || !gmtime_r(&now, &today)) {
+		kv_buf_adds(b, "?");
+		return;
+	}
+	char day[32], hms[16];
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	kv_buf_printf(b, "<time datetime=\"%sT%s.%03dZ\">", day, hms, (int)(ms - (int64_t)t * 1000));
+	if (!now_ms || tm.tm_year != today.tm_year || tm.tm_yday != today.tm_yday)
+		kv_buf_printf(b, "%s ", day);
+	kv_buf_printf(b, "%s%s</time>", hms, now_ms ? "" : " UTC");
+}
+
+void kv_html_time(B *b, const char *family, int64_t ms, int64_t now_ms)
+{
+	char v[KV_FMT_MAX + 1];
+	*kv_fmt_ms_as_s(v, ms) = '\0';
+	kv_html_fig_open(b, "td", "t", family, NULL, NULL, v);
+	kv_html_utc(b, ms, now_ms);
+	if (now_ms) {
+		kv_buf_adds(b, " <small>");
+		kv_html_duration(b, (double)(now_ms - ms));
+		kv_buf_adds(b, " ago</small>");
+	}
+	kv_buf_adds(b, "</td>");
+}
+
+void kv_html_attr(B *b, const char *name, const char *value)
+{
+	kv_buf_printf(b, " %s=\"", name);
+	kv_html_escs(b, value);
+	kv_buf_addc(b, '"');
+}

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The status page (kv_scrape_status_html): every figure it shows is the
+ * sample /metrics renders from the same scrape; ids from the wire escaped;
+ * stale tenants first, then by objects; the filter and the limit, and what
+ * they left out said; self-contained HTML5. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_fmt.h"
+#include "kv_status_page.h"
+#include "kv_utf8.h"
+
+#include <cmocka.h>
+
+#include "support/store_fixture.h"
+
+/* ---- hand-made snapshots ---- */
+
+typedef struct tn {
+	const char *backend, *tenant;
+	unsigned stale;
+	uint64_t objects;
+} tn;
+
+/* A source of n tenants (the array is the caller's; drop() before
+ * kv_source_snap_release, which would free it). */
+static void source_of(kv_source_snap *s, const char *name, kv_tenant_snap *v, const tn *t, size_t n)
+{
+	*s = (kv_source_snap){.name = name, .residency = true};
+	assert_int_equal(kv_snapshot_members(s, 1), KV_OK);
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (kv_tenant_snap){.backend_id = t[i].backend,
+					.tenant_id = t[i].tenant,
+					.backend_len = (uint32_t)strlen(t[i].backend),
+					.tenant_len = (uint32_t)strlen(t[i].tenant),
+					.stale = t[i].stale,
+					.stale_since_ms = t[i].stale ? 1795982104612 : 0};
+		v[i].counts.placement[KV_PLACE_CPU_ONLY] = t[i].objects;
+	}
+	s->tenants = v;
+	s->n_tenants = n;
+}
+
+static void drop(kv_source_snap *s)
+{
+	s->tenants = NULL;
+	s->n_tenants = 0;
+	kv_source_snap_release(s);
+}
+
+static kv_buf page(const kv_source_snap *src, size_t n, const char *filter, size_t limit)
+{
+	kv_exporter_snap x = {.info = {.version = "1.2.3", .revision = "abc", .now_ms = 1795982164612},
+			      .sources = src,
+			      .n_sources = n};
+	kv_status_opts o = {.filter = filter, .limit = limit};
+	kv_buf out;
+	kv_buf_init(&out);
+	assert_int_equal(kv_status_render(&out, &x, &o), KV_OK);
+	return out;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The text of element id's content: <b id="id">text</b>. */
+static long id_value(const kv_buf *b, const char *id)
+{
+	char open[64];
+	snprintf(open, sizeof(open), "id=\"%s\">", id);
+	const char *p = strstr(b->data, open);
+	assert_non_null(p);
+	return strtol(p + strlen(open), NULL, 10);
+}
+
+/* The tenant ids of the rows, in order, joined by commas. */
+static void rows(const kv_buf *b, char *out, size_t len)
+{
+	*out = '\0';
+	for (const char *p = b->data; (p = strstr(p, " data-tenant=\"")); p++) {
+		p += strlen(" data-tenant=\"");
+		size_t n = strcspn(p, "\"");
+		if (*out)
+			strncat(out, ",", len - strlen(out) - 1);
+		strncat(out, p, n < len - strlen(out) - 1 ? n : len - strlen(out) - 1);
+	}
+}
+
+static void test_escaping(void **state)
+{
+	(void)state;
+	tn t[] = {{"be<\"&'>", "<script>alert('x')</script>&\"", 0, 5},
+		  {"b", "bad\xff\xfeutf8 nul\x01 cr\r", 1, 4},
+		  {"b", "\xce\xba\xce\xbb", 0, 3}};
+	kv_tenant_snap v[3];
+	kv_source_snap s;
+	source_of(&s, "s\"<1>", v, t, 3);
+	kv_buf b = page(&s, 1, NULL, 100);
+	assert_null(strstr(b.data, "<script"));
+	assert_null(strstr(b.data, "s\"<1>"));
+	assert_non_null(strstr(b.data, "data-tenant=\"&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\""));
+	assert_non_null(
+		strstr(b.data, "<th scope=\"row\">&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;</th>"));
+	assert_non_null(strstr(b.data, "data-backend=\"be&lt;&quot;&amp;&#39;&gt;\""));
+	assert_non_null(strstr(b.data, "data-source=\"s&quot;&lt;1&gt;\""));
+	/* bytes that are no UTF-8, and controls HTML forbids: U+FFFD */
+	assert_non_null(strstr(b.data, "bad\xef\xbf\xbd\xef\xbf\xbdutf8 nul\xef\xbf\xbd cr\xef\xbf\xbd"));
+	assert_non_null(strstr(b.data, "\xce\xba\xce\xbb"));
+	assert_true(kv_label_value_clean(b.data, b.len));
+	kv_buf_free(&b);
+	/* the filter echoed in the form, escaped */
+	b = page(&s, 1, "<x>\"&", 100);
+	assert_non_null(strstr(b.data, "value=\"&lt;x&gt;&quot;&amp;\""));
+	assert_null(strstr(b.data, "<x>"));
+	kv_buf_free(&b);
+	drop(&s);
+}
+
+/* Stale first, then by objects, then by source, backend and tenant. */
+static void test_order(void **state)
+{
+	(void)state;
+	tn a[] = {{"b", "small-exact", 0, 1}, {"b", "big-exact", 0, 900}, {"b", "small-stale", 2, 2},
+		  {"b", "big-stale", 1, 50},  {"b", "tie-b", 0, 7},       {"a", "tie-z", 0, 7}};
+	tn c[] = {{"b", "other-stale", 8, 50}, {"b", "other-big", 0, 1000}};
+	kv_tenant_snap va[6], vc[2];
+	kv_source_snap s[2];
+	source_of(&s[0], "m0", va, a, 6);
+	source_of(&s[1], "m1", vc, c, 2);
+	kv_buf b = page(s, 2, NULL, 100);
+	char got[512];
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "big-stale,other-stale,small-stale,other-big,big-exact,tie-z,tie-b,small-exact");
+	assert_int_equal(id_value(&b, "tenants-matching"), 8);
+	assert_int_equal(id_value(&b, "tenants-stale"), 3);
+	assert_int_equal(id_value(&b, "tenants-left-out"), 0);
+	kv_buf_free(&b);
+	/* a source whose one master stands by has no tenant figures */
+	s[1].leadership.dropped = true;
+	b = page(s, 2, NULL, 100);
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "big-stale,small-stale,big-exact,tie-z,tie-b,small-exact");
+	assert_non_null(strstr(b.data, "stands by"));
+	kv_buf_free(&b);
+	drop(&s[0]);
+	drop(&s[1]);
+}
+
+static void test_filter(void **state)
+{
+	(void)state;
+	tn a[] = {{"be-x", "tenant-1", 0, 1}, {"be-x", "Tenant-10", 1, 2}, {"be-y", "t-2", 0, 3}};
+	tn c[] = {{"be-z", "alpha", 0, 4}};
+	kv_tenant_snap va[3], vc[1];
+	kv_source_snap s[2];
+	source_of(&s[0], "east", va, a, 3);
+	source_of(&s[1], "west", vc, c, 1);
+	char got[256];
+	kv_buf b = page(s, 2, "TENANT-1", 100); /* any case */
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "Tenant-10,tenant-1");
+	assert_int_equal(id_value(&b, "tenants-matching"), 2);
+	assert_non_null(strstr(b.data, "tenants that match"));
+	kv_buf_free(&b);
+	b = page(s, 2, "be-y", 100); /* a backend */
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "t-2");
+	kv_buf_free(&b);
+	b = page(s, 2, "WEST", 100); /* a source: all its tenants */
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "alpha");
+	kv_buf_free(&b);
+	b = page(s, 2, "nothing", 100);
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "");
+	assert_int_equal(id_value(&b, "tenants-matching"), 0);
+	/* the sources are shown whatever the filter */
+	assert_non_null(strstr(b.data, "data-source=\"east\""));
+	assert_non_null(strstr(b.data, "data-source=\"west\""));
+	kv_buf_free(&b);
+	drop(&s[0]);
+	drop(&s[1]);
+}
+
+static void test_limit(void **state)
+{
+	(void)state;
+	assert_int_equal(kv_status_limit(NULL), KV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(kv_status_limit(""), KV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(kv_status_limit("12x"), KV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(kv_status_limit("-1"), KV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(kv_status_limit("7"), 7);
+	assert_int_equal(kv_status_limit("0"), 0);
+	assert_int_equal(kv_status_limit("2001"), KV_STATUS_LIMIT_MAX);
+	assert_int_equal(kv_status_limit("99999999999999999999999999"), KV_STATUS_LIMIT_MAX);
+
+	tn a[] = {{"b", "t1", 0, 10}, {"b", "t2", 0, 20}, {"b", "t3", 4, 1}, {"b", "t4", 0, 40}, {"b", "t5", 0, 30}};
+	kv_tenant_snap v[5];
+	kv_source_snap s;
+	source_of(&s, "m0", v, a, 5);
+	char got[256];
+	kv_buf b = page(&s, 1, NULL, 2);
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "t3,t4");
+	assert_int_equal(id_value(&b, "tenants-shown"), 2);
+	assert_int_equal(id_value(&b, "tenants-matching"), 5);
+	assert_int_equal(id_value(&b, "tenants-left-out"), 3);
+	kv_buf_free(&b);
+	b = page(&s, 1, NULL, 0); /* the sources alone */
+	rows(&b, got, sizeof(got));
+	assert_string_equal(got, "");
+	assert_int_equal(id_value(&b, "tenants-left-out"), 5);
+	kv_buf_free(&b);
+	b = page(&s, 1, NULL, 1000000); /* above the most: the most */
+	assert_non_null(strstr(b.data, "max=\"2000\" value=\"2000\""));
+	kv_buf_free(&b);
+	drop(&s);
+}
+
+/* The page's order of (stale, objects) pairs: stale first, more objects first. */
+static int by_page_order(const void *a, const void *b)
+{
+	const tn *x = a, *y = b;
+	if ((x->stale != 0) != (y->stale != 0))
+		return x->stale ? -1 : 1;
+	return x->objects > y->objects ? -1 : x->objects < y->objects ? 1 : 0;
+}
+
+/* 20,000 tenants: the page holds the first `limit` of them, the right ones,
+ * whatever order the snapshot has them in. */
+static void test_many(void **state)
+{
+	(void)state;
+	size_t n = 20000;
+	tn *t = test_calloc(n, sizeof(*t)), *want = test_calloc(n, sizeof(*t));
+	kv_tenant_snap *v = test_calloc(n, sizeof(*v));
+	char(*ids)[16] = test_calloc(n, sizeof(*ids));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "t%05zu", i);
+		/* objects a permutation of 0..n-1 (7919 is prime to n); every 1000th stale */
+		t[i] = (tn){"b", ids[i], i % 1000 == 999 ? 2u : 0u, (i * 7919) % n};
+	}
+	memcpy(want, t, n * sizeof(*t));
+	qsort(want, n, sizeof(*want), by_page_order);
+	kv_source_snap s;
+	source_of(&s, "m0", v, t, n);
+	kv_buf b = page(&s, 1, NULL, 100);
+	assert_int_equal(count(b.data, " data-tenant=\""), 100);
+	assert_int_equal(id_value(&b, "tenants-shown"), 100);
+	assert_int_equal(id_value(&b, "tenants-left-out"), 19900);
+	assert_int_equal(id_value(&b, "tenants-stale"), 20);
+	const char *p = b.data, *key = "data-m=\"mooncake_kv_objects\" data-v=\"";
+	for (size_t k = 0; k < 100; k++) {
+		p = strstr(p, key);
+		assert_non_null(p);
+		p += strlen(key);
+		assert_int_equal(strtoull(p, NULL, 10), want[k].objects);
+	}
+	assert_null(strstr(p, key));
+	kv_buf_free(&b);
+	drop(&s);
+	test_free(ids);
+	test_free(v);
+	test_free(want);
+	test_free(t);
+}
+
+/* Self-contained HTML5 a person can read: a doctype, the viewport, no
+ * script, nothing fetched from elsewhere; tables whose rows close. */
+static void test_document(void **state)
+{
+	(void)state;
+	tn a[] = {{"b", "t1", 1, 10}, {"b", "t2", 0, 20}};
+	kv_tenant_snap v[2];
+	kv_source_snap s;
+	source_of(&s, "m0", v, a, 2);
+	kv_buf b = page(&s, 1, NULL, 100);
+	assert_int_equal(strncmp(b.data, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">", 60), 0);
+	assert_non_null(strstr(b.data, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"));
+	assert_non_null(strstr(b.data, "<title>"));
+	assert_null(strstr(b.data, "<script"));
+	assert_null(strstr(b.data, "<link"));
+	assert_null(strstr(b.data, "<img"));
+	assert_null(strstr(b.data, "src="));
+	assert_null(strstr(b.data, "url("));
+	assert_null(strstr(b.data, "@import"));
+	assert_null(strstr(b.data, "//"));
+	assert_int_equal(count(b.data, "<tr"), count(b.data, "</tr>"));
+	assert_int_equal(count(b.data, "<table"), count(b.data, "</table>"));
+	assert_int_equal(count(b.data, "<td"), count(b.data, "</td>"));
+	assert_int_equal(count(b.data, "<section"), count(b.data, "</section>"));
+	assert_int_equal(count(b.data, "<span"), count(b.data, "</span>"));
+	assert_non_null(strstr(b.data, "</body></html>\n"));
+	/* numbers right-aligned, big ones grouped for the eye, exact in data-v */
+	assert_non_null(strstr(b.data, ".n,.t{text-align:right"));
+	kv_buf_free(&b);
+	drop(&s);
+	a[1].objects = 12345678;
+	source_of(&s, "m0", v, a, 2);
+	b = page(&s, 1, NULL, 100);
+	assert_non_null(strstr(b.data, "data-v=\"12345678\">12\xe2\x80\xaf"
+				       "345\xe2\x80\xaf"
+				       "678</td>"));
+	kv_buf_free(&b);
+	drop(&s);
+}
+
+/* ---- the page against /metrics, through the public interface ---- */
+
+/* The value of attribute name in the tag [p, end), or "" (out holds len). */
+static void attr_of(const char *p, const char *end, const char *name, char *out, size_t len)
+{
+	char key[32];
+	snprintf(key, sizeof(key), " %s=\"", name);
+	*out = '\0';
+	const char *a = strstr(p, key);
+	if (!a || a > end)
+		return;
+	a += strlen(key);
+	size_t n = strcspn(a, "\"");
+	snprintf(out, len, "%.*s", (int)n, a);
+}
+
+typedef struct where {
+	char source[64], member[64], backend[96], tenant[96];
+} where;
+
+/* Whether the render has the sample family{labels} value, the labels in the
+ * render's order: the scope's, then the figure's own. */
+static bool has_sample(const char *text, const char *family, const where *w, bool member, const char *extra,
+		       const char *value)
+{
+	char line[768], labels[512] = "";
+	size_t n = 0;
+#define ADD(...) n += (size_t)snprintf(labels + n, sizeof(labels) - n, __VA_ARGS__)
+	if (*w->source)
+		ADD("%ssource=\"%s\"", n ? "," : "", w->source);
+	if (member && *w->member)
+		ADD("%smember=\"%s\"", n ? "," : "", w->member);
+	if (*w->tenant)
+		ADD("%sbackend_id=\"%s\",tenant_id=\"%s\"", n ? "," : "", w->backend, w->tenant);
+	if (*extra) {
+		char name[64];
+		size_t eq = strcspn(extra, "=");
+		snprintf(name, sizeof(name), "%.*s", (int)eq, extra);
+		ADD("%s%s=\"%s\"", n ? "," : "", name, extra + eq + 1);
+	}
+#undef ADD
+	if (n)
+		snprintf(line, sizeof(line), "\n%s{%s} %s\n", family, labels, value);
+	else
+		snprintf(line, sizeof(line), "\n%s %s\n", family, value);
+	return strstr(text, line) != NULL;
+}
+
+/* Walks the page's tags: each figure (data-m) is found in the render with
+ * the labels of where it stands (a source's section, a member's or a
+ * tenant's row, a member's span).  Returns how many it checked. */
+static size_t every_figure_in(const char *html, const char *text)
+{
+	where section = {0}, row = {0};
+	char span_member[64] = "";
+	int depth = 0, member_depth = -1;
+	size_t checked = 0;
+	for (const char *p = strchr(html, '<'); p; p = strchr(p + 1, '<')) {
+		const char *end = strchr(p, '>');
+		assert_non_null(end);
+		if (!strncmp(p, "<section", 8)) {
+			attr_of(p, end, "data-source", section.source, sizeof(section.source));
+		} else if (!strncmp(p, "</section>", 10)) {
+			section = (where){0};
+		} else if (!strncmp(p, "<tr", 3) && p[3] != 'o') {
+			row = (where){0};
+			attr_of(p, end, "data-source", row.source, sizeof(row.source));
+			attr_of(p, end, "data-member", row.member, sizeof(row.member));
+			attr_of(p, end, "data-backend", row.backend, sizeof(row.backend));
+			attr_of(p, end, "data-tenant", row.tenant, sizeof(row.tenant));
+		} else if (!strncmp(p, "</tr>", 5)) {
+			row = (where){0};
+		} else if (!strncmp(p, "</span>", 7)) {
+			if (--depth == member_depth)
+				member_depth = -1, *span_member = '\0';
+		}
+		if (!strncmp(p, "<span", 5)) {
+			char m[64];
+			attr_of(p, end, "data-member", m, sizeof(m));
+			if (*m && member_depth < 0) {
+				member_depth = depth;
+				snprintf(span_member, sizeof(span_member), "%s", m);
+			}
+			depth++;
+		}
+		char family[96], extra[96], value[64];
+		attr_of(p, end, "data-m", family, sizeof(family));
+		if (!*family)
+			continue;
+		attr_of(p, end, "data-l", extra, sizeof(extra));
+		attr_of(p, end, "data-v", value, sizeof(value));
+		assert_true(*value);
+		where w = *row.source ? row : section;
+		if (!*row.source && *span_member)
+			snprintf(w.member, sizeof(w.member), "%s", span_member);
+		if (!has_sample(text, family, &w, true, extra, value) &&
+		    !has_sample(text, family, &w, false, extra, value))
+			fail_msg("the page's %s{%s %s %s %s %s} = %s is not in /metrics", family, w.source, w.member,
+				 w.tenant, extra, "", value);
+		checked++;
+	}
+	return checked;
+}
+
+/* An HA store of two masters, tenants made stale by a gap: the page of one
+ * scrape shows every figure as that scrape's exposition gives it. */
+static void test_page_equals_metrics(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 2, true);
+	kv_poll_news news;
+	assert_non_null(s);
+	poll(&f, 0, 0, "serving\n", &news);
+	poll(&f, 1, 0, "standby\n", &news);
+	assert_int_equal(put_in(s, 0, 1, "default", 0, 3, NULL), KV_OK);
+	assert_int_equal(put_in(s, 0, 2, "t-a", 0, 5, NULL), KV_OK);
+	assert_int_equal(put_in(s, 0, 5, "t-b", 0, 2, NULL), KV_OK); /* a gap of 2 */
+	assert_int_equal(put_in(s, 1, 1, "t-c", 0, 1, NULL), KV_OK); /* from the standby */
+	poll(&f, 0, 5, "serving\n", &news);
+	poll(&f, 1, 1, "standby\n", &news);
+	kv_scrape *sc = kv_scrape_new(1);
+	assert_non_null(sc);
+	kv_member_live live[2] = {{.connected = true}, {.connected = false}};
+	assert_int_equal(kv_scrape_store(sc, 0, s, live), KV_OK);
+	kv_exporter_info x = {.version = "t", .revision = "t", .budget = &f.budget, .now_ms = 1795982164612};
+	kv_buf text, html;
+	kv_buf_init(&text);
+	kv_buf_init(&html);
+	assert_int_equal(kv_scrape_render(sc, &x, &text), KV_OK);
+	kv_status_opts o = {.limit = kv_status_limit(NULL)};
+	assert_int_equal(kv_scrape_status_html(sc, &x, &o, &html), KV_OK);
+	size_t checked = every_figure_in(html.data, text.data);
+	assert_true(checked > 80);
+	/* the figures an operator asks for first are there */
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_state_stale_reason\" data-l=\"reason=gap\""));
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_state_stale_since_timestamp_seconds\""));
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_sequence_missing_total\" data-v=\"2\""));
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_master_role\" data-l=\"role=leader\""));
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_publisher_dialect\""));
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_reconciliations_total\" data-l=\"result=ok\""));
+	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_objects\" data-v=\"5\""));
+	assert_int_equal(count(html.data, " data-tenant=\""), 4);
+	kv_buf_free(&text);
+	kv_buf_free(&html);
+	kv_scrape_free(sc);
+	kv_store_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_document),
+		cmocka_unit_test(test_page_equals_metrics),
+	};
+	return cmocka_run_group_tests_name("status_page", tests, NULL, NULL);
+}
