@@ -46,7 +46,8 @@ struct kv_http {
 
 static const char landing[] = "<!DOCTYPE html><html><head><title>Mooncake KV exporter</title></head><body>"
 			      "<h1>Mooncake KV exporter</h1><p>Version " KV_VERSION " (" KV_REVISION ")</p>"
-			      "<ul><li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
+			      "<ul><li><a href=\"/status\">status</a>: sources, masters and tenants at a glance</li>"
+			      "<li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
 			      "<li><a href=\"/-/ready\">/-/ready</a></li><li><a href=\"/runbook\">runbook</a></li></ul>"
 			      "</body></html>\n";
 
@@ -91,12 +92,14 @@ static bool accepts_gzip(struct MHD_Connection *c)
 	return false;
 }
 
-static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
+/* Every source copied under its own lock in turn, and the exporter's
+ * figures of the moment: what /metrics and /status render.  Returns 0 or
+ * KV_ENOMEM (*sc may then be NULL; kv_scrape_free it all the same). */
+static int snapshot(kv_http *h, kv_scrape **sc, kv_exporter_info *info)
 {
 	const kv_exporter *x = h->x;
-	double t0 = kv_mono();
-	kv_scrape *sc = kv_scrape_new(x->n_sources);
-	kv_exporter_info info = {
+	*sc = kv_scrape_new(x->n_sources);
+	*info = (kv_exporter_info){
 		.version = KV_VERSION,
 		.revision = KV_REVISION,
 		.budget = x->budget,
@@ -105,15 +108,25 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 		.last_scrape_bytes = atomic_load(&h->last_bytes),
 		.now_ms = (int64_t)(kv_now() * 1000),
 	};
+	int rc = *sc ? KV_OK : KV_ENOMEM;
+	for (size_t i = 0; rc == KV_OK && i < x->n_sources; i++)
+		rc = kv_source_scrape(&x->sources[i], *sc, i);
+	return rc;
+}
+
+static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
+{
+	const kv_exporter *x = h->x;
+	double t0 = kv_mono();
 	kv_buf out;
 	kv_buf_init(&out);
 	/* about the size of the last one, in one allocation: a scrape of 10,000
 	 * tenants is 41 MB, and growing to it by doubling copies it over again */
 	unsigned long long last = atomic_load(&h->last_bytes);
 	kv_scrape_room(&out, (size_t)(last + last / 8));
-	int rc = sc ? KV_OK : KV_ENOMEM;
-	for (size_t i = 0; rc == KV_OK && i < x->n_sources; i++)
-		rc = kv_source_scrape(&x->sources[i], sc, i);
+	kv_scrape *sc;
+	kv_exporter_info info;
+	int rc = snapshot(h, &sc, &info);
 	kv_process_collect(&info.process, x->start_time);
 	kv_http_guard_snap(h->guard, &info.http);
 	if (h->auth)
@@ -163,6 +176,33 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	atomic_store(&h->last_seconds, kv_mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);
 	return reply(c, MHD_HTTP_OK, eo.openmetrics ? KV_CONTENT_TYPE_OPENMETRICS : KV_CONTENT_TYPE, body, len, gz);
+}
+
+/* GET /status: the page of the same snapshot as a scrape's, rendered by
+ * the core (kv_scrape_status_html); ?tenant= filters, ?limit= bounds. */
+static enum MHD_Result status_page(kv_http *h, struct MHD_Connection *c)
+{
+	kv_status_opts o = {
+		.filter = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant"),
+		.limit = kv_status_limit(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")),
+		.metrics_path = h->x->config->telemetry_path,
+	};
+	kv_scrape *sc;
+	kv_exporter_info info;
+	kv_buf out;
+	kv_buf_init(&out);
+	int rc = snapshot(h, &sc, &info);
+	if (rc == KV_OK)
+		rc = kv_scrape_status_html(sc, &info, &o, &out);
+	kv_scrape_free(sc);
+	size_t len;
+	char *body = rc == KV_OK ? kv_buf_steal(&out, &len) : NULL;
+	kv_buf_free(&out);
+	if (!body) {
+		kv_log(KV_LOG_ERROR, "out of memory rendering the status page", NULL);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	return reply(c, MHD_HTTP_OK, KV_CONTENT_TYPE_HTML, body, len, false);
 }
 
 /* TLS client certificate, as client_auth_type asks.  NULL: allowed. */
@@ -317,6 +357,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	const kv_config *cfg = h->x->config;
 	if (!strcmp(url, cfg->telemetry_path))
 		return scrape(h, c);
+	if (!strcmp(url, "/status"))
+		return status_page(h, c);
 	if (!strcmp(url, "/-/healthy"))
 		return reply_text(c, MHD_HTTP_OK, "Healthy\n");
 	if (!strcmp(url, "/state") && cfg->state_serve)
