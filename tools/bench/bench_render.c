@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-bench render: snapshot + render at 10, 1,000 and 10,000
- * tenants and, at 10,000, the shaping modes of docs/sizing.md (bench.c
- * holds the command line). */
+ * tenants and, at 10,000, the shaping modes of docs/sizing.md; at 20,000,
+ * the status page (/status) beside the exposition (bench.c holds the
+ * command line). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "bench.h"
 #include "kv_render.h"
 #include "kv_state_impl.h"
+#include "kv_status_page.h"
 
 /* The lines of an exposition that are not comments. */
 static size_t samples_of(const kv_buf *b)
@@ -97,6 +99,64 @@ static void shape_runs(const char *what, unsigned tenants, const kv_buf *text, i
 	kv_buf_free(&out);
 }
 
+/* Snapshot + status page of the state, `runs` times, as render_runs
+ * prints snapshot + render: the page's mean, median and best. */
+static void status_runs(const char *what, unsigned tenants, const kv_state *st, int runs, const kv_status_opts *o)
+{
+	kv_source_snap src = {.name = "m0"};
+	kv_snapshot_members(&src, 1);
+	src.members[0].connected = true;
+	kv_exporter_snap x = {.info = {.version = "bench", .revision = "bench", .now_ms = 1795982164612},
+			      .sources = &src,
+			      .n_sources = 1};
+	kv_buf out;
+	kv_buf_init(&out);
+	double best = 1e9, total = 0, each[200];
+	if (runs > 200)
+		runs = 200;
+	for (int r = 0; r < runs; r++) {
+		double a = bench_mono();
+		kv_snapshot_state(&src, st);
+		kv_buf_reset(&out);
+		kv_status_render(&out, &x, o);
+		double d = bench_mono() - a;
+		each[r] = d;
+		total += d;
+		if (d < best)
+			best = d;
+	}
+	qsort(each, (size_t)runs, sizeof(each[0]), bench_cmp_double);
+	printf("{\"what\":\"%s\",\"tenants\":%u,\"mean_ms\":%.3f,\"median_ms\":%.3f,\"best_ms\":%.3f,"
+	       "\"bytes\":%zu}\n",
+	       what, tenants, total / runs * 1e3, each[runs / 2] * 1e3, best * 1e3, out.len);
+	kv_buf_free(&out);
+	kv_source_snap_release(&src);
+}
+
+/* The status page of 20,000 tenants against the exposition of the same
+ * state (each with its snapshot): the page keeps its first `limit` tenants
+ * with a heap, so it costs a pass over the tenants, not their samples.
+ * Every tenant has 20 objects and is stale (start-up): every comparison
+ * goes down to the ids, the page's worst case. */
+static void bench_status(void)
+{
+	unsigned n = 20000;
+	int runs = 30;
+	kv_budget budget;
+	kv_budget_init(&budget, 100000, 100000000);
+	kv_state *st = render_state(&budget, n, true);
+	kv_buf out;
+	kv_buf_init(&out);
+	render_runs("snapshot + render (/metrics)", n, st, runs, &out);
+	kv_buf_free(&out);
+	status_runs("snapshot + status page (/status), limit 100", n, st, runs, &(kv_status_opts){.limit = 100});
+	status_runs("snapshot + status page, limit 2000 (the most)", n, st, runs,
+		    &(kv_status_opts){.limit = KV_STATUS_LIMIT_MAX});
+	status_runs("snapshot + status page, ?tenant=tenant-1 (10,000 match)", n, st, runs,
+		    &(kv_status_opts){.filter = "tenant-1", .limit = 100});
+	kv_state_free(st);
+}
+
 int bench_render(void)
 {
 	static const unsigned counts[] = {10, 1000, 10000};
@@ -154,6 +214,7 @@ int bench_render(void)
 		kv_buf_free(&out);
 		kv_state_free(st);
 	}
+	bench_status();
 	return 0;
 }
 
