@@ -1,0 +1,706 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The demo's eyes (tools/demo.sh): reads an exporter's /metrics and prints
+what it says as a short table a person reads at a glance, every number from
+that one answer.
+
+  demo_view.py show [--title TEXT] [--json FILE] [--since T] [wait options] URL [CONDITION...]
+      one table: per source its masters (role, stream, dialect, last
+      sequence, loss by cause), leadership, reconciliation and handover;
+      per tenant its objects, where they are (cpu only, disk only, both),
+      the lives seen whole, and exact or stale (why, since when); quotas
+      and key groups where the exporter has them.  With conditions, waits
+      for them first (as `wait`) and shows the answer that met them.
+      --json appends one JSON line: the /metrics text read, the lines
+      printed and the figures behind them.
+  demo_view.py watch [--seconds N] [--every S] [--json FILE] URL
+      the table again every S seconds for N seconds (N 0: until Ctrl-C),
+      in place on a terminal while it fits, else a new one every 15 s.
+  demo_view.py wait --what TEXT [--timeout S] [--alive PID[:NAME]]... URL CONDITION...
+      polls URL/metrics until every CONDITION holds; exit 1 with a message
+      saying what did not come (and what was seen) after S seconds (times
+      DEMO_WAIT_FACTOR), or at once when a process named by --alive has
+      exited.  CONDITION:
+        NAME{label="value",...} OP NUMBER         the sum of the matching series
+        count(NAME{...} OP NUMBER) OP NUMBER      how many series pass the first test
+      OP is one of == != >= <= > <; a selector no series matches fails;
+      `ready` waits for URL/-/ready to answer 200.
+  demo_view.py ports PORT...
+      exit 1, naming it, when one of the loopback ports is in use.
+
+Python's standard library only."""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import sys
+import textwrap
+import time
+import http.client
+import urllib.parse
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: \S+)?$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+# The reasons a tenant is stale (mooncake_kv_state_stale_reason), in words.
+REASON_WORDS = {
+    "startup": "startup",  # the master held objects before the exporter watched it
+    "reset": "publisher restart",
+    "quota_eviction": "quota eviction",
+    "reconcile_incomplete": "reconciliation incomplete",
+    "overflow": "over a limit",
+    "dialect": "dialect changed",
+    "drift": "drift from the master's key count",
+    "bootstrap": "handover not proven",
+}
+
+
+def reason_words(reason):
+    return REASON_WORDS.get(reason, reason.replace("_", " "))
+
+
+def unescape(v):
+    return v.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+
+
+class Scrape:
+    """One /metrics answer, parsed."""
+
+    def __init__(self, text, when=None):
+        self.text = text
+        self.when = time.time() if when is None else when
+        self.by = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            m = SAMPLE.match(line)
+            if not m:
+                continue
+            labels = {k: unescape(v) for k, v in LABEL.findall(m.group(2) or "")}
+            self.by.setdefault(m.group(1), []).append((labels, float(m.group(3))))
+
+    def series(self, name, **want):
+        return [(l, v) for l, v in self.by.get(name, ()) if all(l.get(k) == w for k, w in want.items())]
+
+    def one(self, name, **want):
+        s = self.series(name, **want)
+        return s[0][1] if s else None
+
+
+def fetch(url, path, timeout=5.0):
+    """(HTTP status, body) of GET url+path; url is http://HOST:PORT."""
+    host = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(host.hostname, host.port or 80, timeout=timeout)
+    try:
+        conn.request("GET", host.path.rstrip("/") + path)
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def scrape(url):
+    status, body = fetch(url, "/metrics")
+    if status != 200:
+        raise OSError("%s/metrics answered HTTP %d" % (url, status))
+    return Scrape(body)
+
+
+# ---------------------------------------------------------------- the model
+
+def member_value(s, name, source, member, single, **more):
+    """A member's series: labelled with it, or, on a source of one master,
+    labelled with the source alone (the exporter leaves `member` off those)."""
+    v = s.one(name, source=source, member=member, **more)
+    if v is None and single:
+        for labels, value in s.series(name, source=source, **more):
+            if "member" not in labels:
+                return value
+    return v
+
+
+def tenant_sort_key(t):
+    return (t != "default", [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", t)])
+
+
+def model(s):
+    """Every figure the table shows, by source, from one scrape."""
+    sources = []
+    for labels, _ in s.series("mooncake_kv_watched_from_empty"):
+        if labels["source"] not in sources:
+            sources.append(labels["source"])
+    out = {"time": s.when, "sources": []}
+    for src in sources:
+        members = []
+        for labels, _ in s.series("mooncake_kv_master_leader", source=src):
+            if labels["member"] not in members:
+                members.append(labels["member"])
+        single = len(members) == 1
+        ms = []
+        for m in members:
+            role = next((l["role"] for l, v in s.series("mooncake_kv_master_role", source=src, member=m) if v == 1),
+                        None)
+            dialect = next((l["dialect"] for l, v in s.series("mooncake_kv_publisher_dialect", source=src, member=m)
+                            if v == 1), None)
+
+            def mv(name, m=m):
+                return member_value(s, name, src, m, single)
+            ms.append({
+                "member": m,
+                "role": role,
+                "leader": s.one("mooncake_kv_master_leader", source=src, member=m) == 1,
+                "connected": mv("mooncake_kv_subscriber_connected") == 1,
+                "admin_up": mv("mooncake_kv_master_up") == 1,
+                "dialect": dialect,
+                "last_sequence": mv("mooncake_kv_last_sequence"),
+                "master_last_sequence": mv("mooncake_kv_master_last_sequence"),
+                "behind": mv("mooncake_kv_sequence_behind"),
+                "lists_tenants": s.one("mooncake_kv_master_lists_tenants", source=src, member=m),
+                "loss": {
+                    "missing": mv("mooncake_kv_sequence_missing_total"),
+                    "queue_events": mv("mooncake_kv_queue_lost_events_total"),
+                    "transport_messages": mv("mooncake_kv_transport_lost_messages_total"),
+                    "unattributed_messages": mv("mooncake_kv_unattributed_lost_messages_total"),
+                    "tail_late_messages": mv("mooncake_kv_sequence_tail_late_messages_total"),
+                    "restarts": mv("mooncake_kv_master_restarts_total"),
+                },
+            })
+        results = {l["result"]: v for l, v in s.series("mooncake_kv_reconciliations_total", source=src)}
+        reconcile = None
+        if results:
+            reconcile = {
+                "results": results,
+                "last_success": s.one("mooncake_kv_reconcile_last_success_timestamp_seconds", source=src),
+                "corrections": {l["kind"]: v for l, v in s.series("mooncake_kv_reconcile_corrections_total", source=src)},
+            }
+        boot = {l["result"]: v for l, v in s.series("mooncake_kv_bootstrap_total", source=src)}
+        handover = None
+        if boot:
+            joins = {l["result"]: v for l, v in s.series("mooncake_kv_bootstrap_joins_total", source=src)}
+            handover = {
+                "results": boot,
+                "continued": joins.get("continued"),
+                "broken": joins.get("broken"),
+                "waiting": s.one("mooncake_kv_bootstrap_joins_waiting", source=src),
+                "overlap_messages": s.one("mooncake_kv_bootstrap_overlap_messages_total", source=src),
+            }
+        quotas = None
+        if s.one("mooncake_kv_tenant_quotas_enabled", source=src) == 1:
+            quotas = {
+                "over": sorted((l["tenant_id"] for l, v in s.series("mooncake_kv_tenant_over_quota", source=src)
+                                if v == 1), key=tenant_sort_key),
+                "rejects": {},
+                "evicted_bytes": {l["tenant_id"]: v for l, v in s.series("mooncake_kv_tenant_evicted_bytes_total",
+                                                                         source=src) if v > 0},
+            }
+            for l, v in s.series("mooncake_kv_tenant_quota_rejects_total", source=src):
+                quotas["rejects"][l["tenant_id"]] = quotas["rejects"].get(l["tenant_id"], 0) + v
+            quotas["rejects"] = {t: v for t, v in quotas["rejects"].items() if v > 0}
+        tenants = []
+        for l, objects in s.series("mooncake_kv_objects", source=src):
+            key = {"source": src, "backend_id": l["backend_id"], "tenant_id": l["tenant_id"]}
+            place = {pl["placement"]: v for pl, v in s.series("mooncake_kv_objects_by_placement", **key)}
+            reasons = [rl["reason"] for rl, v in s.series("mooncake_kv_state_stale_reason", **key) if v == 1]
+            groups = {gl["key_group"]: v for gl, v in s.series("mooncake_kv_objects_by_key_group", **key)}
+            tenants.append({
+                "backend_id": l["backend_id"],
+                "tenant_id": l["tenant_id"],
+                "objects": objects,
+                "cpu_only": place.get("cpu_only"),
+                "disk_only": place.get("disk_only"),
+                "cpu_and_disk": place.get("cpu_and_disk"),
+                "stale": s.one("mooncake_kv_state_stale", **key),
+                "reasons": reasons,
+                "stale_since": s.one("mooncake_kv_state_stale_since_timestamp_seconds", **key),
+                "lives_seen": s.one("mooncake_kv_object_lifetime_seconds_count", **key),
+                "lives_seconds": s.one("mooncake_kv_object_lifetime_seconds_sum", **key),
+                "lives_unseen": s.one("mooncake_kv_object_lifetime_unobserved_total", **key),
+                "key_groups": groups,
+            })
+        tenants.sort(key=lambda t: (t["backend_id"], tenant_sort_key(t["tenant_id"])))
+        out["sources"].append({
+            "source": src,
+            "members": ms,
+            "failovers": s.one("mooncake_kv_master_failovers_total", source=src),
+            "split_brain": s.one("mooncake_kv_master_split_brain", source=src),
+            "watched_from_empty": s.one("mooncake_kv_watched_from_empty", source=src),
+            "reconcile": reconcile,
+            "handover": handover,
+            "quotas": quotas,
+            "tenants": tenants,
+        })
+    out["exporter"] = {
+        "tracked_objects": s.one("mooncake_kv_tracked_objects"),
+        "scrape_seconds": s.one("mooncake_kv_exporter_last_scrape_duration_seconds"),
+        "scrape_bytes": s.one("mooncake_kv_exporter_last_scrape_bytes"),
+    }
+    return out
+
+
+# ---------------------------------------------------------------- the words
+
+def num(v):
+    if v is None:
+        return "-"
+    if v != v or math.isinf(v):
+        return str(v)
+    return "{:,}".format(int(v)) if v == int(v) else "{:,.1f}".format(v)
+
+
+def plural(n, one, many=None):
+    return "%s %s" % (num(n), one if n == 1 else (many or one + "s"))
+
+
+def duration(sec):
+    sec = max(0, int(round(sec)))
+    if sec < 60:
+        return "%d s" % sec
+    if sec < 3600:
+        return "%d min %d s" % (sec // 60, sec % 60) if sec % 60 else "%d min" % (sec // 60)
+    return "%d h %d min" % (sec // 3600, sec % 3600 // 60)
+
+
+def short_duration(sec):
+    if sec is None:
+        return "-"
+    if sec < 10:
+        return "%.1f s" % sec
+    return duration(sec)
+
+
+def size(b):
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= f:
+            return "%.1f %s" % (b / f, unit)
+    return "%d B" % b
+
+
+def loss_words(loss):
+    parts = []
+    if loss["queue_events"]:
+        parts.append("%s dropped by its queue" % plural(loss["queue_events"], "event"))
+    if loss["transport_messages"]:
+        parts.append("%s lost in transport" % plural(loss["transport_messages"], "message"))
+    if loss["unattributed_messages"]:
+        parts.append("%s lost, cause unknown" % plural(loss["unattributed_messages"], "message"))
+    if loss["tail_late_messages"]:
+        parts.append("%s of a lost tail came late" % plural(loss["tail_late_messages"], "message"))
+    if loss["restarts"]:
+        parts.append("%s restarted" % ("publisher" if loss["restarts"] == 1
+                                       else "publisher %s" % plural(loss["restarts"], "time")))
+    return ", ".join(parts) if parts else "none"
+
+
+def state_words(t, now):
+    if t["stale"] == 0:
+        return "exact"
+    if t["stale"] is None:
+        return "-"
+    since = " since %s" % duration(now - t["stale_since"]) if t["stale_since"] is not None else ""
+    return "stale%s: %s" % (since, ", ".join(reason_words(r) for r in t["reasons"]))
+
+
+def source_headline(src):
+    ms = src["members"]
+    leader = next((m["member"] for m in ms if m["leader"]), None)
+    if len(ms) == 1:
+        words = ["1 master"]
+    else:
+        words = ["%d masters, %s leads" % (len(ms), leader or "none")]
+    if src["failovers"]:
+        words.append(plural(src["failovers"], "failover"))
+    if src["split_brain"]:
+        words.append("SPLIT BRAIN: more than one serves")
+    if src["watched_from_empty"] == 1:
+        words.append("watched from empty: every tenant exact from its first event")
+    lists = [m["lists_tenants"] for m in ms if m["lists_tenants"] is not None]
+    if src["reconcile"] is None:
+        words.append("reconciliation off")
+    elif lists and lists[0] == 1 and all(v == 1 for v in lists):
+        words.append("every tenant reconciled from its own key listing")
+    elif lists and all(v == 0 for v in lists):
+        words.append("tenant default reconciled (%s no other tenant)" % ("its master lists" if len(ms) == 1
+                                                                           else "its masters list"))
+    else:  # not asked yet: no tenant but default was stale since this exporter started
+        words.append("reconciled with its master")
+    return "; ".join(words)
+
+
+def reconcile_words(rec, now):
+    res = rec["results"]
+    if not any(res.values()):
+        return "none yet by this exporter"
+    parts = ["%s ok" % num(res.get("ok", 0))]
+    for k in ("failed", "aborted", "superseded"):
+        if res.get(k):
+            parts.append("%s %s" % (num(res[k]), k))
+    text = ", ".join(parts)
+    if rec["last_success"] is not None:
+        text += ", last %s ago" % duration(now - rec["last_success"])
+    c = rec["corrections"]
+    fixes = []
+    if c.get("added"):
+        fixes.append("%s the stream had missed" % plural(c["added"], "object"))
+    if c.get("removed"):
+        fixes.append("%s the master no longer had" % num(c["removed"]))
+    if c.get("medium"):
+        fixes.append("%s on other media" % num(c["medium"]))
+    if fixes:
+        text += "; corrected " + ", ".join(fixes)
+    return text
+
+
+def handover_words(h):
+    taken = h["results"].get("taken", 0)
+    if not taken:
+        refused = [k for k, v in h["results"].items() if v]
+        return "state not taken from the peer (%s): started empty" % (", ".join(refused) or "no peer answered")
+    parts = ["state taken from the peer exporter"]
+    if h["continued"]:
+        parts.append("%s proved its stream continues it" % plural(h["continued"], "master"))
+    if h["waiting"]:
+        parts.append("%s waiting for a message that proves it (a standby publishes none)"
+                     % plural(h["waiting"], "master"))
+    if h["broken"]:
+        parts.append("%s could not prove it: its tenants turned stale" % plural(h["broken"], "master"))
+    return "; ".join(parts)
+
+
+GREEN, YELLOW, RED, BOLD, RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[1m", "\x1b[0m"
+
+
+def table(rows, aligns, width=None, paint=None):
+    """Rows of cells, each column as wide as its widest cell.  A row wider
+    than `width` has its last cell on a line of its own, further in.
+    paint(text) colours a row's last cell (not the header's)."""
+    n = len(aligns)
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
+
+    def head(r):
+        return "  ".join(c.rjust(widths[i]) if aligns[i] == ">" else c.ljust(widths[i]) for i, c in enumerate(r[:-1]))
+
+    def last(r):
+        return r[-1].rjust(widths[-1]) if aligns[-1] == ">" else r[-1]
+    paint = paint or (lambda text: text)
+    lines = [head(rows[0]) + "  " + last(rows[0])]
+    for r in rows[1:]:
+        if width and len(head(r) + "  " + last(r)) > width:
+            lines += [head(r).rstrip(), "      " + paint(r[-1])]
+        else:
+            lines.append(head(r) + "  " + paint(last(r)))
+    return lines
+
+
+NBSP = "\u00a0"  # joins words prose() keeps on one line
+
+
+def prose(text, width, indent="  "):
+    """A line of words, wrapped at `width` (or 120), continued further in."""
+    return [line.replace(NBSP, " ") for line in textwrap.wrap(
+        text, width=width or 120, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)]
+
+
+def render(view, url, width=None, color=False):
+    """The table's lines: `width` the terminal's (None: lines as long as
+    they are), `color` for a terminal."""
+    now = view["time"]
+
+    def c(code, text):
+        return code + text + RESET if color else text
+
+    def state_paint(text):
+        return c(GREEN, text) if text == "exact" else c(YELLOW, text) if text.startswith("stale") else text
+
+    def loss_paint(text):
+        return text if text == "none" else c(RED, text)
+    lines = []
+    for src in view["sources"]:
+        head = prose("%s: %s" % (src["source"], source_headline(src)), width, indent="")
+        head[0] = c(BOLD, src["source"]) + head[0][len(src["source"]):]
+        lines += head
+        rows = [["  master", "role", "stream", "dialect", "last seq", "master said", "lost, by cause"]]
+        for m in src["members"]:
+            stream = "connected" if m["connected"] else "not connected"
+            if not m["admin_up"]:
+                stream += ", admin down"
+            dialect = {"object": "object (main)", "media": "media (guide)"}.get(m["dialect"], "not yet known")
+            rows.append(["  " + m["member"], m["role"] or "-", stream, dialect, num(m["last_sequence"]),
+                         num(m["master_last_sequence"]), loss_words(m["loss"])
+                         + ("; %s behind" % num(m["behind"]) if m["behind"] else "")])
+        lines += table(rows, "<<<<>><", width, loss_paint)
+        if src["reconcile"]:
+            lines += prose("reconciliation: " + reconcile_words(src["reconcile"], now), width)
+        if src["handover"]:
+            lines += prose("handover: " + handover_words(src["handover"]), width)
+        backends = sorted({t["backend_id"] for t in src["tenants"]})
+        rows = [["  tenant" if len(backends) < 2 else "  backend/tenant", "objects", "cpu only", "disk only", "both",
+                 "lives seen", "mean life", "state"]]
+        for t in src["tenants"]:
+            name = t["tenant_id"] if len(backends) < 2 else t["backend_id"] + "/" + t["tenant_id"]
+            life = t["lives_seconds"] / t["lives_seen"] if t["lives_seen"] else None
+            rows.append(["  " + name, num(t["objects"]), num(t["cpu_only"]), num(t["disk_only"]),
+                         num(t["cpu_and_disk"]), num(t["lives_seen"]), short_duration(life), state_words(t, now)])
+        if len(rows) > 1:
+            lines += table(rows, "<>>>>>><", width, state_paint)
+        else:
+            lines.append("  no tenant yet")
+        q = src["quotas"]
+        if q is not None:
+            words = []
+            if q["over"]:
+                words.append("over quota: " + ", ".join(q["over"]))
+            if q["rejects"]:
+                words.append("puts refused for quota: " + ", ".join(
+                    "%s%s%s" % (t, NBSP, num(v)) for t, v in sorted(q["rejects"].items(), key=lambda i: tenant_sort_key(i[0]))))
+            if q["evicted_bytes"]:
+                words.append("evicted for quota, without an event: " + ", ".join(
+                    "%s%s%s" % (t, NBSP, size(v).replace(" ", NBSP)) for t, v in sorted(q["evicted_bytes"].items(),
+                                                              key=lambda i: tenant_sort_key(i[0]))))
+            lines += prose("quotas (the leader's): " + ("; ".join(words) if words else "every tenant within its quota"),
+                           width)
+        groups = sorted({g for t in src["tenants"] for g, v in t["key_groups"].items() if g and v})
+        if groups:
+            rows = [["  objects by model"] + groups]
+            if any(t["key_groups"].get("") for t in src["tenants"]):
+                rows[0].append("(no model in key)")
+            for t in src["tenants"]:
+                rows.append(["  " + t["tenant_id"]] + [num(t["key_groups"].get(g, 0)) for g in groups]
+                            + ([num(t["key_groups"].get("", 0))] if len(rows[0]) > len(groups) + 1 else []))
+            lines += table(rows, "<" + ">" * (len(rows[0]) - 1))
+        lines.append("")
+    e = view["exporter"]
+    text = "exporter: %s in memory, of %s in %s" % (
+        plural(e["tracked_objects"] or 0, "object"),
+        plural(sum(len(s["tenants"]) for s in view["sources"]), "tenant"), plural(len(view["sources"]), "source"))
+    if e["scrape_bytes"] and e["scrape_seconds"] is not None:
+        text += "; the scrape before this one took it %.1f ms for %s" % (e["scrape_seconds"] * 1000,
+                                                                          size(e["scrape_bytes"]))
+    lines += prose(text, width, indent="")
+    return lines
+
+
+def header(title, url, width, since=None, when=None, color=False):
+    out = []
+    if title:
+        out += [BOLD + line + RESET if color else line for line in textwrap.wrap(title, width=min(width, 100))]
+    when = time.time() if when is None else when
+    at = time.strftime("%H:%M:%S", time.localtime(when))
+    if since:
+        at += ", %.1f s into the demo" % (when - since)
+    out.append("  (what %s/metrics says at %s)" % (url.rstrip("/"), at))
+    out.append("")
+    return out
+
+
+def term_width():
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((100, 40)).columns
+    return None
+
+
+def one_table(url, title, json_path, since=None, s=None):
+    """The lines to print (coloured on a terminal, unless NO_COLOR is set),
+    of the scrape s or of a new one; with json_path, appends the record of
+    them there."""
+    s = s or scrape(url)
+    view = model(s)
+    width = term_width()
+    color = width is not None and not os.environ.get("NO_COLOR")
+    lines = header(title, url, width or 100, since, s.when) + render(view, url, width)
+    if json_path:
+        with open(json_path, "a") as f:
+            f.write(json.dumps({"url": url, "title": title, "time": view["time"], "metrics": s.text,
+                                "view": view, "lines": lines}) + "\n")
+    if color:
+        lines = header(title, url, width, since, s.when, True) + render(view, url, width, True)
+    return lines
+
+
+# ---------------------------------------------------------------- commands
+
+LEGEND = ("How to read it: last seq is the number of the last message the exporter received from the master's "
+          "publisher, master said the one the master reported at its last poll; cpu only, disk only and both say "
+          "where a tenant's objects are; lives seen counts the objects whose whole life (stored, then removed) "
+          "the exporter saw, mean life how long they lasted; a stale tenant's figures may be incomplete, for the "
+          "reasons named, since the time shown.")
+
+
+def cmd_show(a):
+    s = wait(a) if a.conditions else None
+    lines = one_table(a.url, a.title, a.json, a.since, s)
+    if a.legend:
+        lines += [""] + prose(LEGEND, min(term_width() or 100, 100), indent="")
+    print("\n".join(lines), flush=True)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def cmd_watch(a):
+    """On a terminal the table is redrawn in place while it fits the screen;
+    elsewhere, or taller than the screen, a new one follows every 15 s."""
+    end = time.time() + a.seconds if a.seconds > 0 else None
+    tty = sys.stdout.isatty()
+    shown = 0  # the screen rows the last table took, while it is redrawn in place
+    while end is None or time.time() < end:
+        try:
+            lines = one_table(a.url, a.title, a.json, a.since)
+        except OSError as e:
+            lines = ["(%s did not answer: %s)" % (a.url, getattr(e, "reason", e))]
+        in_place, rows = False, 0
+        if tty:
+            screen = shutil.get_terminal_size((100, 40))
+            rows = sum(max(1, math.ceil(len(ANSI.sub("", l)) / screen.columns)) for l in lines)
+            in_place = rows < screen.lines
+        if shown and in_place:
+            sys.stdout.write("\x1b[%dF\x1b[J" % shown)
+        else:
+            sys.stdout.write("\n")
+        shown = rows if in_place else 0
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+        wait = a.every if in_place else max(a.every, 15)
+        if end is not None:
+            wait = min(wait, max(0, end - time.time()))
+        time.sleep(wait)
+
+
+COND = re.compile(r'^\s*(?:(count)\(\s*)?([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s*'
+                  r'(?:(==|!=|>=|<=|>|<)\s*([-+0-9.eE]+)\s*\)\s*)?(==|!=|>=|<=|>|<)\s*([-+0-9.eE]+)\s*$')
+OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b,
+       "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, "<": lambda a, b: a < b}
+
+
+def check(s, cond):
+    """(holds, what was seen) for one CONDITION against a scrape."""
+    m = COND.match(cond)
+    if not m:
+        raise SystemExit("demo_view: cannot read the condition %r" % cond)
+    count, name, sel, inner_op, inner_v, op, v = m.groups()
+    if bool(count) != bool(inner_op):
+        raise SystemExit("demo_view: cannot read the condition %r" % cond)
+    want = {k: unescape(x) for k, x in LABEL.findall(sel or "")}
+    series = s.series(name, **want)
+    if count:
+        seen = sum(1 for _, x in series if OPS[inner_op](x, float(inner_v)))
+    else:
+        seen = sum(x for _, x in series)
+    return bool(series) and OPS[op](seen, float(v)), "%s: %s" % (cond, num(seen) if series else "no such series")
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie (exited, not yet reaped by the shell) is gone as well
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def wait(a):
+    """Polls until every condition of `a` holds: returns the scrape that
+    showed it (None when only readiness was asked), or exits 1 saying what
+    did not come within a.timeout seconds times DEMO_WAIT_FACTOR."""
+    bound = a.timeout * float(os.environ.get("DEMO_WAIT_FACTOR") or 1)
+    start = time.time()
+    seen = ["nothing yet"]
+    while True:
+        for pid, name in a.alive:
+            if not alive(pid):
+                print("demo: %s (pid %d) exited while waiting for %s" % (name, pid, a.what), file=sys.stderr)
+                sys.exit(1)
+        try:
+            results, s = [], None
+            for cond in a.conditions:
+                if cond == "ready":
+                    status = fetch(a.url, "/-/ready", timeout=2)[0]
+                    results.append((status == 200, "ready: HTTP %d" % status))
+                else:
+                    s = s or scrape(a.url)
+                    results.append(check(s, cond))
+            seen = [w for _, w in results]
+            if all(ok for ok, _ in results):
+                if os.environ.get("DEMO_TRACE"):
+                    print("demo: %.1f s for %s" % (time.time() - start, a.what), file=sys.stderr)
+                return s
+        except OSError as e:
+            seen = ["%s did not answer: %s" % (a.url, e)]
+        if time.time() - start >= bound:
+            print("demo: waited %.0f s for %s; it did not come. Last seen:\n  %s"
+                  % (bound, a.what, "\n  ".join(seen)), file=sys.stderr)
+            sys.exit(1)
+        time.sleep(0.1)
+
+
+def cmd_wait(a):
+    wait(a)
+
+
+def cmd_ports(a):
+    for p in a.ports:
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", p))
+            except OSError as e:
+                print("demo: port %d of 127.0.0.1 is in use (%s): is a demo running already? "
+                      "DEMO_PORT_BASE=N picks ten others from N on" % (p, e.strerror), file=sys.stderr)
+                sys.exit(1)
+
+
+def pid_name(v):
+    pid, _, name = v.partition(":")
+    return int(pid), name or "process"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    def waits(p, required):
+        p.add_argument("--what", required=required, default="the conditions",
+                       help="what the conditions mean, for the message if they fail")
+        p.add_argument("--timeout", type=float, default=20, help="seconds, times DEMO_WAIT_FACTOR")
+        p.add_argument("--alive", type=pid_name, action="append", default=[], metavar="PID[:NAME]")
+        p.add_argument("conditions", nargs="+" if required else "*")
+    show = sub.add_parser("show")
+    show.add_argument("url")
+    show.add_argument("--title", default="")
+    show.add_argument("--json")
+    show.add_argument("--since", type=float, help="the demo's start (unix seconds): the header says how long ago")
+    show.add_argument("--legend", action="store_true", help="how to read the table, under it")
+    waits(show, False)
+    watch = sub.add_parser("watch")
+    watch.add_argument("url")
+    watch.add_argument("--title", default="")
+    watch.add_argument("--json")
+    watch.add_argument("--since", type=float)
+    watch.add_argument("--seconds", type=float, default=0)
+    watch.add_argument("--every", type=float, default=2)
+    wait_ = sub.add_parser("wait")
+    wait_.add_argument("url")
+    waits(wait_, True)
+    ports = sub.add_parser("ports")
+    ports.add_argument("ports", type=int, nargs="+")
+    a = p.parse_args(argv)
+    try:
+        {"show": cmd_show, "watch": cmd_watch, "wait": cmd_wait, "ports": cmd_ports}[a.cmd](a)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except OSError as e:
+        if a.cmd == "ports":
+            raise
+        print("demo: %s did not answer: %s" % (a.url, getattr(e, "reason", e)), file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
