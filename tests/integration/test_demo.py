@@ -1,0 +1,371 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The demo (tools/demo.sh, README's first command) run as a newcomer runs it,
+with the binaries under test (KV_EXPORTER, KV_SIM) on ports of its own
+(DEMO_PORT_BASE), for a bounded time (DEMO_SECONDS):
+
+- it exits 0 by itself, and every process it started is gone (its ports free);
+- its first table comes within 15 s (scaled by the build and the load), and
+  the story's four stages follow, then the live view;
+- every table (DEMO_JSON: each one's printed lines beside the /metrics text it
+  was read from) says what that /metrics text says: every tenant of every
+  source on a line of its own with its objects, cpu only, disk only, both,
+  lives seen, exact or stale with every reason and since when; every master
+  with its role, last sequence, the master's, and loss by cause; who leads,
+  the failovers, the reconciliations, the handover; and the lines are the
+  ones the demo printed;
+- the story happened: the loss and the restart in stage 2, fresh's tenant-2
+  stale for its quota eviction, the new leader in stage 3, the second
+  exporter's state taken from the first in stage 4, both still serving;
+- Ctrl-C stops it cleanly (exit 0, every process gone);
+- a port in use, or a process that dies, fails it at once with a message.
+
+usage: test_demo.py EXPORTER SIM [PROMTOOL] [-k NAME]
+Prints one line per test and closes with 'N passed, N failed'."""
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import harness
+from harness import parse_metrics, run_tests
+from timing import factor, scaled
+
+EXPORTER, SIM = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DEMO = os.path.join(ROOT, "tools", "demo.sh")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import demo_view  # noqa: E402  (the wording of a stale reason: presentation, not a figure)
+
+FIRST_TABLE_S = 15
+
+
+def port_base():
+    """Ten consecutive loopback ports, free and reserved (harness.free_port's
+    locks) against every other test on the machine."""
+    rnd = random.Random(os.getpid() ^ int(time.time()))
+    for _ in range(200):
+        base = rnd.randrange(20000, 32760)
+        ok = True
+        for p in range(base, base + 10):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok and all(harness._reserve(p) for p in range(base, base + 10)):
+            return base
+    raise AssertionError("no ten free consecutive ports")
+
+
+def ports_free(base):
+    busy = []
+    for p in range(base, base + 10):
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                busy.append(p)
+    return busy
+
+
+class Demo:
+    """tools/demo.sh in a session of its own (Ctrl-C goes to its whole
+    process group, as a terminal's does), its output read line by line with
+    the time each came."""
+
+    def __init__(self, procs, seconds, extra_env=None, exporter=EXPORTER, sim=SIM):
+        self.base = port_base()
+        self.json = os.path.join(procs.dir, "demo-%d.jsonl" % self.base)
+        env = dict(os.environ, KV_EXPORTER=exporter, KV_SIM=sim, DEMO_PORT_BASE=str(self.base),
+                   DEMO_SECONDS=str(seconds), DEMO_JSON=self.json, DEMO_WAIT_FACTOR="%g" % factor(),
+                   TMPDIR=procs.dir, NO_COLOR="1")
+        env.update(extra_env or {})
+        self.t0 = time.time()
+        self.proc = subprocess.Popen(["bash", DEMO], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        self.lines = []  # (seconds since the start, line)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            self.lines.append((time.time() - self.t0, raw.decode("utf-8", "replace").rstrip("\n")))
+
+    def text(self):
+        return "\n".join(l for _, l in self.lines)
+
+    def wait_line(self, pattern, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for t, l in list(self.lines):
+                if re.search(pattern, l):
+                    return t
+            if self.proc.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError("no line like %r within %.0f s; the demo printed:\n%s" % (pattern, timeout, self.text()))
+
+    def finish(self, timeout):
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            raise AssertionError("the demo did not stop within %.0f s; it printed:\n%s" % (timeout, self.text()))
+        self.reader.join(5)
+        return rc
+
+    def records(self):
+        with open(self.json) as f:
+            return [json.loads(line) for line in f]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def value(m, name, **labels):
+    key = (name, frozenset(labels.items()))
+    return m.get(key)
+
+
+def find(m, name, **labels):
+    want = set(labels.items())
+    return {k[1]: v for k, v in m.items() if k[0] == name and want <= set(k[1])}
+
+
+def member_value(m, name, source, member, single):
+    v = value(m, name, source=source, member=member)
+    if v is None and single:
+        v = value(m, name, source=source)
+    return v
+
+
+def number(text):
+    return None if text == "-" else float(text.replace(",", ""))
+
+
+TENANT_ROW = re.compile(r"^  (\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(-|[\d.]+ s|\d+ min(?: \d+ s)?)"
+                        r"\s+(exact|stale.*)$")
+MASTER_ROW = re.compile(r"^  (127\.0\.0\.1:\d+)\s+(leader|standby|unknown|-)\s+(connected|not connected)"
+                        r"(?:, admin down)?\s+(object \(main\)|media \(guide\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
+                        r"\s+(.*)$")
+
+
+def check_record(rec, printed):
+    """One table against the /metrics text it was read from: every figure
+    on it is that text's, every tenant and master is on it, and its lines
+    are the ones the demo printed."""
+    lines = rec["lines"]
+    block = "\n".join(lines)
+    assert block in printed, "a table the viewer recorded is not what the demo printed:\n" + block
+    m = parse_metrics(rec["metrics"])
+    now = rec["time"]
+    sources = []
+    for labels, _ in find(m, "mooncake_kv_watched_from_empty").items():
+        sources.append(dict(labels)["source"])
+    assert sorted(sources) == ["default", "fresh", "listed"], sources
+    # the lines of each source's block
+    blocks, current = {}, None
+    for line in lines:
+        head = re.match(r"^(\w+): ", line)
+        if head and head.group(1) in sources:
+            current = head.group(1)
+            blocks[current] = []
+        elif line.startswith("exporter: "):
+            current = None
+        if current:
+            blocks[current].append(line)
+    assert sorted(blocks) == sorted(sources), sorted(blocks)
+    seen_tenants = 0
+    for src, bl in blocks.items():
+        text = "\n".join(bl)
+        members = [dict(l)["member"] for l in find(m, "mooncake_kv_master_leader", source=src)]
+        single = len(members) == 1
+        # who leads, failovers
+        leader = [dict(l)["member"] for l, v in find(m, "mooncake_kv_master_leader", source=src).items() if v == 1]
+        failovers = value(m, "mooncake_kv_master_failovers_total", source=src)
+        if len(members) > 1:
+            assert "%d masters, %s leads" % (len(members), leader[0]) in bl[0], bl[0]
+        if failovers:
+            assert demo_view.plural(failovers, "failover") in bl[0], bl[0]
+        else:
+            assert "failover" not in bl[0], bl[0]
+        # every master, its figures
+        rows = {}
+        for line in bl:
+            mm = MASTER_ROW.match(line)
+            if mm:
+                rows[mm.group(1)] = mm
+        assert sorted(rows) == sorted(members), (src, sorted(rows), members)
+        for member, row in rows.items():
+            role = [dict(l)["role"] for l, v in find(m, "mooncake_kv_master_role", source=src, member=member).items()
+                    if v == 1]
+            assert row.group(2) == (role[0] if role else "-"), (member, row.group(2), role)
+            connected = member_value(m, "mooncake_kv_subscriber_connected", src, member, single)
+            assert row.group(3) == ("connected" if connected == 1 else "not connected"), (member, row.group(3))
+            assert number(row.group(5)) == member_value(m, "mooncake_kv_last_sequence", src, member, single)
+            assert number(row.group(6)) == member_value(m, "mooncake_kv_master_last_sequence", src, member, single)
+            loss = row.group(7)
+            queue = member_value(m, "mooncake_kv_queue_lost_events_total", src, member, single)
+            restarts = member_value(m, "mooncake_kv_master_restarts_total", src, member, single)
+            transport = member_value(m, "mooncake_kv_transport_lost_messages_total", src, member, single)
+            unattributed = member_value(m, "mooncake_kv_unattributed_lost_messages_total", src, member, single)
+            if queue:
+                assert "%s dropped by its queue" % demo_view.plural(queue, "event") in loss, loss
+            if transport:
+                assert "%s lost in transport" % demo_view.plural(transport, "message") in loss, loss
+            if unattributed:
+                assert "%s lost, cause unknown" % demo_view.plural(unattributed, "message") in loss, loss
+            assert bool(restarts) == ("restarted" in loss), (loss, restarts)
+            if not (queue or transport or unattributed or restarts):
+                assert loss.startswith("none"), loss
+        # reconciliation
+        ok = value(m, "mooncake_kv_reconciliations_total", source=src, result="ok")
+        rec_line = [l for l in bl if l.startswith("  reconciliation: ")]
+        if ok is None:
+            assert not rec_line, rec_line
+        elif ok:
+            assert rec_line and rec_line[0].startswith("  reconciliation: %s ok" % demo_view.num(ok)), (rec_line, ok)
+        # handover
+        taken = value(m, "mooncake_kv_bootstrap_total", source=src, result="taken")
+        if taken is None:
+            assert "handover:" not in text
+        else:
+            assert ("state taken from the peer exporter" in text) == (taken == 1), text
+            continued = value(m, "mooncake_kv_bootstrap_joins_total", source=src, result="continued")
+            if continued:
+                assert "%s proved its stream continues it" % demo_view.plural(continued, "master") in text
+        # every tenant, its figures
+        tenants = {}
+        for line in bl:
+            tm = TENANT_ROW.match(line)
+            if tm:
+                tenants[tm.group(1)] = tm
+        want = {dict(l)["tenant_id"]: dict(l)["backend_id"] for l in find(m, "mooncake_kv_objects", source=src)}
+        assert sorted(tenants) == sorted(want), (src, sorted(tenants), sorted(want))
+        for tenant, row in tenants.items():
+            key = dict(source=src, backend_id=want[tenant], tenant_id=tenant)
+            assert number(row.group(2)) == value(m, "mooncake_kv_objects", **key), (src, tenant, row.group(0))
+            assert number(row.group(3)) == value(m, "mooncake_kv_objects_by_placement", placement="cpu_only", **key)
+            assert number(row.group(4)) == value(m, "mooncake_kv_objects_by_placement", placement="disk_only", **key)
+            assert number(row.group(5)) == value(m, "mooncake_kv_objects_by_placement", placement="cpu_and_disk", **key)
+            assert number(row.group(6)) == value(m, "mooncake_kv_object_lifetime_seconds_count", **key)
+            stale = value(m, "mooncake_kv_state_stale", **key)
+            state = row.group(8)
+            if stale == 0:
+                assert state == "exact", (src, tenant, state)
+            else:
+                reasons = [dict(l)["reason"] for l, v in find(m, "mooncake_kv_state_stale_reason", **key).items()
+                           if v == 1]
+                sm = re.match(r"^stale since (.*): (.*)$", state)
+                assert sm, state
+                assert sorted(sm.group(2).split(", ")) == sorted(demo_view.reason_words(r) for r in reasons), \
+                    (state, reasons)
+                since = value(m, "mooncake_kv_state_stale_since_timestamp_seconds", **key)
+                assert sm.group(1) == demo_view.duration(now - since), (state, now - since)
+            seen_tenants += 1
+    return seen_tenants
+
+
+def check_story(demo, records, printed):
+    titles = [r["title"] for r in records]
+    stages = [r for r in records if re.match(r"^[1-4]/4 ", r["title"])]
+    assert [r["title"][:3] for r in stages] == ["1/4", "2/4", "3/4", "4/4"], titles
+    assert len(records) > 4, "no live table after the story: " + repr(titles)
+    web, web2 = "http://127.0.0.1:%d" % demo.base, "http://127.0.0.1:%d" % (demo.base + 1)
+    status2 = "127.0.0.1:%d" % (demo.base + 7)
+    assert [r["url"] for r in stages] == [web, web, web, web2], [r["url"] for r in stages]
+    for rec in records:
+        assert check_record(rec, printed) == 12, rec["title"]
+    two = parse_metrics(stages[1]["metrics"])
+    assert sum(find(two, "mooncake_kv_queue_lost_events_total", source="default").values()) > 0
+    assert sum(find(two, "mooncake_kv_master_restarts_total", source="default").values()) >= 1
+    assert "dropped by its queue, publisher restarted" in "\n".join(stages[1]["lines"])
+    assert re.search(r"^  tenant-2 .* stale since \S+ s: quota eviction$", "\n".join(stages[1]["lines"]), re.M)
+    three = parse_metrics(stages[2]["metrics"])
+    assert value(three, "mooncake_kv_master_leader", source="default", member=status2) == 1
+    assert "default: 2 masters, %s leads; 1 failover;" % status2 in "\n".join(stages[2]["lines"])
+    four = "\n".join(stages[3]["lines"])
+    assert four.count("handover: state taken from the peer exporter") == 3, four
+    # every URL it printed answers while it runs (the live view is on): both exporters
+    for url in (web, web2):
+        assert url + "/metrics" in printed and url + "/status" in printed
+    assert web + "/runbook" in printed
+
+
+def test_demo_tells_the_story(procs):
+    seconds = 8
+    demo = Demo(procs, seconds)
+    try:
+        first = demo.wait_line(r"^  \(what http://\S+/metrics says at ", scaled(FIRST_TABLE_S))
+        assert first <= scaled(FIRST_TABLE_S), first
+        print("     first table after %.1f s (bound %.0f s)" % (first, scaled(FIRST_TABLE_S)), flush=True)
+        # while the live view runs, every URL the demo printed answers
+        demo.wait_line(r"^Live: ", scaled(60))
+        for port in (demo.base, demo.base + 1):
+            for path in ("/metrics", "/runbook"):
+                status = harness.http_get("http://127.0.0.1:%d%s" % (port, path))[0]
+                assert status == 200, (port, path, status)
+        rc = demo.finish(scaled(60) + seconds)
+        printed = demo.text()
+        assert rc == 0, "exit %d:\n%s" % (rc, printed)
+        assert "demo stopped: every process it started has exited" in printed, printed
+        assert ports_free(demo.base) == [], ports_free(demo.base)
+        check_story(demo, demo.records(), printed)
+    finally:
+        demo.kill()
+
+
+def test_demo_stops_on_ctrl_c(procs):
+    demo = Demo(procs, 600)
+    try:
+        demo.wait_line(r"^  \(what http://\S+/metrics says at ", scaled(30))
+        os.killpg(demo.proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        rc = demo.finish(scaled(15))
+        assert rc == 0, "exit %d:\n%s" % (rc, demo.text())
+        assert "demo stopped: every process it started has exited" in demo.text(), demo.text()
+        assert ports_free(demo.base) == [], ports_free(demo.base)
+    finally:
+        demo.kill()
+
+
+def test_demo_fails_loudly(procs):
+    # a port in use: said at once, before anything starts
+    busy, demo = socket.socket(), None
+    try:
+        base = port_base()
+        busy.bind(("127.0.0.1", base + 4))
+        busy.listen()
+        demo = Demo(procs, 5, extra_env={"DEMO_PORT_BASE": str(base)})
+        rc = demo.finish(scaled(30))
+        assert rc == 1, (rc, demo.text())
+        assert "port %d of 127.0.0.1 is in use" % (base + 4) in demo.text(), demo.text()
+    finally:
+        busy.close()
+        if demo:
+            demo.kill()
+    # a simulator that dies at once: the first wait says so, and the demo stops everything
+    demo = Demo(procs, 5, sim="/bin/false")
+    try:
+        rc = demo.finish(scaled(30))
+        assert rc == 1, (rc, demo.text())
+        assert re.search(r"demo: sim-\w+ \(pid \d+\) exited while waiting for ", demo.text()), demo.text()
+        assert "demo: failed (exit 1); every process stopped" in demo.text(), demo.text()
+        assert ports_free(demo.base) == [], ports_free(demo.base)
+    finally:
+        demo.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals(), ONLY))
