@@ -47,8 +47,9 @@ void kv_html_u64(kv_buf *b, const char *tag, const char *family, const char *ln,
 /* A labelled count: <span class="chip" ...>lv <b>v</b></span>. */
 void kv_html_chip(kv_buf *b, const char *family, const char *ln, const char *lv, uint64_t v);
 /* A timestamp figure (unix ms; family's value in seconds) in a cell: the
- * time in UTC, and how long before now_ms (when not 0). */
-void kv_html_time(kv_buf *b, const char *family, int64_t ms, int64_t now_ms);
+ * time in UTC, and how long before now_ms (when not 0), below it with
+ * two_lines. */
+void kv_html_time(kv_buf *b, const char *family, int64_t ms, int64_t now_ms, bool two_lines);
 /* A time in UTC (unix ms) in a <time> element: the date only when it is
  * not the day of now_ms (0: always, with "UTC"). */
 void kv_html_utc(kv_buf *b, int64_t ms, int64_t now_ms);

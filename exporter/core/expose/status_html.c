@@ -176,14 +176,14 @@ void kv_html_utc(B *b, int64_t ms, int64_t now_ms)
 	kv_buf_printf(b, "%s%s</time>", hms, now_ms ? "" : " UTC");
 }
 
-void kv_html_time(B *b, const char *family, int64_t ms, int64_t now_ms)
+void kv_html_time(B *b, const char *family, int64_t ms, int64_t now_ms, bool two_lines)
 {
 	char v[KV_FMT_MAX + 1];
 	*kv_fmt_ms_as_s(v, ms) = '\0';
 	kv_html_fig_open(b, "td", "t", family, NULL, NULL, v);
 	kv_html_utc(b, ms, now_ms);
 	if (now_ms) {
-		kv_buf_adds(b, " <small>");
+		kv_buf_adds(b, two_lines ? "<br><small>" : " <small>");
 		kv_html_duration(b, (double)(now_ms - ms));
 		kv_buf_adds(b, " ago</small>");
 	}

@@ -62,7 +62,8 @@ static const char style[] =
 	"thead th{background:var(--head);color:var(--muted);font-size:12px;font-weight:600;"
 	"border-bottom:1px solid var(--line)}"
 	"thead tr.group th{text-align:center;border-bottom:1px solid var(--soft)}"
-	"td small{color:var(--muted)}tbody th{font-weight:600}tbody tr:hover{background:#f6f8fa}tbody "
+	"td small{color:var(--muted)}td.state{white-space:normal;min-width:13em}tbody th{font-weight:600}tbody "
+	"tr:hover{background:#f6f8fa}tbody "
 	"tr.stale{background:#fffbeb}"
 	".n,.t{text-align:right;font-variant-numeric:tabular-nums}.t small,.none,.muted{color:var(--muted)}"
 	".lead{color:var(--ok);font-size:14px;margin-left:2px}"
@@ -142,24 +143,25 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	kv_buf_adds(b, "><th scope=\"row\">");
 	kv_html_escs(b, m->label ? m->label : "(stream only)");
 	kv_buf_adds(b, "</th><td>");
-	flag(b, "mooncake_kv_subscriber_connected", m->connected, "connected", "ok", "disconnected", "bad");
-	if (m->dialect.decided)
+	enum kv_ha_role role = kv_ha_role_of(m->ha.state);
+	if (role == KV_ROLE_UNKNOWN && m->ha.answered)
+		role = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
+	/* a standby has no publisher to connect to: quiet, not alarming */
+	bool standby = (m->has_master && M->standby) || (s->polled && role == KV_ROLE_STANDBY);
+	flag(b, "mooncake_kv_subscriber_connected", m->connected, "connected", "ok", "disconnected",
+	     standby ? "" : "bad");
+	if (m->dialect.decided) /* else no word, as no sample */
 		word(b, "mooncake_kv_publisher_dialect", "dialect", kv_dialect_name(m->dialect.dialect), "pill");
-	else
-		kv_buf_adds(b, "<span class=\"pill\">dialect not yet known</span>");
 	kv_buf_adds(b, "<br><small>reconnects: ");
 	kv_html_u64(b, "span", "mooncake_kv_subscriber_reconnects_total", NULL, NULL, m->stats.reconnects);
 	kv_buf_adds(b, "</small></td><td>");
-	if (m->has_master && M->standby)
+	if (m->has_master && M->standby && !s->polled)
 		flag(b, "mooncake_kv_master_standby", true, "standby", "", "", "");
 	else if (m->has_master)
 		flag(b, "mooncake_kv_master_up", M->up, "up", "ok", "down", "bad");
 	if (s->polled) {
-		enum kv_ha_role now = kv_ha_role_of(m->ha.state);
-		if (now == KV_ROLE_UNKNOWN && m->ha.answered)
-			now = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
-		word(b, "mooncake_kv_master_role", "role", kv_ha_role_name(now),
-		     now == KV_ROLE_LEADER ? "pill ok" : "pill");
+		word(b, "mooncake_kv_master_role", "role", kv_ha_role_name(role),
+		     role == KV_ROLE_LEADER ? "pill ok" : "pill");
 		if (s->leadership.leader == (int)idx)
 			kv_buf_adds(b, "<span class=\"lead\" data-m=\"mooncake_kv_master_leader\" data-v=\"1\" "
 				       "title=\"the master that serves (mooncake_kv_master_leader)\">&#9733;</span>");
@@ -189,7 +191,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		kv_html_u64(b, "td", "mooncake_kv_publisher_resets_total", NULL, NULL, m->seq.resets);
 	}
 	if (m->stats.has_timestamp)
-		kv_html_time(b, "mooncake_kv_last_event_timestamp_seconds", m->stats.last_timestamp_ms, x->info.now_ms);
+		kv_html_time(b, "mooncake_kv_last_event_timestamp_seconds", m->stats.last_timestamp_ms, x->info.now_ms,
+			     true);
 	else
 		dash(b, "td");
 	kv_buf_adds(b, "</tr>\n");

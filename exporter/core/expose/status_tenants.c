@@ -205,7 +205,8 @@ static void tenant_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		}
 	kv_buf_adds(b, "</td>");
 	if (t->stale)
-		kv_html_time(b, "mooncake_kv_state_stale_since_timestamp_seconds", t->stale_since_ms, x->info.now_ms);
+		kv_html_time(b, "mooncake_kv_state_stale_since_timestamp_seconds", t->stale_since_ms, x->info.now_ms,
+			     false);
 	else
 		kv_buf_adds(b, "<td class=\"none t\">&mdash;</td>");
 	kv_html_u64(b, "td", "mooncake_kv_objects", NULL, NULL, kv_counts_objects(c));
