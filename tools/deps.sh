@@ -11,6 +11,7 @@ packages=(
   libgnutls28-dev libcrypt-dev libyaml-dev libpcre2-dev openssl
   valgrind curl prometheus prometheus-alertmanager python3 clang libclang-rt-14-dev clang-format
   debhelper dpkg-dev fakeroot lintian help2man systemd
+  chromium  # headless, it renders /status in tests/integration/test_status_page.py
 )
 
 # Node.js validates the Kubernetes manifests (tests/k8s); any node and npm on
