@@ -201,10 +201,7 @@ echo "That is the story. Both exporters keep serving until the demo stops:"
 echo "  http://$WEB/status and http://$WEB2/status (the second, taken over from the first)"
 echo "  http://$WEB/metrics and http://$WEB2/metrics, http://$WEB/runbook"
 echo "Alerts for these figures: alerts/mooncake-kv.rules.yml, each linking its runbook section."
-if [ -n "${DEMO_SECONDS:-}" ]; then
-  echo "The second exporter's view, kept up to date for ${DEMO_SECONDS} s:"
-else
-  echo "The second exporter's view, kept up to date (Ctrl-C stops the demo):"
-fi
+echo
 "${view[@]}" watch "http://$WEB2" --seconds "${DEMO_SECONDS:-0}" --every 2 --since "$t0" \
-  --title "Live: the store keeps running; the table follows it." ${DEMO_JSON:+--json "$DEMO_JSON"}
+  --title "Live: the stores keep running, and the second exporter's table follows them" \
+  ${DEMO_JSON:+--json "$DEMO_JSON"}

@@ -26,7 +26,7 @@ that one answer.
       OP is one of == != >= <= > <; a selector no series matches fails;
       `ready` waits for URL/-/ready to answer 200.
   demo_view.py ports PORT...
-      exit 1, naming it, when one of the loopback ports is in use.
+      exit 1, naming it, when something listens on one of the loopback ports.
 
 Python's standard library only."""
 import argparse
@@ -339,7 +339,8 @@ def reconcile_words(rec, now):
             parts.append("%s %s" % (num(res[k]), k))
     text = ", ".join(parts)
     if rec["last_success"] is not None:
-        text += ", last %s ago" % duration(now - rec["last_success"])
+        ago = now - rec["last_success"]
+        text += ", last just now" if ago < 1 else ", last %s ago" % duration(ago)
     c = rec["corrections"]
     fixes = []
     if c.get("added"):
@@ -423,7 +424,7 @@ def render(view, url, width=None, color=False):
         lines += head
         rows = [["  master", "role", "stream", "dialect", "last seq", "master said", "lost, by cause"]]
         for m in src["members"]:
-            stream = "connected" if m["connected"] else "not connected"
+            stream = "connected" if m["connected"] else "standing by" if m["role"] == "standby" else "not connected"
             if not m["admin_up"]:
                 stream += ", admin down"
             dialect = {"object": "object (main)", "media": "media (guide)"}.get(m["dialect"], "not yet known")
@@ -463,7 +464,8 @@ def render(view, url, width=None, color=False):
                            width)
         groups = sorted({g for t in src["tenants"] for g, v in t["key_groups"].items() if g and v})
         if groups:
-            rows = [["  objects by model"] + groups]
+            lines.append("  objects per model (the key groups of --key.group-regex):")
+            rows = [["  tenant"] + groups]
             if any(t["key_groups"].get("") for t in src["tenants"]):
                 rows[0].append("(no model in key)")
             for t in src["tenants"]:
@@ -540,32 +542,41 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def cmd_watch(a):
-    """On a terminal the table is redrawn in place while it fits the screen;
-    elsewhere, or taller than the screen, a new one follows every 15 s."""
+    """On a terminal tall enough for the table, it is redrawn in place every
+    --every seconds; else a new one follows every 15 s, and a last one at
+    the end of --seconds."""
     end = time.time() + a.seconds if a.seconds > 0 else None
     tty = sys.stdout.isatty()
-    shown = 0  # the screen rows the last table took, while it is redrawn in place
+
+    def rows(lines):
+        """The screen rows the lines take, when they fit the screen."""
+        if not tty:
+            return 0
+        screen = shutil.get_terminal_size((100, 40))
+        n = sum(max(1, math.ceil(len(ANSI.sub("", l)) / screen.columns)) for l in lines)
+        return n if n < screen.lines else 0
+    try:
+        fits = rows(one_table(a.url, "", None, a.since)) > 0
+    except OSError:
+        fits = False
+    every = a.every if fits else max(a.every, 15)
+    print("%s: a new table every %g s%s." % (a.title or "Live", every,
+                                             " for %g s" % a.seconds if end else ", until Ctrl-C"), flush=True)
+    shown, first = 0, True
     while end is None or time.time() < end:
+        if not (first and fits):
+            time.sleep(max(0, every if end is None else min(every, end - time.time())))
+        first = False
         try:
-            lines = one_table(a.url, a.title, a.json, a.since)
+            lines = one_table(a.url, "", a.json, a.since)
         except OSError as e:
-            lines = ["(%s did not answer: %s)" % (a.url, getattr(e, "reason", e))]
-        in_place, rows = False, 0
-        if tty:
-            screen = shutil.get_terminal_size((100, 40))
-            rows = sum(max(1, math.ceil(len(ANSI.sub("", l)) / screen.columns)) for l in lines)
-            in_place = rows < screen.lines
-        if shown and in_place:
-            sys.stdout.write("\x1b[%dF\x1b[J" % shown)
-        else:
-            sys.stdout.write("\n")
-        shown = rows if in_place else 0
+            lines = ["(%s did not answer: %s)" % (a.url, e)]
+        n = rows(lines)
+        sys.stdout.write("\x1b[%dF\x1b[J" % shown if shown and n else "\n")
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
-        wait = a.every if in_place else max(a.every, 15)
-        if end is not None:
-            wait = min(wait, max(0, end - time.time()))
-        time.sleep(wait)
+        shown = n
+        every = a.every if n else max(a.every, 15)
 
 
 COND = re.compile(r'^\s*(?:(count)\(\s*)?([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s*'
@@ -646,15 +657,16 @@ def cmd_wait(a):
 
 
 def cmd_ports(a):
+    """Something listening on a port the demo would bind is another demo, or
+    another server: said before anything starts."""
     for p in a.ports:
-        with socket.socket() as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind(("127.0.0.1", p))
-            except OSError as e:
-                print("demo: port %d of 127.0.0.1 is in use (%s): is a demo running already? "
-                      "DEMO_PORT_BASE=N picks ten others from N on" % (p, e.strerror), file=sys.stderr)
-                sys.exit(1)
+        try:
+            socket.create_connection(("127.0.0.1", p), timeout=0.5).close()
+        except OSError:
+            continue
+        print("demo: port %d of 127.0.0.1 is in use (something listens there): is a demo running already? "
+              "DEMO_PORT_BASE=N picks ten others from N on" % p, file=sys.stderr)
+        sys.exit(1)
 
 
 def pid_name(v):
