@@ -65,15 +65,15 @@ def port_base():
     raise AssertionError("no ten free consecutive ports")
 
 
-def ports_free(base):
+def listening(base):
+    """The ports of base..base+9 something still listens on."""
     busy = []
     for p in range(base, base + 10):
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind(("127.0.0.1", p))
-            except OSError:
-                busy.append(p)
+        try:
+            socket.create_connection(("127.0.0.1", p), timeout=0.5).close()
+            busy.append(p)
+        except OSError:
+            pass
     return busy
 
 
@@ -157,7 +157,7 @@ def number(text):
 
 TENANT_ROW = re.compile(r"^  (\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(-|[\d.]+ s|\d+ min(?: \d+ s)?)"
                         r"\s+(exact|stale.*)$")
-MASTER_ROW = re.compile(r"^  (127\.0\.0\.1:\d+)\s+(leader|standby|unknown|-)\s+(connected|not connected)"
+MASTER_ROW = re.compile(r"^  (127\.0\.0\.1:\d+)\s+(leader|standby|unknown|-)\s+(connected|not connected|standing by)"
                         r"(?:, admin down)?\s+(object \(main\)|media \(guide\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
                         r"\s+(.*)$")
 
@@ -213,7 +213,8 @@ def check_record(rec, printed):
                     if v == 1]
             assert row.group(2) == (role[0] if role else "-"), (member, row.group(2), role)
             connected = member_value(m, "mooncake_kv_subscriber_connected", src, member, single)
-            assert row.group(3) == ("connected" if connected == 1 else "not connected"), (member, row.group(3))
+            assert row.group(3) == ("connected" if connected == 1 else "standing by" if role == ["standby"]
+                                    else "not connected"), (member, row.group(3), role)
             assert number(row.group(5)) == member_value(m, "mooncake_kv_last_sequence", src, member, single)
             assert number(row.group(6)) == member_value(m, "mooncake_kv_master_last_sequence", src, member, single)
             loss = row.group(7)
@@ -260,7 +261,10 @@ def check_record(rec, printed):
             assert number(row.group(3)) == value(m, "mooncake_kv_objects_by_placement", placement="cpu_only", **key)
             assert number(row.group(4)) == value(m, "mooncake_kv_objects_by_placement", placement="disk_only", **key)
             assert number(row.group(5)) == value(m, "mooncake_kv_objects_by_placement", placement="cpu_and_disk", **key)
-            assert number(row.group(6)) == value(m, "mooncake_kv_object_lifetime_seconds_count", **key)
+            lives = value(m, "mooncake_kv_object_lifetime_seconds_count", **key)
+            assert number(row.group(6)) == lives
+            life = value(m, "mooncake_kv_object_lifetime_seconds_sum", **key) / lives if lives else None
+            assert row.group(7) == demo_view.short_duration(life), (row.group(7), life)
             stale = value(m, "mooncake_kv_state_stale", **key)
             state = row.group(8)
             if stale == 0:
@@ -275,6 +279,27 @@ def check_record(rec, printed):
                 since = value(m, "mooncake_kv_state_stale_since_timestamp_seconds", **key)
                 assert sm.group(1) == demo_view.duration(now - since), (state, now - since)
             seen_tenants += 1
+        # objects per model: the key groups' figures, every named group with objects
+        groups = find(m, "mooncake_kv_objects_by_key_group", source=src)
+        named = sorted({dict(l)["key_group"] for l, v in groups.items() if dict(l)["key_group"] and v})
+        if named:
+            at = bl.index("  objects per model (the key groups of --key.group-regex):")
+            assert bl[at + 1].split() == ["tenant"] + named, bl[at + 1]
+            for line in bl[at + 2:at + 2 + len(want)]:
+                cells = line.split()
+                key = dict(source=src, backend_id=want[cells[0]], tenant_id=cells[0])
+                assert [number(c) for c in cells[1:len(named) + 1]] == [
+                    value(m, "mooncake_kv_objects_by_key_group", key_group=g, **key) or 0 for g in named], line
+        else:
+            assert "objects per model" not in text
+        # quotas: the puts refused, by tenant
+        rejects = {}
+        for l, v in find(m, "mooncake_kv_tenant_quota_rejects_total", source=src).items():
+            rejects[dict(l)["tenant_id"]] = rejects.get(dict(l)["tenant_id"], 0) + v
+        for tenant, n in rejects.items():
+            if n:
+                assert re.search(r"puts refused for quota: .*\b%s %s\b" % (re.escape(tenant), demo_view.num(n)),
+                                 text), (tenant, n, text)
     return seen_tenants
 
 
@@ -321,7 +346,7 @@ def test_demo_tells_the_story(procs):
         printed = demo.text()
         assert rc == 0, "exit %d:\n%s" % (rc, printed)
         assert "demo stopped: every process it started has exited" in printed, printed
-        assert ports_free(demo.base) == [], ports_free(demo.base)
+        assert listening(demo.base) == [], listening(demo.base)
         check_story(demo, demo.records(), printed)
     finally:
         demo.kill()
@@ -335,7 +360,7 @@ def test_demo_stops_on_ctrl_c(procs):
         rc = demo.finish(scaled(15))
         assert rc == 0, "exit %d:\n%s" % (rc, demo.text())
         assert "demo stopped: every process it started has exited" in demo.text(), demo.text()
-        assert ports_free(demo.base) == [], ports_free(demo.base)
+        assert listening(demo.base) == [], listening(demo.base)
     finally:
         demo.kill()
 
@@ -362,7 +387,7 @@ def test_demo_fails_loudly(procs):
         assert rc == 1, (rc, demo.text())
         assert re.search(r"demo: sim-\w+ \(pid \d+\) exited while waiting for ", demo.text()), demo.text()
         assert "demo: failed (exit 1); every process stopped" in demo.text(), demo.text()
-        assert ports_free(demo.base) == [], ports_free(demo.base)
+        assert listening(demo.base) == [], listening(demo.base)
     finally:
         demo.kill()
 
