@@ -46,6 +46,8 @@ void kv_html_fig_open(kv_buf *b, const char *tag, const char *cls, const char *f
 void kv_html_u64(kv_buf *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v);
 /* A labelled count: <span class="chip" ...>lv <b>v</b></span>. */
 void kv_html_chip(kv_buf *b, const char *family, const char *ln, const char *lv, uint64_t v);
+/* An unlabelled count by its words: <span class="chip" ...>text <b>v</b></span>. */
+void kv_html_chip_named(kv_buf *b, const char *family, const char *text, uint64_t v);
 /* A timestamp figure (unix ms; family's value in seconds) in a cell: the
  * time in UTC, and how long before now_ms (when not 0), below it with
  * two_lines. */

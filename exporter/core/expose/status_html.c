@@ -138,6 +138,17 @@ void kv_html_chip(B *b, const char *family, const char *ln, const char *lv, uint
 	kv_buf_adds(b, "</b></span> ");
 }
 
+void kv_html_chip_named(B *b, const char *family, const char *text, uint64_t v)
+{
+	char t[KV_FMT_MAX + 1];
+	*kv_fmt_u64(t, v) = '\0';
+	kv_html_fig_open(b, "span", "chip", family, NULL, NULL, t);
+	kv_buf_adds(b, text);
+	kv_buf_adds(b, " <b>");
+	grouped(b, t);
+	kv_buf_adds(b, "</b></span> ");
+}
+
 void kv_html_duration(B *b, double ms)
 {
 	double s = ms / 1000;

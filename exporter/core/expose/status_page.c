@@ -77,6 +77,8 @@ static const char style[] =
 	"dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:5px 18px;margin:0;padding:10px 12px;"
 	"font-size:13px;border-top:1px solid var(--line)}"
 	"dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}"
+	"dl.facts dt.wide{grid-column:1}dl.facts dd.wide{grid-column:2/-1}"
+	"@media (min-width:1100px){dl.facts{grid-template-columns:max-content 1fr max-content 1fr}}"
 	"form{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:0 0 10px}"
 	"form label{font-size:13px;color:var(--muted)}"
 	"input{font:inherit;padding:3px 8px;border:1px solid var(--line);border-radius:6px;margin-left:4px}"
@@ -214,7 +216,7 @@ static const char members_head[] =
 static void rejected(B *b, const kv_source_snap *s)
 {
 	bool any = false;
-	kv_buf_adds(b, "<dt>Rejected</dt><dd>");
+	kv_buf_adds(b, "<dt class=\"wide\">Rejected</dt><dd class=\"wide\">");
 	for (size_t i = 0; i < s->n_members; i++) {
 		const kv_member_snap *m = &s->members[i];
 		bool opened = false;
@@ -282,47 +284,58 @@ static const char *boot_name(unsigned i)
 	return kv_boot_result_name((enum kv_boot_result)i);
 }
 
+/* The time of a figure in seconds (its text v) in a span, and its age. */
+static void when(B *b, const kv_exporter_snap *x, const char *family, double seconds)
+{
+	char v[KV_FMT_MAX + 1];
+	*kv_fmt_double(v, seconds) = '\0';
+	kv_html_fig_open(b, "span", "t", family, NULL, NULL, v);
+	int64_t ms = (int64_t)llround(seconds * 1000);
+	kv_html_utc(b, ms, x->info.now_ms);
+	if (x->info.now_ms) {
+		kv_buf_adds(b, " <small>");
+		kv_html_duration(b, (double)(x->info.now_ms - ms));
+		kv_buf_adds(b, " ago</small>");
+	}
+	kv_buf_adds(b, "</span>");
+}
+
 static void reconciliation(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 {
 	const kv_recon_stats *r = &s->recon;
-	kv_buf_adds(b, "<dt>Reconciliation</dt><dd>");
+	kv_buf_adds(b, "<dt class=\"wide\">Reconciliation</dt><dd class=\"wide\">");
 	if (!r->enabled) {
-		kv_buf_adds(b, "<span class=\"none\">off</span></dd>");
+		kv_buf_adds(b, "<span class=\"none\">off (reconcile=true, --master.reconcile)</span></dd>");
 		return;
 	}
 	chips(b, "mooncake_kv_reconciliations_total", "result", recon_name, r->results, KV_RECON__RESULTS, true);
 	kv_buf_adds(b, " &middot; corrected ");
 	chips(b, "mooncake_kv_reconcile_corrections_total", "kind", correction_name, r->corrections, KV_CORR__KINDS,
 	      true);
+	if (r->has_success || r->has_duration)
+		kv_buf_adds(b, "<br>");
 	if (r->has_success) {
-		char v[KV_FMT_MAX + 1];
-		*kv_fmt_double(v, r->last_success) = '\0';
-		kv_buf_adds(b, "<br>last success ");
-		kv_html_fig_open(b, "span", "t", "mooncake_kv_reconcile_last_success_timestamp_seconds", NULL, NULL, v);
-		int64_t ms = (int64_t)llround(r->last_success * 1000);
-		kv_html_utc(b, ms, x->info.now_ms);
-		if (x->info.now_ms) {
-			kv_buf_adds(b, " <small>");
-			kv_html_duration(b, (double)(x->info.now_ms - ms));
-			kv_buf_adds(b, " ago</small>");
-		}
-		kv_buf_adds(b, "</span>, ");
-		kv_html_u64(b, "span", "mooncake_kv_reconcile_listed_keys", NULL, NULL, r->last_keys);
-		kv_buf_adds(b, " keys listed");
+		kv_buf_adds(b, "last success ");
+		when(b, x, "mooncake_kv_reconcile_last_success_timestamp_seconds", r->last_success);
+		kv_buf_adds(b, " ");
+		kv_html_chip_named(b, "mooncake_kv_reconcile_listed_keys", "keys listed", r->last_keys);
 	}
 	if (r->has_duration) {
 		char v[KV_FMT_MAX + 1];
 		*kv_fmt_double(v, r->last_duration) = '\0';
-		kv_buf_adds(b, "; the last attempt took ");
+		kv_buf_adds(b, " the last attempt took ");
 		kv_html_fig_open(b, "span", "t", "mooncake_kv_reconcile_duration_seconds", NULL, NULL, v);
 		kv_html_duration(b, r->last_duration * 1000);
 		kv_buf_adds(b, "</span>");
 	}
+	bool first = true;
 	for (size_t i = 0; i < s->n_members; i++) {
 		const kv_member_snap *m = &s->members[i];
 		if (!m->has_master || m->lists_tenants < 0)
 			continue;
-		kv_buf_adds(b, "<br><span");
+		kv_buf_adds(b, first ? "<br>" : " &middot; ");
+		first = false;
+		kv_buf_adds(b, "<span");
 		if (m->label)
 			kv_html_attr(b, "data-member", m->label);
 		kv_buf_adds(b, ">");
@@ -355,11 +368,9 @@ static void handover(B *b, const kv_source_snap *s)
 	kv_buf_adds(b, " &middot; joins ");
 	kv_html_chip(b, "mooncake_kv_bootstrap_joins_total", "result", "continued", s->boot.continued);
 	kv_html_chip(b, "mooncake_kv_bootstrap_joins_total", "result", "broken", s->boot.broken);
-	kv_buf_adds(b, " &middot; ");
-	kv_html_u64(b, "span", "mooncake_kv_bootstrap_joins_waiting", NULL, NULL, s->boot.waiting);
-	kv_buf_adds(b, " waiting, ");
-	kv_html_u64(b, "span", "mooncake_kv_bootstrap_overlap_messages_total", NULL, NULL, s->boot.overlap);
-	kv_buf_adds(b, " messages it already held</dd>");
+	kv_html_chip_named(b, "mooncake_kv_bootstrap_joins_waiting", "waiting", s->boot.waiting);
+	kv_html_chip_named(b, "mooncake_kv_bootstrap_overlap_messages_total", "messages it held", s->boot.overlap);
+	kv_buf_adds(b, "</dd>");
 }
 
 static void leadership(B *b, const kv_source_snap *s)
@@ -368,15 +379,11 @@ static void leadership(B *b, const kv_source_snap *s)
 	if (!s->polled)
 		return;
 	kv_buf_adds(b, "<dt>Leadership</dt><dd>");
-	kv_html_u64(b, "span", "mooncake_kv_master_failovers_total", NULL, NULL, l->failovers);
-	kv_buf_adds(b, " failovers &middot; ");
-	flag(b, "mooncake_kv_master_split_brain", l->split_brain, "split brain now", "bad", "no split brain", "ok");
-	kv_html_u64(b, "span", "mooncake_kv_master_split_brains_total", NULL, NULL, l->split_brains);
-	kv_buf_adds(b, " split brains so far");
-	if (l->has_view) {
-		kv_buf_adds(b, " &middot; view version ");
-		kv_html_u64(b, "span", "mooncake_kv_master_view_version", NULL, NULL, l->view);
-	}
+	kv_html_chip_named(b, "mooncake_kv_master_failovers_total", "failovers", l->failovers);
+	kv_html_chip_named(b, "mooncake_kv_master_split_brains_total", "split brains", l->split_brains);
+	if (l->has_view)
+		kv_html_chip_named(b, "mooncake_kv_master_view_version", "view version", l->view);
+	flag(b, "mooncake_kv_master_split_brain", l->split_brain, "split brain now", "bad", "no split brain now", "ok");
 	kv_buf_adds(b, "</dd>");
 }
 
@@ -408,25 +415,23 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 		member_row(b, x, s, i);
 	kv_buf_adds(b, "</tbody></table></div><dl class=\"facts\"><dt>Stale tenants by reason</dt><dd>");
 	chips(b, "mooncake_kv_stale_tenants", "reason", stale_name, by_reason, KV_STALE__BITS, false);
-	if (!s->leadership.dropped) {
-		kv_buf_adds(b, " &middot; ");
+	if (!s->leadership.dropped)
 		flag(b, "mooncake_kv_watched_from_empty", s->born_exact, "watched from empty: new tenants exact", "ok",
 		     "not watched from empty", "");
-	}
 	kv_buf_adds(b, "</dd><dt>Turned stale</dt><dd>");
 	chips(b, "mooncake_kv_tenant_stale_transitions_total", "reason", stale_name, s->turned_stale, KV_STALE__BITS,
 	      false);
 	kv_buf_adds(b, "</dd><dt>Turned exact</dt><dd>");
 	chips(b, "mooncake_kv_tenant_exact_transitions_total", "cause", exact_name, s->turned_exact, KV_EXACT__CAUSES,
 	      false);
-	kv_buf_adds(b, "</dd>");
-	rejected(b, s);
-	leadership(b, s);
-	reconciliation(b, x, s);
-	handover(b, s);
-	kv_buf_adds(b, "<dt>Tenants forgotten</dt><dd>");
+	kv_buf_adds(b, "</dd><dt>Tenants expired</dt><dd>");
 	kv_html_u64(b, "span", "mooncake_kv_tenants_expired_total", NULL, NULL, s->tenants_expired);
-	kv_buf_adds(b, " idle for --limits.tenant-idle-timeout</dd></dl></section>\n");
+	kv_buf_adds(b, " <small>idle longer than --limits.tenant-idle-timeout</small></dd>");
+	leadership(b, s);
+	handover(b, s);
+	rejected(b, s);
+	reconciliation(b, x, s);
+	kv_buf_adds(b, "</dl></section>\n");
 }
 
 int kv_status_render(B *out, const kv_exporter_snap *x, const kv_status_opts *o)
