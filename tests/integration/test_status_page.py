@@ -357,9 +357,12 @@ def test_page_equals_metrics_in_chromium(procs):
     assert status == 200 and b'href="/status"' in body
     shot = os.environ.get("KVX_STATUS_SCREENSHOT")
     if shot:
-        browse(procs, exp.url + "/status", "--screenshot=" + os.path.abspath(shot), os.environ.get("KVX_STATUS_WINDOW", "--window-size=1280,900"),
-               "--hide-scrollbars")
+        browse(procs, exp.url + "/status", "--screenshot=" + os.path.abspath(shot),
+               os.environ.get("KVX_STATUS_WINDOW", "--window-size=1280,900"), "--hide-scrollbars")
         print("  screenshot: " + shot)
+    # the pages' memory all returned (under ASan, a leak fails the exit)
+    rc = procs.stop(exp.proc)
+    assert rc == 0, "exit %s: %s" % (rc, procs.log(exp.proc)[-3000:])
 
 
 def test_filter_and_limit(procs):
