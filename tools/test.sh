@@ -120,6 +120,7 @@ tsan_story() {  # story [-k NAME]
 check tsan_story test_daemon.py -k scrape
 check tsan_story test_reconcile.py -k exact
 check tsan_story test_ha.py
+check tsan_story test_front_door.py  # the keeper's watchdog and lock, four server threads, the one bcrypt
 
 echo "== unit tests under valgrind (leaks and invalid accesses fail)"
 meson_pass meson test -C build --suite unit --print-errorlogs --timeout-multiplier "$(multiplier valgrind)" \
