@@ -122,13 +122,13 @@ static void totals(B *b, const kv_exporter_snap *x)
 {
 	kv_buf_adds(b, "<ul class=\"totals\"><li>");
 	kv_html_u64(b, "b", "mooncake_kv_tracked_tenants", NULL, NULL, x->tracked_tenants);
-	kv_buf_adds(b, "<span>tenants tracked &middot; limit ");
+	kv_buf_adds(b, " <span>tenants tracked &middot; limit ");
 	kv_html_u64(b, "span", "mooncake_kv_limit_max_tenants", NULL, NULL, x->max_tenants);
 	kv_buf_adds(b, "</span></li><li>");
 	kv_html_u64(b, "b", "mooncake_kv_tracked_objects", NULL, NULL, x->tracked_objects);
-	kv_buf_adds(b, "<span>objects tracked &middot; limit ");
+	kv_buf_adds(b, " <span>objects tracked &middot; limit ");
 	kv_html_u64(b, "span", "mooncake_kv_limit_max_objects", NULL, NULL, x->max_objects);
-	kv_buf_printf(b, "</span></li><li><b>%zu</b><span>%s</span></li></ul>\n", x->n_sources,
+	kv_buf_printf(b, "</span></li><li><b>%zu</b> <span>%s</span></li></ul>\n", x->n_sources,
 		      x->n_sources == 1 ? "source" : "sources");
 }
 
