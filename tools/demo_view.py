@@ -387,6 +387,8 @@ def table(rows, aligns, width=None, paint=None):
         return r[-1].rjust(widths[-1]) if aligns[-1] == ">" else r[-1]
     paint = paint or (lambda text: text)
     lines = [head(rows[0]) + "  " + last(rows[0])]
+    if width and len(lines[0]) > width:
+        lines = [head(rows[0]).rstrip(), "      " + rows[0][-1]]
     for r in rows[1:]:
         if width and len(head(r) + "  " + last(r)) > width:
             lines += [head(r).rstrip(), "      " + paint(r[-1])]
