@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Basic auth (exporter/daemon/http_auth.c): what is accepted, what is
  * refused and why, what a check costs (bcrypt runs, counted), the cache of
- * verified credentials and its expiry, and the wait imposed on an address
- * that fails too often.  The clock is the test's. */
+ * verified credentials and its expiry, the wait imposed on an address that
+ * fails too often, and the checker thread.  The clock is the test's. */
 #include <crypt.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,12 +207,80 @@ static void test_failing_address_waits(void **state)
 	assert_int_equal(s.login_failures[KV_LOGIN_THROTTLED], 4);
 }
 
+/* The checker thread's answers, waited for. */
+typedef struct answer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int n;
+	enum kv_login_failure last;
+} answer;
+
+static void answered(void *cls, enum kv_login_failure r)
+{
+	answer *an = cls;
+	pthread_mutex_lock(&an->lock);
+	an->n++;
+	an->last = r;
+	pthread_cond_signal(&an->cond);
+	pthread_mutex_unlock(&an->lock);
+}
+
+/* Queues raw[0..n) to the checker thread and waits for its answer. */
+static enum kv_login_failure checked_by_thread(fixture *f, const char *raw, size_t n, answer *an)
+{
+	char *h = basic(raw, n);
+	kv_auth_job *job;
+	enum kv_login_failure r = kv_http_auth_begin(f->a, h, addr_b, "peer", f->now, &job);
+	free(h);
+	if (r != KV_AUTH_PENDING)
+		return r;
+	pthread_mutex_lock(&an->lock);
+	int before = an->n;
+	pthread_mutex_unlock(&an->lock);
+	assert_true(kv_http_auth_queue(f->a, job, answered, an));
+	pthread_mutex_lock(&an->lock);
+	while (an->n == before) /* no bound here: meson's timeout is the test's */
+		pthread_cond_wait(&an->cond, &an->lock);
+	r = an->last;
+	pthread_mutex_unlock(&an->lock);
+	return r;
+}
+
+static void test_checker_thread(void **state)
+{
+	fixture *f = *state;
+	answer an = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+	assert_int_equal(checked_by_thread(f, "alice:s3cret", 12, &an), KV_LOGIN__COUNT);
+	assert_int_equal(checked_by_thread(f, "alice:wrong", 11, &an), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(checked_by_thread(f, "nobody:s3cret", 13, &an), KV_LOGIN_UNKNOWN_USER);
+	assert_int_equal(an.n, 3);
+	/* the verified one is cached now: no check, no thread */
+	kv_auth_job *job = NULL;
+	char *h = basic("alice:s3cret", 12);
+	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", f->now, &job), KV_LOGIN__COUNT);
+	assert_null(job);
+	/* stopped: a check is refused at once, counted as throttled, and
+	 * nothing is called back */
+	kv_http_auth_stop(f->a);
+	free(h);
+	h = basic("bob:other", 9);
+	assert_int_equal(kv_http_auth_begin(f->a, h, addr_a, "peer", f->now, &job), KV_AUTH_PENDING);
+	assert_false(kv_http_auth_queue(f->a, job, answered, &an));
+	free(h);
+	kv_http_snap s = {0};
+	kv_http_auth_snap(f->a, &s);
+	assert_int_equal(s.login_failures[KV_LOGIN_THROTTLED], 1);
+	assert_int_equal(s.password_checks, 3);
+	assert_int_equal(an.n, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_users_and_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_never_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_address_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checker_thread, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 
@@ -22,7 +21,7 @@
 #define PEER_SLOTS   256  /* addresses whose failures are remembered */
 #define PEER_FAILS   5    /* failures within PEER_WINDOW_S before an address waits */
 #define PEER_WINDOW  10.0 /* seconds: and it waits until it has been quiet this long */
-#define BCRYPT_WAIT  0.25 /* seconds a check waits for the bcrypt in progress */
+#define QUEUE_MAX    4    /* password checks waiting for the checker thread: more are refused */
 #define MAX_CRED     1024 /* decoded bytes: longer is malformed */
 #define DIGEST_BYTES 32
 
@@ -30,6 +29,17 @@ typedef struct cached {
 	unsigned char digest[DIGEST_BYTES];
 	double until; /* 0: empty */
 } cached;
+
+struct kv_auth_job {
+	kv_auth_job *next;
+	unsigned char digest[DIGEST_BYTES];
+	char cred[MAX_CRED + 1]; /* user:password, NUL-terminated at the colon */
+	size_t len, ulen;
+	unsigned char addr[16];
+	char peer[64];
+	kv_auth_done done;
+	void *cls;
+};
 
 typedef struct peer_fails {
 	unsigned char addr[16];
@@ -41,9 +51,13 @@ struct kv_http_auth {
 	const kv_webconfig *w;
 	const char *costliest; /* the hash an unknown user is checked against */
 	unsigned char key[DIGEST_BYTES];
-	pthread_mutex_t lock; /* the cache, the peers, the log's rate limit */
-	pthread_cond_t freed; /* the bcrypt in progress ended */
-	bool hashing;
+	pthread_mutex_t lock; /* the cache, the peers, the queue, the log's rate limit */
+	pthread_cond_t work;  /* a check was queued, or stop */
+	kv_auth_job *head, *tail;
+	unsigned queued;
+	bool stop;
+	pthread_t checker;
+	bool checker_started;
 	cached cache[CACHE_SLOTS];
 	peer_fails peers[PEER_SLOTS];
 	kv_ratelimit logs;
@@ -56,6 +70,8 @@ static unsigned cost_of(const char *hash)
 	/* $2y$NN$...: is_bcrypt (webconfig.c) checked the shape */
 	return (unsigned)(hash[4] - '0') * 10u + (unsigned)(hash[5] - '0');
 }
+
+static void *check(void *arg);
 
 kv_http_auth *kv_http_auth_new(const kv_webconfig *w)
 {
@@ -71,12 +87,14 @@ kv_http_auth *kv_http_auth_new(const kv_webconfig *w)
 		return NULL;
 	}
 	a->logs = (kv_ratelimit)KV_RATELIMIT(10.0, 10);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->freed, &ca);
-	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&a->work, NULL);
+	if (pthread_create(&a->checker, NULL, check, a) != 0) {
+		kv_http_auth_free(a);
+		return NULL;
+	}
+	a->checker_started = true;
+	pthread_setname_np(a->checker, "kv-http-auth");
 	return a;
 }
 
@@ -84,7 +102,8 @@ void kv_http_auth_free(kv_http_auth *a)
 {
 	if (!a)
 		return;
-	pthread_cond_destroy(&a->freed);
+	kv_http_auth_stop(a);
+	pthread_cond_destroy(&a->work);
 	pthread_mutex_destroy(&a->lock);
 	gnutls_memset(a->key, 0, sizeof(a->key));
 	free(a);
@@ -219,24 +238,6 @@ static const char *hash_for(const kv_webconfig *w, const char *user, size_t ulen
 	return hash;
 }
 
-/* One bcrypt at a time: waits up to BCRYPT_WAIT for the one in progress
- * (under the lock).  False: still busy. */
-static bool take_bcrypt(kv_http_auth *a)
-{
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += (long)(BCRYPT_WAIT * 1e9);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	while (a->hashing)
-		if (pthread_cond_timedwait(&a->freed, &a->lock, &until) != 0)
-			return !a->hashing && (a->hashing = true);
-	a->hashing = true;
-	return true;
-}
-
 static bool bcrypt_matches(const char *password, const char *hash)
 {
 	struct crypt_data *cd = calloc(1, sizeof(*cd));
@@ -273,57 +274,155 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 	return f;
 }
 
-enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now)
+enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
+					 const char *peer, double now, kv_auth_job **job)
 {
+	*job = NULL;
 	if (!authorization)
 		return fail(a, KV_LOGIN_MISSING, peer, NULL);
-	char cred[MAX_CRED + 1];
-	size_t len;
-	char *colon;
-	if (!parse(authorization, cred, &len, &colon))
-		return fail(a, KV_LOGIN_MALFORMED, peer, NULL);
-	unsigned char d[DIGEST_BYTES];
-	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->key, sizeof(a->key), cred, len, d) != 0)
+	kv_auth_job *j = calloc(1, sizeof(*j));
+	if (!j)
 		return fail(a, KV_LOGIN_THROTTLED, peer, NULL);
-	*colon = '\0';
-	const char *user = cred, *password = colon + 1;
-	pthread_mutex_lock(&a->lock);
-	if (cache_has(a, d, now)) {
-		pthread_mutex_unlock(&a->lock);
-		gnutls_memset(cred, 0, sizeof(cred));
-		return KV_LOGIN__COUNT;
+	char *colon;
+	if (!parse(authorization, j->cred, &j->len, &colon)) {
+		free(j);
+		return fail(a, KV_LOGIN_MALFORMED, peer, NULL);
 	}
-	peer_fails *p = peer_slot(a, addr, false, now);
+	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->key, sizeof(a->key), j->cred, j->len, j->digest) != 0) {
+		kv_auth_job_free(j);
+		return fail(a, KV_LOGIN_THROTTLED, peer, NULL);
+	}
+	*colon = '\0';
+	j->ulen = (size_t)(colon - j->cred);
+	memcpy(j->addr, addr, 16);
+	snprintf(j->peer, sizeof(j->peer), "%s", peer);
+	pthread_mutex_lock(&a->lock);
+	bool hit = cache_has(a, j->digest, now);
+	peer_fails *p = hit ? NULL : peer_slot(a, addr, false, now);
 	bool waits = p && p->fails >= PEER_FAILS;
 	if (waits)
 		p->last = now; /* it keeps waiting while it keeps trying */
-	bool run = !waits && take_bcrypt(a);
-	double started = kv_mono();
 	pthread_mutex_unlock(&a->lock);
-	if (!run) {
-		gnutls_memset(cred, 0, sizeof(cred));
-		return fail(a, KV_LOGIN_THROTTLED, peer, NULL);
+	if (hit || waits) {
+		kv_auth_job_free(j);
+		return hit ? KV_LOGIN__COUNT : fail(a, KV_LOGIN_THROTTLED, peer, NULL);
 	}
+	*job = j;
+	return KV_AUTH_PENDING;
+}
+
+enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j, double now)
+{
+	const char *user = j->cred, *password = j->cred + j->ulen + 1;
+	pthread_mutex_lock(&a->lock);
+	peer_fails *p = peer_slot(a, j->addr, false, now);
+	bool waits = p && p->fails >= PEER_FAILS; /* it failed meanwhile */
+	pthread_mutex_unlock(&a->lock);
+	if (waits)
+		return fail(a, KV_LOGIN_THROTTLED, j->peer, NULL);
 
 	atomic_fetch_add(&a->checks, 1);
 	bool known;
-	const char *hash = hash_for(a->w, user, (size_t)(colon - cred), &known, a->costliest);
+	const char *hash = hash_for(a->w, user, j->ulen, &known, a->costliest);
+	double started = kv_mono();
 	bool ok = bcrypt_matches(password, hash) && known;
-	gnutls_memset(cred + (colon - cred) + 1, 0, len - (size_t)(colon - cred));
 
 	pthread_mutex_lock(&a->lock);
-	a->hashing = false;
-	pthread_cond_signal(&a->freed);
 	now += kv_mono() - started; /* the bcrypt's time, on the caller's clock */
 	if (ok) {
-		cache_put(a, d, now);
-	} else if ((p = peer_slot(a, addr, true, now))) {
+		cache_put(a, j->digest, now);
+	} else if ((p = peer_slot(a, j->addr, true, now))) {
 		p->fails++;
 		p->last = now;
 	}
 	pthread_mutex_unlock(&a->lock);
-	return ok ? KV_LOGIN__COUNT : fail(a, known ? KV_LOGIN_WRONG_PASSWORD : KV_LOGIN_UNKNOWN_USER, peer, user);
+	return ok ? KV_LOGIN__COUNT : fail(a, known ? KV_LOGIN_WRONG_PASSWORD : KV_LOGIN_UNKNOWN_USER, j->peer, user);
+}
+
+void kv_auth_job_free(kv_auth_job *j)
+{
+	if (j) {
+		gnutls_memset(j->cred, 0, sizeof(j->cred));
+		free(j);
+	}
+}
+
+bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void *cls)
+{
+	j->done = done;
+	j->cls = cls;
+	pthread_mutex_lock(&a->lock);
+	bool room = !a->stop && a->queued < QUEUE_MAX;
+	if (room) {
+		j->next = NULL;
+		if (a->tail)
+			a->tail->next = j;
+		else
+			a->head = j;
+		a->tail = j;
+		a->queued++;
+		pthread_cond_signal(&a->work);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!room) {
+		fail(a, KV_LOGIN_THROTTLED, j->peer, NULL);
+		kv_auth_job_free(j);
+	}
+	return room;
+}
+
+enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
+					 const char *peer, double now)
+{
+	kv_auth_job *j;
+	enum kv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, now, &j);
+	if (r == KV_AUTH_PENDING) {
+		r = kv_http_auth_run(a, j, now);
+		kv_auth_job_free(j);
+	}
+	return r;
+}
+
+/* The checker thread: one password check at a time, in the order queued;
+ * at stop, what is still queued is answered throttled. */
+static void *check(void *arg)
+{
+	kv_http_auth *a = arg;
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->head && !a->stop)
+			pthread_cond_wait(&a->work, &a->lock);
+		kv_auth_job *j = a->head;
+		if (!j)
+			break;
+		a->head = j->next;
+		if (!a->head)
+			a->tail = NULL;
+		a->queued--;
+		bool stopping = a->stop;
+		pthread_mutex_unlock(&a->lock);
+		enum kv_login_failure r = stopping ? fail(a, KV_LOGIN_THROTTLED, j->peer, NULL)
+						   : kv_http_auth_run(a, j, kv_mono());
+		kv_auth_done done = j->done;
+		void *cls = j->cls;
+		kv_auth_job_free(j);
+		done(cls, r);
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+void kv_http_auth_stop(kv_http_auth *a)
+{
+	if (!a || !a->checker_started)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->checker, NULL);
+	a->checker_started = false;
 }
 
 void kv_http_auth_snap(kv_http_auth *a, kv_http_snap *out)

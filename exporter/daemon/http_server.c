@@ -21,6 +21,7 @@
 #include "kv_scrape_body.h"
 #include "kv_http_auth.h"
 #include "kv_http_guard.h"
+#include "kv_http_listen.h"
 #include "kv_http_server.h"
 #include "kv_http_strict.h"
 #include "runbook_html.h"
@@ -269,15 +270,64 @@ static enum MHD_Result deny(struct MHD_Connection *c, enum kv_login_failure why)
 	return rc;
 }
 
-/* A request's progress, in *ctx (set first by the URI callback, so that
- * there is no allocation to lose when MHD ends a request early). */
-static char req_new, req_bad_path, req_going;
+/* A request's progress, in *ctx: one of the three shared ones (set first by
+ * the URI callback, so that there is nothing to lose when MHD ends a
+ * request early), or, while and after its password is checked on the
+ * checker thread, its own (freed when the request ends). */
+enum req_kind { REQ_NEW, REQ_BAD_PATH, REQ_GOING, REQ_CHECKING, REQ_CHECKED };
+
+typedef struct req {
+	enum req_kind kind;
+	enum kv_login_failure login; /* REQ_CHECKED: the check's answer */
+	struct MHD_Connection *c;
+} req;
+
+static req req_new = {.kind = REQ_NEW}, req_bad_path = {.kind = REQ_BAD_PATH}, req_going = {.kind = REQ_GOING};
 
 static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	(void)cls;
 	kv_http_guard_line_in(c);
 	return kv_http_path_bad(uri) ? &req_bad_path : &req_new;
+}
+
+/* The checker thread's answer: the request, suspended meanwhile, goes on. */
+static void checked(void *cls, enum kv_login_failure result)
+{
+	req *r = cls;
+	r->login = result;
+	r->kind = REQ_CHECKED;
+	MHD_resume_connection(r->c);
+}
+
+/* KV_LOGIN__COUNT: the credential is good; a failure; or KV_AUTH_PENDING:
+ * the request is suspended until the checker thread has checked it. */
+static enum kv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, void **ctx)
+{
+	req *r = *ctx;
+	if (r->kind == REQ_CHECKED)
+		return r->login;
+	unsigned char addr[16];
+	const char *peer = kv_http_guard_peer(c, addr);
+	const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	kv_auth_job *job;
+	enum kv_login_failure why = kv_http_auth_begin(h->auth, creds, addr, peer, kv_mono(), &job);
+	if (why != KV_AUTH_PENDING)
+		return why;
+	if (!(r = malloc(sizeof(*r)))) {
+		kv_auth_job_free(job);
+		return KV_LOGIN_THROTTLED;
+	}
+	*r = (req){.kind = REQ_CHECKING, .c = c};
+	*ctx = r;
+	/* suspended before it is queued: the checker may answer at once */
+	MHD_suspend_connection(c);
+	if (!kv_http_auth_queue(h->auth, job, checked, r)) {
+		r->kind = REQ_CHECKED;
+		r->login = KV_LOGIN_THROTTLED;
+		MHD_resume_connection(c);
+	}
+	return KV_AUTH_PENDING;
 }
 
 static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
@@ -287,9 +337,13 @@ static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	/* an error answered without the handler: libmicrohttpd refused the
 	 * request itself (a Content-Length that is no number, a head over its
 	 * memory, a version it does not speak), which only its debug log says */
+	req *r = *ctx;
 	const union MHD_ConnectionInfo *st = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-	if (*ctx != &req_going && st && st->http_status >= 400)
+	if (r && r->kind < REQ_GOING && st && st->http_status >= 400)
 		kv_http_guard_malformed(h->guard, c, "refused by libmicrohttpd (its reason at --log.level=debug)");
+	if (r && r->kind >= REQ_CHECKING)
+		free(r);
+	*ctx = NULL;
 	kv_http_guard_answered(c);
 }
 
@@ -318,7 +372,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	kv_http *h = cls;
 	(void)upload;
-	if (*ctx != &req_going) { /* first call: headers only; answer on the next */
+	if (((req *)*ctx)->kind < REQ_GOING) { /* first call: headers only; answer on the next */
 		unsigned status;
 		const char *why = kv_http_request_problem(c, version, *ctx == &req_bad_path, &status);
 		*ctx = &req_going; /* the handler answers it, whatever it answers */
@@ -344,15 +398,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		const char *problem = client_cert_problem(web, c);
 		if (problem)
 			return reply_text(c, MHD_HTTP_FORBIDDEN, problem);
-		if (h->auth) {
-			unsigned char addr[16];
-			const char *peer = kv_http_guard_peer(c, addr);
-			const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-									MHD_HTTP_HEADER_AUTHORIZATION);
-			enum kv_login_failure why = kv_http_auth_check(h->auth, creds, addr, peer, kv_mono());
-			if (why != KV_LOGIN__COUNT)
-				return deny(c, why);
-		}
+		enum kv_login_failure why = h->auth ? authenticate(h, c, ctx) : KV_LOGIN__COUNT;
+		if (why == KV_AUTH_PENDING)
+			return MHD_YES; /* answered when resumed */
+		if (why != KV_LOGIN__COUNT)
+			return deny(c, why);
 	}
 	const kv_config *cfg = h->x->config;
 	if (!strcmp(url, cfg->telemetry_path))
@@ -383,47 +433,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return body ? reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", body, len, false) : MHD_NO;
 	}
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "Not found\n");
-}
-
-/* "[host]:port", ":port", "host:port", "[v6]:port" -> a socket address.
- * Returns 0 or KV_EINVAL. */
-static int resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
-{
-	const char *colon = strrchr(addr, ':');
-	char host[256];
-	size_t hl = (size_t)(colon - addr);
-	if (hl >= sizeof(host))
-		return KV_EINVAL;
-	memcpy(host, addr, hl);
-	host[hl] = '\0';
-	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	char *end;
-	long port = strtol(colon + 1, &end, 10);
-	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
-		return KV_EINVAL;
-	*any = host[0] == '\0';
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
-	if (*any) {
-		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-		memset(ss, 0, sizeof(*ss));
-		a6->sin6_family = AF_INET6;
-		a6->sin6_addr = in6addr_any;
-		a6->sin6_port = htons((uint16_t)port);
-		return KV_OK;
-	}
-	if (getaddrinfo(host, NULL, &hints, &res) != 0)
-		return KV_EINVAL;
-	memset(ss, 0, sizeof(*ss));
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
-	return KV_OK;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -457,48 +466,12 @@ static void reap_copies(void)
 	kv_state_serve_reap(0);
 }
 
-/* Binds and listens on ss as MHD does (SO_REUSEADDR; IPV6_V6ONLY unless
- * dual), then closes: 0, or the OS's errno. */
-static int try_listen(const struct sockaddr_storage *ss, bool dual)
-{
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return errno;
-	int on = 1, v6only = !dual;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	if (ss->ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
-	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int rc = bind(fd, (const struct sockaddr *)ss, len) == 0 && listen(fd, 1) == 0 ? 0 : errno;
-	close(fd);
-	return rc;
-}
-
-int kv_http_listen_check(const char *address)
-{
-	struct sockaddr_storage ss;
-	bool any;
-	if (resolve(address, &ss, &any) != KV_OK)
-		return -1;
-	int rc = try_listen(&ss, any);
-	if (rc && any) { /* kv_http_start's fallback: all IPv4 addresses */
-		uint16_t port = ((struct sockaddr_in6 *)&ss)->sin6_port;
-		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-		memset(&ss, 0, sizeof(ss));
-		a4->sin_family = AF_INET;
-		a4->sin_addr.s_addr = htonl(INADDR_ANY);
-		a4->sin_port = port;
-		rc = try_listen(&ss, false);
-	}
-	return rc;
-}
-
 kv_http *kv_http_start(const kv_exporter *x)
 {
 	const kv_config *cfg = x->config;
 	struct sockaddr_storage ss;
 	bool any;
-	if (resolve(cfg->listen_address, &ss, &any) != KV_OK) {
+	if (kv_http_resolve(cfg->listen_address, &ss, &any) != KV_OK) {
 		kv_log(KV_LOG_ERROR, "cannot resolve --web.listen-address", "address", cfg->listen_address, NULL);
 		return NULL;
 	}
@@ -521,7 +494,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 		free(h);
 		return NULL;
 	}
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	if (ss.ss_family == AF_INET6)
 		flags |= any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	const kv_webconfig *web = x->web;
@@ -540,12 +513,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 	h->daemon = start(h, flags, &ss, cfg, tls);
 	if (!h->daemon && any) {
 		/* no IPv6 on this host: all IPv4 addresses, then */
-		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-		uint16_t port = ((struct sockaddr_in6 *)&ss)->sin6_port;
-		memset(&ss, 0, sizeof(ss));
-		a4->sin_family = AF_INET;
-		a4->sin_addr.s_addr = htonl(INADDR_ANY);
-		a4->sin_port = port;
+		kv_http_ipv4_any(&ss);
 		h->daemon = start(h, flags & ~(unsigned)MHD_USE_DUAL_STACK, &ss, cfg, tls);
 		if (h->daemon)
 			kv_log(KV_LOG_INFO, "no IPv6: listening on IPv4 only", "address", cfg->listen_address, NULL);
@@ -577,6 +545,7 @@ void kv_http_stop(kv_http *h)
 {
 	if (!h)
 		return;
+	kv_http_auth_stop(h->auth); /* every suspended request resumed, answered 429 */
 	MHD_stop_daemon(h->daemon); /* closes the pipes: a child still writing stops */
 	kv_http_guard_free(h->guard);
 	kv_http_auth_free(h->auth);

@@ -21,11 +21,6 @@ typedef struct kv_exporter {
 	double start_time;
 } kv_exporter;
 
-/* Whether --web.listen-address can be listened on as kv_http_start will
- * (bound, listened on, closed; IPv6's any address falling back to IPv4's):
- * 0, the OS's errno (EADDRINUSE, EACCES, ...), or -1 when its host does not
- * resolve.  libmicrohttpd does not say why it could not. */
-int kv_http_listen_check(const char *address);
 /* Starts serving.  Returns NULL with a reason logged when the address cannot
  * be bound. */
 kv_http *kv_http_start(const kv_exporter *x);

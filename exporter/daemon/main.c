@@ -17,6 +17,7 @@
 #include "kv_bootstrap.h"
 #include "kv_clock.h"
 #include "kv_config.h"
+#include "kv_http_listen.h"
 #include "kv_http_server.h"
 #include "kv_log.h"
 #include "kv_source.h"
