@@ -60,7 +60,7 @@ struct kv_http_auth {
 	bool checker_started;
 	cached cache[CACHE_SLOTS];
 	peer_fails peers[PEER_SLOTS];
-	kv_ratelimit logs;
+	kv_ratelimit logs[KV_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
 	atomic_ullong failures[KV_LOGIN__COUNT];
 	atomic_ullong checks; /* bcrypt runs */
 };
@@ -86,7 +86,8 @@ kv_http_auth *kv_http_auth_new(const kv_webconfig *w)
 		free(a);
 		return NULL;
 	}
-	a->logs = (kv_ratelimit)KV_RATELIMIT(10.0, 10);
+	for (unsigned f = 0; f < KV_LOGIN__COUNT; f++)
+		a->logs[f] = (kv_ratelimit)KV_RATELIMIT(10.0, 10);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->work, NULL);
 	if (pthread_create(&a->checker, NULL, check, a) != 0) {
@@ -258,7 +259,7 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 	atomic_fetch_add(&a->failures[f], 1);
 	unsigned held = 0;
 	pthread_mutex_lock(&a->lock);
-	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs, kv_mono(), &held);
+	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], kv_mono(), &held);
 	pthread_mutex_unlock(&a->lock);
 	if (!say)
 		return f;

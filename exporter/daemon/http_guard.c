@@ -20,6 +20,10 @@
  * closed is released, within this of its moment. */
 #define TICK_S 0.1
 
+/* Log lines of one reason: at most LOG_BURST each LOG_WINDOW_S. */
+#define LOG_WINDOW_S 10.0
+#define LOG_BURST    10
+
 enum phase {
 	WAIT_FIRST, /* accepted: the first request (TLS handshake included) is due within header_timeout */
 	WAIT_NEXT,  /* kept alive after an answer: the next request is due within idle_timeout */
@@ -48,8 +52,8 @@ struct kv_http_guard {
 	conn *head;
 	unsigned n;
 	atomic_ullong rejected[KV_HTTP_REJECT__COUNT];
-	kv_ratelimit logs;
-	struct pollfd *polls; /* the watchdog's, one per connection */
+	kv_ratelimit logs[KV_HTTP_REJECT__COUNT]; /* one a reason: a flood of one hides no other */
+	struct pollfd *polls;                     /* the watchdog's, one per connection */
 	size_t polls_cap;
 	void (*tick)(void);
 };
@@ -103,7 +107,7 @@ static enum kv_http_reject over_limit(const kv_http_guard *g, const unsigned cha
 static bool count(kv_http_guard *g, enum kv_http_reject r, unsigned *suppressed)
 {
 	atomic_fetch_add(&g->rejected[r], 1);
-	return kv_ratelimit_allow(&g->logs, kv_mono(), suppressed);
+	return kv_ratelimit_allow(&g->logs[r], kv_mono(), suppressed);
 }
 
 static void log_reject(enum kv_http_reject r, const char *peer, const char *detail, unsigned suppressed)
@@ -303,12 +307,13 @@ static bool gone(const struct pollfd *p)
 /* Under the lock: cuts what is late or gone; fills why[] for the log. */
 typedef struct cut_note {
 	enum kv_http_reject r;
+	unsigned held; /* lines of its reason held back before it */
 	char peer[INET6_ADDRSTRLEN];
 } cut_note;
 
-#define NOTES 8
+#define NOTES (2 * LOG_BURST) /* the two deadlines, each its rate limit's burst */
 
-static size_t sweep(kv_http_guard *g, cut_note notes[NOTES], unsigned *held)
+static size_t sweep(kv_http_guard *g, cut_note notes[NOTES])
 {
 	size_t np = 0, nn = 0;
 	if (g->polls_cap < g->n) {
@@ -326,8 +331,10 @@ static size_t sweep(kv_http_guard *g, cut_note notes[NOTES], unsigned *held)
 		enum kv_http_reject r = late(g, c, now, &quiet);
 		if (r != KV_HTTP_REJECT__COUNT) {
 			cut(c);
-			if (count(g, r, held) && nn < NOTES) {
+			unsigned held = 0;
+			if (count(g, r, &held) && nn < NOTES) {
 				notes[nn].r = r;
+				notes[nn].held = held;
 				memcpy(notes[nn++].peer, c->peer, sizeof(c->peer));
 			}
 		} else if (quiet) {
@@ -364,15 +371,14 @@ static void *watch(void *arg)
 		if (g->stop)
 			break;
 		cut_note notes[NOTES];
-		unsigned held = 0;
-		size_t n = sweep(g, notes, &held);
+		size_t n = sweep(g, notes);
 		pthread_mutex_unlock(&g->lock);
 		for (size_t i = 0; i < n; i++)
 			log_reject(notes[i].r, notes[i].peer,
 				   notes[i].r == KV_HTTP_REJECT_HEADER_TIMEOUT
 					   ? "headers not in within --web.read-header-timeout"
 					   : "request not in within --web.read-timeout",
-				   i + 1 == n ? held : 0);
+				   notes[i].held);
 		if (g->tick)
 			g->tick();
 		pthread_mutex_lock(&g->lock);
@@ -388,7 +394,8 @@ kv_http_guard *kv_http_guard_new(const kv_guard_limits *l, void (*tick)(void))
 		return NULL;
 	g->l = *l;
 	g->tick = tick;
-	g->logs = (kv_ratelimit)KV_RATELIMIT(10.0, 10);
+	for (unsigned r = 0; r < KV_HTTP_REJECT__COUNT; r++)
+		g->logs[r] = (kv_ratelimit)KV_RATELIMIT(LOG_WINDOW_S, LOG_BURST);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
