@@ -270,7 +270,7 @@ void kv_http_guard_malformed(kv_http_guard *g, struct MHD_Connection *mc, const 
 	bool say = count(g, KV_HTTP_REJECT_MALFORMED, &held);
 	pthread_mutex_unlock(&g->lock);
 	if (say)
-		log_reject(KV_HTTP_REJECT_MALFORMED, kv_http_guard_peer(mc, NULL), why, held);
+		log_reject(KV_HTTP_REJECT_MALFORMED, mc ? kv_http_guard_peer(mc, NULL) : "unknown", why, held);
 }
 
 /* The reason a connection is late for, KV_HTTP_REJECT__COUNT when it is

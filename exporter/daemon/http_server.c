@@ -332,15 +332,8 @@ static enum kv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, 
 
 static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
 {
-	kv_http *h = cls;
-	(void)toe; /* the same for an error answered and a client gone */
-	/* an error answered without the handler: libmicrohttpd refused the
-	 * request itself (a Content-Length that is no number, a head over its
-	 * memory, a version it does not speak), which only its debug log says */
+	(void)cls, (void)toe;
 	req *r = *ctx;
-	const union MHD_ConnectionInfo *st = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-	if (r && r->kind < REQ_GOING && st && st->http_status >= 400)
-		kv_http_guard_malformed(h->guard, c, "refused by libmicrohttpd (its reason at --log.level=debug)");
 	if (r && r->kind >= REQ_CHECKING)
 		free(r);
 	*ctx = NULL;
@@ -435,12 +428,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "Not found\n");
 }
 
+/* libmicrohttpd's own words.  One kind is a refusal: a request it answered
+ * with an error itself, before any callback that names the connection (a
+ * version it does not speak, a head over its memory, a Content-Length that
+ * is no number); its log line is the only place that says so, once each. */
+#define MHD_REFUSAL "Error processing request (HTTP response code is "
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	(void)cls;
+	kv_http *h = cls;
 	char msg[512];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
+	if (!strncmp(msg, MHD_REFUSAL, strlen(MHD_REFUSAL))) {
+		char why[48]; /* "505": the status, without the page it sent */
+		snprintf(why, sizeof(why), "answered %.3s by libmicrohttpd", msg + strlen(MHD_REFUSAL));
+		kv_http_guard_malformed(h->guard, NULL, why);
+	}
 	kv_log(KV_LOG_DEBUG, "http", "detail", msg, NULL);
 }
 
@@ -452,7 +456,7 @@ static struct MHD_Daemon *start(kv_http *h, unsigned flags, struct sockaddr_stor
 	unsigned mhd_limit = (cfg->web_max_connections + 1) * THREADS;
 	unsigned idle = (unsigned)(cfg->web_idle_timeout + 0.999);
 	return MHD_start_daemon(flags, 0, kv_http_guard_accept, h->guard, handle, h, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss, MHD_OPTION_THREAD_POOL_SIZE,
+				mhd_log, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss, MHD_OPTION_THREAD_POOL_SIZE,
 				(unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, idle ? idle : 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				(size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION, kv_http_guard_notify, h->guard,

@@ -57,7 +57,8 @@ void kv_http_guard_headers_in(struct MHD_Connection *c);
 void kv_http_guard_request_in(struct MHD_Connection *c);
 void kv_http_guard_answered(struct MHD_Connection *c);
 
-/* Counts a request refused as malformed and logs why, with its peer. */
+/* Counts a request refused as malformed and logs why, with its peer (c
+ * NULL: a refusal libmicrohttpd made before naming the connection). */
 void kv_http_guard_malformed(kv_http_guard *g, struct MHD_Connection *c, const char *why);
 
 /* The connection's peer as text ("unknown" if none), and in addr (if not

@@ -654,6 +654,20 @@ def test_odd_requests(procs):
     assert "reason=malformed peer=%s" % attacker(0) in log and "unsupported Transfer-Encoding" in log
     # what is well formed is still served, paths with their escapes decoded
     assert ask(exp, "/metrics%3F")[0] == 404 and ask(exp, "/-/health%79")[0] == 200
+    # what libmicrohttpd refuses itself, before any callback names the
+    # connection: counted from its log line, exactly once each
+    own = [(b"GET /-/healthy HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+           (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70000 + b"\r\n\r\n", 431),
+           (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400)]
+    for i, (request, want) in enumerate(own):
+        with socket.create_connection(("127.0.0.1", exp.port), timeout=scaled(5),
+                                      source_address=(attacker(i), 0)) as s:
+            s.sendall(request)
+            assert s.recv(64).startswith(b"HTTP/1.1 %d " % want), request[:40]
+    m2 = exp.metrics()
+    assert rejected(m2, "malformed") == rejected(m, "malformed") + len(own), \
+        m2.find("mooncake_kv_http_connections_rejected_total")
+    assert "answered 505 by libmicrohttpd" in procs.log(exp.proc)
     still_serving(exp)
 
 
