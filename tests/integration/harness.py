@@ -320,3 +320,26 @@ def run_tests(names, only=None):
             procs.close()
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
+
+
+def make_pki(d):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, in d."""
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True, timeout=scaled(30))
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kvx-test-ca")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    for who in ("server", "client"):
+        ossl("req", *ec, "-keyout", who + ".key", "-out", who + ".csr", "-subj", "/CN=kvx-test-" + who)
+        ossl("x509", "-req", "-in", who + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", who + ".crt", "-days", "2", "-extfile", "san.ext")
+
+
+def bcrypt(password, cost=5):
+    """A bcrypt hash of password (cost 5 by default: quick to check)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # crypt is deprecated in Python 3.11; the hash is what is wanted
+        import crypt
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << cost))

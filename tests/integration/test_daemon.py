@@ -16,7 +16,8 @@ import threading
 import time
 import traceback
 
-from harness import Exporter, Metrics, Procs, Sim, free_port, http_get, in_threads, polls_pass, run_tests, wait_for
+from harness import (Exporter, Metrics, Procs, Sim, bcrypt, free_port, http_get, in_threads, make_pki, polls_pass,
+                     run_tests, wait_for)
 from timing import scaled
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
@@ -682,28 +683,6 @@ def test_source_endpoints(procs):
     assert m.get("mooncake_kv_subscriber_connected", source="later") == 0
     assert http_get(exp.url + "/-/ready")[0] == 503
     assert exp.proc.poll() is None
-
-
-def make_pki(d):
-    """A CA, a server certificate for 127.0.0.1 and a client certificate."""
-    def ossl(*args):
-        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True, timeout=scaled(30))
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kvx-test-ca")
-    with open(os.path.join(d, "san.ext"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\n")
-    for who in ("server", "client"):
-        ossl("req", *ec, "-keyout", who + ".key", "-out", who + ".csr", "-subj", "/CN=kvx-test-" + who)
-        ossl("x509", "-req", "-in", who + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-             "-out", who + ".crt", "-days", "2", "-extfile", "san.ext")
-
-
-def bcrypt(password):
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import crypt
-        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 5))
 
 
 def curl(url, *args):

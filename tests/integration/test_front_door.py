@@ -29,7 +29,7 @@ import threading
 import time
 import warnings
 
-from harness import Exporter, Metrics, Sim, free_port, run_tests, wait_for
+from harness import Exporter, Metrics, Sim, bcrypt, free_port, make_pki, run_tests, wait_for
 from timing import scaled
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
@@ -55,13 +55,6 @@ def attacker(i):
 
 def b64(raw):
     return "Basic " + base64.b64encode(raw).decode()
-
-
-def bcrypt(password, cost):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import crypt
-        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << cost))
 
 
 class Door(Exporter):
@@ -669,19 +662,6 @@ def test_odd_requests(procs):
         m2.find("mooncake_kv_http_connections_rejected_total")
     assert "answered 505 by libmicrohttpd" in procs.log(exp.proc)
     still_serving(exp)
-
-
-def make_pki(d):
-    """A CA and a server certificate for 127.0.0.1 (as test_daemon.py's)."""
-    def ossl(*args):
-        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True, timeout=scaled(30))
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kvx-test-ca")
-    with open(os.path.join(d, "san.ext"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\n")
-    ossl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kvx-test-server")
-    ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-         "-out", "server.crt", "-days", "2", "-extfile", "san.ext")
 
 
 def client_ctx(d, version=None):
