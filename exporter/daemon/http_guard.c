@@ -92,13 +92,35 @@ static unsigned count_from(const kv_http_guard *g, const unsigned char addr[16])
 	return n;
 }
 
+/* Whether c still holds its place: not cut, and its client has not closed.
+ * libmicrohttpd removes a connection its client left only when its thread
+ * gets to it, later while that thread writes a large scrape: a client that
+ * asks again and again on new connections must not be kept out by its own
+ * past ones. */
+static bool holds(const conn *c)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+	return !c->cut && !(poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+}
+
+/* The connections that hold their place, of addr (NULL: all). */
+static unsigned holding(const kv_http_guard *g, const unsigned char *addr)
+{
+	unsigned n = 0;
+	for (const conn *c = g->head; c; c = c->next)
+		n += (!addr || !memcmp(c->addr, addr, 16)) && holds(c);
+	return n;
+}
+
 /* The limit a client over it breaks, KV_HTTP_REJECT__COUNT for none
- * (under the lock); `extra` counts a connection not yet in the table. */
+ * (under the lock); `extra` counts a connection not yet in the table.  The
+ * table's counts first, and where they are over, those that still hold. */
 static enum kv_http_reject over_limit(const kv_http_guard *g, const unsigned char addr[16], unsigned extra)
 {
-	if (g->n + extra > g->l.max_connections)
+	unsigned most = g->l.max_connections, per = g->l.max_per_address;
+	if (g->n + extra > most && holding(g, NULL) + extra > most)
 		return KV_HTTP_REJECT_LIMIT;
-	if (g->l.max_per_address && count_from(g, addr) + extra > g->l.max_per_address)
+	if (per && count_from(g, addr) + extra > per && holding(g, addr) + extra > per)
 		return KV_HTTP_REJECT_ADDRESS_LIMIT;
 	return KV_HTTP_REJECT__COUNT;
 }
