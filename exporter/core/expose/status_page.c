@@ -305,7 +305,8 @@ static void reconciliation(B *b, const kv_exporter_snap *x, const kv_source_snap
 	const kv_recon_stats *r = &s->recon;
 	kv_buf_adds(b, "<dt class=\"wide\">Reconciliation</dt><dd class=\"wide\">");
 	if (!r->enabled) {
-		kv_buf_adds(b, "<span class=\"none\">off (reconcile=true, --master.reconcile)</span></dd>");
+		kv_buf_adds(b, "<span class=\"none\">off (on with --master.reconcile, or reconcile=true in "
+			       "--source)</span></dd>");
 		return;
 	}
 	chips(b, "mooncake_kv_reconciliations_total", "result", recon_name, r->results, KV_RECON__RESULTS, true);
