@@ -153,7 +153,7 @@ wait_for "$WEB" "the exporter to prove fresh's store empty" 20 ready \
   'mooncake_kv_watched_from_empty{source="fresh"} == 1'
 touch "$logdir/fresh-gate"
 stage "$WEB" "1/4 Start: the exporter has just joined three simulated stores, default (two HA masters \
-holding 6,000 objects it never saw stored), fresh (a new, empty master) and listed (a master that lists \
+that already held thousands of objects it never saw stored), fresh (a new, empty master) and listed (a master that lists \
 every tenant's keys); notice that every tenant it could rebuild from a key listing or watch from empty is \
 exact already, and default's other tenants are stale since startup." \
   "tenant default of source default reconciled, every tenant of listed exact, fresh's traffic" 20 \
@@ -167,8 +167,8 @@ wait_for "$WEB" "default's publisher restart, its queue's loss and fresh's quota
   'mooncake_kv_master_restarts_total{source="default"} >= 1' \
   'mooncake_kv_queue_lost_events_total{source="default"} > 0' \
   'mooncake_kv_state_stale_reason{source="fresh",tenant_id="tenant-2",reason="quota_eviction"} == 1'
-stage "$WEB" "2/4 Trouble: default's leader got a burst of 5,000 events for a queue of 2,000 and then \
-restarted its publisher, and fresh's master evicted objects of tenant-2 for quota without an event (as \
+stage "$WEB" "2/4 Trouble: default's leader got a burst of 5,000 events for a queue of 2,000 (3,000 \
+dropped) and then restarted its publisher, whose new process dropped more before its first send, and fresh's master evicted objects of tenant-2 for quota without an event (as \
 Mooncake main does); notice the loss counted by cause, tenant default rebuilt from its master's listing \
 again, and fresh's tenant-2 stale since the eviction." \
   "tenant default of source default rebuilt after the loss" 20 \
