@@ -150,8 +150,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		role = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
 	/* a standby has no publisher to connect to: quiet, not alarming */
 	bool standby = (m->has_master && M->standby) || (s->polled && role == KV_ROLE_STANDBY);
-	flag(b, "mooncake_kv_subscriber_connected", m->connected, "connected", "ok", "disconnected",
-	     standby ? "" : "bad");
+	flag(b, "mooncake_kv_subscriber_connected", m->connected, "connected", "ok",
+	     standby ? "standing by" : "disconnected", standby ? "" : "bad");
 	if (m->dialect.decided) /* else no word, as no sample */
 		word(b, "mooncake_kv_publisher_dialect", "dialect", kv_dialect_name(m->dialect.dialect), "pill");
 	kv_buf_adds(b, "<br><small>reconnects: ");
