@@ -48,13 +48,6 @@ struct kv_source {
 	size_t n_members;
 	bool recon_started;
 	pthread_t recon_thread;
-	/* the failover warning (master_poller.c), under lock: the last member
-	 * judged to serve (-1: none yet), and a failover not logged yet because
-	 * its new leader is not known yet */
-	int last_leader;
-	bool failover_pending;
-	int failover_from;
-	double failover_at;
 };
 
 /* Sets up the state, and each member's stream and subscriber sockets,

@@ -109,52 +109,20 @@ static void fetch_into(kv_fetch *f, const char *url, kv_answer *a, kv_buf *keep)
 		a->err = KV_POLL_NO_MEMORY;
 }
 
-/* A failover to log: its new leader and the one before (-1: none). */
-struct failover_note {
-	bool log;
-	int leader, from;
-};
-
-/* The failover warning names the new leader, which the poll that finds the
- * failover may not know yet: when the new leader's answer moves the view,
- * the old leader's last answer still says it serves (the judgement keeps
- * it leader until it answers again), and when the old leader's does, the
- * new one may not have answered as leader yet.  So the warning waits until
- * the judgement names a leader other than the one before (or the same one,
- * re-elected, by its own poll), two poll intervals at most; then it names
- * whoever leads, or none.  Under the lock. */
-static struct failover_note failover_step(kv_source *s, const kv_poll_news *n, double now)
-{
-	struct failover_note f = {.log = false};
-	if ((n->leadership & KV_LEAD_FAILOVER) && !s->failover_pending) {
-		s->failover_pending = true;
-		s->failover_from = s->last_leader;
-		s->failover_at = now;
-	}
-	if (s->failover_pending && ((n->leader >= 0 && (n->leader != s->failover_from || n->leads)) ||
-				    now - s->failover_at >= 2 * s->config->poll_interval)) {
-		f = (struct failover_note){.log = true, .leader = n->leader, .from = s->failover_from};
-		s->failover_pending = false;
-	}
-	if (n->leader >= 0)
-		s->last_leader = n->leader;
-	return f;
-}
-
 static const char *member_label(const kv_source *s, int i)
 {
 	return i >= 0 && s->members[i].cfg->label ? s->members[i].cfg->label : "none";
 }
 
-static void log_ha(const kv_member *m, const kv_poll_news *n, const struct failover_note *fo)
+static void log_ha(const kv_member *m, const kv_poll_news *n)
 {
 	const char *name = m->src->cfg->name;
 	char v[24];
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)n->view);
-	if (fo->log)
+	if (n->failover_told)
 		kv_log(KV_LOG_WARN, "master failover: tenants stale until reconciled", "source", name, "new_leader",
-		       member_label(m->src, fo->leader), "old_leader", member_label(m->src, fo->from), "view_version",
-		       v, NULL);
+		       member_label(m->src, n->leader), "old_leader", member_label(m->src, n->failover_from),
+		       "view_version", v, NULL);
 	if (n->leadership & KV_LEAD_SPLIT)
 		kv_log(KV_LOG_ERROR, "split brain: several masters serve at once", "source", name, "also",
 		       m->cfg->label ? m->cfg->label : "", NULL);
@@ -207,7 +175,6 @@ void *kv_master_poller_main(void *arg)
 		kv_poll_news news;
 		pthread_mutex_lock(&s->lock);
 		kv_store_poll_answers(s->store, m->index, &a, &news);
-		struct failover_note fo = failover_step(s, &news, a.t1);
 		pthread_mutex_unlock(&s->lock);
 		if (news.dialect_news != KV_DIALECT_SAME)
 			atomic_store(&m->dialect_decided, true);
@@ -217,7 +184,7 @@ void *kv_master_poller_main(void *arg)
 			       "the master's store is empty before its publisher's first message: every tenant "
 			       "exact from here",
 			       "source", s->cfg->name, "url", m->cfg->status, NULL);
-		log_ha(m, &news, &fo);
+		log_ha(m, &news);
 		kv_member_log_dialect(m, news.dialect_news, &news.dialect);
 		if (news.leads) {
 			poll_metrics(m, &f, &u);

@@ -99,7 +99,6 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->cfg = src;
 	s->config = cfg;
 	s->stop = stop;
-	s->last_leader = -1;
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
 		return KV_ENOMEM;

@@ -179,8 +179,10 @@ typedef struct kv_poll_news {
 	uint64_t view;                           /* the highest view version any member reported */
 	enum kv_dialect_news dialect_news;
 	kv_dialect_info dialect;
-	bool leads;        /* this member serves: ask it for /metrics and the quotas next */
-	bool proved_empty; /* the store was proven empty before its publisher's first message: every tenant exact */
+	bool leads;         /* this member serves: ask it for /metrics and the quotas next */
+	bool failover_told; /* a failover (this poll's or an earlier one's) to tell now: leader is the new one */
+	int failover_from;  /* ... and the one before it, -1: none */
+	bool proved_empty;  /* the store was proven empty before its publisher's first message: every tenant exact */
 } kv_poll_news;
 
 void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news);

@@ -85,6 +85,28 @@ typedef struct kv_member_role {
 
 void kv_leadership_init(kv_leadership *h);
 
+/* When a failover is told (the log's warning names the new leader): the
+ * poll that finds a failover may not know its new leader yet.  When the
+ * new leader's answer moves the view, the old leader's last answer still
+ * says it serves (the judgement keeps it leader until it answers again),
+ * and when the old leader's does, the new one may not have answered as
+ * leader yet.  So the telling waits until the judgement names a leader
+ * other than the one before (or the same one, re-elected, by its own
+ * poll), two poll intervals at most. */
+typedef struct kv_failover_tell {
+	int last;     /* the member last judged to serve, -1: none yet */
+	bool waits;   /* a failover not told yet */
+	int from;     /* its leader before */
+	double since; /* when it was found (unix seconds) */
+} kv_failover_tell;
+
+void kv_failover_tell_init(kv_failover_tell *t);
+/* After a poll (its leadership news bits, the leader judged now, whether
+ * the polled member leads, at now, polls `interval` apart): true when a
+ * failover is to be told now, with *from its leader before (-1: none). */
+bool kv_failover_tell_step(kv_failover_tell *t, unsigned news, int leader, bool leads, double now, double interval,
+			   int *from);
+
 /* A message of `events` events came from the member.  Events published
  * while its last poll said it does not serve are real mutations (applied),
  * and a sign of trouble: counted as standby events once the next poll

@@ -72,6 +72,30 @@ void kv_leadership_init(kv_leadership *h)
 	h->leader = h->last_leader = -1;
 }
 
+void kv_failover_tell_init(kv_failover_tell *t)
+{
+	*t = (kv_failover_tell){.last = -1, .from = -1};
+}
+
+bool kv_failover_tell_step(kv_failover_tell *t, unsigned news, int leader, bool leads, double now, double interval,
+			   int *from)
+{
+	bool tell = false;
+	if ((news & KV_LEAD_FAILOVER) && !t->waits) {
+		t->waits = true;
+		t->from = t->last;
+		t->since = now;
+	}
+	if (t->waits && ((leader >= 0 && (leader != t->from || leads)) || now - t->since >= 2 * interval)) {
+		tell = true;
+		*from = t->from;
+		t->waits = false;
+	}
+	if (leader >= 0)
+		t->last = leader;
+	return tell;
+}
+
 void kv_leadership_note(kv_leadership *h, kv_ha_obs *slot, const kv_ha_obs *fresh)
 {
 	uint64_t from = slot->run_from, last = slot->run_last, n = ++h->observed;

@@ -62,6 +62,7 @@ struct kv_store {
 	size_t n;
 	kv_member_role *roles; /* each member's, in member order */
 	kv_leadership leadership;
+	kv_failover_tell tell;      /* when the log tells of a failover */
 	kv_quotas quotas;           /* the leader's last answer */
 	kv_quota_rejects rejects;   /* the leader's puts refused for a quota, from its /metrics */
 	kv_quota_rejects evictions; /* the bytes the leader's quota eviction freed, per tenant */

@@ -44,6 +44,7 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	s->cfg.members = NULL; /* copied into the parts below: the caller's array need not outlive the store */
 	s->n = cfg->n_members;
 	kv_leadership_init(&s->leadership);
+	kv_failover_tell_init(&s->tell);
 	kv_hist_init(&s->scrape_hold, kv_hold_bounds, kv_hold_bounds_n);
 	kv_reconcile_plan_init(&s->plan, cfg->reconcile_interval);
 	s->recon.enabled = cfg->reconcile;

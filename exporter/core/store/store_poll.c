@@ -182,6 +182,9 @@ void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a,
 	news->leader = s->leadership.leader;
 	news->view = s->leadership.view;
 	news->leads = err == KV_POLL_OK && o.serving && s->leadership.leader == (int)member;
+	news->failover_from = -1;
+	news->failover_told = kv_failover_tell_step(&s->tell, news->leadership, news->leader, news->leads, a->t1,
+						    a->interval, &news->failover_from);
 	if (news->leadership) /* another master's store, or two: no proof goes on across it */
 		for (size_t i = 0; i < s->n; i++)
 			s->parts[i].empty = KV_EMPTY_NONE;
