@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <errno.h>
-#include <netdb.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
-#include <zlib.h>
 
 #include <mooncake_kv/scrape.h>
 

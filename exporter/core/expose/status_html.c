@@ -127,26 +127,30 @@ void kv_html_u64(B *b, const char *tag, const char *family, const char *ln, cons
 	kv_buf_addc(b, '>');
 }
 
-void kv_html_chip(B *b, const char *family, const char *ln, const char *lv, uint64_t v)
+/* A chip: its word (escaped: a label value; or the program's own text),
+ * then the count in bold. */
+static void chip(B *b, const char *family, const char *ln, const char *lv, const char *text, uint64_t v)
 {
 	char t[KV_FMT_MAX + 1];
 	*kv_fmt_u64(t, v) = '\0';
 	kv_html_fig_open(b, "span", "chip", family, ln, lv, t);
-	kv_html_escs(b, lv);
+	if (text)
+		kv_buf_adds(b, text);
+	else
+		kv_html_escs(b, lv);
 	kv_buf_adds(b, " <b>");
 	grouped(b, t);
 	kv_buf_adds(b, "</b></span> ");
 }
 
+void kv_html_chip(B *b, const char *family, const char *ln, const char *lv, uint64_t v)
+{
+	chip(b, family, ln, lv, NULL, v);
+}
+
 void kv_html_chip_named(B *b, const char *family, const char *text, uint64_t v)
 {
-	char t[KV_FMT_MAX + 1];
-	*kv_fmt_u64(t, v) = '\0';
-	kv_html_fig_open(b, "span", "chip", family, NULL, NULL, t);
-	kv_buf_adds(b, text);
-	kv_buf_adds(b, " <b>");
-	grouped(b, t);
-	kv_buf_adds(b, "</b></span> ");
+	chip(b, family, NULL, NULL, text, v);
 }
 
 void kv_html_duration(B *b, double ms)
