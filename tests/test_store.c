@@ -127,8 +127,9 @@ static void test_streamed_answers(void **state)
 				      "mooncake_tenant_quota_reject_total{tenant_id=\"t1\",reason=\"quota\"} 3\n";
 	kv_store_metrics_reset(s, 0);
 	for (size_t i = 0; i + 1 < sizeof(metrics); i += 7) /* in pieces */
-		assert_true(kv_store_metrics_feed(s, 0, metrics + i,
-						  sizeof(metrics) - 1 - i < 7 ? sizeof(metrics) - 1 - i : 7));
+		assert_int_equal(kv_store_metrics_feed(s, 0, metrics + i,
+						       sizeof(metrics) - 1 - i < 7 ? sizeof(metrics) - 1 - i : 7),
+				 KV_OK);
 	kv_store_metrics_end(s, 0, KV_POLL_OK);
 	kv_store_quotas_reset(s, 0);
 	assert_false(kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 503)); /* stood down: nothing said */
@@ -149,7 +150,7 @@ static size_t metrics(kv_store *s, unsigned keys, const char *evictions)
 	char body[512];
 	snprintf(body, sizeof(body), "master_key_count %u\n%s", keys, evictions ? evictions : "");
 	kv_store_metrics_reset(s, 0);
-	assert_true(kv_store_metrics_feed(s, 0, body, strlen(body)));
+	assert_int_equal(kv_store_metrics_feed(s, 0, body, strlen(body)), KV_OK);
 	return kv_store_metrics_end(s, 0, KV_POLL_OK);
 }
 
@@ -210,7 +211,7 @@ static void test_empty_store_after_failover(void **state)
 	assert_true(gauge(s, STALE("default")) == 1);
 	f.s = s;
 	kv_store_metrics_reset(s, 1); /* the new leader's key count */
-	assert_true(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19));
+	assert_int_equal(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19), KV_OK);
 	kv_store_metrics_end(s, 1, KV_POLL_OK);
 	poll_view(&f, 1, 0, "serving\n", 4, &n);
 	assert_true(n.proved_empty);

@@ -13,6 +13,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_fmt.h"
 #include "kv_render.h"
 #include "kv_utf8.h"

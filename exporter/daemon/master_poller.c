@@ -53,7 +53,7 @@ struct urls {
 static bool into_metrics(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
-	return kv_store_metrics_feed(m->src->store, m->index, p, n);
+	return kv_store_metrics_feed(m->src->store, m->index, p, n) == KV_OK;
 }
 
 /* The leader's /metrics, read as it arrives (the member's own reader: no
@@ -78,7 +78,7 @@ static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u)
 static bool into_quotas(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
-	return kv_store_quotas_feed(m->src->store, m->index, p, n);
+	return kv_store_quotas_feed(m->src->store, m->index, p, n) == KV_OK;
 }
 
 /* The tenant quotas, from the serving member: 409 says quotas are off on

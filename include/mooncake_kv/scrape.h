@@ -20,6 +20,10 @@
 #include <mooncake_kv/buf.h>
 #include <mooncake_kv/store.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KV_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* The process_* families of the official client libraries (the shell reads
@@ -55,8 +59,8 @@ enum kv_login_failure {
 	KV_LOGIN__COUNT
 };
 
-const char *kv_http_reject_name(enum kv_http_reject r);
-const char *kv_login_failure_name(enum kv_login_failure f);
+KV_EXTERN const char *kv_http_reject_name(enum kv_http_reject r);
+KV_EXTERN const char *kv_login_failure_name(enum kv_login_failure f);
 
 typedef struct kv_http_snap {
 	bool ok; /* false: no server (a benchmark's snapshot) */
@@ -88,17 +92,17 @@ typedef struct kv_member_live {
 typedef struct kv_scrape kv_scrape;
 
 /* Room for n_sources stores.  NULL when out of memory. */
-kv_scrape *kv_scrape_new(size_t n_sources);
-void kv_scrape_free(kv_scrape *sc);
+KV_EXTERN kv_scrape *kv_scrape_new(size_t n_sources);
+KV_EXTERN void kv_scrape_free(kv_scrape *sc);
 /* Copies store s into slot i (call under the store's lock; live: one per
  * member, or NULL for none connected).  Returns 0 or KV_ENOMEM. */
-int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
+KV_EXTERN int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
 /* How long the shell held the store's lock for kv_scrape_store, in seconds
  * (call under that lock): ingestion waited that long.  The next scrape
  * shows it (mooncake_kv_scrape_lock_hold_seconds). */
-void kv_scrape_store_held(kv_store *s, double seconds);
+KV_EXTERN void kv_scrape_store_held(kv_store *s, double seconds);
 /* Appends the exposition of every slot to out.  Returns 0 or KV_ENOMEM. */
-int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
+KV_EXTERN int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
 
 /* The status page (GET /status): the same copies as a scrape's, as one
  * HTML5 page for a person: each source and member (connection, dialect,
@@ -125,11 +129,12 @@ typedef struct kv_status_opts {
 /* The limit a query's `limit=` asks for: NULL, empty or not a decimal
  * number: KV_STATUS_LIMIT_DEFAULT; above KV_STATUS_LIMIT_MAX: that; 0 shows
  * the sources alone. */
-size_t kv_status_limit(const char *text);
+KV_EXTERN size_t kv_status_limit(const char *text);
 
 /* Appends the page to out.  x->now_ms dates it (0: no ages shown).
  * Returns 0 or KV_ENOMEM. */
-int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out);
+KV_EXTERN int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o,
+				    kv_buf *out);
 
 #define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
@@ -149,7 +154,7 @@ typedef struct kv_expo_opts {
 
 /* Appends text[0..len) (a whole 0.0.4 exposition, HELP and TYPE before
  * each family's samples) to out as o asks.  Returns 0 or KV_ENOMEM. */
-int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o);
+KV_EXTERN int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o);
 
 /* The same pass a piece at a time, for a writer that consumes the output as
  * it comes (a compressor), so that a 41 MB scrape is not copied whole:
@@ -171,10 +176,10 @@ typedef struct kv_expo_pass {
 	size_t help_len;
 } kv_expo_pass;
 
-void kv_expo_begin(kv_expo_pass *p, const kv_expo_opts *o);
+KV_EXTERN void kv_expo_begin(kv_expo_pass *p, const kv_expo_opts *o);
 /* Each returns 0 or KV_ENOMEM (out failed). */
-int kv_expo_feed(kv_expo_pass *p, kv_buf *out, const char *text, size_t len);
-int kv_expo_end(kv_expo_pass *p, kv_buf *out);
+KV_EXTERN int kv_expo_feed(kv_expo_pass *p, kv_buf *out, const char *text, size_t len);
+KV_EXTERN int kv_expo_end(kv_expo_pass *p, kv_buf *out);
 
 /* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
  * that must match a family's whole name, as its TYPE line gives it) and
@@ -185,13 +190,17 @@ typedef struct kv_family_filter kv_family_filter;
 
 /* NULL with a reason in err when the regex does not compile or memory
  * runs out. */
-kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
-void kv_family_filter_free(kv_family_filter *f);
+KV_EXTERN kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
+KV_EXTERN void kv_family_filter_free(kv_family_filter *f);
 /* A kv_family_drop_fn: ctx is the kv_family_filter. */
-bool kv_family_filter_drops(const char *name, size_t len, void *ctx);
+KV_EXTERN bool kv_family_filter_drops(const char *name, size_t len, void *ctx);
 
 /* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
  * and 3.x do by default.  NULL: no. */
-bool kv_expo_wants_openmetrics(const char *accept);
+KV_EXTERN bool kv_expo_wants_openmetrics(const char *accept);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "kv_common.h"
 #include "kv_family.h"
+#include "kv_fmt.h"
 #include "kv_regex.h"
 
 static bool ends_with(const char *s, size_t n, const char *suffix)

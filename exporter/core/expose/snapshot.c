@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_array.h"
 #include "kv_snapshot.h"
 
 int kv_snapshot_members(kv_source_snap *snap, size_t n)

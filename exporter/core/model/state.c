@@ -5,6 +5,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_state_impl.h"
 #include "kv_utf8.h"
 

@@ -7,6 +7,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_state_impl.h"
 
 static kv_str dup_str(const char *p, size_t n)

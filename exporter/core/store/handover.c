@@ -214,8 +214,8 @@ static void write_store(kv_pack_w *w, const kv_store *s)
 	kv_pack_end(w);
 }
 
-int kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_ms,
-		      int (*sink)(void *arg, const void *p, size_t n), void *arg)
+enum kv_err kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_ms,
+			      int (*sink)(void *arg, const void *p, size_t n), void *arg)
 {
 	struct sink k = {sink, arg};
 	kv_pack_w w;

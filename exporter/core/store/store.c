@@ -70,8 +70,8 @@ fail:
 	return NULL;
 }
 
-int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
-		    kv_ingest_report *rep)
+enum kv_err kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
+			    kv_ingest_report *rep)
 {
 	kv_ingest_report r;
 	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
