@@ -12,7 +12,10 @@
  * enum kv_poll_error.  What the wire says (a malformed message, an unknown
  * medium) is never a failure of the function: it is data, reported through
  * the output structure and counted by reason.  A bool answers a question
- * (is it ready, are there more) and never means failure.
+ * (is it ready, are there more) and never means failure, but for one:
+ * kv_recon_listing_drain says whether a reconciliation's attempt goes on,
+ * and why it stopped (a limit, the master, memory) is in the attempt's
+ * summary.
  *
  * What these headers declare is the library's whole interface: the library
  * exports each function marked KV_EXTERN and nothing else
