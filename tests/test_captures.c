@@ -433,5 +433,5 @@ int main(void)
 		cmocka_unit_test(test_edge),
 		cmocka_unit_test(test_volume),
 	};
-	return cmocka_run_group_tests_name("fixtures", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("captures", tests, NULL, NULL);
 }
