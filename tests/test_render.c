@@ -229,6 +229,21 @@ static void test_family_tables(void **state)
 	assert_true(n > 90);
 }
 
+static void test_label_value_escaping(void **state)
+{
+	(void)state;
+	kv_buf b;
+	kv_buf_init(&b);
+	kv_render_label_value(&b, "a\\b\"c\nd", 7, false);
+	assert_string_equal(b.data, "a\\\\b\\\"c\\nd");
+	kv_buf_reset(&b);
+	/* sanitised: each byte that starts no character becomes one U+FFFD */
+	kv_render_label_value(&b, "x\xff\xfey\0z\xce\xba", 8, true);
+	assert_string_equal(b.data, "x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbdz\xce\xba");
+	assert_true(kv_label_value_clean(b.data, b.len));
+	kv_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +251,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_family_tables),
+		cmocka_unit_test(test_label_value_escaping),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

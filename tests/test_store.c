@@ -2,7 +2,7 @@
 /* The core driven through its public interface alone (include/mooncake_kv/),
  * as the daemon drives it: frames and the master's answers into a store,
  * and the scrape's text out.  Nothing here includes a core-private header
- * (reconciliation runs: test_store_reconcile.c). */
+ * (reconciliation runs: test_reconcile_run.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

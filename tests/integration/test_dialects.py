@@ -10,7 +10,7 @@ import os
 import sys
 
 from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import check_truth, promtool_check, settle
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None

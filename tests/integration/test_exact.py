@@ -13,7 +13,7 @@ import os
 import sys
 
 from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import check_truth, promtool_check, settle
 from test_dialects import dialect_of
 from test_residency import check_residency
 

@@ -14,7 +14,7 @@ import time
 
 import timing
 from harness import Exporter, Sim, polls_pass, run_tests, wait_for
-from test_daemon import settle
+from harness import settle
 from test_dialects import dialect_of
 from test_exact import by_tenant, check_master, stale_reasons
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A store for the tests that drive the core through its public interface
- * alone (tests/test_store*.c): one or two members polled as upstream main
- * answers, stored events of a tenant, one poll, and the scrape's text.
- * Include after <cmocka.h>. */
+ * (test_store.c, test_reconcile_run.c, ...): one or two members polled as
+ * upstream main answers, stored events of a tenant, one poll, and the
+ * scrape's text.  Include after <cmocka.h>. */
 #ifndef STORE_FIXTURE_H
 #define STORE_FIXTURE_H
 
