@@ -429,9 +429,9 @@ static void expect_media_status(const json_t *stats)
 	json_t *answer = json_object(); /* load_json read its counters as reals */
 	const char *name;
 	const json_t *v;
-	json_object_foreach((json_t *)stats, name, v)
-		json_object_set_new(answer, name,
-				    json_is_real(v) ? json_integer((json_int_t)json_real_value(v)) : json_incref((json_t *)v));
+	json_object_foreach((json_t *)stats, name, v) json_object_set_new(
+		answer, name,
+		json_is_real(v) ? json_integer((json_int_t)json_real_value(v)) : json_incref((json_t *)v));
 	char body[512]; /* not json_dumps: this file's free is cmocka's */
 	size_t len = json_dumpb(answer, body, sizeof(body), JSON_COMPACT);
 	kv_master_status st;
@@ -507,7 +507,8 @@ static void test_main3818(void **state)
 		/* exact once a cleared emptied it, and every live object's birth held */
 		assert_int_equal(t->stale, WANT("cleared") ? 0 : KV_STALE_STARTUP);
 		assert_int_equal(t->objects.births_n, WANT("cleared") ? WANT("objects") : 0);
-		events += t->counts.events[KV_EV_STORED] + t->counts.events[KV_EV_REMOVED] + t->counts.events[KV_EV_CLEARED];
+		events += t->counts.events[KV_EV_STORED] + t->counts.events[KV_EV_REMOVED] +
+			  t->counts.events[KV_EV_CLEARED];
 		whole += h->count;
 		cleared += WANT("cleared");
 		withheld += WANT("cleared_withheld");
