@@ -370,6 +370,152 @@ static void test_object_cleared(void **state)
  * timeout is forgotten (its room in the budget back, its series gone); one
  * with objects, or with a recent event, stays; one that comes back starts
  * afresh, stale since start-up. */
+/* --- RemoveAll and the op log (docs/design.md, "RemoveAll and the op log") ---
+ *
+ * A state fed by several masters (kv_state_set_ha), exact from the start
+ * (the proof of an empty store), so that a cleared knows all its tenant
+ * held. */
+static int setup_ha(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	kv_budget_init(&f->budget, 1000, 1000000);
+	kv_state *s = kv_state_new(&f->budget, 1234);
+	assert_non_null(s);
+	kv_state_set_ha(s, true);
+	kv_state_prove_empty(s);
+	assert_non_null(f->st = kv_stream_attach(s));
+	*state = f;
+	return 0;
+}
+
+static int teardown_ha(void **state)
+{
+	struct fx *f = *state;
+	kv_state *s = (kv_state *)kv_stream_state(f->st); /* attached: the test owns it */
+	kv_stream_free(f->st);
+	kv_state_free(s);
+	assert_int_equal(atomic_load(&f->budget.objects), 0);
+	assert_int_equal(atomic_load(&f->budget.tenants), 0);
+	free(f);
+	return 0;
+}
+
+/* RemoveAll of tenant t with the op log: cleared at once, the removals of
+ * what it held (k1 cpu, k2 cpu and disk, k3 cpu) later.  k1 is put again in
+ * between: its late removal cannot be told from the new object's own. */
+static void removeall_with_late_removals(struct fx *f)
+{
+	ev1(f, "stored", "t", "cpu", "k1");
+	ev1(f, "stored", "t", "cpu", "k2");
+	ev1(f, "stored", "t", "disk", "k2");
+	ev1(f, "stored", "t", "cpu", "k3");
+	ev1(f, "stored", "u", "cpu", "k1");
+	assert_int_equal(tenant(f->st, "t")->stale, 0);
+	ev1(f, "cleared", "t", NULL, NULL);
+	ev1(f, "stored", "t", "cpu", "k1"); /* put again: a new object */
+	ev1(f, "stored", "t", "cpu", "k4");
+	ev1(f, "removed", "t", "cpu", "k2"); /* late, of nothing held: harmless */
+	ev1(f, "removed", "t", "disk", "k2");
+	ev1(f, "removed", "t", "cpu", "k3");
+}
+
+static void test_late_removal_after_cleared(void **state)
+{
+	struct fx *f = *state;
+	removeall_with_late_removals(f);
+	const kv_tenant *t = tenant(f->st, "t");
+	assert_int_equal(t->stale, 0); /* so far every removal was of nothing held */
+	assert_true(kv_state_tenant_waits(t));
+	expect_counts(f, "t", 2, 0, 0);
+	uint64_t unobserved = t->counts.life.unobserved, observed = t->counts.life.count;
+	ev1(f, "removed", "t", "cpu", "k1"); /* the old k1's, late; or the new one's? */
+	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+	assert_int_equal(kv_state_turned_stale(kv_stream_state(f->st), 11), 1);
+	/* no life of it is observed: its end is not known */
+	assert_int_equal(t->counts.life.unobserved, unobserved + 1);
+	assert_int_equal(t->counts.life.count, observed);
+	/* every removal the cleared expected came: it waits no more */
+	assert_false(kv_state_tenant_waits(t));
+	expect_counts(f, "u", 1, 0, 0);
+	assert_int_equal(tenant(f->st, "u")->stale, 0); /* another tenant: not touched */
+}
+
+/* A late removal of a medium the new object is not on changes nothing;
+ * once every expected removal came, a removal is the guide's again. */
+static void test_late_removals_drained(void **state)
+{
+	struct fx *f = *state;
+	ev1(f, "stored", "t", "cpu", "k1");
+	ev1(f, "stored", "t", "disk", "k1");
+	ev1(f, "stored", "t", "cpu", "k2");
+	ev1(f, "cleared", "t", NULL, NULL);
+	ev1(f, "stored", "t", "cpu", "k1"); /* put again, memory only */
+	ev1(f, "removed", "t", "disk", "k1"); /* late; the new object has no disk */
+	ev1(f, "removed", "t", "cpu", "k2");
+	const kv_tenant *t = tenant(f->st, "t");
+	assert_int_equal(t->stale, 0);
+	assert_true(kv_state_tenant_waits(t)); /* k1's cpu */
+	ev1(f, "removed", "t", "cpu", "k1"); /* late, and takes the new object */
+	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+	assert_false(kv_state_tenant_waits(t));
+
+	ev1(f, "stored", "v", "cpu", "k1");
+	ev1(f, "cleared", "v", NULL, NULL);
+	ev1(f, "removed", "v", "cpu", "k1"); /* late, of nothing held */
+	const kv_tenant *v = tenant(f->st, "v");
+	assert_false(kv_state_tenant_waits(v));
+	ev1(f, "stored", "v", "cpu", "k1");
+	ev1(f, "removed", "v", "cpu", "k1"); /* nothing is expected: the guide's rule */
+	assert_int_equal(v->stale, 0);
+	expect_counts(f, "v", 0, 0, 0);
+	/* a cleared while stale (the ambiguity above) may leave an object
+	 * unseen whose removal is still to come */
+	ev1(f, "cleared", "t", NULL, NULL);
+	assert_int_equal(t->stale, 0);
+	assert_true(kv_state_tenant_waits(t));
+}
+
+/* A tenant not exact at its cleared may have held objects unseen: any
+ * removal of something held after it may be one of theirs. */
+static void test_cleared_of_a_stale_tenant(void **state)
+{
+	struct fx *f = *state;
+	ev1(f, "stored", "t", "cpu", "k1");
+	f->seq += 3; /* a gap: every tenant stale */
+	ev1(f, "stored", "t", "cpu", "k2");
+	const kv_tenant *t = tenant(f->st, "t");
+	assert_int_equal(t->stale, KV_STALE_GAP);
+	ev1(f, "cleared", "t", NULL, NULL);
+	assert_int_equal(t->stale, 0);
+	assert_true(kv_state_tenant_waits(t));
+	ev1(f, "removed", "t", "cpu", "never-seen"); /* of nothing held: harmless */
+	ev1(f, "removed", "t", "cpu", "k1");
+	ev1(f, "removed", "t", "cpu", "k2");
+	assert_int_equal(t->stale, 0);
+	ev1(f, "stored", "t", "disk", "k9");
+	ev1(f, "removed", "t", "disk", "k9");
+	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+	assert_true(kv_state_tenant_waits(t)); /* until a reconciliation */
+	/* the proof of an empty store ends the wait */
+	kv_state_prove_empty((kv_state *)kv_stream_state(f->st));
+	assert_false(kv_state_tenant_waits(t));
+	assert_int_equal(t->stale, 0);
+}
+
+/* A store of one master (the guide's order: every removal, then cleared)
+ * keeps no wait: its removals after a cleared are the guide's. */
+static void test_one_master_keeps_the_guide(void **state)
+{
+	struct fx *f = *state;
+	kv_state_prove_empty((kv_state *)kv_stream_state(f->st));
+	removeall_with_late_removals(f);
+	ev1(f, "removed", "t", "cpu", "k1");
+	const kv_tenant *t = tenant(f->st, "t");
+	assert_int_equal(t->stale, 0);
+	assert_false(kv_state_tenant_waits(t));
+	expect_counts(f, "t", 1, 0, 0);
+}
+
 static void test_idle_tenants_expire(void **state)
 {
 	struct fx *f = *state;
@@ -426,6 +572,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dialect_switch_both_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_cleared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_tenants_expire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_removal_after_cleared, setup_ha, teardown_ha),
+		cmocka_unit_test_setup_teardown(test_late_removals_drained, setup_ha, teardown_ha),
+		cmocka_unit_test_setup_teardown(test_cleared_of_a_stale_tenant, setup_ha, teardown_ha),
+		cmocka_unit_test_setup_teardown(test_one_master_keeps_the_guide, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
 }

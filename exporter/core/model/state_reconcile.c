@@ -73,6 +73,9 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 		kv_state_add_stale(s, t, stale);
 	}
 	kv_state_sync_births(s, t);
+	/* the master's own listing: what a cleared still expected is taken as
+	 * come (docs/design.md, "RemoveAll and the op log") */
+	kv_state_window_close(t);
 	memset(fresh, 0, sizeof(*fresh));
 	return KV_OK;
 }
