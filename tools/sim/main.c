@@ -50,8 +50,8 @@
  *                              objects); leased=N: N objects of each tenant still leased, skipped (no force):
  *                              no cleared for it
  *   clear:tenant=T[,leased=N]  RemoveAll of tenant T (media dialect: each object's removal, then its cleared:
- *                              main only when it held objects, conductor even when it held nothing)
- *                              With --oplog on (main): the cleared at once, the removals held back until
+ *                              main only when it held objects, conductor even when it held nothing);
+ *                              with --oplog on (main) the cleared goes at once, the removals at durable
  *   durable                    the op log's durable callbacks send RemoveAll's held-back removals (the master's
  *                              model untouched: a key put again meanwhile stays)
  *   reput:count=N[,tenant=T]   N keys whose removal is held back put again (new objects, stored)
@@ -145,9 +145,10 @@ static const char usage[] =
 	"                 tenant; invalid_event_hashes in the status)\n"
 	"  --dialect object|media  the same as --mooncake v0.3.12 (object) or --mooncake conductor (media)\n"
 	"  --spec-extras on|off (off)  on: the guide's status field skipped_keyless_events (implies conductor)\n"
-	"  --model-name S (main: " SIM_MODEL ")  --lora-name S  --additional-salt S  --block-size N (main: 16;\n"
-	"                 0: nil)  --dp-rank N (0): the model context main and conductor stamp on every event\n"
-	"                 (empty: nil; conductor's defaults are upstream's, nil; v0.3.12 stamps none)\n"
+	"  --model-name S (main: " SIM_MODEL ")  --lora-name S  --additional-salt S\n"
+	"                 --block-size N (main: 16; 0: nil)  --dp-rank N (0): the model context main and conductor\n"
+	"                 stamp on every event (empty: nil; conductor's defaults are upstream's, nil; v0.3.12\n"
+	"                 stamps none)\n"
 	"  --oplog on|off (off)  main with HA and the op log (needs two --pub at least): RemoveAll's cleared at once,\n"
 	"                 its removals at the phase durable\n"
 	"  --truth FILE   write the ground truth at exit\n"
@@ -156,9 +157,10 @@ static const char usage[] =
 	"        crash:seconds=S garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] "
 	"standby-publish:count=N[,member=I]\n"
 	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
-	"after=S) \n"
-	"        clear:...,leased=N durable reput:count=N snapshot (failover, standby: restore=M) revoke:count=N\n"
-	"        discard:count=N quota-delete:tenant=T "
+	"after=S)\n"
+	"        clear:...,leased=N durable reput:count=N[,tenant=T] snapshot (failover, standby: restore=M)\n"
+	"        revoke:count=N[,tenant=T] discard:count=N[,tenant=T] quota-delete:tenant=T\n"
+	"        "
 	"sleep:seconds=S "
 	"clock:ms=N (the publisher's clock steps) known:tenant=T (a reconciliation made T exact) known:all (watched "
 	"from empty) gate:PATH (waits for PATH to exist) wait\n";
