@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "kv_state_io.h"
 #include "kv_stream.h"
 #include "support/feed.h"
 #include "support/msgbuild.h"
@@ -502,6 +503,74 @@ static void test_cleared_of_a_stale_tenant(void **state)
 	assert_int_equal(t->stale, 0);
 }
 
+/* The bytes of a handover stream. */
+struct bytes {
+	unsigned char *p;
+	size_t n;
+};
+
+static int to_bytes(void *arg, const void *p, size_t n)
+{
+	struct bytes *b = arg;
+	b->p = realloc(b->p, b->n + n);
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+	return KV_OK;
+}
+
+static int to_load(void *arg, unsigned type, kv_pack_r *r)
+{
+	return kv_state_load_record(arg, type, r);
+}
+
+/* A handover says a tenant waits, not for what: the taker expects any key,
+ * so a removal of what it holds turns the tenant stale there too. */
+static void test_wait_handed_over(void **state)
+{
+	struct fx *f = *state;
+	ev1(f, "stored", "t", "cpu", "k1");
+	ev1(f, "stored", "u", "cpu", "k1");
+	ev1(f, "cleared", "t", NULL, NULL);
+	ev1(f, "stored", "t", "cpu", "k2");
+	assert_true(kv_state_tenant_waits(tenant(f->st, "t")));
+	struct bytes b = {0};
+	kv_pack_w w;
+	assert_int_equal(kv_pack_w_init(&w, to_bytes, &b), KV_OK);
+	kv_state_write(kv_stream_state(f->st), &w);
+	assert_int_equal(kv_pack_finish(&w), KV_OK);
+	kv_pack_w_free(&w);
+
+	kv_budget budget;
+	kv_budget_init(&budget, 1000, 1000000);
+	kv_state_load l;
+	kv_state_load_init(&l, &budget, NULL);
+	kv_pack_in in;
+	assert_int_equal(kv_pack_in_init(&in, 1 << 20, to_load, &l), KV_OK);
+	assert_int_equal(kv_pack_in_feed(&in, b.p, b.n), KV_PACK_OK);
+	assert_int_equal(kv_pack_in_end(&in), KV_PACK_OK);
+	kv_pack_in_free(&in);
+	free(b.p);
+	kv_state *taken = NULL;
+	assert_int_equal(kv_state_load_end(&l, &taken), KV_PACK_OK);
+	kv_state_load_free(&l);
+	kv_state_set_ha(taken, true);
+	kv_stream *st = kv_stream_attach(taken);
+	assert_non_null(st);
+	const kv_tenant *t = tenant(st, "t"), *u = tenant(st, "u");
+	assert_true(kv_state_tenant_waits(t));
+	assert_false(kv_state_tenant_waits(u));
+	assert_int_equal(t->stale, 0);
+	ev_spec e;
+	ev_init(&e, EV_UPSTREAM, "removed", 100, B, "u", "cpu", "k1"); /* u expects nothing */
+	assert_int_equal(feed(st, 100, &e, 1), KV_OK);
+	assert_int_equal(u->stale, 0);
+	ev_init(&e, EV_UPSTREAM, "removed", 101, B, "t", "cpu", "k2"); /* k2 was put after t's cleared */
+	assert_int_equal(feed(st, 101, &e, 1), KV_OK);
+	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+	kv_stream_free(st);
+	kv_state_free(taken);
+}
+
 /* A store of one master (the guide's order: every removal, then cleared)
  * keeps no wait: its removals after a cleared are the guide's. */
 static void test_one_master_keeps_the_guide(void **state)
@@ -575,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_removal_after_cleared, setup_ha, teardown_ha),
 		cmocka_unit_test_setup_teardown(test_late_removals_drained, setup_ha, teardown_ha),
 		cmocka_unit_test_setup_teardown(test_cleared_of_a_stale_tenant, setup_ha, teardown_ha),
+		cmocka_unit_test_setup_teardown(test_wait_handed_over, setup_ha, teardown_ha),
 		cmocka_unit_test_setup_teardown(test_one_master_keeps_the_guide, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
