@@ -503,6 +503,49 @@ static void test_cleared_of_a_stale_tenant(void **state)
 	assert_int_equal(t->stale, 0);
 }
 
+/* A reconciliation ends the wait, unless a removal it recorded could not be
+ * placed: then the cut-over is not sure of that object either. */
+static void test_reconciliation_ends_the_wait(void **state)
+{
+	struct fx *f = *state;
+	kv_state *s = (kv_state *)kv_stream_state(f->st);
+	for (int round = 0; round < 2; round++) {
+		const char *tn = round ? "v" : "t";
+		ev1(f, "stored", tn, "cpu", "k1");
+		ev1(f, "stored", tn, "cpu", "k2");
+		ev1(f, "cleared", tn, NULL, NULL);
+		ev1(f, "stored", tn, "cpu", "k1"); /* put again */
+		kv_recon_log log;
+		kv_recon_log_init(&log, 100);
+		assert_int_equal(kv_state_record_start(s, S(B), S(tn), &log), KV_OK);
+		if (round) /* while the listing is read: k1's late removal */
+			ev1(f, "removed", tn, "cpu", "k1");
+		/* the master's listing: k1, the new object */
+		kv_recon_table fresh = {0};
+		assert_int_equal(kv_recon_put(&fresh, kv_state_key_hash(s, S("k1")), KV_MEDIUM_CPU, KV_GROUP_NONE,
+					      KV_NO_BIRTH),
+				 KV_OK);
+		assert_int_equal(kv_recon_replay(&fresh, log.ev, log.n), KV_OK);
+		kv_objtable old;
+		assert_int_equal(kv_state_adopt(s, &fresh, 0, &old), KV_OK);
+		kv_objtable_clear(&old);
+		kv_recon_table_free(&fresh);
+		kv_state_record_stop(s);
+		kv_recon_log_free(&log);
+		const kv_tenant *t = tenant(f->st, tn);
+		if (!round) {
+			assert_int_equal(t->stale, 0);
+			assert_false(kv_state_tenant_waits(t));
+			ev1(f, "removed", tn, "cpu", "k2"); /* late, of nothing held */
+			ev1(f, "removed", tn, "cpu", "k1"); /* the guide's rule again */
+			assert_int_equal(t->stale, 0);
+		} else {
+			assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+			assert_true(kv_state_tenant_waits(t)); /* k2's removal is still to come */
+		}
+	}
+}
+
 /* The bytes of a handover stream. */
 struct bytes {
 	unsigned char *p;
@@ -645,6 +688,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_removals_drained, setup_ha, teardown_ha),
 		cmocka_unit_test_setup_teardown(test_cleared_of_a_stale_tenant, setup_ha, teardown_ha),
 		cmocka_unit_test_setup_teardown(test_wait_handed_over, setup_ha, teardown_ha),
+		cmocka_unit_test_setup_teardown(test_reconciliation_ends_the_wait, setup_ha, teardown_ha),
 		cmocka_unit_test_setup_teardown(test_one_master_keeps_the_guide, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);

@@ -23,6 +23,7 @@ struct kv_state {
 	uint64_t unclean_labels;
 	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
 	kv_recon_log *record;
+	bool record_unsure; /* a removal of it was ambiguous while recording (state_cleared.c): the replay may be wrong */
 	/* key groups: NULL matcher when off; names by id, an index by hash */
 	kv_keygroup_matcher *matcher;
 	kv_str *gnames;

@@ -330,6 +330,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 	if (t->window && !stored && kv_state_window_removed(t, p->key_hash, p->del, before)) {
 		kv_state_add_stale(s, t, KV_STALE_REMOVED_AFTER_CLEARED);
 		born = KV_NO_BIRTH;
+		s->record_unsure |= t == s->recorded;
 	}
 
 	unsigned after = (before | p->add) & ~(unsigned)p->del;
