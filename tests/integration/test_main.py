@@ -345,6 +345,30 @@ def test_promoted_from_snapshot(procs):
     assert m.get("mooncake_kv_state_stale", tenant_id="tenant-2", **L) == 1
 
 
+def test_standby_restored_from_snapshot(procs):
+    """One master (the sidecar topology) stands by and takes over again from a
+    snapshot: the exporter forgets its figures while it stands by and starts afresh
+    on its promotion, every tenant stale since start-up; the clean-up's removals of
+    objects never announced change nothing it holds.  Reconciled, tenant default is
+    the master's; the others stay stale."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=1500", "snapshot", "ops:count=1000",
+                           "standby:seconds=1.5,restore=30", "ops:count=300", "sleep:seconds=0.5", "truth", "wait"],
+              seed=645, extra=["--tenants", "3", "--keys", "300"])
+    exp = Exporter(procs, EXPORTER, [sim.source("s") + ",reconcile=true"],
+                   extra=["--master.reconcile-interval", "1s"])
+    sim.start()
+    truth = sim.truth_written()
+    assert truth["restored_cells"] > 0 and truth["cleanup_removals"] == 30
+    L = dict(source="s", backend_id="mooncake-master-1")
+    wait_for(lambda: exp.metrics().get("mooncake_kv_state_stale", tenant_id="default", **L) == 0, 30,
+             "default reconciled")
+    m = settle(exp, truth, "s")
+    check_master(m, truth, "s", "default")
+    for t in ("tenant-1", "tenant-2"):
+        assert m.get("mooncake_kv_state_stale", tenant_id=t, **L) == 1, t
+        assert m.get("mooncake_kv_state_stale_reason", tenant_id=t, reason="startup", **L) == 1, t
+
+
 def test_oplog_late_removals(procs):
     """With HA and the op log, RemoveAll's cleared comes at once and each removal
     later.  A key put again in between (reput, and the traffic's own puts) sees its old
