@@ -188,6 +188,19 @@ class Exporter:
         return Metrics(body.decode("utf-8"))
 
 
+def mooncake_of(extra):
+    """The master a simulator with these flags plays: main (since #3818) unless told."""
+    ex = list(extra)
+
+    def flag(name):
+        return ex[ex.index(name) + 1] if name in ex else None
+    if flag("--mooncake"):
+        return flag("--mooncake")
+    if flag("--spec-extras") == "on" or flag("--dialect") == "media":
+        return "conductor"
+    return "v0.3.12" if flag("--dialect") == "object" else "main"
+
+
 class Sim:
     """The simulator: one master, or with members=N a cluster of N (member 0 leads
     first), each with its own publisher endpoint and admin port."""
@@ -203,12 +216,10 @@ class Sim:
         self.status_addr = self.members[0] if status else None
         self.truth_path = os.path.join(procs.dir, "truth-%d.json" % self.pub_port) if truth else None
         self.argv = [exe, "--seed", str(seed)] + list(extra)
-        # what its publisher speaks (docs/upstream.md): Mooncake main's object dialect unless
-        # it plays the guide
-        ex = list(extra)
-        media = ("--dialect" in ex and ex[ex.index("--dialect") + 1] == "media") or \
-            ("--spec-extras" in ex and ex[ex.index("--spec-extras") + 1] == "on")
-        self.dialect = "media" if media else "object"
+        # which master it plays (--mooncake; --dialect and --spec-extras are older names) and
+        # what its publisher speaks (docs/upstream.md): main since #3818 by default, the guide
+        self.mooncake = mooncake_of(extra)
+        self.dialect = "object" if self.mooncake == "v0.3.12" else "media"
         for i in range(members):
             self.argv += ["--pub", self.zmqs[i]] + (["--status", self.members[i]] if status else [])
         if truth:

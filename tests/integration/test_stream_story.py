@@ -46,11 +46,12 @@ def test_story_matches_ground_truth(procs):
     assert a == b, sorted(set(a.items()) ^ set(b.items()))
 
 
-def test_upstream_master_by_default(procs):
-    """The simulator plays upstream unless told otherwise: no cleared, removals
-    that publish nothing, every textual key counted as unparsed."""
+def test_release_v0312_erases_silently(procs):
+    """The simulator plays the release (v0.3.12, main at 3b5a594) when told: no
+    cleared, removals that publish nothing, every textual key counted as unparsed."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.4", "ops:count=4000", "clear:all", "batch-remove:count=300",
-                           "ops:count=1000", "sleep:seconds=0.6"], seed=13, extra=["--tenants", "3", "--keys", "400"])
+                           "ops:count=1000", "sleep:seconds=0.6"], seed=13,
+              extra=["--mooncake", "v0.3.12", "--tenants", "3", "--keys", "400"])
     exp = Exporter(procs, EXPORTER, [sim.source("u")])
     truth = sim.start().wait()
     assert not truth["spec_extras"] and truth["silent_removals"] > 0

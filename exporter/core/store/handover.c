@@ -478,6 +478,7 @@ enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
 		s->state = c->state;
 		c->state = NULL;
 		kv_state_set_residency(s->state, s->cfg.residency);
+		kv_state_set_ha(s->state, s->cfg.ha);
 		for (size_t k = 0; k < s->n; k++) {
 			kv_store_part *p = &s->parts[k];
 			const member_carry *m = &c->members[k];

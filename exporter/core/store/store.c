@@ -53,6 +53,8 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	    !(s->parts = calloc(s->n, sizeof(*s->parts))) || !(s->roles = calloc(s->n, sizeof(*s->roles))))
 		goto fail;
 	kv_state_set_residency(s->state, cfg->residency);
+	/* several masters: a RemoveAll's removals may follow its cleared */
+	kv_state_set_ha(s->state, cfg->ha);
 	for (size_t i = 0; i < s->n; i++) {
 		kv_store_part *p = &s->parts[i];
 		p->cfg = cfg->members[i];
