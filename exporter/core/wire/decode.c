@@ -14,9 +14,40 @@
 #include "kv_mpcheck.h"
 #include "kv_mpread.h"
 
+/* The model context's fields (kv_decode.h, kv_model_ctx), in the order of
+ * enum field below. */
+enum { MF_MODEL, MF_BLOCK_SIZE, MF_SALT, MF_LORA, MF_DP_RANK, MF_N };
+static const bool mf_string[MF_N] = {true, false, true, true, false};
+
+/* One of them as an event carries it: a string's bytes (borrowed) or an
+ * unsigned integer; has is false for none. */
+typedef struct mf_val {
+	bool has;
+	uint32_t len;
+	const char *ptr;
+	uint64_t u;
+} mf_val;
+
+/* The member's last context: its values, each string's first bytes copied
+ * here (the payload they came in goes), and what is shown of it. */
+typedef struct model_last {
+	mf_val v[MF_N];
+	char bytes[MF_N][KV_MODEL_VALUE_MAX];
+	kv_model_ctx ctx;
+} model_last;
+
+/* What one message's usable events said of it: taken only once the whole
+ * message has decoded (a message rejected whole is no evidence). */
+typedef struct model_news {
+	bool any; /* v is the context of its last event that changed it */
+	uint64_t changes;
+	mf_val v[MF_N];
+} model_news;
+
 struct kv_decoder {
 	kv_event *events;
 	size_t cap;
+	model_last model;
 };
 
 kv_decoder *kv_decoder_new(void)
@@ -30,6 +61,11 @@ void kv_decoder_free(kv_decoder *d)
 		return;
 	free(d->events);
 	free(d);
+}
+
+const kv_model_ctx *kv_decoder_model(const kv_decoder *d)
+{
+	return &d->model.ctx;
 }
 
 static bool key_is(const kv_mp_obj *k, const char *lit, size_t n)
@@ -108,7 +144,22 @@ static const char *const legacy_type_wire[3] = {"BlockStored", "BlockRemoved", "
 
 /* The fields we use, found in one pass over the map: the last of a
  * duplicated key wins, as it did over msgpack-c's tree. */
-enum field { F_EVENT_ID, F_EVENT_TYPE, F_TYPE, F_TENANT_ID, F_BACKEND_ID, F_MEDIUM, F_OBJECT_KEY, F_TIMESTAMP, F_N };
+enum field {
+	F_EVENT_ID,
+	F_EVENT_TYPE,
+	F_TYPE,
+	F_TENANT_ID,
+	F_BACKEND_ID,
+	F_MEDIUM,
+	F_OBJECT_KEY,
+	F_TIMESTAMP,
+	F_MODEL_NAME, /* the model context, in MF_ order */
+	F_BLOCK_SIZE,
+	F_SALT,
+	F_LORA_NAME,
+	F_DP_RANK,
+	F_N
+};
 
 struct fields {
 	kv_mp_obj val[F_N];
@@ -124,21 +175,36 @@ static int field_of(const kv_mp_obj *k)
 {
 	if (k->kind != KV_MP_STR)
 		return -1;
-	/* Dispatch on length first: most keys are rejected in one compare. */
+	/* Dispatch on length, then on the first byte where several names
+	 * share a length: most keys are rejected, or found, in one compare. */
 	switch (k->n) {
 	case 4:
 		return KEY_IS(k, "type") ? F_TYPE : -1;
 	case 6:
 		return KEY_IS(k, "medium") ? F_MEDIUM : -1;
+	case 7:
+		return KEY_IS(k, "dp_rank") ? F_DP_RANK : -1;
 	case 8:
 		return KEY_IS(k, "event_id") ? F_EVENT_ID : -1;
 	case 9:
+		if (k->v.ptr[0] == 'l')
+			return KEY_IS(k, "lora_name") ? F_LORA_NAME : -1;
 		return KEY_IS(k, "tenant_id") ? F_TENANT_ID : KEY_IS(k, "timestamp") ? F_TIMESTAMP : -1;
 	case 10:
-		return KEY_IS(k, "event_type")   ? F_EVENT_TYPE
-		       : KEY_IS(k, "backend_id") ? F_BACKEND_ID
-		       : KEY_IS(k, "object_key") ? F_OBJECT_KEY
-						 : -1;
+		switch (k->v.ptr[0]) {
+		case 'e':
+			return KEY_IS(k, "event_type") ? F_EVENT_TYPE : -1;
+		case 'b':
+			return KEY_IS(k, "backend_id") ? F_BACKEND_ID : KEY_IS(k, "block_size") ? F_BLOCK_SIZE : -1;
+		case 'o':
+			return KEY_IS(k, "object_key") ? F_OBJECT_KEY : -1;
+		case 'm':
+			return KEY_IS(k, "model_name") ? F_MODEL_NAME : -1;
+		default:
+			return -1;
+		}
+	case 15:
+		return KEY_IS(k, "additional_salt") ? F_SALT : -1;
 	default:
 		return -1;
 	}
@@ -259,10 +325,99 @@ static enum kv_reason decode_fields(const struct fields *f, int64_t batch_ts, kv
 	return KV_R_OK;
 }
 
+/* --- the model context: compared where it is read, copied only when it
+ * changes (a publisher stamps the same one on every event) --- */
+
+static void model_vals(const struct fields *f, mf_val v[MF_N])
+{
+	for (int i = 0; i < MF_N; i++) {
+		const kv_mp_obj *o = field(f, (enum field)(F_MODEL_NAME + i));
+		v[i] = (mf_val){0};
+		if (!o)
+			continue;
+		if (mf_string[i] && (o->kind == KV_MP_STR || o->kind == KV_MP_BIN))
+			v[i] = (mf_val){.has = true, .len = o->n, .ptr = o->v.ptr};
+		else if (!mf_string[i] && o->kind == KV_MP_UINT)
+			v[i] = (mf_val){.has = true, .u = o->v.u};
+	}
+}
+
+static bool mf_same(const mf_val *a, const mf_val *b)
+{
+	if (a->has != b->has || a->len != b->len || a->u != b->u)
+		return false;
+	size_t n = a->len < KV_MODEL_VALUE_MAX ? a->len : KV_MODEL_VALUE_MAX;
+	return !n || memcmp(a->ptr, b->ptr, n) == 0;
+}
+
+/* A usable event's context against the one before it: its message's last
+ * change, else the member's (none before the first: no change). */
+static void model_note(const model_last *last, model_news *mn, const struct fields *f)
+{
+	mf_val v[MF_N];
+	model_vals(f, v);
+	const mf_val *ref = mn->any ? mn->v : last->ctx.seen ? last->v : NULL;
+	if (ref) {
+		int i = 0;
+		while (i < MF_N && mf_same(&v[i], &ref[i]))
+			i++;
+		if (i == MF_N)
+			return;
+		mn->changes++;
+	}
+	memcpy(mn->v, v, sizeof(v));
+	mn->any = true;
+}
+
+/* A string value's label text: at most KV_MODEL_VALUE_MAX bytes, cut at a
+ * character's start, NUL as 0xff (no UTF-8: the renderer shows U+FFFD, as
+ * for any invalid byte).  True when it was cut. */
+static bool model_label(char *out, const mf_val *v)
+{
+	size_t n = v->has ? v->len : 0;
+	bool cut = n > KV_MODEL_VALUE_MAX;
+	if (cut) {
+		n = KV_MODEL_VALUE_MAX;
+		for (int k = 0; k < 3 && n && ((unsigned char)v->ptr[n] & 0xc0) == 0x80; k++)
+			n--; /* ptr[n], the first byte left out, continues a character */
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = v->ptr[i] ? v->ptr[i] : (char)0xff;
+	out[n] = '\0';
+	return cut;
+}
+
+/* A decoded message changed the member's context: copy it (the message's
+ * bytes are still there). */
+static void model_take(model_last *l, const model_news *mn)
+{
+	kv_model_ctx *c = &l->ctx;
+	const mf_val *v = mn->v;
+	c->seen = true;
+	c->changes += mn->changes;
+	c->truncated += model_label(c->model_name, &v[MF_MODEL]);
+	c->truncated += model_label(c->lora_name, &v[MF_LORA]);
+	c->has_model = v[MF_MODEL].has;
+	c->has_lora = v[MF_LORA].has;
+	c->has_salt = v[MF_SALT].has;
+	c->has_block_size = v[MF_BLOCK_SIZE].has;
+	c->block_size = v[MF_BLOCK_SIZE].u;
+	c->has_dp_rank = v[MF_DP_RANK].has;
+	c->dp_rank = v[MF_DP_RANK].u;
+	for (int i = 0; i < MF_N; i++) {
+		l->v[i] = v[i];
+		if (v[i].len) {
+			memcpy(l->bytes[i], v[i].ptr, v[i].len < KV_MODEL_VALUE_MAX ? v[i].len : KV_MODEL_VALUE_MAX);
+			l->v[i].ptr = l->bytes[i];
+		}
+	}
+}
+
 /* The event whose header o is, at level 2 (root and list around it): its
- * elements are read whatever it holds.  False when they are bad or nested
- * too deep. */
-static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, kv_event *ev)
+ * elements are read whatever it holds, and a usable one's model context
+ * noted in mn.  False when they are bad or nested too deep. */
+static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, kv_event *ev, const model_last *last,
+			 model_news *mn)
 {
 	struct fields f;
 
@@ -274,6 +429,8 @@ static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, 
 	if (!locate_fields(r, o->n, &f))
 		return false;
 	ev->reject = decode_fields(&f, batch_ts, ev);
+	if (ev->reject == KV_R_OK)
+		model_note(last, mn, &f);
 	return true;
 }
 
@@ -324,6 +481,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	 * shape (as when msgpack-c unpacked the whole payload first). */
 	const kv_frame *p = &frames[2];
 	kv_mp_obj root, ts, list, rank, rest;
+	model_news mn = {0};
 	if (!p->len) /* an empty frame may carry no buffer at all */
 		goto unreadable;
 	kv_mp_reader r = {.p = p->data, .end = (const unsigned char *)p->data + p->len};
@@ -350,7 +508,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	out->events = d->events;
 	for (uint32_t i = 0; i < list.n; i++) {
 		kv_mp_obj e;
-		if (!kv_mp_next(&r, &e) || !decode_event(&r, &e, out->timestamp_ms, &d->events[i]))
+		if (!kv_mp_next(&r, &e) || !decode_event(&r, &e, out->timestamp_ms, &d->events[i], &d->model, &mn))
 			goto unreadable;
 	}
 	if (!kv_mp_next(&r, &rank))
@@ -362,6 +520,8 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 			goto unreadable;
 	if (r.p != r.end) /* one frame holds exactly one object */
 		goto unreadable;
+	if (mn.any)
+		model_take(&d->model, &mn);
 	out->n_events = list.n;
 	return KV_OK;
 bad_shape:
