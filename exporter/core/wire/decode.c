@@ -68,9 +68,24 @@ const kv_model_ctx *kv_decoder_model(const kv_decoder *d)
 	return &d->model.ctx;
 }
 
-static bool key_is(const kv_mp_obj *k, const char *lit, size_t n)
+static inline uint64_t load64(const char *p)
 {
-	return k->n == n && memcmp(k->v.ptr, lit, n) == 0;
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Whether key k is the literal lit of n bytes.  From 8 to 16 bytes, two
+ * overlapping 8-byte loads each: the compiler does not always expand a
+ * memcmp of 9 or 10 bytes inline, and a call per key was ~7% of the
+ * decode (docs/performance.md, "The model context"). */
+static inline bool key_is(const kv_mp_obj *k, const char *lit, size_t n)
+{
+	if (k->n != n)
+		return false;
+	if (n >= 8 && n <= 16)
+		return load64(k->v.ptr) == load64(lit) && load64(k->v.ptr + n - 8) == load64(lit + n - 8);
+	return memcmp(k->v.ptr, lit, n) == 0;
 }
 #define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
 
@@ -187,22 +202,17 @@ static int field_of(const kv_mp_obj *k)
 	case 8:
 		return KEY_IS(k, "event_id") ? F_EVENT_ID : -1;
 	case 9:
-		if (k->v.ptr[0] == 'l')
-			return KEY_IS(k, "lora_name") ? F_LORA_NAME : -1;
-		return KEY_IS(k, "tenant_id") ? F_TENANT_ID : KEY_IS(k, "timestamp") ? F_TIMESTAMP : -1;
+		return KEY_IS(k, "tenant_id")   ? F_TENANT_ID
+		       : KEY_IS(k, "timestamp") ? F_TIMESTAMP
+		       : KEY_IS(k, "lora_name") ? F_LORA_NAME
+						: -1;
 	case 10:
-		switch (k->v.ptr[0]) {
-		case 'e':
-			return KEY_IS(k, "event_type") ? F_EVENT_TYPE : -1;
-		case 'b':
-			return KEY_IS(k, "backend_id") ? F_BACKEND_ID : KEY_IS(k, "block_size") ? F_BLOCK_SIZE : -1;
-		case 'o':
-			return KEY_IS(k, "object_key") ? F_OBJECT_KEY : -1;
-		case 'm':
-			return KEY_IS(k, "model_name") ? F_MODEL_NAME : -1;
-		default:
-			return -1;
-		}
+		return KEY_IS(k, "event_type")   ? F_EVENT_TYPE
+		       : KEY_IS(k, "backend_id") ? F_BACKEND_ID
+		       : KEY_IS(k, "object_key") ? F_OBJECT_KEY
+		       : KEY_IS(k, "model_name") ? F_MODEL_NAME
+		       : KEY_IS(k, "block_size") ? F_BLOCK_SIZE
+						 : -1;
 	case 15:
 		return KEY_IS(k, "additional_salt") ? F_SALT : -1;
 	default:
@@ -328,44 +338,48 @@ static enum kv_reason decode_fields(const struct fields *f, int64_t batch_ts, kv
 /* --- the model context: compared where it is read, copied only when it
  * changes (a publisher stamps the same one on every event) --- */
 
-static void model_vals(const struct fields *f, mf_val v[MF_N])
+/* Field i of the context as the event carries it (mf_val). */
+static mf_val model_val(const struct fields *f, int i)
 {
-	for (int i = 0; i < MF_N; i++) {
-		const kv_mp_obj *o = field(f, (enum field)(F_MODEL_NAME + i));
-		v[i] = (mf_val){0};
-		if (!o)
-			continue;
-		if (mf_string[i] && (o->kind == KV_MP_STR || o->kind == KV_MP_BIN))
-			v[i] = (mf_val){.has = true, .len = o->n, .ptr = o->v.ptr};
-		else if (!mf_string[i] && o->kind == KV_MP_UINT)
-			v[i] = (mf_val){.has = true, .u = o->v.u};
-	}
+	const kv_mp_obj *o = field(f, (enum field)(F_MODEL_NAME + i));
+	if (o && mf_string[i] && (o->kind == KV_MP_STR || o->kind == KV_MP_BIN))
+		return (mf_val){.has = true, .len = o->n, .ptr = o->v.ptr};
+	if (o && !mf_string[i] && o->kind == KV_MP_UINT)
+		return (mf_val){.has = true, .u = o->v.u};
+	return (mf_val){0};
 }
 
-static bool mf_same(const mf_val *a, const mf_val *b)
+/* Whether field i of the event is r, without building its mf_val: the
+ * common case, where a publisher stamps the same context on every event
+ * (and Mooncake main stamps none: each field a nil). */
+static inline bool model_same(const struct fields *f, int i, const mf_val *r)
 {
-	if (a->has != b->has || a->len != b->len || a->u != b->u)
+	const kv_mp_obj *o = field(f, (enum field)(F_MODEL_NAME + i));
+	bool has = o && (mf_string[i] ? o->kind == KV_MP_STR || o->kind == KV_MP_BIN : o->kind == KV_MP_UINT);
+	if (has != r->has)
 		return false;
-	size_t n = a->len < KV_MODEL_VALUE_MAX ? a->len : KV_MODEL_VALUE_MAX;
-	return !n || memcmp(a->ptr, b->ptr, n) == 0;
+	if (!has)
+		return true;
+	if (!mf_string[i])
+		return o->v.u == r->u;
+	size_t n = o->n < KV_MODEL_VALUE_MAX ? o->n : KV_MODEL_VALUE_MAX;
+	return o->n == r->len && (!n || memcmp(o->v.ptr, r->ptr, n) == 0);
 }
 
 /* A usable event's context against the one before it: its message's last
  * change, else the member's (none before the first: no change). */
 static void model_note(const model_last *last, model_news *mn, const struct fields *f)
 {
-	mf_val v[MF_N];
-	model_vals(f, v);
 	const mf_val *ref = mn->any ? mn->v : last->ctx.seen ? last->v : NULL;
 	if (ref) {
-		int i = 0;
-		while (i < MF_N && mf_same(&v[i], &ref[i]))
-			i++;
-		if (i == MF_N)
+		if (model_same(f, MF_MODEL, &ref[MF_MODEL]) && model_same(f, MF_BLOCK_SIZE, &ref[MF_BLOCK_SIZE]) &&
+		    model_same(f, MF_SALT, &ref[MF_SALT]) && model_same(f, MF_LORA, &ref[MF_LORA]) &&
+		    model_same(f, MF_DP_RANK, &ref[MF_DP_RANK]))
 			return;
 		mn->changes++;
 	}
-	memcpy(mn->v, v, sizeof(v));
+	for (int i = 0; i < MF_N; i++)
+		mn->v[i] = model_val(f, i);
 	mn->any = true;
 }
 
