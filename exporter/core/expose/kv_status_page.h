@@ -10,8 +10,7 @@
  * sample it shows:
  *   <td class="n" data-m="mooncake_kv_objects" data-v="12">12</td>
  *   <span class="chip" data-m="mooncake_kv_state_stale_reason" data-l="reason=gap" data-v="1">gap</span>
- * data-l is the figure's extra label (name=value), if any (the first of
- * them where the sample has several: the model's name); the scope's
+ * data-l is the figure's extra label (name=value), if any; the scope's
  * labels are on an ancestor: data-source on a source's section, a member's
  * and a tenant's row; data-member on a member's row; data-backend and
  * data-tenant on a tenant's row. */

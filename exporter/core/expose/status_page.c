@@ -132,18 +132,16 @@ static void totals(B *b, const kv_exporter_snap *x)
 		      x->n_sources == 1 ? "source" : "sources");
 }
 
-/* The model a member's publisher stamps on its events, as the info series
- * gives it (its first label the name): Mooncake main stamps none. */
+/* The model a member's publisher stamps on its events, as the labels of
+ * mooncake_kv_publisher_model_info give it: text, not a figure (a figure
+ * names one label, the info series has five).  Mooncake main stamps none. */
 static void model(B *b, const kv_model_ctx *c)
 {
-	kv_buf_adds(b, "<br><small>model ");
-	kv_html_fig_open(b, "span", *c->model_name ? "" : "none", "mooncake_kv_publisher_model_info", "model_name",
-			 c->model_name, "1");
+	kv_buf_adds(b, "<br><small title=\"mooncake_kv_publisher_model_info\">model ");
 	if (*c->model_name)
 		kv_html_escs(b, c->model_name);
 	else
-		kv_buf_adds(b, "none stamped");
-	kv_buf_adds(b, "</span>");
+		kv_buf_adds(b, "<span class=\"none\">none stamped</span>");
 	if (*c->lora_name) {
 		kv_buf_adds(b, ", LoRA ");
 		kv_html_escs(b, c->lora_name);
