@@ -40,6 +40,23 @@ static const struct parse_case parse_cases[] = {
 	 KV_POLL_FIELD},
 	{"missing skipped", "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0}",
 	 KV_POLL_FIELD},
+	/* a status that lacks a field is no answer, whatever else it holds:
+	 * it decides no dialect (docs/guide.md, "Which dialect a master speaks") */
+	{"main without enabled",
+	 "{\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_unparsed_keys\":0}",
+	 KV_POLL_FIELD},
+	{"the guide without published_events",
+	 "{\"enabled\":true,\"published_batches\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
+	{"conductor without its skipped counter",
+	 "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,"
+	 "\"invalid_event_hashes\":0}",
+	 KV_POLL_FIELD},
+	{"unknown fields only", "{\"queue_depth\":4,\"healthy\":true}", KV_POLL_FIELD},
+	{"empty object", "{}", KV_POLL_FIELD},
+	{"skipped counter null",
+	 "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,"
+	 "\"skipped_unparsed_keys\":null}",
+	 KV_POLL_FIELD},
 	{"enabled as int",
 	 "{\"enabled\":1,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":0}",
@@ -132,44 +149,50 @@ static void test_restarts_and_standby(void **state)
 	assert_true(m.have_status); /* the last good counters are still shown */
 }
 
-/* The dialect from the status's fields: Mooncake main's exact set is the
- * object dialect (master_admin_service.cpp at 3b5a594 ~L553-561); the
- * guide's field, dev/conductor's invalid_event_hashes (19ffa6e ~L567-575),
- * or any other set is the media dialect. */
+/* The dialect from the status's fields (docs/guide.md, "Which dialect a
+ * master speaks"): Mooncake main's exact set is the object dialect
+ * (master_admin_service.cpp, HttpKvEventsStatusResponse, at 3b5a594 and
+ * v0.3.12); the guide's set (main since PR #3818), dev/conductor's six
+ * (19ffa6e: main's five and invalid_event_hashes), or any other set is the
+ * media dialect; a set that lacks a field is no answer (test_parse). */
+#define COUNTERS "\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0"
 static void test_dialect_from_fields(void **state)
 {
 	(void)state;
 	static const struct {
-		const char *body;
+		const char *name, *body;
 		enum kv_dialect want;
 	} cases[] = {
-		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-		 "\"skipped_unparsed_keys\":2}",
-		 KV_DIALECT_OBJECT},
-		{"{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,"
+		{"main 3b5a594 / v0.3.12", "{" COUNTERS ",\"skipped_unparsed_keys\":2}", KV_DIALECT_OBJECT},
+		{"main, publisher off",
+		 "{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,"
 		 "\"skipped_unparsed_keys\":0}",
 		 KV_DIALECT_OBJECT},
-		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-		 "\"skipped_unparsed_keys\":2,\"invalid_event_hashes\":0}",
+		{"main, another field order",
+		 "{\"skipped_unparsed_keys\":2,\"dropped_events\":0,\"published_events\":3,\"published_batches\":1,"
+		 "\"enabled\":true}",
+		 KV_DIALECT_OBJECT},
+		{"the guide (main since #3818)", "{" COUNTERS ",\"skipped_keyless_events\":0}", KV_DIALECT_MEDIA},
+		{"dev/conductor 19ffa6e", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"invalid_event_hashes\":0}",
 		 KV_DIALECT_MEDIA},
-		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-		 "\"skipped_keyless_events\":0}",
+		{"the guide and invalid_event_hashes",
+		 "{" COUNTERS ",\"skipped_keyless_events\":0,\"invalid_event_hashes\":0}", KV_DIALECT_MEDIA},
+		{"both skipped counters", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":0}",
 		 KV_DIALECT_MEDIA},
-		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-		 "\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":0}",
+		{"main and an unknown field", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"something_new\":1}",
 		 KV_DIALECT_MEDIA},
-		{"{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
-		 "\"skipped_unparsed_keys\":2,\"something_new\":1}",
+		{"main and an unknown null", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"x\":null}", KV_DIALECT_MEDIA},
+		{"the guide and an unknown field", "{" COUNTERS ",\"skipped_keyless_events\":0,\"queue_depth\":4}",
 		 KV_DIALECT_MEDIA},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		kv_master_status st;
-		print_message("case %zu\n", i);
+		print_message("case: %s\n", cases[i].name);
 		assert_int_equal(kv_master_parse(cases[i].body, strlen(cases[i].body), &st), KV_POLL_OK);
 		assert_string_equal(kv_dialect_name(st.dialect), kv_dialect_name(cases[i].want));
 	}
 	kv_master_status st;
-	assert_int_equal(kv_master_parse(cases[2].body, strlen(cases[2].body), &st), KV_POLL_OK);
+	assert_int_equal(kv_master_parse(cases[4].body, strlen(cases[4].body), &st), KV_POLL_OK);
 	assert_true(st.has_invalid_hashes);
 }
 

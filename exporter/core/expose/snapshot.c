@@ -24,6 +24,7 @@ void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st)
 {
 	m->stats = *kv_stream_stats_of(st);
 	m->seq = *kv_stream_seq(st);
+	m->model = *kv_stream_model(st);
 }
 
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
