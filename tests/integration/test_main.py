@@ -19,8 +19,7 @@ import struct
 import sys
 import threading
 
-from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import Exporter, Sim, check_truth, promtool_check, run_tests, settle, wait_for
 from test_exact import FromEmpty, by_tenant, check_master, stale_reasons
 from timing import scaled
 
