@@ -105,9 +105,15 @@ typedef struct kv_ingest_report {
  * and the caller should log it. */
 int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
 		    kv_ingest_report *rep);
-/* A member's connection dropped, and came back (at now_ms). */
+/* A member's connection to its publisher, as the shell's subscriber saw
+ * it (a handshake done at now_ms, the connection dropped).  The store keeps
+ * whether it is up and whether it ever was: mooncake_kv_subscriber_connected,
+ * readiness and reconnects are read from there.  kv_store_connected returns
+ * true when the member had connected before: a reconnect, counted, whose
+ * next message tells whether anything was lost. */
+bool kv_store_connected(kv_store *s, size_t member, int64_t now_ms);
 void kv_store_disconnected(kv_store *s, size_t member);
-void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms);
+bool kv_store_is_connected(const kv_store *s, size_t member);
 /* An idle moment: drains up to `slots` slots of the object tables' old
  * arrays left by growth.  Returns whether some remain. */
 bool kv_store_settle(kv_store *s, size_t slots);
@@ -210,8 +216,8 @@ bool kv_store_quotas_end(kv_store *s, size_t member, int transfer_err, long http
 int kv_store_leader(const kv_store *s);
 /* Every member with an admin URL was polled, every member that serves has
  * connected at least once, and one member connected or answered as a
- * standby.  ever_connected: per member, from the shell. */
-bool kv_store_ready(const kv_store *s, const bool *ever_connected);
+ * standby. */
+bool kv_store_ready(const kv_store *s);
 /* Gaps and restarts of all members' streams: anything that can have lost
  * an event. */
 uint64_t kv_store_breaks(const kv_store *s);
