@@ -27,10 +27,10 @@ static double sample(kv_store *s, const char *series)
 	return v;
 }
 
-#define CONNECTED(m)  "mooncake_kv_subscriber_connected{source=\"m\"" m "} "
-#define RECONNECTS(m) "mooncake_kv_subscriber_reconnects_total{source=\"m\"" m "} "
-#define RECONNECT_STALE                                                                                               \
-	"mooncake_kv_state_stale_reason{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\",reason=\"reconnect\"} "
+#define CONNECTED(m)    "mooncake_kv_subscriber_connected{source=\"m\"" m "} "
+#define RECONNECTS(m)   "mooncake_kv_subscriber_reconnects_total{source=\"m\"" m "} "
+#define TENANT          "source=\"m\",backend_id=\"" B "\",tenant_id=\"default\""
+#define RECONNECT_STALE "mooncake_kv_state_stale_reason{" TENANT ",reason=\"reconnect\"} "
 
 /* One member through its connection's life: the first handshake is no
  * reconnect; a drop is seen at once; the next handshake is one, counted. */

@@ -309,7 +309,7 @@ static enum kv_dialect_news await_dialect(kv_member *m, kv_dialect_info *d)
 	}
 	atomic_store(&m->poll_now, true);
 	int rc = 0;
-	while (!d->decided && rc != ETIMEDOUT && !atomic_load(s->stop)) {
+	while (!d->decided && rc == 0 && !atomic_load(s->stop)) { /* 0: woken; ETIMEDOUT: given up */
 		rc = pthread_cond_timedwait(&s->decided, &s->lock, &until);
 		kv_store_dialect(s->store, m->index, d);
 	}
@@ -525,8 +525,8 @@ int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
 	if (!live)
 		return KV_ENOMEM;
 	for (size_t k = 0; k < s->n_members; k++)
-		live[k] = (kv_member_live){.backlog =
-						   atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
+		live[k] = (kv_member_live){
+			.backlog = atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
 	pthread_mutex_lock(&s->lock);
 	double t0 = kv_mono();
 	int rc = kv_scrape_store(sc, i, s->store, live);
