@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 	kv_frame frames[MAX_FRAMES];
 	const char *why = NULL;
 	int rc;
+	kv_store_connected(store, 0, now_ms()); /* the capture's subscriber was connected throughout */
 	while ((rc = next_message(f, &buf, &cap, frames, &n, &why)) == 1)
 		if (kv_store_ingest(store, 0, frames, n, now_ms(), NULL) != KV_OK) {
 			fprintf(stderr, "scrape_capture: out of memory: a message's events were lost (counted)\n");
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
 
 	/* a scrape: the copy (under the store's lock, were there threads), then
 	 * the text */
-	kv_member_live live = {.connected = true, .backlog = 0};
+	kv_member_live live = {.backlog = 0};
 	kv_exporter_info info = {
 		.version = KV_VERSION_STRING, .revision = "example", .budget = &budget, .now_ms = now_ms()};
 	kv_buf out;

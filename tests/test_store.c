@@ -23,8 +23,8 @@ static void test_frames_and_status(void **state)
 	kv_dialect_info d;
 	kv_store_dialect(s, 0, &d);
 	assert_false(d.decided); /* auto with a status URL: the answer tells */
-	bool connected[1] = {true};
-	assert_false(kv_store_ready(s, connected)); /* not polled yet */
+	kv_store_connected(s, 0, (int64_t)(T0 * 1000));
+	assert_false(kv_store_ready(s)); /* not polled yet */
 
 	kv_poll_news n;
 	poll(&f, 0, 0, NULL, &n);
@@ -34,7 +34,7 @@ static void test_frames_and_status(void **state)
 	assert_string_equal(n.dialect.name, "object");
 	assert_true(n.leads); /* no /ha_status: a 200 serves */
 	assert_int_equal(kv_store_leader(s), 0);
-	assert_true(kv_store_ready(s, connected));
+	assert_true(kv_store_ready(s));
 
 	kv_ingest_report rep;
 	assert_int_equal(put(s, 0, 1, 0, 3, &rep), KV_OK);
@@ -100,8 +100,8 @@ static void test_failover(void **state)
 	poll(&f, 1, 0, "standby\n", &n);
 	assert_false(n.leads);
 	assert_int_equal(kv_store_leader(s), 0);
-	bool connected[2] = {true, false};
-	assert_true(kv_store_ready(s, connected)); /* a standby has no publisher to connect to */
+	kv_store_connected(s, 0, (int64_t)(T0 * 1000));
+	assert_true(kv_store_ready(s)); /* a standby has no publisher to connect to */
 
 	/* member 0 stands down, member 1 takes over: the masters' view moves */
 	poll_view(&f, 0, 0, "standby\n", 4, &n);
@@ -112,7 +112,7 @@ static void test_failover(void **state)
 	assert_int_equal(n.leader, 1);
 	assert_true(n.leads);
 	assert_int_equal(kv_store_leader(s), 1);
-	assert_false(kv_store_ready(s, connected)); /* the new leader has not connected */
+	assert_false(kv_store_ready(s)); /* the new leader has not connected */
 	kv_store_free(s);
 }
 

@@ -175,9 +175,9 @@ void *kv_master_poller_main(void *arg)
 		kv_poll_news news;
 		pthread_mutex_lock(&s->lock);
 		kv_store_poll_answers(s->store, m->index, &a, &news);
+		if (news.dialect_news != KV_DIALECT_SAME) /* decided: an ingest thread may wait for it */
+			pthread_cond_broadcast(&s->decided);
 		pthread_mutex_unlock(&s->lock);
-		if (news.dialect_news != KV_DIALECT_SAME)
-			atomic_store(&m->dialect_decided, true);
 		log_outcome(m, &news, &rl);
 		if (news.proved_empty)
 			kv_log(KV_LOG_INFO,

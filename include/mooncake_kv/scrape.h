@@ -83,9 +83,9 @@ typedef struct kv_exporter_info {
 	kv_http_snap http;
 } kv_exporter_info;
 
-/* The live facts of a member that only the shell knows. */
+/* The live facts of a member that only the shell knows (whether it is
+ * connected is the store's: kv_store_connected). */
 typedef struct kv_member_live {
-	bool connected;
 	uint64_t backlog; /* messages drained since the socket was last found empty */
 } kv_member_live;
 
@@ -95,7 +95,7 @@ typedef struct kv_scrape kv_scrape;
 KV_EXTERN kv_scrape *kv_scrape_new(size_t n_sources);
 KV_EXTERN void kv_scrape_free(kv_scrape *sc);
 /* Copies store s into slot i (call under the store's lock; live: one per
- * member, or NULL for none connected).  Returns 0 or KV_ENOMEM. */
+ * member, or NULL: no backlog).  Returns 0 or KV_ENOMEM. */
 KV_EXTERN int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
 /* How long the shell held the store's lock for kv_scrape_store, in seconds
  * (call under that lock): ingestion waited that long.  The next scrape

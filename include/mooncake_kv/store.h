@@ -109,9 +109,15 @@ typedef struct kv_ingest_report {
  * and the caller should log it. */
 KV_EXTERN enum kv_err kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames,
 				      int64_t now_ms, kv_ingest_report *rep);
-/* A member's connection dropped, and came back (at now_ms). */
+/* A member's connection to its publisher, as the shell's subscriber saw
+ * it (a handshake done at now_ms, the connection dropped).  The store keeps
+ * whether it is up and whether it ever was: mooncake_kv_subscriber_connected,
+ * readiness and reconnects are read from there.  kv_store_connected returns
+ * true when the member had connected before: a reconnect, counted, whose
+ * next message tells whether anything was lost. */
+KV_EXTERN bool kv_store_connected(kv_store *s, size_t member, int64_t now_ms);
 KV_EXTERN void kv_store_disconnected(kv_store *s, size_t member);
-KV_EXTERN void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms);
+KV_EXTERN bool kv_store_is_connected(const kv_store *s, size_t member);
 /* An idle moment: drains up to `slots` slots of the object tables' old
  * arrays left by growth.  Returns whether some remain. */
 KV_EXTERN bool kv_store_settle(kv_store *s, size_t slots);
@@ -243,8 +249,8 @@ KV_EXTERN size_t kv_store_joins_waiting(const kv_store *s);
 KV_EXTERN int kv_store_leader(const kv_store *s);
 /* Every member with an admin URL was polled, every member that serves has
  * connected at least once, and one member connected or answered as a
- * standby.  ever_connected: per member, from the shell. */
-KV_EXTERN bool kv_store_ready(const kv_store *s, const bool *ever_connected);
+ * standby. */
+KV_EXTERN bool kv_store_ready(const kv_store *s);
 /* Gaps and restarts of all members' streams: anything that can have lost
  * an event. */
 KV_EXTERN uint64_t kv_store_breaks(const kv_store *s);
