@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+/* next_in as const: zlib never writes the input */
+#define ZLIB_CONST
 #include <zlib.h>
 
 #include "kv_scrape_body.h"
@@ -64,7 +66,7 @@ static bool gz_room(gz_out *g)
  * Returns false when memory runs out or zlib fails. */
 static bool gz_put(gz_out *g, const char *in, size_t len, int flush)
 {
-	g->z.next_in = (Bytef *)in;
+	g->z.next_in = (const Bytef *)in;
 	g->z.avail_in = (uInt)len;
 	int rc;
 	do { /* until deflate leaves room: then it has taken all the input */
@@ -102,7 +104,7 @@ char *kv_gzip_text(const char *in, size_t len, const kv_expo_opts *eo, size_t *o
 		kv_expo_begin(&pass, eo);
 	for (const char *p = in, *end = in + len, *cut; ok && p < end; p = cut) {
 		/* a piece's worth, to the end of a line */
-		const char *nl = (size_t)(end - p) > PIECE ? memchr(p + PIECE, '\n', (size_t)(end - p - PIECE)) : NULL;
+		const char *nl = (size_t)(end - p) > PIECE ? memchr(p + PIECE, '\n', (size_t)(end - p) - PIECE) : NULL;
 		cut = nl ? nl + 1 : end;
 		const char *from = p; /* what the compressor takes: the piece, or its shaped copy */
 		size_t n = (size_t)(cut - p);

@@ -8,6 +8,12 @@
 
 #include "kv_state.h"
 
+/* A key group's name, owned by the state (a kv_str is a view). */
+typedef struct kv_group_name {
+	char *ptr;
+	uint32_t len;
+} kv_group_name;
+
 struct kv_state {
 	kv_budget *budget;
 	uint64_t seed;
@@ -26,7 +32,7 @@ struct kv_state {
 	bool record_unsure; /* a removal of it was ambiguous while recording (state_cleared.c): the replay may be wrong */
 	/* key groups: NULL matcher when off; names by id, an index by hash */
 	kv_keygroup_matcher *matcher;
-	kv_str *gnames;
+	kv_group_name *gnames;
 	size_t n_gnames, cap_gnames;
 	uint32_t *gindex; /* open addressing: id + 1, 0 empty; at most half full */
 	size_t gindex_mask;

@@ -106,7 +106,7 @@ void kv_state_free(kv_state *s)
 	if (s->n_gnames > 2) /* "" and the overflow group do not count */
 		atomic_fetch_sub(&s->budget->key_groups, s->n_gnames - 2);
 	for (size_t i = 0; i < s->n_gnames; i++)
-		free((char *)s->gnames[i].ptr);
+		free(s->gnames[i].ptr);
 	free(s->gnames);
 	free(s->gindex);
 	kv_keygroup_matcher_free(s->matcher);
