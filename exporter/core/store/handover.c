@@ -138,7 +138,7 @@ static void f_member(fields *f, member_carry *m)
 	f_i64(f, &c->batch_ms);
 	f_i64(f, &c->batch_at_ms);
 	kv_dialect_choice *d = &m->dialect;
-	int dialect = d->dialect, basis = d->basis;
+	int dialect = (int)d->dialect, basis = (int)d->basis;
 	f_bool(f, &d->fixed);
 	f_bool(f, &d->decided);
 	f_int(f, &dialect, 0, KV_DIALECT__COUNT - 1);
