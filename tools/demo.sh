@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The demo: builds, starts the bundled simulator (three Mooncake stores on
-# loopback, one of two highly available masters) and the exporter, and tells
-# what the exporter sees in four stages, each a table read from its /metrics
+# loopback: one of two highly available masters as Mooncake main runs them, one
+# a master still on release v0.3.12) and the exporter, and tells what the
+# exporter sees in four stages, each a table read from its /metrics
 # by tools/demo_view.py: the start, trouble (a queue overflow, a publisher
 # restart, a silent quota eviction), a failover, and a handover to a second
 # exporter. Then it keeps the table up to date until Ctrl-C.
@@ -95,13 +96,15 @@ t0=$(date +%s.%N)
 legend=1  # under the first table only
 
 # One exporter, three sources:
-# - default: one store of two HA masters (master= once per member). The
+# - default: one store of two HA masters (master= once per member), as
+#   Mooncake main runs them (since #3818, the guide's media dialect). The
 #   exporter follows whichever leads, tracks each one's stream on its own and
 #   counts a failover as such, not as a restart. reconcile=true: tenant
 #   default is rebuilt from the leader's own key listing (upstream lists no
 #   other tenant). --key.group-regex: objects per model, from LMCache-shaped
 #   keys (fmt@model@world_size@worker_id@chunk_hash; docs/key-groups.md).
-# - fresh: a new master the exporter watches from empty.
+# - fresh: a new master the exporter watches from empty, still on release
+#   v0.3.12 (the object dialect): the demo shows both releases.
 # - listed: a master with tools/upstream/tenant-listing.patch, which lists
 #   every tenant's keys: every tenant is reconciled, not only default.
 # --state.serve: it hands its state to the next exporter (stage 4).
@@ -112,31 +115,40 @@ exporter_args=(--source "name=default,master=$PUB@http://$STATUS,master=$PUB2@ht
   --key.group-regex '^(?<fmt>[^@]+)@(?<model>[^@]+)@' --state.serve)
 start exporter "$exporter" "${exporter_args[@]}" --web.listen-address "$WEB"
 
-# default's masters, as Mooncake main runs them (the `object` dialect: one
-# event per put and per erased object; tier evictions and offloads silent):
-# 6,000 objects from before the exporter started (no event will ever tell of
-# them), four tenants at 2,000 operations/s, keys as LMCache makes them for
-# three models, tenant quotas (some tenants over theirs). The story's cues
-# are files: on "trouble", a 5,000-event burst overflows the queue of 2,000,
-# the publisher restarts and its new process drops events before its first
-# send; on "failover", the second master leads (its publisher numbers from 1
-# on its own endpoint) and refuses 25 puts for a quota.
+# default's masters, as Mooncake main runs them (since #3818, the guide's
+# media dialect: every medium of a put, every removal and tier eviction
+# published, the model context of the master's configuration on every event,
+# here meta-llama/Llama-3.1-8B-Instruct with blocks of 16 tokens): 6,000
+# objects from before the exporter started (no event will ever tell of them),
+# four tenants at 2,000 operations/s, keys as LMCache makes them for two
+# releases of that model, tenant quotas (some tenants over theirs). The
+# story's cues are files: on "trouble", a 5,000-event burst overflows the
+# queue of 2,000, the publisher restarts and its new process drops events
+# before its first send; on "failover", the second master leads (its
+# publisher numbers from 1 on its own endpoint) and refuses 25 puts for a
+# quota.
 start sim-default "$sim" --pub "$PUB" --status "$STATUS" --pub "$PUB2" --status "$STATUS2" --seed 42 \
-  --queue 2000 --preload 6000 --key-style lmcache --models 3 --quotas on --quota-bytes 4000000 \
+  --mooncake main --model-name meta-llama/Llama-3.1-8B-Instruct --block-size 16 \
+  --queue 2000 --preload 6000 --key-style lmcache --models 2 --quotas on --quota-bytes 4000000 \
   --phase "steady:rate=2000,until=$logdir/go-trouble" --phase burst:events=5000 --phase sleep:seconds=1.5 \
   --phase restart --phase burst:events=3000 --phase "steady:rate=2000,until=$logdir/go-failover" \
   --phase failover --phase quota-reject:count=25 --phase steady:rate=2000
-# fresh's master starts empty with the exporter already watching (main's
-# dialect, quotas on): it waits until the exporter has proven its store empty
-# from its answers, then four tenants' traffic; on "trouble" its quota
-# eviction erases objects of tenant-2 without an event, as main does.
-start sim-fresh "$sim" --pub "$PUB3" --status "$STATUS3" --seed 7 --foreign-keys 0 --tenants 4 --keys 400 \
+# fresh's master starts empty with the exporter already watching: a master
+# still on release v0.3.12 (the object dialect: one event per put and per
+# erased object, no model context, tier changes silent), quotas on. It waits
+# until the exporter has proven its store empty from its answers, then four
+# tenants' traffic; on "trouble" its quota eviction erases objects of
+# tenant-2, which v0.3.12 publishes nothing for.
+start sim-fresh "$sim" --pub "$PUB3" --status "$STATUS3" --seed 7 --mooncake v0.3.12 --foreign-keys 0 \
+  --tenants 4 --keys 400 \
   --quotas on --quota-bytes 100000000 --phase "gate:$logdir/fresh-gate" \
   --phase "steady:rate=1000,until=$logdir/go-trouble" --phase quota-evict:count=300,tenant=2 --phase steady:rate=1000
-# listed's master holds 2,000 objects from before the exporter started and
-# lists any tenant (the patched master, --lists-tenants yes): its four tenants
-# are stale at first, then each is rebuilt from its own listing.
+# listed's master (Mooncake main, serving another model) holds 2,000 objects
+# from before the exporter started and lists any tenant (the patched master,
+# --lists-tenants yes): its four tenants are stale at first, then each is
+# rebuilt from its own listing.
 start sim-listed "$sim" --pub "$PUB4" --status "$STATUS4" --seed 9 --tenants 4 --keys 1000 --preload 2000 \
+  --mooncake main --model-name Qwen/Qwen2.5-7B-Instruct --block-size 32 \
   --lists-tenants yes --phase steady:rate=1000
 
 cat <<MSG
@@ -153,9 +165,11 @@ wait_for "$WEB" "the exporter to prove fresh's store empty" 20 ready \
   'mooncake_kv_watched_from_empty{source="fresh"} == 1'
 touch "$logdir/fresh-gate"
 stage "$WEB" "1/4 Start: the exporter has just joined three simulated stores, default (two HA masters \
-that already held thousands of objects it never saw stored), fresh (a new, empty master) and listed (a master that lists \
-every tenant's keys); notice that every tenant it could rebuild from a key listing or watch from empty is \
-exact already, and default's other tenants are stale since startup." \
+as Mooncake main runs them, since #3818 the guide's media dialect, serving Llama-3.1-8B; they already held \
+thousands of objects it never saw stored), fresh (a new, empty master still on release v0.3.12, the object \
+dialect) and listed (a master of main that lists every tenant's keys); notice the model each store's events \
+name, every tenant it could rebuild from a key listing or watch from empty exact already, and default's \
+other tenants stale since startup." \
   "tenant default of source default reconciled, every tenant of listed exact, fresh's traffic" 20 \
   'mooncake_kv_state_stale{source="default",tenant_id="default"} == 0' \
   'count(mooncake_kv_state_stale{source="listed"} == 0) == 4' \
@@ -168,8 +182,9 @@ wait_for "$WEB" "default's publisher restart, its queue's loss and fresh's quota
   'mooncake_kv_queue_lost_events_total{source="default"} > 0' \
   'mooncake_kv_state_stale_reason{source="fresh",tenant_id="tenant-2",reason="quota_eviction"} == 1'
 stage "$WEB" "2/4 Trouble: default's leader got a burst of 5,000 events for a queue of 2,000 (3,000 \
-dropped) and then restarted its publisher, whose new process dropped more before its first send, and fresh's master evicted objects of tenant-2 for quota without an event (as \
-Mooncake main does); notice the loss counted by cause, tenant default rebuilt from its master's listing \
+dropped) and then restarted its publisher, whose new process dropped more before its first send, and \
+fresh's master, a master still on release v0.3.12, whose quota eviction publishes nothing, evicted objects \
+of tenant-2 for quota; notice the loss counted by cause, tenant default rebuilt from its master's listing \
 again, and fresh's tenant-2 stale since the eviction." \
   "tenant default of source default rebuilt after the loss" 20 \
   'mooncake_kv_state_stale{source="default",tenant_id="default"} == 0'

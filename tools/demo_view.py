@@ -5,8 +5,9 @@ what it says as a short table a person reads at a glance, every number from
 that one answer.
 
   demo_view.py show [--title TEXT] [--json FILE] [--since T] [wait options] URL [CONDITION...]
-      one table: per source its masters (role, stream, dialect, last
-      sequence, loss by cause), leadership, reconciliation and handover;
+      one table: per source the model its events name, its masters (role,
+      stream, dialect, last sequence, loss by cause), leadership,
+      reconciliation and handover;
       per tenant its objects, where they are (cpu only, disk only, both),
       the lives seen whole, and exact or stale (why, since when); quotas
       and key groups where the exporter has them.  With conditions, waits
@@ -55,7 +56,14 @@ REASON_WORDS = {
     "dialect": "dialect changed",
     "drift": "drift from the master's key count",
     "bootstrap": "handover not proven",
+    "removed_after_cleared": "a removal after cleared",
 }
+
+# The dialect a member's stream is read in (mooncake_kv_publisher_dialect),
+# with the Mooncake that speaks it (docs/upstream.md, "Which Mooncake speaks
+# which dialect"): object is release v0.3.12 (main up to 3b5a594); media is
+# the subscriber guide's, main since #3818 and dev/conductor.
+DIALECT_WORDS = {"object": "object (v0.3.12)", "media": "media (guide)"}
 
 
 def reason_words(reason):
@@ -148,9 +156,11 @@ def model(s):
 
             def mv(name, m=m):
                 return member_value(s, name, src, m, single)
+            models = [l for l, _ in s.series("mooncake_kv_publisher_model_info", source=src, member=m)]
             ms.append({
                 "member": m,
                 "role": role,
+                "model": models[0] if models else None,
                 "leader": s.one("mooncake_kv_master_leader", source=src, member=m) == 1,
                 "connected": mv("mooncake_kv_subscriber_connected") == 1,
                 "admin_up": mv("mooncake_kv_master_up") == 1,
@@ -303,6 +313,48 @@ def state_words(t, now):
     return "stale%s: %s" % (since, ", ".join(reason_words(r) for r in t["reasons"]))
 
 
+def model_words(ctx):
+    """A member's model context (mooncake_kv_publisher_model_info's labels)
+    in words."""
+    if not any(ctx.get(k) for k in ("model_name", "lora_name", "block_size", "dp_rank")):
+        return "none named on its events"
+    words = [ctx.get("model_name") or "no model name"]
+    if ctx.get("lora_name"):
+        words.append("LoRA " + ctx["lora_name"])
+    if ctx.get("block_size"):
+        words.append("block size " + ctx["block_size"])
+    if ctx.get("dp_rank"):
+        words.append("dp rank " + ctx["dp_rank"])
+    if ctx.get("additional_salt") == "present":
+        words.append("salted")
+    return ", ".join(words)
+
+
+def model_lines(src):
+    """One line per model context the source's members stamp, naming the
+    members when it has several: what a newcomer asks first (which model
+    does this store serve?)."""
+    contexts = []  # (words, [members])
+    for m in src["members"]:
+        if m["model"] is None:
+            continue
+        w = model_words(m["model"])
+        for c in contexts:
+            if c[0] == w:
+                c[1].append(m["member"])
+                break
+        else:
+            contexts.append((w, [m["member"]]))
+    out = []
+    for w, members in contexts:
+        who = ""
+        if len(src["members"]) > 1:  # a standby that never published names none yet
+            who = " (%s)" % ("every master" if len(members) == len(src["members"])
+                             else "the events of " + ", ".join(members))
+        out.append("model: %s%s" % (w, who))
+    return out
+
+
 def source_headline(src):
     ms = src["members"]
     leader = next((m["member"] for m in ms if m["leader"]), None)
@@ -424,12 +476,14 @@ def render(view, url, width=None, color=False):
         head = prose("%s: %s" % (src["source"], source_headline(src)), width, indent="")
         head[0] = c(BOLD, src["source"]) + head[0][len(src["source"]):]
         lines += head
+        for line in model_lines(src):
+            lines += prose(line, width)
         rows = [["  master", "role", "stream", "dialect", "last seq", "master said", "lost, by cause"]]
         for m in src["members"]:
             stream = "connected" if m["connected"] else "standing by" if m["role"] == "standby" else "not connected"
             if not m["admin_up"]:
                 stream += ", admin down"
-            dialect = {"object": "object (main)", "media": "media (guide)"}.get(m["dialect"], "not yet known")
+            dialect = DIALECT_WORDS.get(m["dialect"], "not yet known")
             rows.append(["  " + m["member"], m["role"] or "-", stream, dialect, num(m["last_sequence"]),
                          num(m["master_last_sequence"]), loss_words(m["loss"])
                          + ("; %s behind" % num(m["behind"]) if m["behind"] else "")])

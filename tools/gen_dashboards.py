@@ -100,7 +100,8 @@ UP_MAPPING = [{"type": "value", "options": {"0": {"text": "down", "color": "red"
 
 RESIDENCY = ("Lives the exporter saw whole: from the event that made an object present to the one that made "
              "it absent, by the publisher's timestamps. A birth is seen only while the tenant is exact (a "
-             "cleared, or tenant default reconciled), so on Mooncake main only a reconciled default has any. "
+             "cleared, or tenant default reconciled), so on Mooncake release v0.3.12 (object dialect, no cleared) only "
+             "a reconciled default has any. "
              "Short lifetimes on a tenant below its quota mean another tenant's pressure: see the quota panels.")
 
 
@@ -181,8 +182,8 @@ def overview():
               [(f"mooncake_kv_publisher_model_info{{{SRC}}}", "")], w=16, h=6,
               desc="The model context each master's publisher stamps on its events, as the last one carried it: "
                    "model_name, lora_name, block_size, dp_rank, and whether an additional_salt (a hash "
-                   "namespace) is set. Empty values: none stamped (Mooncake main stamps none; the subscriber "
-                   "guide's publishers stamp what they are configured with)."),
+                   "namespace) is set. Empty values: none stamped (Mooncake release v0.3.12 stamps none; Mooncake "
+                   "main since #3818 and dev/conductor stamp what they are configured with)."),
         panel("timeseries", "Model context changes",
               [(f"sum by (instance, source, member) (increase(mooncake_kv_publisher_model_changes_total{{{SRC}}}[{RI}]))",
                 "{{instance}} {{source}} {{member}}")], w=8, h=6,
@@ -204,12 +205,14 @@ def overview():
     ])
 
 
-OBJECTS_EXACT = ("Exact for every event seen, in both dialects (see Publisher dialect). Mooncake main "
-                 "(object dialect) erases some objects without an event (quota evictions, BatchRemove, "
-                 "RemoveAll): only reconciliation, of tenant default, sees those.")
-MEDIA_EXACT = ("Exact in the media dialect (the guide's per-medium events). In the object dialect (Mooncake main) "
-               "it is what the puts announced: main publishes nothing when one tier of an object is evicted while "
-               "another stays, or when an offload adds a disk copy; reconciliation corrects tenant default.")
+OBJECTS_EXACT = ("Exact for every event seen, in both dialects (see Publisher dialect). Silent erasures apply "
+                 "to Mooncake release v0.3.12 (object dialect: quota evictions, BatchRemove, RemoveAll) and to "
+                 "Mooncake main's evictions that empty an object (quota eviction included): only reconciliation, "
+                 "of tenant default, sees those.")
+MEDIA_EXACT = ("Exact in the media dialect (the guide's per-medium events: Mooncake main since #3818, "
+               "dev/conductor). In the object dialect (Mooncake release v0.3.12) it is what the puts announced: "
+               "v0.3.12 publishes nothing when one tier of an object is evicted while another stays, or when an "
+               "offload adds a disk copy; reconciliation corrects tenant default.")
 
 
 def tenants():
@@ -226,9 +229,9 @@ def tenants():
         panel("stat", "Publisher dialect",
               [(f"mooncake_kv_publisher_dialect{{{SRC}}}", "{{instance}} {{source}} {{member}} {{dialect}}")],
               w=24, h=4,
-              desc="What a removed event means, as each master's /kv_events/status tells: object (Mooncake main: "
-                   "the whole object is gone) or media (the subscriber guide: that medium only). It decides which "
-                   "figures above are exact."),
+              desc="What a removed event means, as each master's /kv_events/status tells: object (Mooncake release "
+                   "v0.3.12: the whole object is gone) or media (the subscriber guide, Mooncake main since #3818 "
+                   "and dev/conductor: that medium only). It decides which figures above are exact."),
         panel("bargauge", "Top 10 tenants by objects",
               [(f"topk(10, mooncake_kv_objects{{{TEN}}})", "{{instance}} {{source}} {{tenant_id}}")],
               displayMode="gradient", orientation="horizontal"),
@@ -240,13 +243,14 @@ def tenants():
               desc="Per tenant: exact (its figures are all there is: watched from empty, cleared or reconciled, "
                    "nothing lost since) or stale; while stale, since when, and each reason (docs/guide.md, \"Stale "
                    "tenants\"; runbook, Tenants stale). quota_eviction and drift mean the master erased objects "
-                   "without an event."),
+                   "without an event: that applies to Mooncake release v0.3.12 (object dialect) and to Mooncake "
+                   "main's evictions that empty an object."),
         panel("timeseries", "How long each stale tenant has been stale",
               [(f"source_tenant:mooncake_kv_state_stale_age:seconds{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}}")],
               unit="s",
               desc="Since when the tenant's figures may be incomplete: start-up, or the first loss since it was last "
-                   "exact. Upstream main never sends cleared: only a reconciliation ends it, or (a new store) the "
-                   "master proving it empty."),
+                   "exact. Mooncake release v0.3.12 never sends cleared: there only a reconciliation ends it, or (a new "
+                   "store) the master proving it empty; Mooncake main since #3818 also ends it with a cleared."),
         panel("timeseries", "Removals of objects the exporter did not know",
               [(f"source_tenant:mooncake_kv_removed_unknown:ratio_rate1h{{{TEN}}}",
                 "{{instance}} {{source}} {{tenant_id}}")], unit="percentunit",
@@ -278,8 +282,9 @@ def tenants():
                 f"(increase(mooncake_kv_tenant_evicted_bytes_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}}")], unit="bytes",
               desc="What the leader's quota eviction freed of each tenant (the master's "
-                   "mooncake_tenant_evict_bytes_total). On Mooncake main it publishes nothing for the objects it "
-                   "erases: the tenant turns stale (quota_eviction)."),
+                   "mooncake_tenant_evict_bytes_total). Applies to Mooncake release v0.3.12 (object dialect), which "
+                   "publishes nothing for the objects it erases, and to Mooncake main, whose eviction of an "
+                   "object's last replica publishes nothing: the tenant turns stale (quota_eviction)."),
         panel("timeseries", "Events per tenant",
               [(f"sum by (instance, source, tenant_id, event_type) (rate(mooncake_kv_events_received_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} {{event_type}}")], unit="ops"),
@@ -343,8 +348,8 @@ def tenants():
                (f"sum by (instance, source, tenant_id) (increase(mooncake_kv_tenant_clears_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} cleared")], unit="ops",
               desc="Unknown removals: of a medium the object was not on (media dialect), of an object not held "
-                   "(object dialect). Clears come only from masters of the media dialect: Mooncake main never "
-                   "sends cleared, and no series is served for it."),
+                   "(object dialect). Clears come only from masters of the media dialect (Mooncake main since #3818, "
+                   "dev/conductor): release v0.3.12 never sends cleared, and no series is served for it."),
     ])
 
 

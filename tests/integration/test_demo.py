@@ -10,10 +10,13 @@ with the binaries under test (KV_EXPORTER, KV_SIM) on ports of its own
   was read from) says what that /metrics text says: every tenant of every
   source on a line of its own with its objects, cpu only, disk only, both,
   lives seen, exact or stale with every reason and since when; every master
-  with its role, last sequence, the master's, and loss by cause; who leads,
+  with its role, dialect, last sequence, the master's, and loss by cause; the
+  model context each master's events name; who leads,
   the failovers, the reconciliations, the handover; and the lines are the
   ones the demo printed;
-- the story happened: the loss and the restart in stage 2, fresh's tenant-2
+- the story happened: default's masters on Mooncake main (media, a model
+  named) and fresh's on release v0.3.12 (object, no model) from stage 1, the
+  loss and the restart in stage 2, fresh's tenant-2
   stale for its quota eviction, the new leader in stage 3, the second
   exporter's state taken from the first in stage 4, both still serving;
 - Ctrl-C stops it cleanly (exit 0, every process gone);
@@ -158,7 +161,7 @@ def number(text):
 TENANT_ROW = re.compile(r"^  (\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(-|[\d.]+ s|\d+ min(?: \d+ s)?)"
                         r"\s+(exact|stale.*)$")
 MASTER_ROW = re.compile(r"^  (127\.0\.0\.1:\d+)\s+(leader|standby|unknown|-)\s+(connected|not connected|standing by)"
-                        r"(?:, admin down)?\s+(object \(main\)|media \(guide\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
+                        r"(?:, admin down)?\s+(object \(v0\.3\.12\)|media \(guide\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
                         r"\s+(.*)$")
 
 
@@ -215,6 +218,10 @@ def check_record(rec, printed):
             connected = member_value(m, "mooncake_kv_subscriber_connected", src, member, single)
             assert row.group(3) == ("connected" if connected == 1 else "standing by" if role == ["standby"]
                                     else "not connected"), (member, row.group(3), role)
+            dialect = [dict(l)["dialect"] for l, v in
+                       find(m, "mooncake_kv_publisher_dialect", source=src, member=member).items() if v == 1]
+            assert row.group(4) == ({"object": "object (v0.3.12)", "media": "media (guide)"}[dialect[0]]
+                                    if dialect else "not yet known"), (member, row.group(4), dialect)
             assert number(row.group(5)) == member_value(m, "mooncake_kv_last_sequence", src, member, single)
             assert number(row.group(6)) == member_value(m, "mooncake_kv_master_last_sequence", src, member, single)
             loss = row.group(7)
@@ -231,6 +238,29 @@ def check_record(rec, printed):
             assert bool(restarts) == ("restarted" in loss), (loss, restarts)
             if not (queue or transport or unattributed or restarts):
                 assert loss.startswith("none"), loss
+        # the model context each master's events name: one line per distinct
+        # context, naming its masters unless every master of the source has it
+        contexts = {}
+        for l in find(m, "mooncake_kv_publisher_model_info", source=src):
+            d = dict(l)
+            words = [d["model_name"] or "no model name"] if any(
+                d[k] for k in ("model_name", "lora_name", "block_size", "dp_rank")) else ["none named on its events"]
+            if d["lora_name"]:
+                words.append("LoRA " + d["lora_name"])
+            if d["block_size"]:
+                words.append("block size " + d["block_size"])
+            if d["dp_rank"]:
+                words.append("dp rank " + d["dp_rank"])
+            if d["additional_salt"] == "present":
+                words.append("salted")
+            contexts.setdefault(", ".join(words), []).append(d["member"])
+        want_models = []
+        for words, who in contexts.items():
+            if len(members) > 1:
+                words += " (%s)" % ("every master" if len(who) == len(members)
+                                    else "the events of " + ", ".join(sorted(who, key=members.index)))
+            want_models.append("  model: " + words)
+        assert sorted(l for l in bl if l.startswith("  model: ")) == sorted(want_models), (src, want_models, bl)
         # reconciliation
         ok = value(m, "mooncake_kv_reconciliations_total", source=src, result="ok")
         rec_line = [l for l in bl if l.startswith("  reconciliation: ")]
@@ -313,6 +343,14 @@ def check_story(demo, records, printed):
     assert [r["url"] for r in stages] == [web, web, web, web2], [r["url"] for r in stages]
     for rec in records:
         assert check_record(rec, printed) == 12, rec["title"]
+    # today's main (media, the model it is configured with) and release v0.3.12 (object, no model), side by side
+    one, one_text = parse_metrics(stages[0]["metrics"]), "\n".join(stages[0]["lines"])
+    assert value(one, "mooncake_kv_publisher_dialect", source="default", member="127.0.0.1:%d" % (demo.base + 6),
+                 dialect="media") == 1
+    assert value(one, "mooncake_kv_publisher_dialect", source="fresh", member="127.0.0.1:%d" % (demo.base + 8),
+                 dialect="object") == 1
+    assert re.search(r"^  model: meta-llama/Llama-3\.1-8B-Instruct, block size 16", one_text, re.M), one_text
+    assert "object (v0.3.12)" in one_text and "media (guide)" in one_text, one_text
     two = parse_metrics(stages[1]["metrics"])
     assert sum(find(two, "mooncake_kv_queue_lost_events_total", source="default").values()) > 0
     assert sum(find(two, "mooncake_kv_master_restarts_total", source="default").values()) >= 1
