@@ -112,10 +112,6 @@ int main(int argc, char **argv)
 			      .tracked_objects = atomic_load(&budget.objects),
 			      .max_objects = 1000000,
 			      .max_tenants = 1000};
-	kv_buf out, shaped;
-	kv_buf_init(&out);
-	kv_buf_init(&shaped);
-	int rc = kv_render(&out, &x);
 	kv_family_filter *families = NULL;
 	if (exclude || summary) {
 		families = kv_family_filter_new(exclude, summary, err, sizeof(err));
@@ -124,18 +120,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (rc == KV_OK && (openmetrics || families)) {
-		kv_expo_opts eo = {.openmetrics = openmetrics,
-				   .created = DUMP_CREATED,
-				   .drop = families ? kv_family_filter_drops : NULL,
-				   .drop_ctx = families};
-		rc = kv_expo_write(&shaped, out.data, out.len, &eo);
-		fwrite(shaped.data, 1, shaped.len, stdout);
-	} else {
-		fwrite(out.data, 1, out.len, stdout);
-	}
+	kv_expo_opts eo = {.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families};
+	kv_buf out;
+	kv_buf_init(&out);
+	int rc = kv_render(&out, &x, &eo);
+	fwrite(out.data, 1, out.len, stdout);
 	kv_family_filter_free(families);
-	kv_buf_free(&shaped);
 	kv_buf_free(&out);
 	for (size_t i = 0; i < n; i++) {
 		kv_source_snap_release(&src[i]);
