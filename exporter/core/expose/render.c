@@ -584,7 +584,7 @@ int kv_render(B *out, const kv_exporter_snap *x, const kv_expo_opts *o)
 				     .f = f,
 				     .name_len = strlen(f->name),
 				     .family_len = kv_expo_family_name_len(f, om),
-				     .created = kv_expo_created(f, o) && c.created_len,
+				     .created = kv_expo_created(f, o),
 				     .c = &c,
 				     .scratch = &scratch};
 			walk(&e, x);
