@@ -4,7 +4,7 @@
 
   layers  the boundary holds both ways, shown by compiling probes with the
           targets' own compile commands (from compile_commands.json):
-          - the core (libmooncake-kv) compiles with its own folders and
+          - the core (libmooncake-kv-core) compiles with its own folders and
             include/ alone: a daemon header must fail there, a core header
             must pass (so that the check can fail); no core file includes
             an I/O library's header;
@@ -107,7 +107,7 @@ def check_includes(root, folder, own, why, io):
 
 def check_core(build, root):
     bad = []
-    entries = entries_of(build, 'libmooncake-kv.a')
+    entries = entries_of(build, 'libmooncake-kv-core.a')
     for e in entries:
         for rel in include_dirs(e, build, root):
             if rel != 'include' and rel != 'exporter/core' and not rel.startswith('exporter/core/'):
@@ -187,7 +187,7 @@ MAX_LINES = 600
 
 def check_size(root):
     bad = []
-    for top in ('exporter', 'include', 'tools', 'tests'):
+    for top in ('exporter', 'include', 'tools', 'tests', 'examples'):
         for d, dirs, names in os.walk(os.path.join(root, top)):
             dirs[:] = [x for x in dirs if x not in ('fixtures', 'corpus', 'node_modules')]
             for n in names:
@@ -208,7 +208,7 @@ def check_license(root):
     bad = []
     if not os.path.exists(os.path.join(root, 'LICENSE')):
         bad.append('no LICENSE file')
-    for top in ('exporter', 'include', 'tools', 'tests', '.ci'):
+    for top in ('exporter', 'include', 'tools', 'tests', 'examples', '.ci'):
         for d, dirs, names in os.walk(os.path.join(root, top)):
             dirs[:] = [x for x in dirs if x not in ('fixtures', 'corpus', 'node_modules')]
             for n in names:

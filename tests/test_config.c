@@ -244,6 +244,12 @@ static const struct bad {
 	{{NULL}, "no source"},
 	{{"--master.url=http://m:1"}, "--master.url needs --zmq.endpoint"},
 	{{EP, "--master.url=ftp://m"}, "must start with http"},
+	{{EP, "--master.url=http://m:99999"}, "port \"99999\" is not a number from 1 to 65535"},
+	{{EP, "--master.url=http://m:"}, "port \"\" is not a number"},
+	{{EP, "--master.url=http://:80/"}, "has no host"},
+	{{EP, "--master.url=http://[::1/x"}, "without its closing ]"},
+	{{"--source=name=a,master=tcp://a:1@http://m:0"}, "status URL \"http://m:0\": port \"0\""},
+	{{EP, "--state.peer=http://p:70000"}, "--state.peer \"http://p:70000\": port"},
 	{{"--source=name=a"}, "needs zmq=ENDPOINT"},
 	{{"--source=zmq=tcp://a:1"}, "needs name=NAME"},
 	{{"--source=name=a,zmq=tcp://a:1,colour=red"}, "unknown key \"colour\""},
@@ -356,6 +362,24 @@ static const struct bad said[] = {
 	{{"--source=name=a,master=tcp://m:1@http://m:9003,master=tcp://n:-5@http://n:9003"},
 	 "source \"a\": zmq endpoint tcp://n:-5: port \"-5\" is not a number from 1 to 65535"},
 };
+
+/* Admin URLs a master really has pass: IPv6 literals, user info with a
+ * colon, no port (the scheme's), a path. */
+static void test_admin_urls_accepted(void **state)
+{
+	(void)state;
+	static const char *const good[] = {"http://[::1]:8080/x", "https://u:p:w@h:443", "http://h", "http://h/p?q=1:2",
+					   "https://[fe80::1]"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		kv_config c;
+		char err[256] = "", flag[64];
+		snprintf(flag, sizeof(flag), "--master.url=%s", good[i]);
+		int rc = parse(&c, err, sizeof(err), EP, flag, NULL);
+		if (rc != KV_CONFIG_RUN)
+			fail_msg("%s refused: %s", good[i], err);
+		kv_config_free(&c);
+	}
+}
 
 static void test_refusals_say_why(void **state)
 {
@@ -516,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_reconcile_flags),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_refusals_say_why),
+		cmocka_unit_test(test_admin_urls_accepted),
 		cmocka_unit_test(test_timeout_yields_to_short_interval),
 		cmocka_unit_test(test_help_lists_every_flag),
 		cmocka_unit_test(test_durations),

@@ -236,6 +236,67 @@ static void test_family_tables(void **state)
 	assert_null(kv_family_find("mooncake_kv_objects_", 20, &at));
 }
 
+static void test_label_value_escaping(void **state)
+{
+	(void)state;
+	kv_buf b;
+	kv_buf_init(&b);
+	kv_render_label_value(&b, "a\\b\"c\nd", 7, false);
+	assert_string_equal(b.data, "a\\\\b\\\"c\\nd");
+	kv_buf_reset(&b);
+	/* sanitised: each byte that starts no character becomes one U+FFFD */
+	kv_render_label_value(&b, "x\xff\xfey\0z\xce\xba", 8, true);
+	assert_string_equal(b.data, "x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbdz\xce\xba");
+	assert_true(kv_label_value_clean(b.data, b.len));
+	kv_buf_free(&b);
+}
+
+/* Each member's model context as its publisher stamps it: one info series,
+ * its labels escaped and bounded, the member labelled even for a lone
+ * master (as its dialect), the salt's value nowhere; none before an event. */
+static void test_model_info(void **state)
+{
+	(void)state;
+	kv_budget budget;
+	kv_budget_init(&budget, 100, 1000);
+	kv_stream *st = kv_stream_new(&budget, 7);
+	ev_spec e[2];
+	for (int i = 0; i < 2; i++) {
+		ev_init(&e[i], EV_SPEC, "stored", (uint64_t)i + 1, B, "t", "cpu", "k");
+		ev_set(&e[i], STR("model_name", i ? "a\"b\\c\nd" : "first-model"));
+		ev_set(&e[i], STR("lora_name", "bad\xffutf8"));
+		ev_set(&e[i], STR("additional_salt", "SECRET-SALT"));
+		ev_set(&e[i], UINT("block_size", 16));
+		ev_set(&e[i], UINT("dp_rank", 2));
+	}
+	assert_int_equal(feed(st, 1, e, 2), KV_OK);
+	kv_source_snap src[2] = {{.name = "m0"}, {.name = "m1"}};
+	assert_int_equal(kv_snapshot_stream(&src[0], st), KV_OK);
+	src[0].members[0].label = "127.0.0.1:9003";
+	assert_int_equal(kv_snapshot_members(&src[1], 1), KV_OK); /* no event yet */
+	kv_hist_init(&src[1].members[0].stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
+	kv_hist_init(&src[1].members[0].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
+	kv_exporter_snap x = {.info = {.version = "1", .revision = "r"}, .sources = src, .n_sources = 2};
+	kv_buf out;
+	kv_buf_init(&out);
+	assert_int_equal(kv_render(&out, &x, NULL), KV_OK);
+	assert_true(has_line(&out, "mooncake_kv_publisher_model_info{source=\"m0\",member=\"127.0.0.1:9003\","
+				   "model_name=\"a\\\"b\\\\c\\nd\",lora_name=\"bad\xef\xbf\xbdutf8\",block_size=\"16\","
+				   "dp_rank=\"2\",additional_salt=\"present\"} 1"));
+	assert_true(
+		has_line(&out, "mooncake_kv_publisher_model_changes_total{source=\"m0\",member=\"127.0.0.1:9003\"} 1"));
+	assert_null(strstr(out.data, "SECRET"));
+	assert_null(strstr(out.data, "first-model")); /* one context per member: the latest */
+	assert_non_null(strstr(out.data, "# TYPE mooncake_kv_publisher_model_info gauge\n"));
+	assert_null(strstr(out.data, "mooncake_kv_publisher_model_info{source=\"m1\""));
+	assert_true(has_line(&out, "mooncake_kv_publisher_model_changes_total{source=\"m1\"} 0"));
+	assert_true(kv_label_value_clean(out.data, out.len));
+	kv_buf_free(&out);
+	kv_source_snap_release(&src[0]);
+	kv_source_snap_release(&src[1]);
+	kv_stream_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +304,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_family_tables),
+		cmocka_unit_test(test_label_value_escaping),
+		cmocka_unit_test(test_model_info),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

@@ -124,6 +124,32 @@ static void test_escaping(void **state)
 	drop(&s);
 }
 
+/* Each member's model, as its publisher stamps it: escaped, with its LoRA
+ * adapter; nothing before its first event. */
+static void test_member_model(void **state)
+{
+	(void)state;
+	tn t[] = {{"b", "t", 0, 1}};
+	kv_tenant_snap v[1];
+	kv_source_snap s[2];
+	source_of(&s[0], "m0", v, t, 1);
+	source_of(&s[1], "m1", NULL, NULL, 0);
+	kv_model_ctx *c = &s[0].members[0].model;
+	c->seen = c->has_model = c->has_lora = true;
+	strcpy(c->model_name, "<b>llama</b>&\xff");
+	strcpy(c->lora_name, "sql\"x");
+	s[0].members[0].label = "10.0.0.1:9003";
+	kv_buf b = page(s, 2, NULL, 100);
+	assert_non_null(strstr(b.data, "<small title=\"mooncake_kv_publisher_model_info\">model "
+				       "&lt;b&gt;llama&lt;/b&gt;&amp;\xef\xbf\xbd, LoRA sql&quot;x</small>"));
+	assert_null(strstr(b.data, "<b>llama"));
+	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1); /* m1: no event, no model */
+	assert_true(kv_label_value_clean(b.data, b.len));
+	kv_buf_free(&b);
+	drop(&s[0]);
+	drop(&s[1]);
+}
+
 /* Stale first, then by objects, then by source, backend and tenant. */
 static void test_order(void **state)
 {
@@ -436,8 +462,8 @@ static void test_page_equals_metrics(void **state)
 	poll(&f, 1, 1, "standby\n", &news);
 	kv_scrape *sc = kv_scrape_new(1);
 	assert_non_null(sc);
-	kv_member_live live[2] = {{.connected = true}, {.connected = false}};
-	assert_int_equal(kv_scrape_store(sc, 0, s, live), KV_OK);
+	kv_store_connected(s, 0, 1795982164000); /* the standby's publisher is not there */
+	assert_int_equal(kv_scrape_store(sc, 0, s, NULL), KV_OK);
 	kv_exporter_info x = {.version = "t", .revision = "t", .budget = &f.budget, .now_ms = 1795982164612};
 	kv_buf text, html;
 	kv_buf_init(&text);
@@ -453,6 +479,10 @@ static void test_page_equals_metrics(void **state)
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_sequence_missing_total\" data-v=\"2\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_master_role\" data-l=\"role=leader\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_publisher_dialect\""));
+	/* both members published (the standby too): neither stamped a model, as Mooncake main */
+	assert_int_equal(count(html.data, "<small title=\"mooncake_kv_publisher_model_info\">model <span "
+					  "class=\"none\">none stamped</span></small>"),
+			 2);
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_reconciliations_total\" data-l=\"result=ok\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_objects\" data-v=\"5\""));
 	assert_int_equal(count(html.data, " data-tenant=\""), 4);
@@ -465,13 +495,10 @@ static void test_page_equals_metrics(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escaping),
-		cmocka_unit_test(test_order),
-		cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_limit),
-		cmocka_unit_test(test_many),
-		cmocka_unit_test(test_document),
-		cmocka_unit_test(test_page_equals_metrics),
+		cmocka_unit_test(test_escaping), cmocka_unit_test(test_member_model),
+		cmocka_unit_test(test_order),    cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_limit),    cmocka_unit_test(test_many),
+		cmocka_unit_test(test_document), cmocka_unit_test(test_page_equals_metrics),
 	};
 	return cmocka_run_group_tests_name("status_page", tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 /* The core driven through its public interface alone (include/mooncake_kv/),
  * as the daemon drives it: frames and the master's answers into a store,
  * and the scrape's text out.  Nothing here includes a core-private header
- * (reconciliation runs: test_store_reconcile.c). */
+ * (reconciliation runs: test_reconcile_run.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,8 +23,8 @@ static void test_frames_and_status(void **state)
 	kv_dialect_info d;
 	kv_store_dialect(s, 0, &d);
 	assert_false(d.decided); /* auto with a status URL: the answer tells */
-	bool connected[1] = {true};
-	assert_false(kv_store_ready(s, connected)); /* not polled yet */
+	kv_store_connected(s, 0, (int64_t)(T0 * 1000));
+	assert_false(kv_store_ready(s)); /* not polled yet */
 
 	kv_poll_news n;
 	poll(&f, 0, 0, NULL, &n);
@@ -34,7 +34,7 @@ static void test_frames_and_status(void **state)
 	assert_string_equal(n.dialect.name, "object");
 	assert_true(n.leads); /* no /ha_status: a 200 serves */
 	assert_int_equal(kv_store_leader(s), 0);
-	assert_true(kv_store_ready(s, connected));
+	assert_true(kv_store_ready(s));
 
 	kv_ingest_report rep;
 	assert_int_equal(put(s, 0, 1, 0, 3, &rep), KV_OK);
@@ -100,8 +100,8 @@ static void test_failover(void **state)
 	poll(&f, 1, 0, "standby\n", &n);
 	assert_false(n.leads);
 	assert_int_equal(kv_store_leader(s), 0);
-	bool connected[2] = {true, false};
-	assert_true(kv_store_ready(s, connected)); /* a standby has no publisher to connect to */
+	kv_store_connected(s, 0, (int64_t)(T0 * 1000));
+	assert_true(kv_store_ready(s)); /* a standby has no publisher to connect to */
 
 	/* member 0 stands down, member 1 takes over: the masters' view moves */
 	poll_view(&f, 0, 0, "standby\n", 4, &n);
@@ -112,7 +112,7 @@ static void test_failover(void **state)
 	assert_int_equal(n.leader, 1);
 	assert_true(n.leads);
 	assert_int_equal(kv_store_leader(s), 1);
-	assert_false(kv_store_ready(s, connected)); /* the new leader has not connected */
+	assert_false(kv_store_ready(s)); /* the new leader has not connected */
 	kv_store_free(s);
 }
 
@@ -127,8 +127,9 @@ static void test_streamed_answers(void **state)
 				      "mooncake_tenant_quota_reject_total{tenant_id=\"t1\",reason=\"quota\"} 3\n";
 	kv_store_metrics_reset(s, 0);
 	for (size_t i = 0; i + 1 < sizeof(metrics); i += 7) /* in pieces */
-		assert_true(kv_store_metrics_feed(s, 0, metrics + i,
-						  sizeof(metrics) - 1 - i < 7 ? sizeof(metrics) - 1 - i : 7));
+		assert_int_equal(kv_store_metrics_feed(s, 0, metrics + i,
+						       sizeof(metrics) - 1 - i < 7 ? sizeof(metrics) - 1 - i : 7),
+				 KV_OK);
 	kv_store_metrics_end(s, 0, KV_POLL_OK);
 	kv_store_quotas_reset(s, 0);
 	assert_false(kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 503)); /* stood down: nothing said */
@@ -149,7 +150,7 @@ static size_t metrics(kv_store *s, unsigned keys, const char *evictions)
 	char body[512];
 	snprintf(body, sizeof(body), "master_key_count %u\n%s", keys, evictions ? evictions : "");
 	kv_store_metrics_reset(s, 0);
-	assert_true(kv_store_metrics_feed(s, 0, body, strlen(body)));
+	assert_int_equal(kv_store_metrics_feed(s, 0, body, strlen(body)), KV_OK);
 	return kv_store_metrics_end(s, 0, KV_POLL_OK);
 }
 
@@ -210,7 +211,7 @@ static void test_empty_store_after_failover(void **state)
 	assert_true(gauge(s, STALE("default")) == 1);
 	f.s = s;
 	kv_store_metrics_reset(s, 1); /* the new leader's key count */
-	assert_true(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19));
+	assert_int_equal(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19), KV_OK);
 	kv_store_metrics_end(s, 1, KV_POLL_OK);
 	poll_view(&f, 1, 0, "serving\n", 4, &n);
 	assert_true(n.proved_empty);

@@ -177,6 +177,18 @@ def overview():
               [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{instance}} {{source}} {{member}} subscriber"),
                (f"mooncake_kv_master_up{{{SRC}}}", "{{instance}} {{source}} {{member}} master"),
                (f"mooncake_kv_master_standby{{{SRC}}}", "{{instance}} {{source}} {{member}} standby")]),
+        panel("table", "Model each master serves",
+              [(f"mooncake_kv_publisher_model_info{{{SRC}}}", "")], w=16, h=6,
+              desc="The model context each master's publisher stamps on its events, as the last one carried it: "
+                   "model_name, lora_name, block_size, dp_rank, and whether an additional_salt (a hash "
+                   "namespace) is set. Empty values: none stamped (Mooncake main stamps none; the subscriber "
+                   "guide's publishers stamp what they are configured with)."),
+        panel("timeseries", "Model context changes",
+              [(f"sum by (instance, source, member) (increase(mooncake_kv_publisher_model_changes_total{{{SRC}}}[{RI}]))",
+                "{{instance}} {{source}} {{member}}")], w=8, h=6,
+              desc="Events whose model context differed from the event before: a master reconfigured or "
+                   "replaced by one serving another model (a step), or a publisher that stamps each key's own "
+                   "model (a steady rate)."),
         panel("state-timeline", "Leader per master",
               [(f"mooncake_kv_master_leader{{{SRC}}}", "{{instance}} {{source}} {{member}}")], mappings=LEADER_MAPPING,
               desc="Which master of each source serves (highly available masters, or one sidecar per master). "

@@ -117,7 +117,7 @@ tsan_story() {  # story [-k NAME]
     TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
     python3 "$1" ../../build-tsan/mooncake-kv-exporter ../../build-tsan/tools/mooncake-kv-sim "${@:2}")
 }
-check tsan_story test_daemon.py -k scrape
+check tsan_story test_http.py -k scrape  # fifty scrapers, and scraping while ingesting
 check tsan_story test_reconcile.py -k exact
 check tsan_story test_ha.py
 check tsan_story test_front_door.py  # the keeper's watchdog and lock, four server threads, the one bcrypt

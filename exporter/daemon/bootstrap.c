@@ -149,7 +149,6 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 			if (took == KV_BOOT_TAKEN) {
 				done[i] = true;
 				left--;
-				kv_source_took_state(&sources[i]);
 			}
 			kv_log(took == KV_BOOT_TAKEN ? KV_LOG_INFO : KV_LOG_WARN,
 			       took == KV_BOOT_TAKEN ? "state taken from a peer: exact where its stream continues"

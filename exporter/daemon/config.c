@@ -75,6 +75,47 @@ bool kv_url_ok(const char *u)
 	return strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0;
 }
 
+const char *kv_url_problem(const char *u, char *why, size_t n)
+{
+	if (!kv_url_ok(u)) {
+		snprintf(why, n, "\"%s\" must start with http:// or https://", u);
+		return why;
+	}
+	const char *host = strstr(u, "://") + 3, *end = host + strcspn(host, "/?#");
+	/* user info may hold a colon: the host starts after the authority's last @ */
+	for (const char *c = host; c < end; c++)
+		if (*c == '@')
+			host = c + 1;
+	const char *port = NULL;
+	if (*host == '[') { /* an IPv6 literal: its colons are not the port's */
+		const char *close = memchr(host, ']', (size_t)(end - host));
+		if (!close) {
+			snprintf(why, n, "\"%s\": IPv6 address without its closing ]", u);
+			return why;
+		}
+		port = close + 1 < end && close[1] == ':' ? close + 2 : NULL;
+	} else {
+		const char *colon = memchr(host, ':', (size_t)(end - host));
+		port = colon ? colon + 1 : NULL;
+	}
+	if (host == end || *host == ':') {
+		snprintf(why, n, "\"%s\" has no host", u);
+		return why;
+	}
+	if (port) {
+		char digits[8] = "";
+		size_t len = (size_t)(end - port);
+		if (len < sizeof(digits))
+			memcpy(digits, port, len), digits[len] = 0;
+		if (len >= sizeof(digits) || kv_port_number(digits, 1) < 0) {
+			snprintf(why, n, "\"%s\": port \"%.*s\" is not a number from 1 to 65535", u,
+				 (int)(len > 16 ? 16 : len), port);
+			return why;
+		}
+	}
+	return NULL;
+}
+
 int kv_dup_into(char **dst, const char *v)
 {
 	char *n = strdup(v);
@@ -225,16 +266,18 @@ static int set_zmq_endpoint(struct parse *p, const struct flag *f, const char *v
 
 static int set_master_url(struct parse *p, const struct flag *f, const char *val)
 {
-	if (!kv_url_ok(val))
-		return kv_parse_err(p, "%s \"%s\" must start with http:// or https://", f->name, val);
+	char why[300];
+	if (kv_url_problem(val, why, sizeof(why)))
+		return kv_parse_err(p, "%s %s", f->name, why);
 	return kv_dup_into(&p->master_url, val) ? kv_parse_err(p, "out of memory") : KV_OK;
 }
 
 static int set_state_peer(struct parse *p, const struct flag *f, const char *val)
 {
 	kv_config *c = p->c;
-	if (!kv_url_ok(val))
-		return kv_parse_err(p, "%s \"%s\" must start with http:// or https://", f->name, val);
+	char why[300];
+	if (kv_url_problem(val, why, sizeof(why)))
+		return kv_parse_err(p, "%s %s", f->name, why);
 	char **n = realloc(c->state_peers, (c->n_state_peers + 1) * sizeof(*n));
 	if (!n)
 		return kv_parse_err(p, "out of memory");

@@ -87,9 +87,8 @@ static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const
 	char why[300];
 	if (kv_endpoint_problem(zmq, why, sizeof(why)))
 		return kv_parse_err(p, "source \"%s\": zmq endpoint %s", name, why);
-	if (status && !kv_url_ok(status))
-		return kv_parse_err(p, "source \"%s\": status URL \"%s\" must start with http:// or https://", name,
-				    status);
+	if (status && kv_url_problem(status, why, sizeof(why)))
+		return kv_parse_err(p, "source \"%s\": status URL %s", name, why);
 	kv_member_cfg *n = realloc(s->members, (s->n_members + 1) * sizeof(*n));
 	if (!n)
 		return kv_parse_err(p, "out of memory");

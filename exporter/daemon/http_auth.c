@@ -189,9 +189,9 @@ static peer_fails *peer_slot(kv_http_auth *a, const unsigned char addr[16], bool
 	peer_fails *stalest = &a->peers[0];
 	for (size_t i = 0; i < PEER_SLOTS; i++) {
 		peer_fails *p = &a->peers[i];
-		if (p->last && now - p->last > PEER_WINDOW)
+		if (p->last != 0 && now - p->last > PEER_WINDOW)
 			p->last = 0; /* quiet long enough: forgotten */
-		if (p->last && !memcmp(p->addr, addr, 16))
+		if (p->last != 0 && !memcmp(p->addr, addr, 16))
 			return p;
 		if (p->last < stalest->last)
 			stalest = p;

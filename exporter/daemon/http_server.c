@@ -229,10 +229,12 @@ static const char *client_cert_problem(const kv_webconfig *w, struct MHD_Connect
 /* 401 with the challenge, or 429 for a peer told to wait. */
 static enum MHD_Result deny(struct MHD_Connection *c, enum kv_login_failure why)
 {
-	static const char unauthorized[] = "Unauthorized\n", wait[] = "Too many failed logins: try again later\n";
+	/* not const: libmicrohttpd 0.9.75 takes a persistent buffer as void *
+	 * (it never writes it) */
+	static char unauthorized[] = "Unauthorized\n", wait[] = "Too many failed logins: try again later\n";
 	bool throttled = why == KV_LOGIN_THROTTLED;
-	const char *body = throttled ? wait : unauthorized;
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+	char *body = throttled ? wait : unauthorized;
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");

@@ -22,6 +22,9 @@ struct parse {
 int kv_parse_err(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* http:// or https:// */
 bool kv_url_ok(const char *u);
+/* What an admin URL lacks: NULL when nothing, else why, written into
+ * why[0..n) and led by the URL (scheme, host, a port from 1 to 65535). */
+const char *kv_url_problem(const char *u, char *why, size_t n);
 /* Replaces *dst with a copy of v.  Returns 0 or KV_ENOMEM (*dst unchanged). */
 int kv_dup_into(char **dst, const char *v);
 /* The index of word in a NULL-terminated list, or -1. */

@@ -19,19 +19,19 @@
 
 typedef struct kv_source kv_source;
 
+/* A member's connection and dialect are the store's (kv_store_connected,
+ * kv_store_dialect): the shell reports what its sockets saw and reads the
+ * store's word under the lock, and keeps no copy of either. */
 typedef struct kv_member {
 	kv_source *src;
-	const kv_member_cfg *cfg;    /* borrowed from the frozen configuration */
-	size_t index;                /* in the store */
-	atomic_bool dialect_decided; /* its dialect is decided, for the ingest thread waiting to start */
-	atomic_bool poll_now;        /* set by the ingest thread: the poller polls at once */
+	const kv_member_cfg *cfg; /* borrowed from the frozen configuration */
+	size_t index;             /* in the store */
+	atomic_bool poll_now;     /* set by the ingest thread: the poller polls at once */
 
-	void *sub, *mon; /* owned by the ingest thread once it runs */
-	atomic_bool connected;
+	void *sub, *mon;              /* owned by the ingest thread once it runs */
 	atomic_uint_fast64_t backlog; /* messages drained since the socket was last found empty */
 	double last_message_at;       /* kv_now() of the last message received (the ingest thread's) */
 	double monitor_asked_at;      /* and of the last look at the monitor (likewise) */
-	atomic_bool ever_connected;   /* for /-/ready */
 	bool ingest_started, poll_started;
 	pthread_t ingest_thread;
 	pthread_t poll_thread;
@@ -44,6 +44,10 @@ struct kv_source {
 
 	pthread_mutex_t lock;
 	kv_store *store; /* under lock */
+	/* Broadcast under the lock when a member's dialect is decided (a
+	 * poller) and at stop: an ingest thread waits on it for its member's
+	 * first decision (on CLOCK_MONOTONIC, at most --master.timeout). */
+	pthread_cond_t decided;
 	kv_member *members;
 	size_t n_members;
 	bool recon_started;
@@ -66,9 +70,8 @@ int kv_source_start(kv_source *s);
  * at most 2 s for an idle publisher), or until `until` (kv_now), so that
  * what the peer's copy lacks is queued here. */
 void kv_source_await_connected(kv_source *s, double until);
-/* The store took a peer's state: its members' dialects may be decided. */
-void kv_source_took_state(kv_source *s);
-/* Joins the threads (the stop flag must be set) and frees everything. */
+/* Wakes the source's threads that wait for the store (the stop flag must
+ * be set), and joins them, and frees everything. */
 void kv_source_destroy(kv_source *s);
 
 /* Copies the source's figures into slot i of a scrape.  Returns 0 or
@@ -80,9 +83,6 @@ int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i);
  * standby (kv_store_ready). */
 bool kv_source_ready(kv_source *s);
 
-/* The serving member's admin URL (the only member's for a one-master
- * source), or NULL when none serves.  Call under the lock. */
-const char *kv_source_leader_url(const kv_source *s);
 /* Logs a dialect decision (call without the lock). */
 void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_info *d);
 

@@ -53,7 +53,7 @@ struct urls {
 static bool into_metrics(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
-	return kv_store_metrics_feed(m->src->store, m->index, p, n);
+	return kv_store_metrics_feed(m->src->store, m->index, p, n) == KV_OK;
 }
 
 /* The leader's /metrics, read as it arrives (the member's own reader: no
@@ -78,7 +78,7 @@ static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u)
 static bool into_quotas(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
-	return kv_store_quotas_feed(m->src->store, m->index, p, n);
+	return kv_store_quotas_feed(m->src->store, m->index, p, n) == KV_OK;
 }
 
 /* The tenant quotas, from the serving member: 409 says quotas are off on
@@ -175,9 +175,9 @@ void *kv_master_poller_main(void *arg)
 		kv_poll_news news;
 		pthread_mutex_lock(&s->lock);
 		kv_store_poll_answers(s->store, m->index, &a, &news);
+		if (news.dialect_news != KV_DIALECT_SAME) /* decided: an ingest thread may wait for it */
+			pthread_cond_broadcast(&s->decided);
 		pthread_mutex_unlock(&s->lock);
-		if (news.dialect_news != KV_DIALECT_SAME)
-			atomic_store(&m->dialect_decided, true);
 		log_outcome(m, &news, &rl);
 		if (news.proved_empty)
 			kv_log(KV_LOG_INFO,

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+/* next_in as const: zlib never writes the input */
+#define ZLIB_CONST
 #include <zlib.h>
 
 #include "kv_scrape_body.h"
@@ -64,7 +66,7 @@ static bool gz_room(gz_out *g)
  * Returns false when memory runs out or zlib fails. */
 static bool gz_put(gz_out *g, const char *in, size_t len, int flush)
 {
-	g->z.next_in = (Bytef *)in;
+	g->z.next_in = (const Bytef *)in;
 	g->z.avail_in = (uInt)len;
 	int rc;
 	do { /* until deflate leaves room: then it has taken all the input */

@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "kv_clock.h"
@@ -92,6 +93,20 @@ static void free_members(kv_source *s)
 	kv_store_free(s->store);
 }
 
+/* The condition the ingest threads wait on for a dialect, timed on the
+ * monotonic clock: a wall clock stepped back must not stretch the wait. */
+static int init_decided(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	if (pthread_condattr_init(&a) != 0)
+		return -1;
+	int rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	if (rc == 0)
+		rc = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return rc;
+}
+
 int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
 		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
 {
@@ -101,6 +116,11 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->stop = stop;
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
+		return KV_ENOMEM;
+	}
+	if (init_decided(&s->decided) != 0) {
+		snprintf(err, errlen, "source \"%s\": cannot create a condition variable", src->name);
+		pthread_mutex_destroy(&s->lock);
 		return KV_ENOMEM;
 	}
 	int rc = KV_ENOMEM;
@@ -140,12 +160,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		m->src = s;
 		m->cfg = &src->members[i];
 		m->index = i;
-		atomic_init(&m->connected, false);
-		atomic_init(&m->ever_connected, false);
 		atomic_init(&m->backlog, 0);
-		kv_dialect_info d;
-		kv_store_dialect(s->store, i, &d);
-		atomic_init(&m->dialect_decided, d.decided);
 		atomic_init(&m->poll_now, false);
 		if ((rc = open_sockets(m, i, zctx, err, errlen)) != KV_OK)
 			goto fail;
@@ -153,6 +168,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	return KV_OK;
 fail:
 	free_members(s);
+	pthread_cond_destroy(&s->decided);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
 	return rc;
@@ -185,16 +201,11 @@ static bool on_monitor_event(kv_member *m)
 	zmq_msg_close(&msg);
 
 	if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-		bool again = atomic_exchange(&m->ever_connected, true);
-		atomic_store(&m->connected, true);
-		if (again) {
-			pthread_mutex_lock(&s->lock);
-			kv_store_reconnected(s->store, m->index, (int64_t)(kv_now() * 1000));
-			pthread_mutex_unlock(&s->lock);
-		}
+		pthread_mutex_lock(&s->lock);
+		bool again = kv_store_connected(s->store, m->index, (int64_t)(kv_now() * 1000));
+		pthread_mutex_unlock(&s->lock);
 		log_member(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
-		atomic_store(&m->connected, false);
 		pthread_mutex_lock(&s->lock);
 		kv_store_disconnected(s->store, m->index);
 		pthread_mutex_unlock(&s->lock);
@@ -212,12 +223,20 @@ static void take_monitor_events(kv_member *m, double now)
 		;
 }
 
+static bool member_connected(kv_member *m)
+{
+	pthread_mutex_lock(&m->src->lock);
+	bool up = kv_store_is_connected(m->src->store, m->index);
+	pthread_mutex_unlock(&m->src->lock);
+	return up;
+}
+
 void kv_source_await_connected(kv_source *s, double until)
 {
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
 		zmq_pollitem_t items[2] = {{m->mon, 0, ZMQ_POLLIN, 0}, {m->sub, 0, ZMQ_POLLIN, 0}};
-		while (!atomic_load(&m->connected) && kv_now() < until) {
+		while (!member_connected(m) && kv_now() < until) {
 			if (zmq_poll(items, 1, 10) > 0)
 				on_monitor_event(m);
 		}
@@ -225,7 +244,7 @@ void kv_source_await_connected(kv_source *s, double until)
 		 * it sends until our subscription reaches it.  A message waiting
 		 * (not taken) says it has; an idle publisher gets a moment. */
 		double idle_until = kv_now() + AWAIT_FIRST_MESSAGE_S;
-		while (atomic_load(&m->connected) && kv_now() < until && kv_now() < idle_until) {
+		while (member_connected(m) && kv_now() < until && kv_now() < idle_until) {
 			if (zmq_poll(items, 2, 10) <= 0)
 				continue;
 			if (items[1].revents & ZMQ_POLLIN)
@@ -233,17 +252,6 @@ void kv_source_await_connected(kv_source *s, double until)
 			if (items[0].revents & ZMQ_POLLIN)
 				on_monitor_event(m);
 		}
-	}
-}
-
-void kv_source_took_state(kv_source *s)
-{
-	for (size_t i = 0; i < s->n_members; i++) {
-		kv_dialect_info d;
-		pthread_mutex_lock(&s->lock);
-		kv_store_dialect(s->store, i, &d);
-		pthread_mutex_unlock(&s->lock);
-		atomic_store(&s->members[i].dialect_decided, d.decided);
 	}
 }
 
@@ -277,23 +285,35 @@ static void log_break(const kv_member *m, const kv_ingest_report *rep, kv_rateli
 	       missing, "suppressed", sup, NULL);
 }
 
-/* Reading a stream needs its dialect.  With auto, the status answer tells
- * it: when the first message is waiting, the poller is asked to poll at
- * once, and the answer awaited, at most --master.timeout (messages queue in
- * ZMQ meanwhile); without it, the guide's, said in the log. */
-static void await_dialect(kv_member *m)
+/* Reading a stream needs its dialect, which the store decides.  With
+ * auto, the status answer tells it: when the first message is waiting and
+ * the store has not decided, the poller is asked to poll at once, and its
+ * decision awaited on s->decided, at most --master.timeout (messages queue
+ * in ZMQ meanwhile); without it, the guide's.  Call under the lock (the
+ * wait releases it); returns the news of a give-up, for the log (what a
+ * poll decided, its poller says). */
+static enum kv_dialect_news await_dialect(kv_member *m, kv_dialect_info *d)
 {
 	kv_source *s = m->src;
-	double until = kv_now() + s->config->poll_timeout;
+	kv_store_dialect(s->store, m->index, d);
+	if (d->decided)
+		return KV_DIALECT_SAME;
+	double secs = s->config->poll_timeout;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until); /* the clock s->decided waits on */
+	until.tv_sec += (time_t)secs;
+	until.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	atomic_store(&m->poll_now, true);
-	while (!atomic_load(&m->dialect_decided) && !atomic_load(s->stop) && kv_now() < until)
-		kv_sleep_until(s->stop, kv_now() + 0.005);
-	kv_dialect_info d;
-	pthread_mutex_lock(&s->lock);
-	enum kv_dialect_news news = kv_store_dialect_give_up(s->store, m->index, &d);
-	pthread_mutex_unlock(&s->lock);
-	atomic_store(&m->dialect_decided, true);
-	kv_member_log_dialect(m, news, &d); /* given up on; the poller says what it decided */
+	int rc = 0;
+	while (!d->decided && rc == 0 && !atomic_load(s->stop)) { /* 0: woken; ETIMEDOUT: given up */
+		rc = pthread_cond_timedwait(&s->decided, &s->lock, &until);
+		kv_store_dialect(s->store, m->index, d);
+	}
+	return kv_store_dialect_give_up(s->store, m->index, d);
 }
 
 /* Receives one whole multipart message and ingests it.  wait: the first
@@ -336,8 +356,6 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 		 * calls a message (docs/performance.md, "System calls"). */
 		if (now - m->last_message_at >= MONITOR_ASK_S || now - m->monitor_asked_at >= MONITOR_ASK_S)
 			take_monitor_events(m, now);
-		if (!atomic_load(&m->dialect_decided))
-			await_dialect(m);
 	}
 	m->last_message_at = now;
 	for (size_t i = 0; i < n; i++)
@@ -345,9 +363,15 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 	int64_t now_ms = (int64_t)(now * 1000);
 
 	kv_ingest_report rep;
+	kv_dialect_info d;
+	enum kv_dialect_news news = KV_DIALECT_SAME;
 	pthread_mutex_lock(&s->lock);
+	if (wait) /* a decided dialect stays decided: a drain's later messages need not ask */
+		news = await_dialect(m, &d);
 	int rc = kv_store_ingest(s->store, m->index, frames, n, now_ms, &rep);
 	pthread_mutex_unlock(&s->lock);
+	if (news != KV_DIALECT_SAME)
+		kv_member_log_dialect(m, news, &d);
 	if (rep.reject != KV_R_OK)
 		log_rejection(m, rep.reject, rep.seq, rl);
 	if (rep.verdict == KV_SEQ_GAP || rep.verdict == KV_SEQ_RESET)
@@ -478,6 +502,9 @@ int kv_source_start(kv_source *s)
 
 void kv_source_destroy(kv_source *s)
 {
+	pthread_mutex_lock(&s->lock); /* an ingest thread waiting for a dialect stops waiting */
+	pthread_cond_broadcast(&s->decided);
+	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
 		if (m->ingest_started)
@@ -488,6 +515,7 @@ void kv_source_destroy(kv_source *s)
 	if (s->recon_started)
 		pthread_join(s->recon_thread, NULL);
 	free_members(s);
+	pthread_cond_destroy(&s->decided);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -498,7 +526,6 @@ int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
 		return KV_ENOMEM;
 	for (size_t k = 0; k < s->n_members; k++)
 		live[k] = (kv_member_live){
-			.connected = atomic_load(&s->members[k].connected),
 			.backlog = atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
 	pthread_mutex_lock(&s->lock);
 	double t0 = kv_mono();
@@ -511,20 +538,8 @@ int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
 
 bool kv_source_ready(kv_source *s)
 {
-	bool *connected = calloc(s->n_members, sizeof(*connected));
-	if (!connected)
-		return false;
-	for (size_t k = 0; k < s->n_members; k++)
-		connected[k] = atomic_load(&s->members[k].ever_connected);
 	pthread_mutex_lock(&s->lock);
-	bool ready = kv_store_ready(s->store, connected);
+	bool ready = kv_store_ready(s->store);
 	pthread_mutex_unlock(&s->lock);
-	free(connected);
 	return ready;
-}
-
-const char *kv_source_leader_url(const kv_source *s)
-{
-	int leader = kv_store_leader(s->store);
-	return leader >= 0 ? s->members[leader].cfg->status : NULL;
 }

@@ -3,17 +3,43 @@
  * interface shares (include/mooncake_kv/, docs/design.md "The core's
  * interface").
  *
- * Error convention, used everywhere: a function that can fail returns int,
- * 0 on success and a negative KV_E* code on failure.  Constructors return a
- * pointer, NULL on failure.  What the wire says (a malformed message, an
- * unknown medium) is never a failure of the function: it is data, reported
- * through the output structure and counted by reason. */
+ * Error convention, used everywhere: a function that can fail returns
+ * enum kv_err, KV_OK (0) on success and a negative KV_E* code on failure.
+ * Constructors return a pointer, NULL on failure.  A function whose outcome
+ * is more than success or failure returns that outcome's own enum (a
+ * handover's enum kv_boot_result, a reconciliation's enum kv_recon_result),
+ * and a field or argument that carries a master's answer's outcome is an
+ * enum kv_poll_error.  What the wire says (a malformed message, an unknown
+ * medium) is never a failure of the function: it is data, reported through
+ * the output structure and counted by reason.  A bool answers a question
+ * (is it ready, are there more) and never means failure, but for one:
+ * kv_recon_listing_drain says whether a reconciliation's attempt goes on,
+ * and why it stopped (a limit, the master, memory) is in the attempt's
+ * summary.
+ *
+ * What these headers declare is the library's whole interface: the library
+ * exports each function marked KV_EXTERN and nothing else
+ * (tests/check_interface.py holds the two equal). */
 #ifndef MOONCAKE_KV_COMMON_H
 #define MOONCAKE_KV_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <mooncake_kv/version.h>
+
+/* Marks what the library exports: it is built with every other symbol
+ * hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KV_EXTERN __attribute__((visibility("default")))
+#else
+#define KV_EXTERN
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum kv_err {
 	KV_OK = 0,
@@ -33,16 +59,6 @@ typedef struct kv_frame {
 	const void *data;
 	size_t len;
 } kv_frame;
-
-/* One answer of the master as the shell fetched it: the transfer's outcome
- * (KV_POLL_OK, or why it failed), the HTTP status (0: none), and the body,
- * borrowed.  The core reads it; parsing is the core's. */
-typedef struct kv_answer {
-	int err; /* an enum kv_poll_error */
-	long http;
-	const char *body;
-	size_t len;
-} kv_answer;
 
 enum kv_event_type { KV_EV_STORED = 0, KV_EV_REMOVED = 1, KV_EV_CLEARED = 2, KV_EV__COUNT };
 
@@ -97,12 +113,22 @@ enum kv_poll_error {
 	KV_POLL__COUNT
 };
 
-const char *kv_poll_error_name(enum kv_poll_error e);
-const char *kv_reason_name(enum kv_reason r);
-const char *kv_event_type_name(enum kv_event_type t);
-const char *kv_placement_name(enum kv_placement p);
-const char *kv_medium_name(enum kv_medium m);
-const char *kv_dialect_name(enum kv_dialect d);
+/* One answer of the master as the shell fetched it: the transfer's outcome
+ * (KV_POLL_OK, or why it failed), the HTTP status (0: none), and the body,
+ * borrowed.  The core reads it; parsing is the core's. */
+typedef struct kv_answer {
+	enum kv_poll_error err;
+	long http;
+	const char *body;
+	size_t len;
+} kv_answer;
+
+KV_EXTERN const char *kv_poll_error_name(enum kv_poll_error e);
+KV_EXTERN const char *kv_reason_name(enum kv_reason r);
+KV_EXTERN const char *kv_event_type_name(enum kv_event_type t);
+KV_EXTERN const char *kv_placement_name(enum kv_placement p);
+KV_EXTERN const char *kv_medium_name(enum kv_medium m);
+KV_EXTERN const char *kv_dialect_name(enum kv_dialect d);
 
 /* Placement of a non-empty media mask. */
 static inline enum kv_placement kv_placement_of(unsigned media)
@@ -114,6 +140,10 @@ static inline enum kv_placement kv_placement_of(unsigned media)
 
 /* True when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates,
  * nothing above U+10FFFF) without NUL bytes: a label value, a credential. */
-bool kv_label_value_clean(const char *s, size_t n);
+KV_EXTERN bool kv_label_value_clean(const char *s, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

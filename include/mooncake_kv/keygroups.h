@@ -10,15 +10,25 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include <mooncake_kv/common.h>
+
 #define KV_KEYGROUP_MAX_LEN 256 /* a longer group is cut here */
 
 typedef struct kv_keygroup_re kv_keygroup_re;
 
 /* Compiles pattern (PCRE2, JIT when available).  NULL with a one-line
  * reason in err: PCRE2's message and the offset, or no named group. */
-kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errlen);
-void kv_keygroup_free(kv_keygroup_re *re);
+KV_EXTERN kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errlen);
+KV_EXTERN void kv_keygroup_free(kv_keygroup_re *re);
 /* The named groups, in pattern order. */
-size_t kv_keygroup_names(const kv_keygroup_re *re);
+KV_EXTERN size_t kv_keygroup_names(const kv_keygroup_re *re);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

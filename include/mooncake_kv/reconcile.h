@@ -23,6 +23,10 @@
 #include <mooncake_kv/common.h>
 #include <mooncake_kv/store.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Label values of mooncake_kv_reconciliations_total{result}. */
 enum kv_recon_result {
 	KV_RECON_OK,
@@ -32,7 +36,7 @@ enum kv_recon_result {
 	KV_RECON__RESULTS
 };
 
-const char *kv_recon_result_name(enum kv_recon_result r);
+KV_EXTERN const char *kv_recon_result_name(enum kv_recon_result r);
 
 /* What the plan says now (under the store's lock). */
 enum kv_recon_next {
@@ -52,7 +56,7 @@ typedef struct kv_recon_job {
 	char tenant[KV_RECON_TENANT_MAX]; /* the tenant_id, NUL-terminated ("default", or one the master can list) */
 } kv_recon_job;
 
-enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *job);
+KV_EXTERN enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *job);
 
 /* The shell's side of a run. */
 typedef struct kv_recon_io {
@@ -70,31 +74,32 @@ typedef struct kv_recon_run kv_recon_run;
 /* A run for store s: listings longer than max_keys are abandoned, at most
  * max_replay events arriving meanwhile are recorded.  io is copied.  NULL
  * when out of memory. */
-kv_recon_run *kv_recon_run_new(kv_store *s, const kv_recon_io *io, uint64_t max_keys, size_t max_replay);
-void kv_recon_run_free(kv_recon_run *r);
+KV_EXTERN kv_recon_run *kv_recon_run_new(kv_store *s, const kv_recon_io *io, uint64_t max_keys, size_t max_replay);
+KV_EXTERN void kv_recon_run_free(kv_recon_run *r);
 
 /* Starts an attempt of job against the master at base_url (its admin URL,
  * borrowed for the attempt): the store records the tenant's events from now
- * on.  Takes the lock.  Returns 0; otherwise the attempt has failed
- * already: end it. */
-int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url);
+ * on.  Takes the lock.  Returns KV_OK; otherwise (KV_EINVAL: the job cannot
+ * be asked of the master; KV_ENOMEM) the attempt has failed already: end
+ * it. */
+KV_EXTERN enum kv_err kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url);
 /* The URL to GET the listing from (valid until the attempt ends). */
-const char *kv_recon_listing_url(const kv_recon_run *r);
+KV_EXTERN const char *kv_recon_listing_url(const kv_recon_run *r);
 /* The listing's answer has come: its HTTP status, and the value of its
  * X-Mooncake-Tenant-Id header (NULL: none).  Call it once, before the first
  * byte of the body is fed (or at the end when there was none).  Returns
  * whether the body is the tenant's listing; if not, do not feed it (stop
  * the transfer): the run knows why (a standby, a master that lists tenant
  * default only, a refusal) and kv_recon_end counts it so. */
-bool kv_recon_listing_answer(kv_recon_run *r, long http, const char *tenant_header);
+KV_EXTERN bool kv_recon_listing_answer(kv_recon_run *r, long http, const char *tenant_header);
 /* The listing as it arrives (no lock): _feed keeps the bytes, _drain splits
  * the whole keys out and asks the master about them batch by batch (at_end:
  * the listing is complete).  A false _drain: the attempt has failed (why in
  * the summary); stop the transfer and end it.  While kv_recon_listing_full,
  * pause the transfer and drain. */
-int kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n);
-bool kv_recon_listing_drain(kv_recon_run *r, bool at_end);
-bool kv_recon_listing_full(const kv_recon_run *r);
+KV_EXTERN enum kv_err kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n);
+KV_EXTERN bool kv_recon_listing_drain(kv_recon_run *r, bool at_end);
+KV_EXTERN bool kv_recon_listing_full(const kv_recon_run *r);
 
 /* How the listing ended, as the shell saw it. */
 enum kv_recon_listing {
@@ -110,7 +115,8 @@ enum kv_recon_listing {
  * failed listing, or NULL.  Returns the result, KV_RECON__RESULTS when
  * nothing was counted (a standby, or a master that lists tenant default
  * only: the summary says which). */
-enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing, const char *why, double *next);
+KV_EXTERN enum kv_recon_result kv_recon_end(kv_recon_run *r, enum kv_recon_listing listing, const char *why,
+					    double *next);
 
 /* What the last attempt did, for the log. */
 typedef struct kv_recon_summary {
@@ -123,6 +129,10 @@ typedef struct kv_recon_summary {
 	bool default_only;  /* the master turned out to list tenant default only */
 } kv_recon_summary;
 
-void kv_recon_summary_of(const kv_recon_run *r, kv_recon_summary *out);
+KV_EXTERN void kv_recon_summary_of(const kv_recon_run *r, kv_recon_summary *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

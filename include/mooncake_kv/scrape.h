@@ -15,6 +15,10 @@
 #include <mooncake_kv/buf.h>
 #include <mooncake_kv/store.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KV_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* The process_* families of the official client libraries (the shell reads
@@ -50,8 +54,8 @@ enum kv_login_failure {
 	KV_LOGIN__COUNT
 };
 
-const char *kv_http_reject_name(enum kv_http_reject r);
-const char *kv_login_failure_name(enum kv_login_failure f);
+KV_EXTERN const char *kv_http_reject_name(enum kv_http_reject r);
+KV_EXTERN const char *kv_login_failure_name(enum kv_login_failure f);
 
 typedef struct kv_http_snap {
 	bool ok; /* false: no server (a benchmark's snapshot) */
@@ -74,28 +78,28 @@ typedef struct kv_exporter_info {
 	kv_http_snap http;
 } kv_exporter_info;
 
-/* The live facts of a member that only the shell knows. */
+/* The live facts of a member that only the shell knows (whether it is
+ * connected is the store's: kv_store_connected). */
 typedef struct kv_member_live {
-	bool connected;
 	uint64_t backlog; /* messages drained since the socket was last found empty */
 } kv_member_live;
 
 typedef struct kv_scrape kv_scrape;
 
 /* Room for n_sources stores.  NULL when out of memory. */
-kv_scrape *kv_scrape_new(size_t n_sources);
-void kv_scrape_free(kv_scrape *sc);
+KV_EXTERN kv_scrape *kv_scrape_new(size_t n_sources);
+KV_EXTERN void kv_scrape_free(kv_scrape *sc);
 /* Copies store s into slot i (call under the store's lock; live: one per
- * member, or NULL for none connected).  Returns 0 or KV_ENOMEM. */
-int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
+ * member, or NULL: no backlog).  Returns 0 or KV_ENOMEM. */
+KV_EXTERN int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
 /* How long the shell held the store's lock for kv_scrape_store, in seconds
  * (call under that lock): ingestion waited that long.  The next scrape
  * shows it (mooncake_kv_scrape_lock_hold_seconds). */
-void kv_scrape_store_held(kv_store *s, double seconds);
+KV_EXTERN void kv_scrape_store_held(kv_store *s, double seconds);
 /* Appends the exposition of every slot to out: the text format, every
  * family (kv_scrape_render_as, below, as a scraper asks).  Returns 0 or
  * KV_ENOMEM. */
-int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
+KV_EXTERN int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
 
 /* The status page (GET /status): the same copies as a scrape's, as one
  * HTML5 page for a person: each source and member (connection, dialect,
@@ -122,11 +126,12 @@ typedef struct kv_status_opts {
 /* The limit a query's `limit=` asks for: NULL, empty or not a decimal
  * number: KV_STATUS_LIMIT_DEFAULT; above KV_STATUS_LIMIT_MAX: that; 0 shows
  * the sources alone. */
-size_t kv_status_limit(const char *text);
+KV_EXTERN size_t kv_status_limit(const char *text);
 
 /* Appends the page to out.  x->now_ms dates it (0: no ages shown).
  * Returns 0 or KV_ENOMEM. */
-int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out);
+KV_EXTERN int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o,
+				    kv_buf *out);
 
 #define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
@@ -139,11 +144,11 @@ typedef struct kv_family_filter kv_family_filter;
 
 /* NULL with a reason in err when the regex does not compile or memory
  * runs out. */
-kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
-void kv_family_filter_free(kv_family_filter *f);
+KV_EXTERN kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
+KV_EXTERN void kv_family_filter_free(kv_family_filter *f);
 /* Whether f leaves out the family of that name (as the text format gives
  * it); f NULL leaves out none. */
-bool kv_family_filter_drops(const char *name, size_t len, const kv_family_filter *f);
+KV_EXTERN bool kv_family_filter_drops(const char *name, size_t len, const kv_family_filter *f);
 
 /* How a scrape is served. */
 typedef struct kv_expo_opts {
@@ -157,10 +162,14 @@ typedef struct kv_expo_opts {
 
 /* kv_scrape_render as o asks (NULL: as kv_scrape_render).  Returns 0 or
  * KV_ENOMEM. */
-int kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out);
+KV_EXTERN int kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out);
 
 /* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
  * and 3.x do by default.  NULL: no. */
-bool kv_expo_wants_openmetrics(const char *accept);
+KV_EXTERN bool kv_expo_wants_openmetrics(const char *accept);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

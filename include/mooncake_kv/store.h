@@ -12,7 +12,7 @@
  * takes no lock and keeps no clock (every time is the caller's).  Unless a
  * function says otherwise, calls on one store must be serialised by the
  * caller (the daemon's per-source mutex).  Errors follow mooncake_kv/common.h:
- * 0 or a negative KV_E*; constructors return NULL. */
+ * enum kv_err, KV_OK or a negative KV_E*; constructors return NULL. */
 #ifndef MOONCAKE_KV_STORE_H
 #define MOONCAKE_KV_STORE_H
 
@@ -23,6 +23,10 @@
 
 #include <mooncake_kv/common.h>
 #include <mooncake_kv/keygroups.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Limits shared by every store of a process: one memory bound however many
  * masters are watched.  The counts are atomic because each stream is fed by
@@ -36,7 +40,7 @@ typedef struct kv_budget {
 	atomic_size_t key_groups;
 } kv_budget;
 
-void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
+KV_EXTERN void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects);
 
 /* One member as configured: copied by kv_store_new, but its strings are
  * borrowed and must outlive the store. */
@@ -65,8 +69,8 @@ typedef struct kv_store_cfg {
 
 typedef struct kv_store kv_store;
 
-kv_store *kv_store_new(const kv_store_cfg *cfg);
-void kv_store_free(kv_store *s);
+KV_EXTERN kv_store *kv_store_new(const kv_store_cfg *cfg);
+KV_EXTERN void kv_store_free(kv_store *s);
 
 /* --- feeding frames --- */
 
@@ -100,20 +104,26 @@ typedef struct kv_ingest_report {
 } kv_ingest_report;
 
 /* Ingests one multipart message of a member received at now_ms (wall
- * clock) and fills *rep (which may be NULL).  Returns 0, or KV_ENOMEM when
+ * clock) and fills *rep (which may be NULL).  Returns KV_OK, or KV_ENOMEM when
  * memory ran out: the message or some of its events were lost (counted)
  * and the caller should log it. */
-int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
-		    kv_ingest_report *rep);
-/* A member's connection dropped, and came back (at now_ms). */
-void kv_store_disconnected(kv_store *s, size_t member);
-void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms);
+KV_EXTERN enum kv_err kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames,
+				      int64_t now_ms, kv_ingest_report *rep);
+/* A member's connection to its publisher, as the shell's subscriber saw
+ * it (a handshake done at now_ms, the connection dropped).  The store keeps
+ * whether it is up and whether it ever was: mooncake_kv_subscriber_connected,
+ * readiness and reconnects are read from there.  kv_store_connected returns
+ * true when the member had connected before: a reconnect, counted, whose
+ * next message tells whether anything was lost. */
+KV_EXTERN bool kv_store_connected(kv_store *s, size_t member, int64_t now_ms);
+KV_EXTERN void kv_store_disconnected(kv_store *s, size_t member);
+KV_EXTERN bool kv_store_is_connected(const kv_store *s, size_t member);
 /* An idle moment: drains up to `slots` slots of the object tables' old
  * arrays left by growth.  Returns whether some remain. */
-bool kv_store_settle(kv_store *s, size_t slots);
+KV_EXTERN bool kv_store_settle(kv_store *s, size_t slots);
 /* Forgets the tenants that hold no object and had no event for idle_ms.
  * Returns how many went. */
-size_t kv_store_expire(kv_store *s, int64_t now_ms, int64_t idle_ms);
+KV_EXTERN size_t kv_store_expire(kv_store *s, int64_t now_ms, int64_t idle_ms);
 
 /* --- the dialect a member's stream is read in --- */
 
@@ -130,16 +140,16 @@ typedef struct kv_dialect_info {
 	const char *basis; /* why: "flag", "status", "no_status", "no_answer" */
 } kv_dialect_info;
 
-void kv_store_dialect(const kv_store *s, size_t member, kv_dialect_info *out);
+KV_EXTERN void kv_store_dialect(const kv_store *s, size_t member, kv_dialect_info *out);
 /* Ingest cannot wait longer for the member's status answer: the guide's
  * dialect for now (a later answer may still switch it). */
-enum kv_dialect_news kv_store_dialect_give_up(kv_store *s, size_t member, kv_dialect_info *out);
+KV_EXTERN enum kv_dialect_news kv_store_dialect_give_up(kv_store *s, size_t member, kv_dialect_info *out);
 
 /* --- feeding the master's answers --- */
 
 /* A member's poll begins: the store notes where its stream stands, to
  * compare the answers with. */
-void kv_store_poll_begin(kv_store *s, size_t member);
+KV_EXTERN void kv_store_poll_begin(kv_store *s, size_t member);
 
 /* One poll of a member: GET /kv_events/status (asked from t0 to t1, unix
  * seconds), then, when it answered (200 or 503), /ha_status, and when that
@@ -168,7 +178,7 @@ enum kv_leadership_news {
 
 typedef struct kv_poll_news {
 	enum kv_poll_change change;
-	int err; /* the status poll's enum kv_poll_error */
+	enum kv_poll_error err; /* the status poll's */
 	long http;
 	uint64_t restarts;                       /* publisher restarts this poll found */
 	uint64_t tail;                           /* sequence numbers counted lost as a tail */
@@ -185,35 +195,68 @@ typedef struct kv_poll_news {
 	bool proved_empty;  /* the store was proven empty before its publisher's first message: every tenant exact */
 } kv_poll_news;
 
-void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news);
+KV_EXTERN void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news);
 
 /* The leader's /metrics (its key count and the puts refused for a quota)
  * and /api/v1/tenant_quotas, read as they arrive.  _reset and _feed touch
  * only the member's own reader: call them without the store's lock, from
  * the one thread that polls that member; _end applies the answer (under the
- * lock).  A false _feed: stop the transfer (out of memory). */
-void kv_store_metrics_reset(kv_store *s, size_t member);
-bool kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n);
+ * lock), with the transfer's outcome.  _feed returns KV_OK, or KV_ENOMEM:
+ * stop the transfer, and end with KV_POLL_NO_MEMORY. */
+KV_EXTERN void kv_store_metrics_reset(kv_store *s, size_t member);
+KV_EXTERN enum kv_err kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n);
 /* Returns how many tenants turned stale because the master's quota
  * eviction erased objects of theirs without an event. */
-size_t kv_store_metrics_end(kv_store *s, size_t member, int transfer_err);
-void kv_store_quotas_reset(kv_store *s, size_t member);
-bool kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n);
+KV_EXTERN size_t kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err);
+KV_EXTERN void kv_store_quotas_reset(kv_store *s, size_t member);
+KV_EXTERN enum kv_err kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n);
 /* Returns true when this answer said quotas are off on the master (409)
  * and the last one did not. */
-bool kv_store_quotas_end(kv_store *s, size_t member, int transfer_err, long http);
+KV_EXTERN bool kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http);
+
+/* --- taking a peer's state (mooncake_kv/handover.h reads and writes it) --- */
+
+/* How a bootstrap from a peer ended, per store (the `result` label of
+ * mooncake_kv_bootstrap_total). */
+enum kv_boot_result {
+	KV_BOOT_TAKEN,       /* the peer's state was taken */
+	KV_BOOT_UNREACHABLE, /* no connection, or the transfer failed */
+	KV_BOOT_TIMEOUT,     /* the peer took longer than --state.peer-timeout */
+	KV_BOOT_HTTP_STATUS, /* it answered, but not 200 (serving off, auth) */
+	KV_BOOT_TOO_LARGE,   /* more than --state.peer-max-bytes */
+	KV_BOOT_TRUNCATED,   /* it ended before its checksum */
+	KV_BOOT_CHECKSUM,    /* the checksum did not match: corrupted */
+	KV_BOOT_MALFORMED,   /* records that are not a state */
+	KV_BOOT_VERSION,     /* another format version */
+	KV_BOOT_ABSENT,      /* the peer watches no source of this name */
+	KV_BOOT_MISMATCH,    /* of another store: other members, key groups or dialects */
+	KV_BOOT_LIMIT,       /* more tenants, objects or key groups than this exporter's limits */
+	KV_BOOT_OUT_OF_MEMORY,
+	KV_BOOT__COUNT
+};
+KV_EXTERN const char *kv_boot_result_name(enum kv_boot_result r);
+
+/* A bootstrap that ended for every store alike (unreachable, timeout, ...):
+ * counted by the store. */
+KV_EXTERN void kv_store_boot_note(kv_store *s, enum kv_boot_result r);
+/* Members of the store still waiting for their proof (KV_JOIN_WAITING). */
+KV_EXTERN size_t kv_store_joins_waiting(const kv_store *s);
 
 /* --- what the shell asks --- */
 
 /* The serving member (for a one-master source: its master unless it stands
  * by), -1 when none serves. */
-int kv_store_leader(const kv_store *s);
+KV_EXTERN int kv_store_leader(const kv_store *s);
 /* Every member with an admin URL was polled, every member that serves has
  * connected at least once, and one member connected or answered as a
- * standby.  ever_connected: per member, from the shell. */
-bool kv_store_ready(const kv_store *s, const bool *ever_connected);
+ * standby. */
+KV_EXTERN bool kv_store_ready(const kv_store *s);
 /* Gaps and restarts of all members' streams: anything that can have lost
  * an event. */
-uint64_t kv_store_breaks(const kv_store *s);
+KV_EXTERN uint64_t kv_store_breaks(const kv_store *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

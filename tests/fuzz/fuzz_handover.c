@@ -48,11 +48,11 @@ static void run(const unsigned char *p, size_t n, size_t step, kv_keygroup_re *r
 		__builtin_trap(); /* a refused stream left something behind */
 	if (taken) {
 		kv_scrape *sc = kv_scrape_new(1);
-		kv_member_live live = {.connected = true};
+		kv_store_connected(s, 0, 0);
 		kv_buf out;
 		kv_buf_init(&out);
 		kv_exporter_info x = {.version = "f", .revision = "f"};
-		if (sc && kv_scrape_store(sc, 0, s, &live) == KV_OK)
+		if (sc && kv_scrape_store(sc, 0, s, NULL) == KV_OK)
 			kv_scrape_render(sc, &x, &out);
 		kv_buf_free(&out);
 		kv_scrape_free(sc);

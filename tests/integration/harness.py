@@ -188,6 +188,19 @@ class Exporter:
         return Metrics(body.decode("utf-8"))
 
 
+def mooncake_of(extra):
+    """The master a simulator with these flags plays: main (since #3818) unless told."""
+    ex = list(extra)
+
+    def flag(name):
+        return ex[ex.index(name) + 1] if name in ex else None
+    if flag("--mooncake"):
+        return flag("--mooncake")
+    if flag("--spec-extras") == "on" or flag("--dialect") == "media":
+        return "conductor"
+    return "v0.3.12" if flag("--dialect") == "object" else "main"
+
+
 class Sim:
     """The simulator: one master, or with members=N a cluster of N (member 0 leads
     first), each with its own publisher endpoint and admin port."""
@@ -203,12 +216,10 @@ class Sim:
         self.status_addr = self.members[0] if status else None
         self.truth_path = os.path.join(procs.dir, "truth-%d.json" % self.pub_port) if truth else None
         self.argv = [exe, "--seed", str(seed)] + list(extra)
-        # what its publisher speaks (docs/upstream.md): Mooncake main's object dialect unless
-        # it plays the guide
-        ex = list(extra)
-        media = ("--dialect" in ex and ex[ex.index("--dialect") + 1] == "media") or \
-            ("--spec-extras" in ex and ex[ex.index("--spec-extras") + 1] == "on")
-        self.dialect = "media" if media else "object"
+        # which master it plays (--mooncake; --dialect and --spec-extras are older names) and
+        # what its publisher speaks (docs/upstream.md): main since #3818 by default, the guide
+        self.mooncake = mooncake_of(extra)
+        self.dialect = "object" if self.mooncake == "v0.3.12" else "media"
         for i in range(members):
             self.argv += ["--pub", self.zmqs[i]] + (["--status", self.members[i]] if status else [])
         if truth:
@@ -343,3 +354,138 @@ def bcrypt(password, cost=5):
         warnings.simplefilter("ignore")  # crypt is deprecated in Python 3.11; the hash is what is wanted
         import crypt
         return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << cost))
+
+
+# The stream's ground truth, shared by the stories:
+# wait until the exporter has caught up with a simulator's run, then check every
+# figure against the truth the simulator wrote.
+
+# Set by tools/test.sh for the ASan/UBSan build: no valgrind on top of it, and
+# no RSS bounds (the sanitizer's quarantine keeps freed memory resident).
+SANITIZED = bool(os.environ.get("KVX_SANITIZED"))
+
+REASONS = ["frame_count", "sequence_length", "msgpack_parse", "payload_shape", "event_shape",
+           "missing_field", "field_type", "unknown_event_type", "unknown_medium"]
+
+# a story's third argument: promtool, when meson found it (a story that does not lint
+# ignores it)
+PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-k" else None
+
+
+def settle(exp, truth, source):
+    """Waits until the exporter has every message and a poll after the end."""
+    def done():
+        m = exp.metrics()
+        if m.get("mooncake_kv_messages_received_total", source=source) < truth["messages"]:
+            return False
+        if "status" in truth and m.find("mooncake_kv_master_published_events_total", source=source):
+            st = truth["status"]
+            attributed = sum(m.get(n, source=source) for n in (
+                "mooncake_kv_queue_lost_events_total", "mooncake_kv_transport_lost_messages_total",
+                "mooncake_kv_unattributed_lost_messages_total"))
+            return (m.get("mooncake_kv_master_published_events_total", source=source) == st["published_events"]
+                    and m.get("mooncake_kv_master_published_batches_total", source=source) == st["published_batches"]
+                    and attributed == m.get("mooncake_kv_sequence_missing_total", source=source))
+        return True
+    wait_for(done, 10, "the exporter caught up with source " + source)
+    return exp.metrics()
+
+
+def check_truth(m, truth, source, with_master=True, reconciled=(), objects=None):
+    """Every tenant figure and every stream counter equals the ground truth; the
+    objects of the tenants in `reconciled` equal the master's true state, the others
+    those of `objects` (a truth's tenant list) when given."""
+    def eq(name, want, **labels):
+        got = m.get(name, **labels)
+        assert got == want, "%s%s = %s, want %s" % (name, labels, got, want)
+
+    master = {t["tenant_id"]: t for t in truth["master_tenants"]}
+    figures = {t["tenant_id"]: t for t in objects or ()}
+    for wire in truth["tenants"]:
+        t = dict(wire)
+        if t["tenant_id"] in figures:
+            t.update({k: v for k, v in figures[t["tenant_id"]].items() if k != "groups"})
+        L = dict(source=source, backend_id=t["backend_id"], tenant_id=t["tenant_id"])
+        if t["tenant_id"] in reconciled or t["tenant_id"] in figures:
+            if t["tenant_id"] in reconciled:
+                t.update({k: master[t["tenant_id"]][k] for k in ("objects", "cpu", "disk", "cpu_only",
+                                                                  "disk_only", "cpu_and_disk")}, stale=False)
+            # duplicates and unknown removals count what the stream saw against the view of the
+            # moment, which reconciliations changed
+            t["stored_duplicates"] = m.get("mooncake_kv_stored_duplicates_total", **L)
+            t["removed_unknown"] = m.get("mooncake_kv_removed_unknown_total", **L)
+        eq("mooncake_kv_objects", t["objects"], **L)
+        eq("mooncake_kv_objects_by_medium", t["cpu"], medium="cpu", **L)
+        eq("mooncake_kv_objects_by_medium", t["disk"], medium="disk", **L)
+        for p in ("cpu_only", "disk_only", "cpu_and_disk"):
+            eq("mooncake_kv_objects_by_placement", t[p], placement=p, **L)
+        for e in ("stored", "removed"):
+            eq("mooncake_kv_events_received_total", t[e], event_type=e, **L)
+        if truth["dialect"] == "object":  # it never sends cleared: no series for it
+            assert not m.find("mooncake_kv_events_received_total", event_type="cleared", **L)
+            assert not m.find("mooncake_kv_tenant_clears_total", **L)
+        else:
+            eq("mooncake_kv_events_received_total", t["cleared"], event_type="cleared", **L)
+            eq("mooncake_kv_tenant_clears_total", t["cleared"], **L)
+        eq("mooncake_kv_stored_duplicates_total", t["stored_duplicates"], **L)
+        eq("mooncake_kv_removed_unknown_total", t["removed_unknown"], **L)
+        eq("mooncake_kv_state_stale", 1 if t["stale"] else 0, **L)
+        # a stale tenant says since when; an exact one has no age
+        since = m.find("mooncake_kv_state_stale_since_timestamp_seconds", **L)
+        if t["stale"]:
+            assert len(since) == 1 and time.time() - 600 < list(since.values())[0] <= time.time(), since
+        else:
+            assert since == {}, since
+    assert len(m.find("mooncake_kv_objects", source=source)) == len(truth["tenants"])
+    if not truth["gaps"] and not truth["restarts"] and not reconciled:
+        # without a break, a tenant is stale only for want of a snapshot
+        eq("mooncake_kv_stale_tenants", sum(1 for t in truth["tenants"] if t["stale"]),
+           source=source, reason="startup")
+
+    eq("mooncake_kv_messages_received_total", truth["messages"], source=source)
+    eq("mooncake_kv_sequence_gaps_total", truth["gaps"], source=source)
+    eq("mooncake_kv_sequence_missing_total", truth["missing"], source=source)
+    eq("mooncake_kv_publisher_resets_total", truth["restarts"], source=source)
+    eq("mooncake_kv_sequence_duplicates_total", 0, source=source)
+    eq("mooncake_kv_last_sequence", truth["last_seq"], source=source)
+    eq("mooncake_kv_transport_lost_events_total", truth["lost_events"], source=source)
+    for r in REASONS:
+        eq("mooncake_kv_decode_errors_total", truth["decode_errors"].get(r, 0), source=source, reason=r)
+    eq("mooncake_kv_batch_events_count", truth["messages"] - truth["garbage_messages"], source=source)
+    if with_master:
+        st = truth["status"]
+        # (up, standby and connected are checked while the simulator runs:
+        # here it has exited)
+        eq("mooncake_kv_master_publisher_enabled", 1, source=source)
+        eq("mooncake_kv_master_published_batches_total", st["published_batches"], source=source)
+        eq("mooncake_kv_master_published_events_total", st["published_events"], source=source)
+        eq("mooncake_kv_master_dropped_events_total", st["dropped_events"], source=source)
+        eq("mooncake_kv_master_last_sequence", st["published_batches"] + st["dropped_events"], source=source)
+        # each master reports its own field, and only that one is shown
+        for field, name in (("skipped_unparsed_keys", "mooncake_kv_master_unparsed_keys_total"),
+                            ("skipped_keyless_events", "mooncake_kv_master_skipped_keyless_events_total")):
+            if field in st:
+                eq(name, st[field], source=source)
+            else:
+                assert not m.find(name, source=source), name
+        eq("mooncake_kv_master_restarts_total", truth["restarts"], source=source)
+        eq("mooncake_kv_transport_lost_messages_total", truth["lost_messages"], source=source)
+        check_books(m, source)
+        # once it is known, a stream that has everything is not behind
+        assert set(m.find("mooncake_kv_sequence_behind", source=source).values()) <= {0}
+
+
+def check_books(m, source):
+    """Every missing sequence number is in exactly one bucket."""
+    got = sum(m.get(n, source=source) for n in ("mooncake_kv_queue_lost_events_total",
+                                                 "mooncake_kv_transport_lost_messages_total",
+                                                 "mooncake_kv_unattributed_lost_messages_total"))
+    missing = m.get("mooncake_kv_sequence_missing_total", source=source)
+    assert got == missing, "queue + transport + unattributed = %s, missing = %s" % (got, missing)
+
+
+def promtool_check(text):
+    if not PROMTOOL:
+        return
+    r = subprocess.run([PROMTOOL, "check", "metrics"], input=text.encode(), capture_output=True, timeout=scaled(30))
+    assert r.returncode == 0, "promtool: " + (r.stdout + r.stderr).decode()

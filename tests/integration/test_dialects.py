@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Integration tests of the two dialects (docs/upstream.md): the simulator plays
-Mooncake main's master (object) or the subscriber guide (media); the exporter
-must tell which from the master's status fields and be exact against each.
+release v0.3.12's master (object), Mooncake main since #3818 or dev/conductor (both the
+subscriber guide: media); the exporter must tell which from the master's status fields
+and be exact against each.
 
 usage: test_dialects.py EXPORTER SIM [PROMTOOL] [-k NAME]
 Prints one line per test and closes with 'N passed, N failed'."""
@@ -10,7 +11,7 @@ import os
 import sys
 
 from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import check_truth, promtool_check, settle
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
@@ -53,13 +54,13 @@ def settled(procs, source, phases, seed, extra):
     return exp, m, truth, {t["tenant_id"]: t for t in truth["master_tenants"]}
 
 
-def test_main_master_object_counts_equal_the_master(procs):
-    """Mooncake main's master, 20,000 operations at full speed (puts of one and of
-    two replicas, removes, evictions of either tier, offloads, upserts): every
-    tenant's object count equals what the master holds, the media mix what the
-    puts announced, and auto says object."""
+def test_release_object_counts_equal_the_master(procs):
+    """Release v0.3.12's master (main at 3b5a594), 20,000 operations at full speed
+    (puts of one and of two replicas, removes, evictions of either tier, offloads,
+    upserts): every tenant's object count equals what the master holds, the media mix
+    what the puts announced, and auto says object."""
     exp, m, truth, master = settled(procs, "o", ["sleep:seconds=0.5", "ops:count=20000", "sleep:seconds=0.6"],
-                                    201, ["--tenants", "5", "--keys", "3000"])
+                                    201, ["--mooncake", "v0.3.12", "--tenants", "5", "--keys", "3000"])
     assert truth["dialect"] == "object" and "invalid_event_hashes" not in truth["status"]
     check_truth(m, truth, "o")
     assert dialect_of(m, "o") == "object"
@@ -76,13 +77,15 @@ def test_main_master_object_counts_equal_the_master(procs):
     promtool_check(m.text)
 
 
-def test_guide_master_everything_exact(procs):
-    """The guide's publisher (dev/conductor's status fields): auto says media, and
-    every figure, media included, equals the master's."""
+def guide_master_everything_exact(procs, mooncake, seed):
     exp, m, truth, master = settled(procs, "g", ["sleep:seconds=0.5", "ops:count=20000", "clear:all",
                                                  "ops:count=3000", "sleep:seconds=0.6"],
-                                    202, ["--dialect", "media", "--tenants", "5", "--keys", "3000"])
-    assert truth["dialect"] == "media" and truth["status"]["invalid_event_hashes"] == 0
+                                    seed, ["--mooncake", mooncake, "--tenants", "5", "--keys", "3000"])
+    assert truth["dialect"] == "media" and truth["mooncake"] == mooncake
+    if mooncake == "conductor":
+        assert truth["status"]["invalid_event_hashes"] == 0
+    else:  # the guide's five fields
+        assert "invalid_event_hashes" not in truth["status"] and "skipped_keyless_events" in truth["status"]
     check_truth(m, truth, "g")
     assert dialect_of(m, "g") == "media"
     for t in truth["tenants"]:
@@ -92,12 +95,45 @@ def test_guide_master_everything_exact(procs):
         assert not t["stale"]  # the clear made each tenant exact, and nothing was lost since
     assert m.get("mooncake_kv_tenant_clears_total", source="g", backend_id=truth["tenants"][0]["backend_id"],
                  tenant_id="default") == 1
+    log = procs.log(exp.proc)
+    assert "dialect=media reason=status_fields" in log, log[-2000:]
+
+
+def test_guide_master_everything_exact(procs):
+    """The guide's publisher as dev/conductor has it (its status fields): auto says
+    media, and every figure, media included, equals the master's."""
+    guide_master_everything_exact(procs, "conductor", 202)
+
+
+def test_main_master_everything_exact(procs):
+    """Mooncake main since #3818 (the guide's five status fields): auto says media,
+    and every figure, media included, equals the master's."""
+    guide_master_everything_exact(procs, "main", 205)
+
+
+def test_auto_tells_each_master(procs):
+    """Each of the three masters, told by its status fields alone: release v0.3.12
+    object, main since #3818 and dev/conductor media; and the simulator plays main
+    unless told otherwise."""
+    for i, (extra, mooncake, dialect) in enumerate([([], "main", "media"),
+                                                     (["--mooncake", "v0.3.12"], "v0.3.12", "object"),
+                                                     (["--dialect", "object"], "v0.3.12", "object"),
+                                                     (["--mooncake", "conductor"], "conductor", "media"),
+                                                     (["--dialect", "media"], "conductor", "media")]):
+        src = "a%d" % i
+        exp, m, truth, _ = settled(procs, src, ["sleep:seconds=0.5", "ops:count=500", "sleep:seconds=0.6"],
+                                   206 + i, extra + ["--tenants", "2", "--keys", "200"])
+        assert truth["mooncake"] == mooncake and truth["dialect"] == dialect, (extra, truth["mooncake"])
+        assert dialect_of(m, src) == dialect, extra
+        check_truth(m, truth, src)
 
 
 def test_without_status_url(procs):
     """No status URL: nothing can tell the dialect.  Without dialect= the exporter
-    reads the guide's and says so; with dialect=object it is exact against main."""
-    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=5000", "sleep:seconds=0.6"], seed=203, status=False)
+    reads the guide's and says so; with dialect=object it is exact against release
+    v0.3.12."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=5000", "sleep:seconds=0.6"], seed=203, status=False,
+              extra=["--mooncake", "v0.3.12"])
     exp = Exporter(procs, EXPORTER, [sim.source("given"),
                                       "name=guessed,zmq=%s" % sim.zmq])
     truth = sim.start().wait()
@@ -120,7 +156,8 @@ def test_no_status_answer_in_time_then_switch(procs):
     master answers, switches to object, marks the tenants stale (dialect) and
     reconciles tenant default, which then equals the master."""
     sim = Sim(procs, SIM, ["admin-off", "sleep:seconds=0.5", "ops:count=3000", "sleep:seconds=1.5", "admin-on",
-                           "ops:count=1000", "sleep:seconds=0.5", "truth", "wait"], seed=204)
+                           "ops:count=1000", "sleep:seconds=0.5", "truth", "wait"], seed=204,
+              extra=["--mooncake", "v0.3.12"])
     exp = Exporter(procs, EXPORTER, [sim.source("s") + ",reconcile=true"],
                    extra=["--master.timeout", "500ms", "--master.poll-interval", "1s",
                           "--master.reconcile-interval", "400ms"])
@@ -136,19 +173,21 @@ def test_no_status_answer_in_time_then_switch(procs):
 
 
 def test_master_upgraded_in_place(procs):
-    """A master upgraded in place speaks the other dialect: each way, the exporter
+    """A master upgraded in place speaks the other dialect (release v0.3.12 to main
+    since #3818, and back; dev/conductor to the release): each way, the exporter
     switches, marks the tenants stale (reason dialect), logs it once, and
     reconciliation makes tenant default equal the master again."""
-    for start, after in (("object", "media"), ("media", "object")):
+    for start, then, after in (("v0.3.12", "main", "media"), ("main", "v0.3.12", "object"),
+                               ("conductor", "v0.3.12", "object")):
         sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=3000", "sleep:seconds=1.5", "upgrade",
                                "ops:count=3000", "sleep:seconds=1.5", "truth", "wait"], seed=205,
-                  extra=["--dialect", start, "--tenants", "3"])
+                  extra=["--mooncake", start, "--tenants", "3"])
         exp = Exporter(procs, EXPORTER, [sim.source("u") + ",reconcile=true"],
                        extra=["--master.poll-interval", "500ms", "--master.reconcile-interval", "400ms"])
         sim.start()
         wait_for(lambda: 'msg="publisher dialect changed' in procs.log(exp.proc), 20, "the switch")
         truth = default_reconciled(exp, sim, "u")
-        assert truth["dialect"] == after
+        assert truth["dialect"] == after and truth["mooncake"] == then
         m = exp.metrics()
         assert dialect_of(m, "u") == after
         assert m.get("mooncake_kv_stale_tenants", source="u", reason="dialect") == 2  # the others

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Integration tests of per-tenant exactness (docs/guide.md, "Stale tenants"): a store the
 exporter watched from empty, proven so by the master's own answers, has every tenant
-exact and every life observed, in both dialects; a tenant whose objects the master
-erased without an event (a quota eviction, a silent BatchRemove) is never left exact;
+exact and every life observed, against each master (release v0.3.12, main since #3818,
+dev/conductor); a tenant whose objects the master erased without an event (a quota
+eviction or a BatchRemove of the release) is never left exact;
 a master that holds objects before its publisher's first message proves nothing.
 Ground truth: the simulator's model of its master and of what an ideal subscriber of
 the dialect can know.
@@ -13,14 +14,14 @@ import os
 import sys
 
 from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import check_truth, promtool_check, settle
 from test_dialects import dialect_of
 from test_residency import check_residency
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
 REASONS = ("startup", "gap", "reset", "reconnect", "overflow", "reconcile_incomplete", "failover", "dialect",
-           "quota_eviction", "drift", "bootstrap")
+           "quota_eviction", "drift", "bootstrap", "removed_after_cleared")
 
 
 class FromEmpty:
@@ -53,8 +54,9 @@ def check_master(m, truth, source, tenant):
     assert m.get("mooncake_kv_objects", **L) == t["objects"], (tenant, m.get("mooncake_kv_objects", **L), t)
 
 
-def watched_from_empty(procs, dialect, seed):
-    extra = ["--tenants", "4", "--keys", "300", "--foreign-keys", "0"] + (["--dialect", "media"] if dialect == "media" else [])
+def watched_from_empty(procs, mooncake, seed):
+    dialect = "object" if mooncake == "v0.3.12" else "media"
+    extra = ["--tenants", "4", "--keys", "300", "--foreign-keys", "0", "--mooncake", mooncake]
     gate = FromEmpty(procs)
     sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=3", "sleep:seconds=0.5", "truth", "wait"],
               seed=seed, extra=extra)
@@ -79,19 +81,25 @@ def watched_from_empty(procs, dialect, seed):
 
 
 def test_watched_from_empty_object(procs):
-    """Mooncake main's publisher, an empty master, the exporter subscribed first:
+    """Release v0.3.12's publisher, an empty master, the exporter subscribed first:
     every tenant exact from its first event, every life observed, equal to the truth."""
-    watched_from_empty(procs, "object", 401)
+    watched_from_empty(procs, "v0.3.12", 401)
 
 
 def test_watched_from_empty_media(procs):
     """The same with the guide's publisher (dev/conductor): no cleared needed."""
-    watched_from_empty(procs, "media", 402)
+    watched_from_empty(procs, "conductor", 402)
 
 
-def quota_eviction(procs, dialect, seed):
-    extra = ["--tenants", "3", "--keys", "300", "--quotas", "on", "--quota-bytes", "100000000", "--foreign-keys", "0"]
-    extra += ["--dialect", "media"] if dialect == "media" else []
+def test_watched_from_empty_main(procs):
+    """The same with Mooncake main since #3818 (the guide, stateless)."""
+    watched_from_empty(procs, "main", 409)
+
+
+def quota_eviction(procs, mooncake, seed):
+    dialect = "object" if mooncake == "v0.3.12" else "media"
+    extra = ["--tenants", "3", "--keys", "300", "--quotas", "on", "--quota-bytes", "100000000", "--foreign-keys", "0",
+             "--mooncake", mooncake]
     gate = FromEmpty(procs)
     sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=2", "quota-evict:count=400,tenant=2",
                                          "sleep:seconds=1.5", "truth", "wait"], seed=seed, extra=extra)
@@ -115,7 +123,7 @@ def quota_eviction(procs, dialect, seed):
         assert m.get("mooncake_kv_tenant_stale_transitions_total", source="q", reason="quota_eviction") == 1
         assert "without events: tenants stale" in procs.log(exp.proc)
         exact = ["default", "tenant-1"]
-    else:  # dev/conductor publishes every eviction: no reason to distrust anyone
+    else:  # dev/conductor and main since #3818 publish every eviction: no reason to distrust anyone
         assert truth["silent_removals"] == 0
         assert set(stale_reasons(m, "q").values()) == {0}
         exact = ["default", "tenant-1", "tenant-2"]
@@ -125,23 +133,29 @@ def quota_eviction(procs, dialect, seed):
 
 
 def test_quota_eviction_object(procs):
-    """On Mooncake main a quota eviction publishes nothing: the tenant whose
+    """On release v0.3.12 a quota eviction publishes nothing: the tenant whose
     mooncake_tenant_evict_bytes_total rose turns stale (quota_eviction); the others
     stay exact, equal to the master."""
-    quota_eviction(procs, "object", 403)
+    quota_eviction(procs, "v0.3.12", 403)
 
 
 def test_quota_eviction_media(procs):
     """dev/conductor publishes each eviction's removals: every tenant stays exact and
     equal to the master; the eviction is no reason."""
-    quota_eviction(procs, "media", 404)
+    quota_eviction(procs, "conductor", 404)
+
+
+def test_quota_eviction_main(procs):
+    """So does Mooncake main since #3818 (PublishKvRemovedAfterEvict, then
+    EraseMetadata)."""
+    quota_eviction(procs, "main", 410)
 
 
 def silent_batch_remove(procs, reconcile, seed):
     gate = FromEmpty(procs)
     sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=2", "sleep:seconds=0.5",
                                          "batch-remove:count=150,tenant=1", "sleep:seconds=1", "truth", "wait"],
-              seed=seed, extra=["--tenants", "3", "--keys", "300", "--foreign-keys", "0"])
+              seed=seed, extra=["--mooncake", "v0.3.12", "--tenants", "3", "--keys", "300", "--foreign-keys", "0"])
     src = sim.source("d") + (",reconcile=true" if reconcile else "")
     exp = Exporter(procs, EXPORTER, [src], extra=["--master.reconcile-interval", "1s"])
     sim.start()
@@ -169,7 +183,7 @@ def silent_batch_remove(procs, reconcile, seed):
 
 
 def test_silent_batch_remove_drift(procs):
-    """A BatchRemove in tenant-1 publishes nothing (Mooncake main): every tenant is
+    """A BatchRemove in tenant-1 publishes nothing (release v0.3.12): every tenant is
     exact (watched from empty), so their sum must be the master's key count; it is
     not, poll after poll, and every exact tenant turns stale (drift)."""
     silent_batch_remove(procs, False, 405)
@@ -190,7 +204,7 @@ def test_silent_batch_remove_during_traffic(procs):
     done = os.path.join(procs.dir, "blamed")
     sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=2", "batch-remove:count=900,tenant=1",
                                          "steady:rate=1500,until=" + done, "truth", "wait"],
-              seed=408, extra=["--tenants", "3", "--keys", "1000", "--foreign-keys", "0"])
+              seed=408, extra=["--mooncake", "v0.3.12", "--tenants", "3", "--keys", "1000", "--foreign-keys", "0"])
     exp = Exporter(procs, EXPORTER, [sim.source("t")])
     sim.start()
     gate.open(exp, "t")

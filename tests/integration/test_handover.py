@@ -20,7 +20,7 @@ import time
 import urllib.request
 
 from harness import Exporter, Sim, free_port, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import check_truth, promtool_check, settle
 from test_exact import FromEmpty
 from test_residency import check_residency
 

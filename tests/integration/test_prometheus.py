@@ -58,7 +58,7 @@ INCIDENTS = [
 HEALTHY_SECONDS = 12  # at least, once Prometheus has scraped
 # panels that list problems: empty when all is well
 EMPTY_WHEN_HEALTHY = {"Tenants over quota", "Puts refused for the quota", "State taken from a peer at start-up"}
-# the simulator plays Mooncake main, whose object dialect never sends cleared: the
+# the simulator plays release v0.3.12, whose object dialect never sends cleared: the
 # exporter serves no clears series for it (docs/design.md, "Dialects")
 EMPTY_IN_OBJECT_DIALECT = ("mooncake_kv_tenant_clears_total",)
 
@@ -233,8 +233,8 @@ def main():
 
     try:
         # an upstream master (the simulator's default), with quotas that no tenant reaches
-        sim = Sim(procs, SIM, STORY, seed=77, extra=["--queue", "1000", "--tenants", "4", "--quotas", "on",
-                                                     "--quota-bytes", "100000000"], truth=False)
+        sim = Sim(procs, SIM, STORY, seed=77, extra=["--mooncake", "v0.3.12", "--queue", "1000", "--tenants", "4",
+                                                     "--quotas", "on", "--quota-bytes", "100000000"], truth=False)
         # reconciling, as an operator would: every dashboard panel then has series
         exp = Exporter(procs, EXPORTER, [sim.source("m0") + ",reconcile=true"],
                        extra=["--master.timeout", "150ms", "--master.reconcile-interval", "1s",

@@ -54,8 +54,8 @@ def reconciled_after(exp, source, t):
 
 
 def test_reconcile_makes_default_exact(procs):
-    """A master with objects from before the exporter, in default and two other
-    tenants, that loses objects without events (BatchRemove, RemoveAll), drops
+    """A master (release v0.3.12) with objects from before the exporter, in default and
+    two other tenants, that loses objects without events (BatchRemove, RemoveAll), drops
     events from its queue and restarts, with events flowing at a steady rate
     throughout.  After the last change, tenant default equals the master's true
     state and is not stale; the other tenants (which the listing does not
@@ -64,7 +64,8 @@ def test_reconcile_makes_default_exact(procs):
                            "burst:events=2000", "steady:rate=3000,seconds=1.5", "restart",
                            "steady:rate=3000,seconds=1.5", "clear:all", "steady:rate=3000,seconds=1.5",
                            "batch-remove:count=100", "truth", "wait"],
-              seed=41, extra=["--preload", "4000", "--tenants", "3", "--keys", "3000", "--queue", "500"])
+              seed=41, extra=["--mooncake", "v0.3.12", "--preload", "4000", "--tenants", "3", "--keys", "3000",
+                              "--queue", "500"])
     exp = Exporter(procs, EXPORTER, ["name=r,zmq=%s,status=%s,reconcile=true" % (sim.zmq, sim.status_url)],
                    extra=["--master.reconcile-interval", "400ms"])
     sim.start()
@@ -90,11 +91,12 @@ def test_reconcile_makes_default_exact(procs):
 
 
 def test_drift_of_a_default_only_master(procs):
-    """All objects in tenant default: the master's key count tells the drift,
-    and a reconciliation follows it."""
+    """All objects in tenant default (release v0.3.12, whose BatchRemove is silent):
+    the master's key count tells the drift, and a reconciliation follows it."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.5", "burst:events=800", "sleep:seconds=3", "batch-remove:count=600",
                            "truth", "wait"], seed=43,
-              extra=["--preload", "1500", "--tenants", "1", "--keys", "2000", "--foreign-keys", "0"])
+              extra=["--mooncake", "v0.3.12", "--preload", "1500", "--tenants", "1", "--keys", "2000",
+                     "--foreign-keys", "0"])
     # a long interval: only start-up and drift may call for one within the test
     exp = Exporter(procs, EXPORTER, ["name=d,zmq=%s,status=%s,reconcile=true" % (sim.zmq, sim.status_url)],
                    extra=["--master.reconcile-interval", "2s"])

@@ -12,7 +12,7 @@ import sys
 import time
 
 from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, promtool_check, settle
+from harness import check_truth, promtool_check, settle
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
@@ -131,12 +131,12 @@ def test_tenant_cleared_while_empty(procs):
 
 
 def test_object_lifetimes_equal_the_truth(procs):
-    """Mooncake main's publisher: no cleared, so only a reconciliation makes a tenant
+    """Release v0.3.12's publisher: no cleared, so only a reconciliation makes a tenant
     exact.  The exporter reconciles tenant default of an empty master before the
     first event; from then every life of default is seen whole, and those of the
     other tenants (never exact) all end unobserved.  Every bucket equals the truth."""
     sim = Sim(procs, SIM, ["sleep:seconds=4", "known:tenant=0", "steady:rate=1500,seconds=6", "truth", "wait"],
-              seed=302, extra=["--tenants", "3", "--keys", "400"])
+              seed=302, extra=["--mooncake", "v0.3.12", "--tenants", "3", "--keys", "400"])
     sim.start()
     t0 = time.time()
     src = "name=o,zmq=%s,status=%s,reconcile=true,backend=mooncake-master-1" % (sim.zmq, sim.status_url)

@@ -9,7 +9,7 @@ Prints one line per test and closes with 'N passed, N failed'."""
 import sys
 
 from harness import Exporter, Sim, run_tests, wait_for
-from test_daemon import check_truth, settle
+from harness import check_truth, settle
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None

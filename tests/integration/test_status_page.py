@@ -27,7 +27,7 @@ from html.parser import HTMLParser
 
 from harness import Exporter, Sim, free_port, http_get, run_tests, wait_for
 from harness import bcrypt
-from test_daemon import settle
+from harness import settle
 from test_ha import settle as settle_ha
 from timing import scaled
 

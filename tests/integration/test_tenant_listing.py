@@ -14,7 +14,7 @@ import time
 
 import timing
 from harness import Exporter, Sim, polls_pass, run_tests, wait_for
-from test_daemon import settle
+from harness import settle
 from test_dialects import dialect_of
 from test_exact import by_tenant, check_master, stale_reasons
 
@@ -33,12 +33,12 @@ def lists_tenants(procs, dialect, seed):
     """A master that holds objects from before the exporter started (every tenant
     stale since start-up), under steady traffic: every tenant turns exact by a
     reconciliation while events flow; then one tenant's objects are erased by its
-    quota without an event (Mooncake main) and it is reconciled again."""
+    quota without an event (release v0.3.12) and it is reconciled again."""
     flowing = os.path.join(procs.dir, "all-exact")
     evicted = os.path.join(procs.dir, "evicted-exact")
     extra = ["--tenants", "4", "--keys", "400", "--preload", "600", "--lists-tenants", "yes",
              "--quotas", "on", "--quota-bytes", "100000000"]
-    extra += ["--dialect", "media"] if dialect == "media" else []
+    extra += ["--dialect", "media"] if dialect == "media" else ["--mooncake", "v0.3.12"]
     sim = Sim(procs, SIM, ["steady:rate=1500,until=" + flowing, "quota-evict:count=300,tenant=2",
                            "steady:rate=1500,until=" + evicted, "sleep:seconds=0.5", "truth", "wait"],
               seed=seed, extra=extra)
@@ -75,7 +75,7 @@ def lists_tenants(procs, dialect, seed):
 
 
 def test_lists_tenants_object(procs):
-    """Mooncake main's publisher, a master with the per-tenant listing: every tenant
+    """Release v0.3.12's publisher, a master with the per-tenant listing: every tenant
     exact after a reconciliation while traffic flows, and again after a silent quota
     eviction; every figure equal to the master's."""
     lists_tenants(procs, "object", 501)

@@ -12,6 +12,13 @@
  * subscriber of that member alone sees the wire from here on. */
 void cluster_promote(struct sim *s, unsigned m, double after)
 {
+	cluster_promote_restored(s, m, after, -1);
+}
+
+/* A promoted master restored from a snapshot takes over with the
+ * snapshot's objects, and its first events are its cleanup's removals. */
+void cluster_promote_restored(struct sim *s, unsigned m, double after, double cleanup)
+{
 	atomic_fetch_add(&s->view, 1);
 	s->publishing = m;
 	new_publisher(s);
@@ -19,6 +26,8 @@ void cluster_promote(struct sim *s, unsigned m, double after)
 	/* the service plane, publisher included, is built before it is
 	 * declared available */
 	pub_open(s, after);
+	if (cleanup >= 0)
+		op_restore(s, (uint64_t)cleanup);
 	atomic_store(&s->members[m].serving, true);
 }
 /* The member= of a phase, or the one after the publishing member. */
@@ -32,23 +41,23 @@ unsigned cluster_member(struct sim *s, double v)
 
 /* upstream builds the publisher only on promotion: a standby has no PUB
  * port, and the next leader's publisher numbers from 1 */
-void cluster_standby(struct sim *s, double seconds)
+void cluster_standby(struct sim *s, double seconds, double cleanup)
 {
 	unsigned m = s->publishing;
 	pub_stop(s);
 	atomic_store(&s->members[m].serving, false);
 	sleep_s(seconds);
-	cluster_promote(s, m, -1);
+	cluster_promote_restored(s, m, -1, cleanup);
 }
 
-void cluster_failover(struct sim *s, unsigned to, double after)
+void cluster_failover(struct sim *s, unsigned to, double after, double cleanup)
 {
 	if (to == s->publishing)
 		die("failover: member %u leads already", to);
 	pub_stop(s);
 	atomic_store(&s->members[s->publishing].serving, false);
 	sleep_s(0.2);
-	cluster_promote(s, to, after);
+	cluster_promote_restored(s, to, after, cleanup);
 }
 
 void cluster_split_brain(struct sim *s, unsigned m, double seconds)

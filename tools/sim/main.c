@@ -1,18 +1,38 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake-kv-sim: a Mooncake master's KV event publisher and status
- * endpoint, for demos and tests.  By default it behaves as the upstream
- * master does (kvcache-ai/Mooncake main at 3b5a594, the `object` dialect of
- * docs/upstream.md): each object has its real replicas (memory, disk); a
- * put publishes one stored per replica type, a Remove one removed with a
- * guessed medium, an eviction only when the object becomes invalid; tier
- * evictions, offloads, RemoveAll, BatchRemove and quota evictions publish
- * nothing, no `cleared` ever; a standby binds no PUB port and its promotion
- * starts a new publisher at 1, and the status reports main's fields
- * (skipped_unparsed_keys: every event whose key is not a number, all of
- * the simulator's textual keys).  --dialect media plays the subscriber
- * guide as dev/conductor implements it: per-medium deltas, `cleared` from
- * RemoveAll, invalid_event_hashes in the status; --spec-extras on the
- * guide's skipped_keyless_events instead.
+ * endpoint, for demos and tests.  It plays one of three masters
+ * (--mooncake, docs/upstream.md):
+ *
+ *   main       (the default) kvcache-ai/Mooncake main since PR #3818: the
+ *              subscriber guide exactly.  Per-medium availability
+ *              (PublishCommitted, SyncObjectState, PublishObjectRemoved):
+ *              a put stores every medium the object is on, a Remove,
+ *              BatchRemove or quota eviction removes each medium, a tier
+ *              evicted while another stays is announced; RemoveAll publishes
+ *              every object's removed, then cleared for each tenant it
+ *              emptied that held objects, none when an object was skipped
+ *              (leased=); the model context (--model-name ...) on every
+ *              event; the status's five fields (skipped_keyless_events);
+ *              event ids and sequence numbers from 1 per process, nothing
+ *              naming the process.  What it still leaves unsaid is played by
+ *              phases: a master restored from a snapshot (restore=), the op
+ *              log's late removals (--oplog on), revoke, discard,
+ *              quota-delete.
+ *   v0.3.12    release v0.3.12 = main at 3b5a594, the `object` dialect: one
+ *              event per put and per erased object, the medium guessed;
+ *              tier evictions, offloads, RemoveAll, BatchRemove and quota
+ *              evictions silent, no cleared ever; no model context (nil,
+ *              dp_rank too); status with skipped_unparsed_keys (every event
+ *              whose key is not a number, all of the simulator's textual
+ *              keys).  --dialect object says the same.
+ *   conductor  dev/conductor at 19ffa6e: the guide, stateful: per-medium
+ *              deltas, cleared from RemoveAll even for a tenant that held
+ *              nothing, invalid_event_hashes in the status; --spec-extras on
+ *              the guide's skipped_keyless_events instead.  --dialect media
+ *              says the same.
+ *
+ * Every master: a standby binds no PUB port and its promotion starts a new
+ * publisher at 1.
  *
  *   mooncake-kv-sim --pub tcp://127.0.0.1:5557 --status 127.0.0.1:9003 \
  *       --phase steady:rate=2000                      (the demo: until Ctrl-C)
@@ -26,23 +46,38 @@
  *   burst:events=N             N stored events enqueued before the sender runs:
  *                              whatever exceeds --queue is dropped oldest-first,
  *                              each drop reserving one sequence number
- *   clear:all                  RemoveAll (media dialect: each object's removal, then cleared where it held objects)
- *   clear:tenant=T             RemoveAll of tenant T (media dialect: each object's removal, then its cleared,
- *                              even when it held nothing, as dev/conductor)
- *   batch-remove:count=N[,tenant=T]  BatchRemove of N random objects (of tenant T): no event, as upstream
+ *   clear:all[,leased=N]       RemoveAll (media dialect: each object's removal, then cleared where it held
+ *                              objects); leased=N: N objects of each tenant still leased, skipped (no force):
+ *                              no cleared for it
+ *   clear:tenant=T[,leased=N]  RemoveAll of tenant T (media dialect: each object's removal, then its cleared:
+ *                              main only when it held objects, conductor even when it held nothing);
+ *                              with --oplog on (main) the cleared goes at once, the removals at durable
+ *   durable                    the op log's durable callbacks send RemoveAll's held-back removals (the master's
+ *                              model untouched: a key put again meanwhile stays)
+ *   reput:count=N[,tenant=T]   N keys whose removal is held back put again (new objects, stored)
+ *   batch-remove:count=N[,tenant=T]  BatchRemove of N random objects (of tenant T): no event on v0.3.12 (and
+ *                              conductor, as played so far), each removal on main
  *   quota-reject:count=N       N puts refused for their tenant's quota (a tenant over it, else any):
  *                              no event, counted in the master's mooncake_tenant_quota_reject_total
  *   gate:PATH                  waits until the file PATH exists (a test's go-ahead), 300 s at most
  *   quota-evict:count=N[,tenant=T]  EvictTenantMemoryForQuota on N random objects (of tenant T): silent
- *                              on main, counted in mooncake_tenant_evict_bytes_total
+ *                              on v0.3.12, published on main and conductor; counted in
+ *                              mooncake_tenant_evict_bytes_total
+ *   revoke:count=N[,tenant=T]  copy/move revokes that erase N objects (their source gone): silent
+ *   discard:count=N[,tenant=T] N objects on both tiers lose one to a discarded processing replica: silent
+ *   quota-delete:tenant=T      T's quota policy deleted (refused unless T is empty): no event, no cleared
+ *   snapshot                   the master's model now is the snapshot a restored master starts from
  *   upgrade                    the master is upgraded in place: a new process that speaks the other dialect
+ *                              (v0.3.12 becomes main; main and conductor become v0.3.12)
  *   restart                    new publisher process: sequence, event ids and
  *                              counters back to their start, socket re-bound
- *   standby:seconds=S          the master stands by for S seconds: status 503, no PUB port;
+ *   standby:seconds=S[,restore=M]  the master stands by for S seconds: status 503, no PUB port;
  *                              then it is promoted (view_version + 1) and starts a new publisher (at 1)
- *   failover[:to=I]            a cluster (--pub and --status once per member): the leader stands
+ *   failover[:to=I][,restore=M]  a cluster (--pub and --status once per member): the leader stands
  *                              by and closes its publisher; member I (the next one) is promoted,
  *                              view_version + 1, and starts its publisher at 1 on its own endpoint
+ *                              restore=M: the promoted master holds the snapshot's objects (no stored for
+ *                              them) and its cleanup (ApplySnapshotState) removes M of them, published
  *   split-brain:seconds=S[,member=I]  member I serves as well as the leader for S seconds
  *   standby-publish:count=N[,member=I]  member I, standing by, publishes N operations on its own
  *                              endpoint (numbered from 1): real mutations from a master that does not serve
@@ -62,17 +97,22 @@
  *   wait                       until SIGINT/SIGTERM
  *
  * Files: base.c (die, random numbers, clock), master.c (the master's
- * model and operations), publisher.c (queue, wire, PUB socket), cluster.c
- * (members, promotion, failover, crash), admin.c (the admin HTTP
- * endpoints), truth.c (the ground truth), phases.c (the phase table), and
- * this file (flags, set-up).  Calls go one way, never back: main ->
- * phases -> cluster -> admin -> master -> publisher -> base, and truth ->
- * master.
+ * model and operations), later.c (what main since #3818 leaves unsaid: the
+ * op log's late removals, snapshot restore, silent operations),
+ * publisher.c (queue, wire, PUB socket), cluster.c (members, promotion,
+ * failover, crash), admin.c (the admin HTTP endpoints), truth.c (the
+ * ground truth), phases.c (the phase table), and this file (flags,
+ * set-up).  Calls go one way, never back: main -> phases -> cluster ->
+ * admin -> later -> master -> publisher -> base, and truth -> master.
  *
  * The ground truth (--truth FILE, written at exit) holds what a subscriber
  * that received every message must show, per tenant and per stream, and
  * what the master holds (including what the queue dropped), per member
- * what its stream carried, and with --quotas on the tenants' quotas. */
+ * what its stream carried, and with --quotas on the tenants' quotas.  With
+ * --oplog on a subscriber of the several masters that knows the op log's
+ * ordering (docs/design.md, "RemoveAll and the op log") cannot place a
+ * removal that takes away what was stored after its tenant's cleared: the
+ * truth marks the tenant (removed_after_cleared) and not exact. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,18 +135,32 @@ static const char usage[] =
 	"  --key-style plain|vllm|lmcache|sglang (plain)  --models N (3; 1..4): keys shaped like an integration's,\n"
 	"                 over N models; the truth gives each tenant's figures per model (\"groups\")\n"
 	"  --legacy on|off (on)  --object-key on|off (on)\n"
-	"  --dialect object|media (object)  object: as Mooncake main's master (one event per put and per erased\n"
-	"                 object, the medium guessed; tier changes, RemoveAll, BatchRemove silent; no cleared);\n"
-	"                 media: the subscriber guide, as dev/conductor (per-medium deltas, cleared,\n"
-	"                 invalid_event_hashes in the status)\n"
-	"  --spec-extras on|off (off)  on: the guide's status field skipped_keyless_events (implies --dialect media)\n"
+	"  --mooncake main|v0.3.12|conductor (main)  the master played (docs/upstream.md):\n"
+	"                 main: Mooncake main since PR #3818, the subscriber guide (per-medium availability,\n"
+	"                 evictions and quota evictions published, RemoveAll's cleared only for a tenant it\n"
+	"                 emptied, the model context on every event, the guide's five status fields);\n"
+	"                 v0.3.12: release v0.3.12 = main at 3b5a594 (one event per put and per erased object,\n"
+	"                 the medium guessed; tier changes, RemoveAll, BatchRemove silent; no cleared);\n"
+	"                 conductor: dev/conductor at 19ffa6e (the guide, stateful; cleared even for an empty\n"
+	"                 tenant; invalid_event_hashes in the status)\n"
+	"  --dialect object|media  the same as --mooncake v0.3.12 (object) or --mooncake conductor (media)\n"
+	"  --spec-extras on|off (off)  on: the guide's status field skipped_keyless_events (implies conductor)\n"
+	"  --model-name S (main: " SIM_MODEL ")  --lora-name S  --additional-salt S\n"
+	"                 --block-size N (main: 16; 0: nil)  --dp-rank N (0): the model context main and conductor\n"
+	"                 stamp on every event (empty: nil; conductor's defaults are upstream's, nil; v0.3.12\n"
+	"                 stamps none)\n"
+	"  --oplog on|off (off)  main with HA and the op log (needs two --pub at least): RemoveAll's cleared at once,\n"
+	"                 its removals at the phase durable\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S][,until=PATH] ops:count=N[,batch=B] burst:events=N clear:all|tenant=T\n"
 	"        batch-remove:count=N truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I]\n"
 	"        crash:seconds=S garbage:count=N failover[:to=I] split-brain:seconds=S[,member=I] "
 	"standby-publish:count=N[,member=I]\n"
 	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
-	"after=S) "
+	"after=S)\n"
+	"        clear:...,leased=N durable reput:count=N[,tenant=T] snapshot (failover, standby: restore=M)\n"
+	"        revoke:count=N[,tenant=T] discard:count=N[,tenant=T] quota-delete:tenant=T\n"
+	"        "
 	"sleep:seconds=S "
 	"clock:ms=N (the publisher's clock steps) known:tenant=T (a reconciliation made T exact) known:all (watched "
 	"from empty) gate:PATH (waits for PATH to exist) wait\n";
@@ -142,7 +196,9 @@ int main(int argc, char **argv)
 			   .quota_unit = 1 << 20,
 			   .seed = 1,
 			   .legacy = true,
-			   .object_key = true};
+			   .object_key = true,
+			   .block_size = -1,
+			   .dp_rank = -1};
 	o->phases = calloc((size_t)argc, sizeof(char *));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -204,10 +260,30 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--spec-extras"))
 			o->spec_extras = onoff(v, a);
 		else if (!strcmp(a, "--dialect")) {
+			/* the old names: object is the release, media dev/conductor */
 			if (strcmp(v, "object") && strcmp(v, "media"))
 				die("--dialect is object or media");
-			o->dialect = strcmp(v, "object") ? DIALECT_MEDIA : DIALECT_OBJECT;
-		} else if (!strcmp(a, "--phase"))
+			o->mooncake = strcmp(v, "object") ? MC_CONDUCTOR : MC_V0312;
+		} else if (!strcmp(a, "--mooncake")) {
+			o->mooncake = -1;
+			for (int k = 0; k < 3; k++)
+				if (!strcmp(v, mooncake_names[k]))
+					o->mooncake = k;
+			if (o->mooncake < 0)
+				die("--mooncake is main, v0.3.12 or conductor");
+		} else if (!strcmp(a, "--oplog"))
+			o->oplog = onoff(v, a);
+		else if (!strcmp(a, "--model-name"))
+			o->model_name = v;
+		else if (!strcmp(a, "--lora-name"))
+			o->lora_name = v;
+		else if (!strcmp(a, "--additional-salt"))
+			o->additional_salt = v;
+		else if (!strcmp(a, "--block-size"))
+			o->block_size = strtol(v, NULL, 0);
+		else if (!strcmp(a, "--dp-rank"))
+			o->dp_rank = strtol(v, NULL, 0);
+		else if (!strcmp(a, "--phase"))
 			o->phases[o->n_phases++] = (char *)v;
 		else
 			die("unknown flag %s\n%s", a, usage);
@@ -223,7 +299,12 @@ int main(int argc, char **argv)
 	if (!o->n_phases)
 		o->phases[o->n_phases++] = "wait";
 	if (o->spec_extras) /* the guide's status fields go with the guide's events */
-		o->dialect = DIALECT_MEDIA;
+		o->mooncake = MC_CONDUCTOR;
+	o->dialect = mooncake_dialect(o->mooncake);
+	if (o->oplog && (o->mooncake != MC_MAIN || o->n_pubs < 2))
+		die("--oplog on plays main with HA: --mooncake main and two --pub at least");
+	if (o->block_size > UINT32_MAX || o->dp_rank > UINT32_MAX)
+		die("--block-size and --dp-rank are u32");
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -238,8 +319,10 @@ int main(int argc, char **argv)
 	s->truth = calloc(o->tenants, sizeof(*s->truth));
 	s->quota_rejects = calloc(o->tenants, sizeof(*s->quota_rejects));
 	s->evicted_bytes = calloc(o->tenants, sizeof(*s->evicted_bytes));
+	s->policy_deleted = calloc(o->tenants, sizeof(*s->policy_deleted));
+	s->wire_pending = calloc((size_t)o->tenants * o->keys, 1);
 	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->wire_birth || !s->truth || !s->quota_rejects ||
-	    !s->evicted_bytes)
+	    !s->evicted_bytes || !s->policy_deleted || !s->wire_pending)
 		die("out of memory");
 	for (size_t i = 0; i < (size_t)o->tenants * o->keys; i++)
 		s->wire_birth[i] = -1;
@@ -283,6 +366,10 @@ int main(int argc, char **argv)
 	free(s->truth);
 	free(s->quota_rejects);
 	free(s->evicted_bytes);
+	free(s->policy_deleted);
+	free(s->wire_pending);
+	free(s->late);
+	free(s->snapshot);
 	free(o->phases);
 	return 0;
 }

@@ -27,11 +27,19 @@ static bool object_dialect(const struct sim *s)
 	return s->o.dialect == DIALECT_OBJECT;
 }
 
-/* media: what dev/conductor's SyncObjectState sends for a change of an
- * object's media, removed for each one lost, then stored for each one
- * gained (kv_event_publisher.cpp at 19ffa6e, ~L317-368). */
-static void publish_delta(struct sim *s, unsigned t, unsigned k, unsigned before, unsigned after)
+static bool main_3818(const struct sim *s)
 {
+	return s->o.mooncake == MC_MAIN;
+}
+
+/* media: what SyncObjectState sends for a change of an object's media,
+ * removed for each one lost, then stored for each one gained (dev/conductor's
+ * kv_event_publisher.cpp at 19ffa6e, ~L317-368; main's since #3818, stateless,
+ * from the media the master hands it); the object dialect sends nothing. */
+void publish_delta(struct sim *s, unsigned t, unsigned k, unsigned before, unsigned after)
+{
+	if (object_dialect(s))
+		return;
 	for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
 		if ((before & m) && !(after & m))
 			publish(s, REMOVED, t, k, m);
@@ -40,10 +48,11 @@ static void publish_delta(struct sim *s, unsigned t, unsigned k, unsigned before
 			publish(s, STORED, t, k, m);
 }
 
-/* PutEnd of one replica type, the object's replicas now `now`: main sends
+/* PutEnd of one replica type, the object's replicas now `now`: v0.3.12 sends
  * stored with that replica's medium (PublishKvStored, master_service.cpp at
- * 3b5a594 ~L4640, ~L12766); dev/conductor's PublishCommitted, stored for
- * every medium the object is now on (~L225-271 of its publisher). */
+ * 3b5a594 ~L4640, ~L12766); main since #3818 and dev/conductor
+ * PublishCommitted, stored for every medium the object is now on (~L225-271
+ * of conductor's publisher; main's PublishKvStored with KvMediaForMetadata). */
 static void put_end(struct sim *s, unsigned t, unsigned k, unsigned replica, unsigned now)
 {
 	master_set(s, t, k, (unsigned char)now);
@@ -58,7 +67,7 @@ static void put_end(struct sim *s, unsigned t, unsigned k, unsigned replica, uns
 /* A put of a new key: a memory replica, and with the master's file system
  * (--root_fs_dir) a disk one too, completing in either order.  A put of a
  * key that exists changes nothing and publishes nothing. */
-static void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk)
+void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk)
 {
 	if (*cell(s, s->master, t, k))
 		return;
@@ -71,8 +80,8 @@ static void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk)
 	put_end(s, t, k, (REP_MEM | REP_DISK) & ~first, REP_MEM | REP_DISK);
 }
 
-/* Remove: main sends one removed, medium MediumForMetadata's guess (cpu if
- * a memory replica exists, else disk: ~L6467, ~L12754); the guide one per
+/* Remove: v0.3.12 sends one removed, medium MediumForMetadata's guess (cpu
+ * if a memory replica exists, else disk: ~L6467, ~L12754); the guide one per
  * medium the object was on (PublishObjectRemoved). */
 static void op_remove(struct sim *s, unsigned t, unsigned k)
 {
@@ -84,6 +93,15 @@ static void op_remove(struct sim *s, unsigned t, unsigned k)
 		publish(s, REMOVED, t, k, c & REP_MEM ? REP_MEM : REP_DISK);
 	else
 		publish_delta(s, t, k, c, 0);
+}
+
+/* The removal of an object by one of many (RemoveAll, BatchRemove): the
+ * publisher's sender keeps up with a long walk. */
+static void remove_one(struct sim *s, unsigned t, unsigned k)
+{
+	op_remove(s, t, k);
+	if (s->q_len >= MAX_BATCH)
+		send_batch(s);
 }
 
 /* An eviction of one tier (memory: BatchEvict; disk: EvictDiskReplica).
@@ -113,8 +131,7 @@ static void op_offload(struct sim *s, unsigned t, unsigned k)
 	if (c != REP_MEM)
 		return;
 	master_set(s, t, k, REP_MEM | REP_DISK);
-	if (!object_dialect(s))
-		publish_delta(s, t, k, c, c | REP_DISK);
+	publish_delta(s, t, k, c, c | REP_DISK);
 }
 
 /* Upsert of a key that exists: the new value's replicas replace the old
@@ -140,10 +157,12 @@ static void op_upsert(struct sim *s, unsigned t, unsigned k, bool with_disk)
 }
 
 /* EvictTenantMemoryForQuota: a tenant's memory replicas go, and an object
- * left with nothing is erased, without an event on main (master_service.cpp
- * L9646-9889 publishes nothing); dev/conductor publishes each (19ffa6e
- * L6552, L6557): the guide's delta.  Both count the bytes freed in
- * mooncake_tenant_evict_bytes_total{tenant_id} (main L9862). */
+ * left with nothing is erased, without an event on v0.3.12
+ * (master_service.cpp L9646-9889 at 3b5a594 publishes nothing);
+ * dev/conductor publishes each (19ffa6e L6552, L6557), and main since #3818
+ * too (PublishKvRemovedAfterEvict, then EraseMetadata): the guide's delta.
+ * All count the bytes freed in mooncake_tenant_evict_bytes_total{tenant_id}
+ * (3b5a594 L9862). */
 void op_quota_evict(struct sim *s, unsigned t, unsigned k)
 {
 	unsigned c = *cell(s, s->master, t, k);
@@ -154,52 +173,76 @@ void op_quota_evict(struct sim *s, unsigned t, unsigned k)
 	pthread_mutex_lock(&s->model_lock);
 	s->evicted_bytes[t] += OBJECT_BYTES;
 	pthread_mutex_unlock(&s->model_lock);
-	if (!object_dialect(s))
-		publish_delta(s, t, k, c, c & ~REP_MEM);
+	publish_delta(s, t, k, c, c & ~REP_MEM);
 }
 
-/* BatchRemove, RemoveByRegex, the clean-ups: erased without an event. */
+/* BatchRemove, RemoveByRegex, the clean-ups: erased without an event on
+ * v0.3.12 (and as the simulator has always played dev/conductor); main
+ * since #3818 publishes each removal (EraseMetadata ->
+ * PublishObjectRemoved). */
 void op_silent_remove(struct sim *s, unsigned t, unsigned k)
 {
+	if (main_3818(s)) {
+		remove_one(s, t, k);
+		return;
+	}
 	s->silent_removals += *cell(s, s->master, t, k) != 0;
 	master_set(s, t, k, 0);
 }
 
-/* RemoveAll(force), of every tenant (only < 0) or of tenant `only`.  Main
- * erases silently (its EraseMetadata publishes nothing, master_service.cpp
- * at 3b5a594 ~L6581-6758) and has no cleared.  dev/conductor's EraseMetadata
- * publishes each object's removal (19ffa6e L1752-1770: a removed per
- * medium), all tenants' first, shard by shard, then a cleared: of all
- * tenants, for each one it saw and emptied (L4647-4690: a tenant holding
- * nothing is not seen); of one tenant, whenever nothing of it remains, so
- * for a tenant that held nothing too (L4699-4739), unlike the guide. */
-void op_remove_all(struct sim *s, int only)
+/* RemoveAll, of every tenant (only < 0) or of tenant `only`; `leased`
+ * objects of each tenant are still leased and skipped (no force), the rest
+ * erased.  v0.3.12 erases silently (its EraseMetadata publishes nothing,
+ * master_service.cpp at 3b5a594 ~L6581-6758) and has no cleared.
+ * dev/conductor's EraseMetadata publishes each object's removal (19ffa6e
+ * L1752-1770: a removed per medium), all tenants' first, shard by shard,
+ * then a cleared: of all tenants, for each one it saw and emptied
+ * (L4647-4690: a tenant holding nothing is not seen); of one tenant,
+ * whenever nothing of it remains, so for a tenant that held nothing too
+ * (L4699-4739), unlike the guide.  Main since #3818 publishes each removal
+ * and then cleared only for a tenant it emptied that held objects, none
+ * where one was skipped (PublishKvClearedIfEpochUnchanged, the guide's
+ * rule); with the op log (--oplog on) its cleared goes out at once and each
+ * removal later, from the durable callbacks (op_late_removals). */
+void op_remove_all(struct sim *s, int only, unsigned leased)
 {
-	bool *had = calloc(s->o.tenants, sizeof(*had));
-	if (!had)
+	bool *had = calloc(s->o.tenants, sizeof(*had)), *kept = calloc(s->o.tenants, sizeof(*kept));
+	if (!had || !kept)
 		die("out of memory");
 	for (unsigned t = 0; t < s->o.tenants; t++) {
 		if (only >= 0 && t != (unsigned)only)
 			continue;
-		had[t] = only >= 0;
+		had[t] = only >= 0 && s->o.mooncake == MC_CONDUCTOR;
+		unsigned skipped = 0;
 		for (unsigned k = 0; k < s->o.keys; k++) {
-			if (!*cell(s, s->master, t, k))
+			unsigned c = *cell(s, s->master, t, k);
+			if (!c)
 				continue;
 			had[t] = true;
-			if (object_dialect(s)) {
+			if (skipped < leased) { /* still leased: skipped, the tenant not emptied */
+				skipped++;
+				kept[t] = true;
+			} else if (object_dialect(s)) {
 				s->silent_removals++;
 				master_set(s, t, k, 0);
+			} else if (s->o.oplog) {
+				master_set(s, t, k, 0);
+				if (s->n_late == s->cap_late) {
+					s->cap_late = s->cap_late ? 2 * s->cap_late : 256;
+					if (!(s->late = realloc(s->late, s->cap_late * sizeof(*s->late))))
+						die("out of memory");
+				}
+				s->late[s->n_late++] = (struct late){t, k, c};
 			} else {
-				op_remove(s, t, k);
-				if (s->q_len >= MAX_BATCH) /* the publisher's sender keeps up */
-					send_batch(s);
+				remove_one(s, t, k);
 			}
 		}
 	}
 	for (unsigned t = 0; t < s->o.tenants; t++)
-		if (had[t])
+		if (had[t] && !kept[t])
 			publish(s, CLEARED, t, 0, 0);
 	free(had);
+	free(kept);
 }
 
 /* Objects the master holds before any subscriber: no event for them. */
@@ -252,6 +295,8 @@ json_t *quotas_json(struct sim *s)
 	json_t *data = json_array();
 	pthread_mutex_lock(&s->model_lock);
 	for (unsigned t = 0; t < s->o.tenants; t++) {
+		if (s->policy_deleted[t]) /* its snapshot is gone with its policy */
+			continue;
 		struct quota q = tenant_quota(s, t);
 		char name[32];
 		tenant_name(t, name, sizeof(name));
@@ -269,9 +314,10 @@ json_t *quotas_json(struct sim *s)
 
 void status_skipped(struct sim *s, json_t *j, uint64_t skipped)
 {
-	json_object_set_new(j, s->o.spec_extras ? "skipped_keyless_events" : "skipped_unparsed_keys",
+	bool guide = s->o.spec_extras || main_3818(s); /* the guide's five fields */
+	json_object_set_new(j, guide ? "skipped_keyless_events" : "skipped_unparsed_keys",
 			    json_integer((json_int_t)skipped));
-	if (s->o.dialect == DIALECT_MEDIA && !s->o.spec_extras) /* dev/conductor's */
+	if (s->o.mooncake == MC_CONDUCTOR && !s->o.spec_extras) /* dev/conductor's */
 		json_object_set_new(j, "invalid_event_hashes", json_integer(0));
 }
 
@@ -294,6 +340,8 @@ char *metrics_text(struct sim *s, size_t *len)
 			      (unsigned long long)(atomic_load(&s->master_keys) + s->o.foreign));
 	pthread_mutex_lock(&s->model_lock);
 	for (unsigned t = 0; s->o.quotas && t < s->o.tenants; t++) {
+		if (s->policy_deleted[t])
+			continue;
 		struct quota q = tenant_quota(s, t);
 		char name[32];
 		tenant_name(t, name, sizeof(name));

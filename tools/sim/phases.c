@@ -128,14 +128,52 @@ static void batch_remove(struct sim *s, const char *spec)
 		op_silent_remove(s, some_tenant(s, t), (unsigned)(rnd(s) % s->o.keys));
 }
 
-/* clear:all, or clear:tenant=T */
+/* clear:all[,leased=N], or clear:tenant=T[,leased=N] */
 static void clear(struct sim *s, const char *spec)
 {
 	double t = param(spec, "tenant", -1);
-	if (t < 0 ? strcmp(spec, "clear:all") != 0 : t >= (double)s->o.tenants)
+	if (t < 0 ? strncmp(spec, "clear:all", 9) != 0 || (spec[9] && spec[9] != ',') : t >= (double)s->o.tenants)
 		die("clear: say clear:all or clear:tenant=T, T below --tenants");
-	op_remove_all(s, (int)t);
+	op_remove_all(s, (int)t, (unsigned)param(spec, "leased", 0));
 	flush(s);
+}
+
+/* the op log's durable callbacks: RemoveAll's held-back removals */
+static void durable(struct sim *s, const char *spec)
+{
+	(void)spec;
+	flush(s);
+	op_late_removals(s);
+}
+
+static void reput(struct sim *s, const char *spec)
+{
+	op_reput(s, (uint64_t)param(spec, "count", 1), tenant_param(s, spec));
+}
+
+static void snapshot(struct sim *s, const char *spec)
+{
+	(void)spec;
+	flush(s);
+	op_snapshot(s);
+}
+
+static void revoke_phase(struct sim *s, const char *spec)
+{
+	op_revoke(s, (uint64_t)param(spec, "count", 10), tenant_param(s, spec));
+}
+
+static void discard(struct sim *s, const char *spec)
+{
+	op_discard(s, (uint64_t)param(spec, "count", 10), tenant_param(s, spec));
+}
+
+static void quota_delete(struct sim *s, const char *spec)
+{
+	int t = tenant_param(s, spec);
+	if (t < 0)
+		die("quota-delete:tenant=T");
+	op_quota_delete(s, (unsigned)t);
 }
 
 /* a new publisher process on the same endpoint */
@@ -149,12 +187,14 @@ static void restart(struct sim *s, const char *spec)
 }
 
 /* the master is upgraded in place: a new process, which speaks the other
- * dialect */
+ * dialect: v0.3.12 becomes main, main and conductor become v0.3.12 */
 static void upgrade(struct sim *s, const char *spec)
 {
 	(void)spec;
 	pub_stop(s); /* what the old process queued goes out in its dialect */
-	s->o.dialect = s->o.dialect == DIALECT_OBJECT ? DIALECT_MEDIA : DIALECT_OBJECT;
+	s->o.mooncake = s->o.mooncake == MC_V0312 ? MC_MAIN : MC_V0312;
+	s->o.dialect = mooncake_dialect(s->o.mooncake);
+	s->o.oplog = s->o.spec_extras = false;
 	new_publisher(s);
 	sleep_s(0.3);
 	pub_open(s, -1);
@@ -178,12 +218,13 @@ static void rebind(struct sim *s, const char *spec)
 
 static void standby(struct sim *s, const char *spec)
 {
-	cluster_standby(s, param(spec, "seconds", 1));
+	cluster_standby(s, param(spec, "seconds", 1), param(spec, "restore", -1));
 }
 
 static void failover(struct sim *s, const char *spec)
 {
-	cluster_failover(s, cluster_member(s, param(spec, "to", -1)), param(spec, "after", -1));
+	cluster_failover(s, cluster_member(s, param(spec, "to", -1)), param(spec, "after", -1),
+			 param(spec, "restore", -1));
 }
 
 static void split_brain(struct sim *s, const char *spec)
@@ -277,8 +318,12 @@ static void known(struct sim *s, const char *spec)
 	bool all = strcmp(spec, "known:all") == 0;
 	unsigned t = (unsigned)param(spec, "tenant", 0);
 	for (unsigned i = 0; i < s->o.tenants; i++)
-		if (all || i == t)
+		if (all || i == t) {
 			s->truth[i].exact = true;
+			/* a reconciliation closes the op log's window (docs/design.md) */
+			s->truth[i].removed_after_cleared = s->truth[i].pending_unseen = false;
+			memset(cell(s, s->wire_pending, i, 0), 0, s->o.keys);
+		}
 }
 
 /* gate:PATH waits until the file PATH exists, 300 s at most (then fails):
@@ -316,6 +361,12 @@ static const struct {
 	{"quota-reject", quota_reject},
 	{"batch-remove", batch_remove},
 	{"clear", clear},
+	{"durable", durable},
+	{"reput", reput},
+	{"snapshot", snapshot},
+	{"revoke", revoke_phase},
+	{"discard", discard},
+	{"quota-delete", quota_delete},
 	{"restart", restart},
 	{"upgrade", upgrade},
 	{"rebind", rebind},

@@ -18,6 +18,58 @@ static void pack_str(msgpack_packer *pk, const char *s)
 	msgpack_pack_str_body(pk, s, n);
 }
 
+const char *const mooncake_names[3] = {"main", "v0.3.12", "conductor"};
+
+/* The model context the master played stamps on every event: v0.3.12 none
+ * (nil, its dp_rank too: "Indexer registration supplies model/block_size/
+ * dp_rank", kv_event_publisher.cpp at 3b5a594 ~L281); main since #3818 and
+ * dev/conductor the configured one (--kv_events_model_name ...; block_size
+ * nil when 0), main with a realistic default here, conductor with upstream's
+ * (nothing but dp_rank 0). */
+struct model_ctx model_context(const struct sim *s)
+{
+	const struct opts *o = &s->o;
+	if (o->mooncake == MC_V0312)
+		return (struct model_ctx){.dp_nil = true};
+	bool is_main = o->mooncake == MC_MAIN;
+	struct model_ctx c = {
+		.model_name = o->model_name ? o->model_name : is_main ? SIM_MODEL : NULL,
+		.lora_name = o->lora_name,
+		.additional_salt = o->additional_salt,
+		.block_size = o->block_size >= 0 ? (uint32_t)o->block_size : is_main ? SIM_BLOCK_SIZE : 0,
+		.dp_rank = o->dp_rank >= 0 ? (uint32_t)o->dp_rank : 0,
+	};
+	if (c.model_name && !*c.model_name) /* empty is nil, as upstream packs it */
+		c.model_name = NULL;
+	if (c.lora_name && !*c.lora_name)
+		c.lora_name = NULL;
+	if (c.additional_salt && !*c.additional_salt)
+		c.additional_salt = NULL;
+	return c;
+}
+
+/* A string of the model context, or nil. */
+static void pack_opt(msgpack_packer *pk, const char *v)
+{
+	if (v)
+		pack_str(pk, v);
+	else
+		msgpack_pack_nil(pk);
+}
+
+static void pack_context(struct sim *s, msgpack_packer *pk)
+{
+	struct model_ctx c = model_context(s);
+	pack_str(pk, "model_name"), pack_opt(pk, c.model_name);
+	pack_str(pk, "block_size");
+	if (c.block_size)
+		msgpack_pack_uint32(pk, c.block_size);
+	else
+		msgpack_pack_nil(pk);
+	pack_str(pk, "additional_salt"), pack_opt(pk, c.additional_salt);
+	pack_str(pk, "lora_name"), pack_opt(pk, c.lora_name);
+}
+
 static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e, uint64_t id, int64_t ts)
 {
 	static const char *const types[] = {"stored", "removed", "cleared", "exploded"};
@@ -34,10 +86,7 @@ static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e,
 	pack_str(pk, "event_type"), pack_str(pk, types[e->kind]);
 	if (s->o.legacy)
 		pack_str(pk, "type"), pack_str(pk, legacy[e->kind]);
-	pack_str(pk, "model_name"), msgpack_pack_nil(pk);
-	pack_str(pk, "block_size"), msgpack_pack_nil(pk);
-	pack_str(pk, "additional_salt"), msgpack_pack_nil(pk);
-	pack_str(pk, "lora_name"), msgpack_pack_nil(pk);
+	pack_context(s, pk);
 	pack_str(pk, "tenant_id"), pack_str(pk, tenant);
 	pack_str(pk, "backend_id"), pack_str(pk, s->o.backend);
 	if (per_object)
@@ -47,7 +96,12 @@ static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e,
 		pack_str(pk, e->medium == 1 ? "cpu" : "disk");
 	else
 		msgpack_pack_nil(pk);
-	pack_str(pk, "dp_rank"), msgpack_pack_uint32(pk, 0);
+	pack_str(pk, "dp_rank");
+	struct model_ctx c = model_context(s);
+	if (c.dp_nil)
+		msgpack_pack_nil(pk);
+	else
+		msgpack_pack_uint32(pk, c.dp_rank);
 	if (!per_object)
 		return;
 	if (s->o.object_key) {
@@ -57,7 +111,11 @@ static void pack_event(struct sim *s, msgpack_packer *pk, const struct event *e,
 	pack_str(pk, "seq_hashes"), msgpack_pack_array(pk, 0);
 	if (s->o.legacy)
 		pack_str(pk, "block_hashes"), msgpack_pack_array(pk, 0);
-	pack_str(pk, "base_block_idx"), msgpack_pack_nil(pk);
+	pack_str(pk, "base_block_idx");
+	if (e->kind == STORED && s->o.mooncake == MC_V0312) /* depth 0 (3b5a594 ~L325) */
+		msgpack_pack_uint32(pk, 0);
+	else
+		msgpack_pack_nil(pk);
 	if (e->kind == STORED) {
 		pack_str(pk, "parent_hash"), msgpack_pack_nil(pk);
 		pack_str(pk, "token_ids"), msgpack_pack_nil(pk);
@@ -108,6 +166,16 @@ static void life_end(struct sim *s, unsigned t, unsigned k, int64_t ts, bool usa
 	*b = -1;
 }
 
+/* Tenant t can no longer be sure of its figures (removed_after_cleared):
+ * it is not exact, and forgets its births, as a subscriber does. */
+static void tenant_unsure(struct sim *s, unsigned t)
+{
+	s->truth[t].removed_after_cleared = true;
+	s->truth[t].exact = false;
+	for (unsigned k = 0; k < s->o.keys; k++)
+		s->wire_birth[(size_t)t * s->o.keys + k] = -1;
+}
+
 /* What a subscriber that got this event, published at ts, makes of it. */
 static void wire_apply(struct sim *s, const struct event *e, int64_t ts)
 {
@@ -123,6 +191,15 @@ static void wire_apply(struct sim *s, const struct event *e, int64_t ts)
 		s->ts_backwards++;
 	}
 	if (e->kind == CLEARED) {
+		/* with the op log the removals of what it held come later: a
+		 * subscriber that knows it keeps what it held, and whether it knew
+		 * all of it */
+		if (s->o.oplog) {
+			for (unsigned k = 0; k < s->o.keys; k++)
+				*cell(s, s->wire_pending, e->tenant, k) |= *cell(s, s->wire, e->tenant, k);
+			t->pending_unseen |= !t->exact;
+			t->removed_after_cleared = false;
+		}
 		for (unsigned k = 0; k < s->o.keys; k++) /* every life ends */
 			if (*cell(s, s->wire, e->tenant, k))
 				life_end(s, e->tenant, k, ts, usable, true);
@@ -135,6 +212,17 @@ static void wire_apply(struct sim *s, const struct event *e, int64_t ts)
 	/* in the object dialect a removed erases the object, whatever its medium */
 	unsigned del = s->o.dialect == DIALECT_OBJECT ? REP_MEM | REP_DISK : e->medium;
 	unsigned after = e->kind == STORED ? (*c | e->medium) : (*c & ~del);
+	if (s->o.oplog && e->kind == REMOVED) {
+		/* a removal that takes away what was stored after the tenant's
+		 * cleared, of a key the cleared's late removals may still name
+		 * (or of any key, when the cleared came with objects unseen):
+		 * the late one, or a new one?  It cannot tell */
+		unsigned char *pend = cell(s, s->wire_pending, e->tenant, e->key);
+		bool late = (*pend & del) || t->pending_unseen;
+		*pend &= (unsigned char)~del;
+		if (late && after != *c)
+			tenant_unsure(s, e->tenant);
+	}
 	if (after == *c)
 		*(e->kind == STORED ? &t->dup : &t->unknown) += 1;
 	if (!*c && after) /* a life begins: seen only where the tenant is exact */
@@ -206,7 +294,7 @@ void send_batch(struct sim *s)
 		if (heard)
 			wire_apply(s, e, ts);
 	}
-	msgpack_pack_uint32(&pk, 0);
+	msgpack_pack_uint32(&pk, model_context(s).dp_rank); /* the batch's */
 	uint64_t seq = s->next_seq++;
 	if (!heard) {
 		s->unheard++;
@@ -248,10 +336,12 @@ void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsigned medi
 {
 	if (k == CLEARED && s->o.dialect == DIALECT_OBJECT)
 		return; /* main's publisher has no cleared at all */
-	/* upstream counts every key that is not a number (ours are textual) in
-	 * skipped_unparsed_keys, published or not; the spec counts only the
-	 * events it does not publish, in skipped_keyless_events */
-	if (k != CLEARED && (!s->o.spec_extras || !s->o.object_key))
+	/* v0.3.12 and conductor count every key that is not a number (ours are
+	 * textual) in skipped_unparsed_keys, published or not; the guide (and
+	 * main since #3818) only the events it does not publish, in
+	 * skipped_keyless_events */
+	bool keyless_only = s->o.spec_extras || s->o.mooncake == MC_MAIN;
+	if (k != CLEARED && (!keyless_only || !s->o.object_key))
 		atomic_fetch_add(&s->skipped, 1);
 	if (k != CLEARED && !s->o.object_key) {
 		/* without object keys a textual key leaves no trace on the wire */

@@ -19,11 +19,24 @@
 
 enum kind { STORED, REMOVED, CLEARED, POISON /* an unknown event_type, never applied */ };
 
-/* The two dialects of docs/upstream.md: Mooncake main's master publishes one
- * event per put and per erased object, with a guessed medium (object); the
- * subscriber guide, as dev/conductor implements it, per-medium deltas
- * (media). */
+/* The two dialects of docs/upstream.md: release v0.3.12 (main up to 3b5a594)
+ * publishes one event per put and per erased object, with a guessed medium
+ * (object); the subscriber guide, as main since PR #3818 and dev/conductor
+ * implement it, per-medium deltas (media). */
 enum { DIALECT_OBJECT, DIALECT_MEDIA };
+
+/* Which Mooncake master the simulator plays (--mooncake): main since PR
+ * #3818 (the guide, stateless publisher, five status fields), release
+ * v0.3.12 (= main at 3b5a594: the object dialect), dev/conductor at 19ffa6e
+ * (the guide, stateful publisher, six status fields).  MC_MAIN is 0: the
+ * default. */
+enum mooncake { MC_MAIN, MC_V0312, MC_CONDUCTOR };
+extern const char *const mooncake_names[3];
+
+static inline int mooncake_dialect(int mc)
+{
+	return mc == MC_V0312 ? DIALECT_OBJECT : DIALECT_MEDIA;
+}
 
 /* Replicas of an object in the master's model (a cell): memory, and disk of
  * any kind (the master's file system, a client's local disk, NVMe-oF), as
@@ -52,6 +65,8 @@ struct tenant_truth {
 	uint64_t events[3];
 	uint64_t dup, unknown;
 	bool exact;                                  /* a cleared was sent since the last break in the stream */
+	bool removed_after_cleared;                  /* a removed it could not place (the op log's late ones) */
+	bool pending_unseen; /* its last cleared came while it was not exact: late removals of objects unseen */
 	bool seen;                                   /* at least one event reached the wire */
 	struct lives lives, model_lives[MAX_MODELS]; /* the tenant's, and per model (key group) */
 };
@@ -72,7 +87,12 @@ struct opts {
 	unsigned models;  /* models (or releases) the keys spread over, key_style != KEYS_PLAIN */
 	uint64_t seed;
 	bool legacy, object_key, spec_extras;
-	int dialect; /* what its publisher speaks: DIALECT_OBJECT (Mooncake main), DIALECT_MEDIA (the guide) */
+	int mooncake; /* enum mooncake: the master played */
+	int dialect;  /* what its publisher speaks: mooncake_dialect(mooncake) */
+	bool oplog;   /* HA with the op log: RemoveAll's removals come after its cleared (main) */
+	/* the model context of --model-name ... (NULL, -1: the master's default) */
+	const char *model_name, *lora_name, *additional_salt;
+	long block_size, dp_rank;
 	char **phases;
 	size_t n_phases;
 };
@@ -133,6 +153,16 @@ struct sim {
 	atomic_ullong tenant_listings;                /* requests served at /api/v1/tenant_keys */
 	uint64_t *quota_rejects;                      /* per tenant: puts refused for its quota (under model_lock) */
 	uint64_t *evicted_bytes;                      /* per tenant: what its quota eviction freed (under model_lock) */
+	bool *policy_deleted;                         /* per tenant: its quota policy deleted (under model_lock) */
+	/* RemoveAll's removals the op log holds back until its entries are
+	 * durable (--oplog on): tenant, key, media of each erased object */
+	struct late {
+		unsigned tenant, key, media;
+	} *late;
+	size_t n_late, cap_late;
+	unsigned char *snapshot;     /* the master's model when the phase snapshot ran (NULL: none) */
+	unsigned char *wire_pending; /* per cell: media whose removal a subscriber still expects (--oplog on) */
+	uint64_t late_removals_sent, reputs, restored, cleanup_removals, discarded, revoked;
 };
 
 /* Key shapes of the integrations (docs/key-groups.md); the model of key k is
@@ -200,6 +230,19 @@ void sleep_s(double s); /* returns early on a stop */
 
 /* --- publisher.c: the publisher process --- */
 
+/* main's model context when no flag says otherwise (a realistic one) */
+#define SIM_MODEL "meta-llama/Llama-3.1-8B-Instruct"
+#define SIM_BLOCK_SIZE 16
+
+/* The model context every event carries, as the master played stamps it
+ * (NULL, 0: nil; dp_nil: v0.3.12's nil dp_rank). */
+struct model_ctx {
+	const char *model_name, *lora_name, *additional_salt;
+	uint32_t block_size, dp_rank;
+	bool dp_nil;
+};
+struct model_ctx model_context(const struct sim *s);
+
 /* An event of the master's operation into the publisher's queue (what the
  * dialect and --object-key make of it). */
 void publish(struct sim *s, enum kind k, unsigned t, unsigned key, unsigned medium);
@@ -240,7 +283,14 @@ void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media);
 void random_op(struct sim *s); /* one random operation of a master under load */
 void op_quota_evict(struct sim *s, unsigned t, unsigned k);
 void op_silent_remove(struct sim *s, unsigned t, unsigned k);
-void op_remove_all(struct sim *s, int only);
+/* RemoveAll of every tenant (only < 0) or of tenant `only`, with `leased`
+ * objects of each tenant still leased and skipped (no force). */
+void op_remove_all(struct sim *s, int only, unsigned leased);
+/* A put of key k of tenant t (with a disk replica too), as random_op's. */
+void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk);
+/* Changes an object's media, publishing what the master played publishes
+ * for it (media: the delta; object: nothing). */
+void publish_delta(struct sim *s, unsigned t, unsigned k, unsigned before, unsigned after);
 void preload(struct sim *s, uint64_t n); /* objects held before any subscriber, no event */
 /* Bytes the simulated store charges per object (its replicas' size_). */
 #define OBJECT_BYTES 4096
@@ -265,14 +315,33 @@ json_t *quotas_json(struct sim *s);
  * skipped_keyless_events (--spec-extras on). */
 void status_skipped(struct sim *s, json_t *j, uint64_t skipped);
 
+/* --- later.c: what main since #3818 still leaves unsaid, and its orderings --- */
+
+/* The op log's durable callbacks: RemoveAll's removals held back (--oplog on). */
+void op_late_removals(struct sim *s);
+/* Puts again n keys whose late removal is still held back (of tenant t, or any: -1). */
+void op_reput(struct sim *s, uint64_t n, int t);
+/* The master's model as a snapshot holds it, and a master restored from it:
+ * its objects without any stored, then `cleanup` of them removed. */
+void op_snapshot(struct sim *s);
+void op_restore(struct sim *s, uint64_t cleanup);
+/* Silent: n objects erased by a copy/move revoke, n surviving objects that
+ * lose a tier by a discarded processing replica, a tenant's quota policy
+ * deleted. */
+void op_revoke(struct sim *s, uint64_t n, int t);
+void op_discard(struct sim *s, uint64_t n, int t);
+void op_quota_delete(struct sim *s, unsigned t);
+
 /* --- cluster.c --- */
 
 /* Member m wins an election: a new view, its publisher from 1. */
 void cluster_promote(struct sim *s, unsigned m, double after);
+/* The same, its master restored from the snapshot (cleanup < 0: not). */
+void cluster_promote_restored(struct sim *s, unsigned m, double after, double cleanup);
 /* The member= of a phase (v >= 0), or the one after the publishing member. */
 unsigned cluster_member(struct sim *s, double v);
-void cluster_standby(struct sim *s, double seconds);
-void cluster_failover(struct sim *s, unsigned to, double after);
+void cluster_standby(struct sim *s, double seconds, double cleanup);
+void cluster_failover(struct sim *s, unsigned to, double after, double cleanup);
 void cluster_split_brain(struct sim *s, unsigned m, double seconds);
 void cluster_standby_publish(struct sim *s, unsigned m, uint64_t count);
 void cluster_crash(struct sim *s, double seconds, double after);

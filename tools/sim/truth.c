@@ -93,6 +93,8 @@ static json_t *tenant_json(struct sim *s, unsigned t, const unsigned char *model
 		json_object_set_new(j, "stored_duplicates", json_integer((json_int_t)tt->dup));
 		json_object_set_new(j, "removed_unknown", json_integer((json_int_t)tt->unknown));
 		json_object_set_new(j, "stale", json_boolean(!tt->exact));
+		/* a removal it could not place after its cleared (the op log's) */
+		json_object_set_new(j, "removed_after_cleared", json_boolean(tt->removed_after_cleared));
 	}
 	return j;
 }
@@ -133,6 +135,25 @@ void write_truth(struct sim *s, const char *path)
 	/* "tenants" is what an ideal subscriber of this dialect knows from the
 	 * wire; "master_tenants" what the master holds */
 	json_object_set_new(root, "dialect", json_string(s->o.dialect == DIALECT_OBJECT ? "object" : "media"));
+	json_object_set_new(root, "mooncake", json_string(mooncake_names[s->o.mooncake]));
+	/* the model context every event carried (null: nil) */
+	struct model_ctx c = model_context(s);
+	json_t *ctx = json_object();
+	json_object_set_new(ctx, "model_name", c.model_name ? json_string(c.model_name) : json_null());
+	json_object_set_new(ctx, "lora_name", c.lora_name ? json_string(c.lora_name) : json_null());
+	json_object_set_new(ctx, "additional_salt", c.additional_salt ? json_string(c.additional_salt) : json_null());
+	json_object_set_new(ctx, "block_size", c.block_size ? json_integer(c.block_size) : json_null());
+	json_object_set_new(ctx, "dp_rank", c.dp_nil ? json_null() : json_integer(c.dp_rank));
+	json_object_set_new(root, "model_context", ctx);
+	json_object_set_new(root, "oplog", json_boolean(s->o.oplog));
+	/* what the operations of later.c did */
+	json_object_set_new(root, "late_removals_sent", json_integer((json_int_t)s->late_removals_sent));
+	json_object_set_new(root, "late_removals_held", json_integer((json_int_t)s->n_late));
+	json_object_set_new(root, "reputs", json_integer((json_int_t)s->reputs));
+	json_object_set_new(root, "restored_cells", json_integer((json_int_t)s->restored));
+	json_object_set_new(root, "cleanup_removals", json_integer((json_int_t)s->cleanup_removals));
+	json_object_set_new(root, "revoked", json_integer((json_int_t)s->revoked));
+	json_object_set_new(root, "discarded", json_integer((json_int_t)s->discarded));
 	json_object_set_new(root, "silent_removals", json_integer((json_int_t)s->silent_removals));
 	json_object_set_new(root, "timestamps_backwards", json_integer((json_int_t)s->ts_backwards));
 	/* the publisher's clock is the host's plus this (phase clock) */

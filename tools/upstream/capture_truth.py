@@ -12,6 +12,12 @@ the same objects and media per tenant, the same number of lives seen whole
 and unseen.  So the truth rests on the model (what the master did) and the
 publisher's own timestamps, not on the exporter.
 
+For main since #3818 (the driver's main3818) the model gives both what was
+published (which the wire must match, as above) and what the master holds
+(`master`), which differs by the objects it erased without a removal on the
+wire (`unannounced`); the truth keeps both, the RemoveAlls that published a
+cleared and those that withheld it, and the model context every event carries.
+
 usage: capture_truth.py X.zmqcap COMMIT DRIVER_COMMAND
 Needs python3-msgpack (Debian); never run by the build or the tests."""
 import collections
@@ -53,7 +59,9 @@ def main():
     lives = collections.defaultdict(list)     # tenant -> lifetimes in ms
     unseen = collections.Counter()
     clears, found = collections.Counter(), collections.Counter()  # cleared events, objects they found
+    stored, removed, dups = collections.Counter(), collections.Counter(), collections.Counter()
     backends, messages, events, last_seq = set(), 0, 0, 0
+    contexts = set()  # (model_name, lora_name, block_size, additional_salt, dp_rank, batch dp_rank)
 
     def end(t, k, ts):
         b = birth[t].pop(k, None)
@@ -76,6 +84,8 @@ def main():
                 events += 1
                 t, ts, kind = ev["tenant_id"], ev["timestamp"], ev["event_type"]
                 backends.add(ev["backend_id"])
+                contexts.add(tuple(ev.get(f) for f in ("model_name", "lora_name", "block_size", "additional_salt",
+                                                       "dp_rank")) + (payload[2],))
                 if kind == "cleared":
                     clears[t] += 1
                     found[t] += len(media[t])  # RemoveAll published each object's removal first
@@ -89,8 +99,11 @@ def main():
                 if kind == "stored":
                     if not held and exact[t]:
                         birth[t][k] = ts
+                    stored[t] += 1
+                    dups[t] += m in held  # a commit announces every medium again
                     held.add(m)
                 else:
+                    removed[t] += 1
                     assert m in held, ("a removal of a medium not held", t, k, m)
                     held.discard(m)
                     if not held:
@@ -99,6 +112,7 @@ def main():
                     del media[t][k]
 
     assert len(backends) == 1
+    assert len(contexts) == 1, contexts  # one publisher, one configuration
     tenants = {}
     for t, want in sorted(model.items()):
         held = media[t].values()
@@ -106,16 +120,23 @@ def main():
                "disk": sum("disk" in h for h in held), "lives_whole": len(lives[t]), "lives_unseen": unseen[t]}
         mine = {k: want[k] for k in got}
         assert got == mine, ("the wire and the master's model disagree", t, got, mine)
+        if "cleared_published" in want:
+            assert clears[t] == want["cleared_published"], ("cleared", t, clears[t], want)
         le = [sum(1 for x in lives[t] if x <= b * 1000) for b in BOUNDS_S]
         tenants[t] = dict(got, both=sum(len(h) == 2 for h in held), cleared=clears[t], cleared_found_objects=found[t],
                           lifetime_count=len(lives[t]),
                           lifetime_sum_ms=sum(lives[t]), lifetime_le=le)
+        if "master" in want:  # main3818: what the master holds, and the wire's event counts
+            tenants[t].update({k: want[k] for k in ("master", "unannounced", "cleared_withheld")},
+                              stored_events=stored[t], removed_events=removed[t], stored_duplicates=dups[t])
     truth = {
         "made_by": "tools/upstream/check.sh with the driver's capture, then tools/upstream/capture_truth.py",
         "upstream_commit": commit,
         "driver": command,
         "backend_id": backends.pop(),
         "publisher_stats": status,
+        "model_context": dict(zip(("model_name", "lora_name", "block_size", "additional_salt", "dp_rank",
+                                   "batch_dp_rank"), contexts.pop())),
         "messages": messages,
         "events": events,
         "bucket_bounds_s": BOUNDS_S,

@@ -8,6 +8,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_common.h"
 #include "kv_fmt.h"
 
@@ -119,8 +120,8 @@ char *kv_buf_grow(kv_buf *b, size_t n)
 	return reserve(b, n) ? b->data + b->len : NULL;
 }
 
-int kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,
-		  const kv_buf *src_names)
+enum kv_err kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,
+			  const kv_buf *src_names)
 {
 	kv_buf_reset(names);
 	if (n > *cap) {

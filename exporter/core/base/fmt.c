@@ -54,7 +54,7 @@ char *kv_fmt_double(char *w, double v)
  * has at most 15 significant digits, so ms / 1000.0 printed with 15 is the
  * exact decimal ms / 1000 (trailing zeros dropped, no exponent: the value
  * is at least 0.001 and below 10^12), and strtod of that decimal is the
- * nearest double to it, which ms / 1000.0 is.  tests/test_text.c checks it
+ * nearest double to it, which ms / 1000.0 is.  tests/test_fmt.c checks it
  * against kv_fmt_double. */
 char *kv_fmt_ms_as_s(char *w, int64_t ms)
 {

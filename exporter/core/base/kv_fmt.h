@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include <mooncake_kv/buf.h>
+
 /* The most bytes any of these writes (no NUL is written). */
 #define KV_FMT_MAX 40
 
@@ -18,5 +20,9 @@ char *kv_fmt_double(char *w, double v);
 /* ms milliseconds in seconds: the same text as kv_fmt_double(w, ms / 1000.0),
  * without printf for |ms| < 10^15 (the decimal is then exact). */
 char *kv_fmt_ms_as_s(char *w, int64_t ms);
+
+/* The same, appended to a buffer. */
+void kv_buf_add_u64(kv_buf *b, unsigned long long v);
+void kv_buf_add_double(kv_buf *b, double v);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "kv_common.h"
 #include "kv_family.h"
+#include "kv_fmt.h"
 #include "kv_regex.h"
 #include "kv_render.h"
 

@@ -92,7 +92,7 @@ void kv_sample_double(kv_emit *e, kv_label extra, double v);
 void kv_sample_ms_as_s(kv_emit *e, kv_label extra, int64_t ms);
 /* With several extra labels (build information, quota rejects), at most
  * KV_LABELS_MAX: those after are not written. */
-#define KV_LABELS_MAX 4
+#define KV_LABELS_MAX 5
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v);
 /* A histogram's _bucket (cumulative, le), _sum and _count. */
 void kv_sample_hist(kv_emit *e, const kv_hist *h);

@@ -43,6 +43,7 @@ typedef struct kv_member_snap {
 	uint64_t ha_errors[KV_POLL__COUNT];
 	uint64_t standby_events;
 	kv_dialect_choice dialect; /* the dialect its stream is read in, once decided */
+	kv_model_ctx model;        /* the model context its publisher stamps (model.seen: any yet) */
 	int lists_tenants;         /* its master lists tenants other than default: 1, 0, -1 not known yet */
 } kv_member_snap;
 

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_array.h"
 #include "kv_snapshot.h"
 
 int kv_snapshot_members(kv_source_snap *snap, size_t n)
@@ -23,6 +24,7 @@ void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st)
 {
 	m->stats = *kv_stream_stats_of(st);
 	m->seq = *kv_stream_seq(st);
+	m->model = *kv_stream_model(st);
 }
 
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)

@@ -132,8 +132,25 @@ static void totals(B *b, const kv_exporter_snap *x)
 		      x->n_sources == 1 ? "source" : "sources");
 }
 
-/* One member's row: its stream (connection, dialect), its master (up, its
- * role), the sequence, loss by cause, the last event. */
+/* The model a member's publisher stamps on its events, as the labels of
+ * mooncake_kv_publisher_model_info give it: text, not a figure (a figure
+ * names one label, the info series has five).  Mooncake main stamps none. */
+static void model(B *b, const kv_model_ctx *c)
+{
+	kv_buf_adds(b, "<br><small title=\"mooncake_kv_publisher_model_info\">model ");
+	if (*c->model_name)
+		kv_html_escs(b, c->model_name);
+	else
+		kv_buf_adds(b, "<span class=\"none\">none stamped</span>");
+	if (*c->lora_name) {
+		kv_buf_adds(b, ", LoRA ");
+		kv_html_escs(b, c->lora_name);
+	}
+	kv_buf_adds(b, "</small>");
+}
+
+/* One member's row: its stream (connection, dialect, the model stamped),
+ * its master (up, its role), the sequence, loss by cause, the last event. */
 static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s, size_t idx)
 {
 	const kv_member_snap *m = &s->members[idx];
@@ -154,6 +171,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	     standby ? "standing by" : "disconnected", standby ? "" : "bad");
 	if (m->dialect.decided) /* else no word, as no sample */
 		word(b, "mooncake_kv_publisher_dialect", "dialect", kv_dialect_name(m->dialect.dialect), "pill");
+	if (m->model.seen) /* else nothing, as no sample */
+		model(b, &m->model);
 	kv_buf_adds(b, "<br><small>reconnects: ");
 	kv_html_u64(b, "span", "mooncake_kv_subscriber_reconnects_total", NULL, NULL, m->stats.reconnects);
 	kv_buf_adds(b, "</small></td><td>");

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
 #include <string.h>
+
 #include "kv_leadership.h"
 #include "kv_master_json.h"
 
@@ -114,13 +116,26 @@ static bool inside(const kv_ha_obs *a, const kv_ha_obs *b)
 	return a->run_from < b->run_last && b->run_last < a->run_last;
 }
 
+/* The members' observations where they are kept: in an array of their own
+ * (the tests) or inside each member's role, `stride` bytes apart.  Read in
+ * place: copying them out would need room sized by the member count. */
+typedef struct obs_list {
+	const unsigned char *at;
+	size_t stride;
+} obs_list;
+
+static const kv_ha_obs *obs_at(obs_list l, size_t i)
+{
+	return (const kv_ha_obs *)(const void *)(l.at + i * l.stride);
+}
+
 /* Whether two members serve now and served at one moment for certain;
  * runs[] says which runs. */
-static bool split_of(const kv_ha_obs *obs, size_t n, uint64_t runs[2])
+static bool split_of(obs_list obs, size_t n, uint64_t runs[2])
 {
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++) {
-			const kv_ha_obs *a = &obs[i], *b = &obs[j];
+			const kv_ha_obs *a = obs_at(obs, i), *b = obs_at(obs, j);
 			if (a->answered && a->serving && b->answered && b->serving && (inside(a, b) || inside(b, a))) {
 				runs[0] = a->run_from;
 				runs[1] = b->run_from;
@@ -130,26 +145,27 @@ static bool split_of(const kv_ha_obs *obs, size_t n, uint64_t runs[2])
 	return false;
 }
 
-bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
+static bool judge(kv_leadership *h, obs_list list, size_t n)
 {
 	size_t serving = 0;
 	int first = -1;
 	bool leader_serves = false, has_view = false;
 	uint64_t view = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (obs[i].answered && obs[i].serving) {
+		const kv_ha_obs *o = obs_at(list, i);
+		if (o->answered && o->serving) {
 			serving++;
 			if (first < 0)
 				first = (int)i;
 			leader_serves |= (int)i == h->leader;
 		}
-		if (obs[i].answered && obs[i].has_view && (!has_view || obs[i].view_version > view)) {
+		if (o->answered && o->has_view && (!has_view || o->view_version > view)) {
 			has_view = true;
-			view = obs[i].view_version;
+			view = o->view_version;
 		}
 	}
 	uint64_t runs[2];
-	bool split = split_of(obs, n, runs);
+	bool split = split_of(list, n, runs);
 	if (split && !h->split_brain && (runs[0] != h->split_runs[0] || runs[1] != h->split_runs[1])) {
 		h->split_brains++;
 		h->split_runs[0] = runs[0];
@@ -182,6 +198,11 @@ bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
 	return counted;
 }
 
+bool kv_leadership_judge(kv_leadership *h, const kv_ha_obs *obs, size_t n)
+{
+	return judge(h, (obs_list){(const unsigned char *)obs, sizeof(*obs)}, n);
+}
+
 void kv_member_role_published(kv_member_role *r, uint64_t events)
 {
 	if (r->not_serving)
@@ -199,11 +220,9 @@ unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n
 		r->standby_events += r->standby_pending;
 	r->standby_pending = 0;
 
-	kv_ha_obs obs[n]; /* a handful: --source's master= list */
-	for (size_t i = 0; i < n; i++)
-		obs[i] = roles[i].obs;
 	uint64_t splits_before = l->split_brains;
-	if (kv_leadership_judge(l, obs, n)) {
+	obs_list list = {(const unsigned char *)roles + offsetof(kv_member_role, obs), sizeof(*roles)};
+	if (judge(l, list, n)) {
 		kv_state_mark_stale(state, KV_STALE_FAILOVER);
 		news |= KV_LEAD_FAILOVER;
 	}

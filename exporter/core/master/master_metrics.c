@@ -4,6 +4,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "kv_array.h"
 #include "kv_master_metrics.h"
 
 #define KEYS    "master_key_count"

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_array.h"
 #include "kv_master_json.h"
 #include "kv_master_quotas.h"
 

@@ -33,19 +33,22 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 	    !get_u64(root, "published_events", &out->published_events) ||
 	    !get_u64(root, "dropped_events", &out->dropped_events))
 		goto out;
-	/* The spec's field, upstream's field, or both: at least one. */
+	/* The spec's field, upstream's field, or both: at least one.  An
+	 * answer without them, or without one of the fields above, is no
+	 * answer (KV_POLL_FIELD): it decides no dialect (docs/guide.md, "Which
+	 * dialect a master speaks"). */
 	out->has_keyless = get_u64(root, "skipped_keyless_events", &out->skipped_keyless_events);
 	out->has_unparsed = get_u64(root, "skipped_unparsed_keys", &out->skipped_unparsed_keys);
 	if (!out->has_keyless && !out->has_unparsed)
 		goto out;
 	out->has_invalid_hashes = get_u64(root, "invalid_event_hashes", &out->invalid_event_hashes);
 	/* Mooncake main's exact field set (master_admin_service.cpp,
-	 * HttpKvEventsStatusResponse at 3b5a594) is the object dialect; anything
-	 * else, the guide's skipped_keyless_events or dev/conductor's
-	 * invalid_event_hashes, is the guide's media dialect (docs/upstream.md). */
-	out->dialect = out->has_unparsed && !out->has_keyless && !out->has_invalid_hashes && json_object_size(root) == 5
-			       ? KV_DIALECT_OBJECT
-			       : KV_DIALECT_MEDIA;
+	 * HttpKvEventsStatusResponse at 3b5a594 and v0.3.12) is the object
+	 * dialect: its four fields above and skipped_unparsed_keys, nothing
+	 * more.  Any other set is the guide's media dialect: the guide's
+	 * skipped_keyless_events (main since PR #3818), dev/conductor's
+	 * invalid_event_hashes, a field main never sent (docs/upstream.md). */
+	out->dialect = out->has_unparsed && json_object_size(root) == 5 ? KV_DIALECT_OBJECT : KV_DIALECT_MEDIA;
 	rc = KV_POLL_OK;
 out:
 	json_decref(root);

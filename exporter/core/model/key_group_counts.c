@@ -4,6 +4,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_key_group_counts.h"
 
 kv_group_counts *kv_group_vec_at(kv_group_vec *g, uint32_t id)

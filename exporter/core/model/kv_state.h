@@ -36,8 +36,9 @@ enum kv_stale_reason {
 	KV_STALE_QUOTA_EVICTION = 256,      /* the master evicted its objects for its quota without events */
 	KV_STALE_DRIFT = 512,               /* every tenant exact, yet their sum is apart from the master's count */
 	KV_STALE_BOOTSTRAP = 1024,          /* taken from a peer, but the stream did not provably continue it */
+	KV_STALE_REMOVED_AFTER_CLEARED = 2048, /* a removal after its cleared that may be RemoveAll's, late */
 };
-#define KV_STALE__BITS 11
+#define KV_STALE__BITS 12
 
 /* How a stale tenant became exact again (mooncake_kv_tenant_exact_transitions_total{cause}). */
 enum kv_exact_cause {
@@ -83,6 +84,10 @@ typedef struct kv_recon_times {
 	bool ever_ok;
 } kv_recon_times;
 
+/* What a tenant still expects after its cleared, from a store of several
+ * masters (kv_state_set_ha): state_cleared.c. */
+typedef struct kv_cleared_window kv_cleared_window;
+
 typedef struct kv_tenant {
 	char *backend_id; /* owned copies, NUL-terminated; may hold NULs: use the lengths */
 	char *tenant_id;
@@ -90,6 +95,7 @@ typedef struct kv_tenant {
 	uint32_t tenant_len;
 	uint64_t hash;
 	kv_objtable objects;
+	kv_cleared_window *window; /* NULL: no removal of RemoveAll's is expected */
 	kv_tenant_counts counts;
 	kv_group_vec groups;    /* per key group, with --key.group-regex */
 	unsigned stale;         /* kv_stale_reason bits; 0 = exact */
@@ -175,6 +181,23 @@ int64_t kv_state_birth_by_hash(const kv_tenant *t, uint64_t hash);
  * arrays left by growth (they drain with each event, and without events
  * would stay).  Returns whether some remain. */
 bool kv_state_settle(kv_state *s, size_t slots);
+
+/* --- RemoveAll and the op log (docs/design.md, "RemoveAll and the op log") ---
+ *
+ * A store of several highly available masters may run the op log, and then
+ * Mooncake main publishes a RemoveAll's cleared at once and each object's
+ * removed later, from the durable callbacks, so that a key put again in
+ * between may see the old object's removal after its own stored.  The
+ * stream does not tell the two apart.  With ha on, a cleared keeps what the
+ * tenant held (and whether it held all of it: it was exact) until each
+ * medium's removal has come; a removal that would take away something held
+ * of such a key (of any key, when the tenant was not exact at its cleared)
+ * turns the tenant stale (removed_after_cleared).  A removal of what is not
+ * held stays harmless.  A reconciliation, the proof of an empty store and
+ * forgetting the tenant's objects end the wait.  Off by default. */
+void kv_state_set_ha(kv_state *s, bool ha);
+/* Whether tenant t waits for removals of its last cleared. */
+bool kv_state_tenant_waits(const kv_tenant *t);
 
 /* Marks every tenant stale for a reason; tenants first seen from now on
  * are born stale (since start-up), as before any proof of an empty store. */

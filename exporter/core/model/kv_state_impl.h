@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The inside of a kv_state, for the files that keep it: state.c (tenants,
  * events applied, lives), state_groups.c (key groups' names),
- * state_reconcile.c (a reconciliation's recording and cut-over). */
+ * state_reconcile.c (a reconciliation's recording and cut-over),
+ * state_cleared.c (the removals a cleared still expects), state_io.c. */
 #ifndef KV_STATE_IMPL_H
 #define KV_STATE_IMPL_H
 
 #include "kv_state.h"
+
+/* A key group's name, owned by the state (a kv_str is a view). */
+typedef struct kv_group_name {
+	char *ptr;
+	uint32_t len;
+} kv_group_name;
 
 struct kv_state {
 	kv_budget *budget;
@@ -22,9 +29,10 @@ struct kv_state {
 	uint64_t unclean_labels;
 	kv_tenant *recorded; /* its applied events go to record (reconciliation) */
 	kv_recon_log *record;
+	bool record_unsure; /* a removal of it was ambiguous while recording (state_cleared.c): the replay may be wrong */
 	/* key groups: NULL matcher when off; names by id, an index by hash */
 	kv_keygroup_matcher *matcher;
-	kv_str *gnames;
+	kv_group_name *gnames;
 	size_t n_gnames, cap_gnames;
 	uint32_t *gindex; /* open addressing: id + 1, 0 empty; at most half full */
 	size_t gindex_mask;
@@ -32,6 +40,7 @@ struct kv_state {
 	int64_t now_ms; /* the owner's clock, for stale_since (kv_state_set_now) */
 	bool residency;
 	bool born_exact; /* an empty store was proven and nothing lost since */
+	bool ha;         /* several masters: a cleared may come before its removals (kv_state_set_ha) */
 	uint64_t turned_stale[KV_STALE__BITS];
 	uint64_t turned_exact[KV_EXACT__CAUSES];
 };
@@ -44,6 +53,16 @@ void kv_state_sync_births(const kv_state *s, kv_tenant *t);
 void kv_state_add_stale(kv_state *s, kv_tenant *t, unsigned bits);
 /* A stale tenant became exact (stale 0 now): counted by cause. */
 void kv_state_became_exact(kv_state *s, unsigned was_stale, kv_tenant *t, enum kv_exact_cause c);
+/* state_cleared.c: a cleared of tenant t, before its objects go, opens (or
+ * widens) the wait for their removals; a removal of `del` from an object
+ * that held `before` is checked against it: true when it is ambiguous (the
+ * tenant must turn stale).  Closing frees it. */
+void kv_state_window_cleared(kv_state *s, kv_tenant *t);
+bool kv_state_window_removed(kv_tenant *t, uint64_t hash, unsigned del, unsigned before);
+void kv_state_window_close(kv_tenant *t);
+/* Tenant t waits for removals of objects it cannot name (taken from a peer,
+ * which does not hand them over). */
+void kv_state_window_unseen(kv_tenant *t);
 /* Puts v at hash h of an open-addressing index (0 is empty). */
 void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v);
 /* The tenant (backend, tenant), created if new.  Returns 0, KV_ELIMIT (no

@@ -118,6 +118,8 @@ enum kv_join kv_stream_join(const kv_stream *st);
 void kv_stream_rebind(kv_stream *st, kv_state *state);
 
 const kv_stream_stats *kv_stream_stats_of(const kv_stream *st);
+/* The model context its publisher stamps on its events (kv_decode.h). */
+const kv_model_ctx *kv_stream_model(const kv_stream *st);
 const kv_seqtrack *kv_stream_seq(const kv_stream *st);
 const kv_state *kv_stream_state(const kv_stream *st);
 

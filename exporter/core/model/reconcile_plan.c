@@ -63,7 +63,7 @@ const char *kv_reconcile_cause(const kv_reconcile_plan *p, bool drifting, bool s
 
 const char *kv_reconcile_tenant_cause(const kv_reconcile_plan *p, kv_recon_times *t, bool stale, double now)
 {
-	if (!t->ever_ok && !t->last_ok)
+	if (!t->ever_ok && t->last_ok == 0)
 		t->last_ok = now; /* the periodic rhythm of a tenant never reconciled starts here */
 	if (now < t->next || now < p->others_next)
 		return NULL;

@@ -4,6 +4,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_reconcile_replay.h"
 
 void kv_recon_log_init(kv_recon_log *l, size_t max)

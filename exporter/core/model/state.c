@@ -5,6 +5,7 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_state_impl.h"
 #include "kv_utf8.h"
 
@@ -83,6 +84,7 @@ kv_state *kv_state_new(kv_budget *budget, uint64_t seed)
 static void tenant_free(kv_tenant *t)
 {
 	kv_objtable_clear(&t->objects);
+	kv_state_window_close(t);
 	kv_group_vec_free(&t->groups);
 	free(t->backend_id);
 	free(t->tenant_id);
@@ -104,7 +106,7 @@ void kv_state_free(kv_state *s)
 	if (s->n_gnames > 2) /* "" and the overflow group do not count */
 		atomic_fetch_sub(&s->budget->key_groups, s->n_gnames - 2);
 	for (size_t i = 0; i < s->n_gnames; i++)
-		free((char *)s->gnames[i].ptr);
+		free(s->gnames[i].ptr);
 	free(s->gnames);
 	free(s->gindex);
 	kv_keygroup_matcher_free(s->matcher);
@@ -290,11 +292,17 @@ static void forget_objects(kv_state *s, kv_tenant *t)
 }
 
 /* The tenant is empty, and we know it (a cleared at `at`, or the proof of
- * an empty store): exact again.  What it still held ended then. */
+ * an empty store): exact again.  What it still held ended then; after a
+ * cleared its removals may still come (state_cleared.c), after the proof
+ * nothing of it can. */
 static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at, enum kv_exact_cause why)
 {
 	unsigned was = t->stale;
 	end_every_life(s, t, at);
+	if (why == KV_EXACT_CLEARED)
+		kv_state_window_cleared(s, t);
+	else
+		kv_state_window_close(t);
 	forget_objects(s, t);
 	t->stale = 0;
 	kv_state_sync_births(s, t);
@@ -318,6 +326,13 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 	}
 	if (rc != KV_OK)
 		return rc;
+	/* a removal that may be a RemoveAll's, late: no figure of the tenant
+	 * is sure, and no life ends observed */
+	if (t->window && !stored && kv_state_window_removed(t, p->key_hash, p->del, before)) {
+		kv_state_add_stale(s, t, KV_STALE_REMOVED_AFTER_CLEARED);
+		born = KV_NO_BIRTH;
+		s->record_unsure |= t == s->recorded;
+	}
 
 	unsigned after = (before | p->add) & ~(unsigned)p->del;
 	if (g) {
@@ -517,6 +532,7 @@ void kv_state_drop(kv_state *s)
 	for (size_t i = 0; i < s->n_tenants; i++) {
 		/* forgotten, not ended: their lives go on at the master */
 		forget_objects(s, s->tenants[i]);
+		kv_state_window_close(s->tenants[i]);
 		s->tenants[i]->stale = KV_STALE_STARTUP;
 		s->tenants[i]->stale_since_ms = s->now_ms;
 		kv_state_sync_births(s, s->tenants[i]);

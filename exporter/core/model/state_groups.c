@@ -7,22 +7,23 @@
 
 #include <mooncake_kv/buf.h>
 
+#include "kv_array.h"
 #include "kv_state_impl.h"
 
-static kv_str dup_str(const char *p, size_t n)
+static kv_group_name dup_name(const char *p, size_t n)
 {
 	char *c = malloc(n + 1);
 	if (c) {
 		memcpy(c, p, n);
 		c[n] = '\0';
 	}
-	return (kv_str){c, (uint32_t)n};
+	return (kv_group_name){c, (uint32_t)n};
 }
 
 static int add_group_name(kv_state *s, const char *name, size_t len)
 {
 	if (s->n_gnames == s->cap_gnames) {
-		kv_str *p = kv_array_grow(s->gnames, &s->cap_gnames, sizeof(*p), 16, 0);
+		kv_group_name *p = kv_array_grow(s->gnames, &s->cap_gnames, sizeof(*p), 16, 0);
 		if (!p)
 			return KV_ENOMEM;
 		s->gnames = p;
@@ -40,7 +41,7 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 		s->gindex = n;
 		s->gindex_mask = cap - 1;
 	}
-	kv_str c = dup_str(name, len);
+	kv_group_name c = dup_name(name, len);
 	if (!c.ptr)
 		return KV_ENOMEM;
 	kv_state_index_put(s->gindex, s->gindex_mask, XXH3_64bits(name, len), (uint32_t)s->n_gnames + 1);
@@ -66,7 +67,7 @@ uint32_t kv_state_group_id(kv_state *s, const char *name, size_t len)
 	if (!len || !s->gindex)
 		return KV_GROUP_NONE;
 	for (size_t j = XXH3_64bits(name, len) & s->gindex_mask; s->gindex[j]; j = (j + 1) & s->gindex_mask) {
-		const kv_str *g = &s->gnames[s->gindex[j] - 1];
+		const kv_group_name *g = &s->gnames[s->gindex[j] - 1];
 		if (g->len == len && memcmp(g->ptr, name, len) == 0)
 			return s->gindex[j] - 1;
 	}
@@ -87,7 +88,7 @@ size_t kv_state_group_count(const kv_state *s)
 
 kv_str kv_state_group_name(const kv_state *s, uint32_t id)
 {
-	return id < s->n_gnames ? s->gnames[id] : (kv_str){"", 0};
+	return id < s->n_gnames ? (kv_str){s->gnames[id].ptr, s->gnames[id].len} : (kv_str){"", 0};
 }
 
 uint64_t kv_state_groups_overflow(const kv_state *s)

@@ -45,6 +45,15 @@ static void read_counts(kv_pack_r *r, uint64_t *v, size_t n)
 		v[i] = kv_unpack_u64(r);
 }
 
+/* Counts of which a peer may know fewer (reasons added since: its missing
+ * ones are 0), never more. */
+static void read_counts_upto(kv_pack_r *r, uint64_t *v, size_t n)
+{
+	uint64_t have = kv_unpack_max(r, n);
+	for (size_t i = 0; i < n && !r->bad; i++)
+		v[i] = i < have ? kv_unpack_u64(r) : 0;
+}
+
 struct objects_out {
 	kv_pack_w *w;
 	size_t in_record;
@@ -92,6 +101,10 @@ static void write_tenant(const kv_tenant *t, kv_pack_w *w)
 		write_life(w, &g->life);
 	}
 	kv_pack_u64(w, kv_objtable_count(&t->objects));
+	/* it waits for removals of its cleared (state_cleared.c): said only
+	 * then, so that a reader without the field takes every other tenant */
+	if (kv_state_tenant_waits(t))
+		kv_pack_u64(w, 1);
 	kv_pack_end(w);
 	struct objects_out o = {w, 0};
 	kv_objtable_each(&t->objects, write_object, &o);
@@ -142,7 +155,7 @@ static int read_state(kv_state_load *l, kv_pack_r *r)
 	bool residency = kv_unpack_bool(r), born_exact = kv_unpack_bool(r), groups = kv_unpack_bool(r);
 	int64_t now_ms = kv_unpack_i64(r);
 	read_counts(r, l->carried, 5);
-	read_counts(r, l->turned_stale, KV_STALE__BITS);
+	read_counts_upto(r, l->turned_stale, KV_STALE__BITS);
 	read_counts(r, l->turned_exact, KV_EXACT__CAUSES);
 	uint64_t n_groups = kv_unpack_u64(r);
 	l->tenants_left = kv_unpack_u64(r);
@@ -248,6 +261,9 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 		read_life(r, &g->life);
 	}
 	l->objects_left = kv_unpack_u64(r);
+	/* which removals its cleared still expects is not carried: any may come */
+	if (!kv_unpack_done(r) && kv_unpack_max(r, 1))
+		kv_state_window_unseen(t);
 	if (!kv_unpack_done(r))
 		return KV_PACK_MALFORMED;
 	uint64_t sum = 0;

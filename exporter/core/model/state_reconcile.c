@@ -27,6 +27,7 @@ int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_l
 		return rc;
 	s->recorded = t;
 	s->record = log;
+	s->record_unsure = false;
 	return KV_OK;
 }
 
@@ -46,6 +47,10 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	kv_tenant *t = s->recorded;
 	if (!t)
 		return KV_EINVAL;
+	/* a removal replayed may be a RemoveAll's, late, and the listing had
+	 * the object: the cut-over cannot be sure of it either */
+	if (s->record_unsure)
+		stale |= KV_STALE_REMOVED_AFTER_CLEARED;
 	size_t before = kv_objtable_count(&t->objects), after = kv_recon_objects(fresh);
 	size_t used = atomic_load(&s->budget->objects);
 	if (after > before && used + (after - before) > s->budget->max_objects)
@@ -73,6 +78,11 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 		kv_state_add_stale(s, t, stale);
 	}
 	kv_state_sync_births(s, t);
+	/* the master's own listing: what a cleared still expected is taken as
+	 * come (docs/design.md, "RemoveAll and the op log"), unless a removal
+	 * while it was read could not be placed */
+	if (!s->record_unsure)
+		kv_state_window_close(t);
 	memset(fresh, 0, sizeof(*fresh));
 	return KV_OK;
 }

@@ -114,6 +114,11 @@ const kv_stream_stats *kv_stream_stats_of(const kv_stream *st)
 	return &st->stats;
 }
 
+const kv_model_ctx *kv_stream_model(const kv_stream *st)
+{
+	return kv_decoder_model(st->decoder);
+}
+
 const kv_seqtrack *kv_stream_seq(const kv_stream *st)
 {
 	return &st->seq;

@@ -138,7 +138,7 @@ static void f_member(fields *f, member_carry *m)
 	f_i64(f, &c->batch_ms);
 	f_i64(f, &c->batch_at_ms);
 	kv_dialect_choice *d = &m->dialect;
-	int dialect = d->dialect, basis = d->basis;
+	int dialect = (int)d->dialect, basis = (int)d->basis;
 	f_bool(f, &d->fixed);
 	f_bool(f, &d->decided);
 	f_int(f, &dialect, 0, KV_DIALECT__COUNT - 1);
@@ -214,8 +214,8 @@ static void write_store(kv_pack_w *w, const kv_store *s)
 	kv_pack_end(w);
 }
 
-int kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_ms,
-		      int (*sink)(void *arg, const void *p, size_t n), void *arg)
+enum kv_err kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_ms,
+			      int (*sink)(void *arg, const void *p, size_t n), void *arg)
 {
 	struct sink k = {sink, arg};
 	kv_pack_w w;
@@ -478,6 +478,7 @@ enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
 		s->state = c->state;
 		c->state = NULL;
 		kv_state_set_residency(s->state, s->cfg.residency);
+		kv_state_set_ha(s->state, s->cfg.ha);
 		for (size_t k = 0; k < s->n; k++) {
 			kv_store_part *p = &s->parts[k];
 			const member_carry *m = &c->members[k];

@@ -53,6 +53,8 @@ typedef struct kv_store_part {
 	uint64_t empty_breaks; /* the store's breaks when the proof began */
 	enum kv_lists lists;   /* whether its master lists tenants other than default */
 	double lists_at;       /* when it was found to list default only (unix seconds) */
+	bool connected;        /* its publisher connection is up (the shell's last word) */
+	bool ever_connected;   /* it was up once: readiness; the next one is a reconnect */
 } kv_store_part;
 
 struct kv_store {

@@ -130,7 +130,7 @@ static bool copy_id(char *buf, size_t n, const char *v, kv_str *out)
 	return true;
 }
 
-int kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url)
+enum kv_err kv_recon_begin(kv_recon_run *r, const kv_recon_job *job, const char *base_url)
 {
 	reset(r);
 	r->t0 = r->io.now(r->io.ctx);
@@ -181,7 +181,7 @@ static bool run_query(kv_recon_run *r)
 		return true;
 	unsigned media[KV_KEYS_BATCH_MAX];
 	kv_answer a = r->io.get(r->io.ctx, q->url.data);
-	enum kv_poll_error err = (enum kv_poll_error)a.err;
+	enum kv_poll_error err = a.err;
 	if (err == KV_POLL_OK)
 		err = kv_key_batch_parse(q, &r->at, a.body, a.len, media, &r->unknown);
 	if (err != KV_POLL_OK) {
@@ -258,7 +258,7 @@ bool kv_recon_listing_answer(kv_recon_run *r, long http, const char *tenant_head
 	return r->listed == KV_LISTED_TAKE;
 }
 
-int kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n)
+enum kv_err kv_recon_listing_feed(kv_recon_run *r, const void *p, size_t n)
 {
 	return kv_listing_feed(&r->listing, p, n);
 }

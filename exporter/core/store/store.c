@@ -53,6 +53,8 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	    !(s->parts = calloc(s->n, sizeof(*s->parts))) || !(s->roles = calloc(s->n, sizeof(*s->roles))))
 		goto fail;
 	kv_state_set_residency(s->state, cfg->residency);
+	/* several masters: a RemoveAll's removals may follow its cleared */
+	kv_state_set_ha(s->state, cfg->ha);
 	for (size_t i = 0; i < s->n; i++) {
 		kv_store_part *p = &s->parts[i];
 		p->cfg = cfg->members[i];
@@ -70,8 +72,8 @@ fail:
 	return NULL;
 }
 
-int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
-		    kv_ingest_report *rep)
+enum kv_err kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
+			    kv_ingest_report *rep)
 {
 	kv_ingest_report r;
 	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
@@ -95,15 +97,28 @@ int kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n
 
 void kv_store_disconnected(kv_store *s, size_t member)
 {
-	kv_stream_disconnected(s->parts[member].stream);
+	kv_store_part *p = &s->parts[member];
+	p->connected = false;
+	kv_stream_disconnected(p->stream);
 	/* a master that restarts closes its publisher: a proof under way ends */
-	s->parts[member].empty = KV_EMPTY_NONE;
+	p->empty = KV_EMPTY_NONE;
 }
 
-void kv_store_reconnected(kv_store *s, size_t member, int64_t now_ms)
+bool kv_store_connected(kv_store *s, size_t member, int64_t now_ms)
 {
-	kv_state_set_now(s->state, now_ms);
-	kv_stream_reconnected(s->parts[member].stream);
+	kv_store_part *p = &s->parts[member];
+	bool again = p->ever_connected;
+	p->connected = p->ever_connected = true;
+	if (again) {
+		kv_state_set_now(s->state, now_ms);
+		kv_stream_reconnected(p->stream);
+	}
+	return again;
+}
+
+bool kv_store_is_connected(const kv_store *s, size_t member)
+{
+	return s->parts[member].connected;
 }
 
 bool kv_store_settle(kv_store *s, size_t slots)
@@ -149,7 +164,7 @@ int kv_store_leader(const kv_store *s)
 	return s->n == 1 && !s->parts[0].master.standby ? 0 : -1;
 }
 
-bool kv_store_ready(const kv_store *s, const bool *ever_connected)
+bool kv_store_ready(const kv_store *s)
 {
 	/* every master polled once; whichever serves, connected; and one of
 	 * them telling something: connected, or answering as a standby */
@@ -157,7 +172,7 @@ bool kv_store_ready(const kv_store *s, const bool *ever_connected)
 	for (size_t i = 0; i < s->n; i++) {
 		const kv_store_part *p = &s->parts[i];
 		const kv_ha_obs *o = &s->roles[i].obs;
-		bool connected = ever_connected[i];
+		bool connected = p->ever_connected;
 		if (p->cfg.has_status && !p->master.polled)
 			all = false;
 		else if (p->cfg.has_status && o->serving && !connected)
@@ -191,7 +206,7 @@ int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_s
 		kv_member_snap *o = &out->members[i];
 		o->label = p->cfg.label;
 		o->has_master = p->cfg.has_status;
-		o->connected = live && live[i].connected;
+		o->connected = p->connected;
 		o->backlog = live ? live[i].backlog : 0;
 		kv_snapshot_member_stream(o, p->stream);
 		o->master = p->master;

@@ -196,9 +196,9 @@ void kv_store_metrics_reset(kv_store *s, size_t member)
 	kv_metrics_reader_reset(&s->parts[member].metrics);
 }
 
-bool kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n)
+enum kv_err kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n)
 {
-	return kv_metrics_reader_feed(&s->parts[member].metrics, p, n) == KV_OK;
+	return kv_metrics_reader_feed(&s->parts[member].metrics, p, n);
 }
 
 static void swap_tables(kv_quota_rejects *a, kv_quota_rejects *b)
@@ -208,11 +208,11 @@ static void swap_tables(kv_quota_rejects *a, kv_quota_rejects *b)
 	*b = t;
 }
 
-size_t kv_store_metrics_end(kv_store *s, size_t member, int transfer_err)
+size_t kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err)
 {
 	kv_store_part *p = &s->parts[member];
 	kv_metrics_reader *r = &p->metrics;
-	enum kv_poll_error err = (enum kv_poll_error)transfer_err;
+	enum kv_poll_error err = transfer_err;
 	if (err == KV_POLL_OK)
 		err = kv_metrics_reader_end(r);
 	kv_master_record_keys(&p->master, err, r->keys);
@@ -239,19 +239,19 @@ void kv_store_quotas_reset(kv_store *s, size_t member)
 	kv_quotas_reader_reset(&s->parts[member].quotas_in);
 }
 
-bool kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n)
+enum kv_err kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n)
 {
-	return kv_quotas_reader_feed(&s->parts[member].quotas_in, p, n) == KV_OK;
+	return kv_quotas_reader_feed(&s->parts[member].quotas_in, p, n);
 }
 
 /* 409 says quotas are off on that master, 503 that it no longer serves
  * (nothing to say). */
-bool kv_store_quotas_end(kv_store *s, size_t member, int transfer_err, long http)
+bool kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http)
 {
 	if (http == 503)
 		return false;
 	enum kv_quota_mode was = s->quotas.mode;
-	enum kv_poll_error err = (enum kv_poll_error)transfer_err;
+	enum kv_poll_error err = transfer_err;
 	if (http == 409) {
 		kv_quotas_free(&s->quotas);
 		s->quotas.mode = KV_QUOTAS_OFF;

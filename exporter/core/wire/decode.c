@@ -14,9 +14,40 @@
 #include "kv_mpcheck.h"
 #include "kv_mpread.h"
 
+/* The model context's fields (kv_decode.h, kv_model_ctx), in the order of
+ * enum field below. */
+enum { MF_MODEL, MF_BLOCK_SIZE, MF_SALT, MF_LORA, MF_DP_RANK, MF_N };
+static const bool mf_string[MF_N] = {true, false, true, true, false};
+
+/* One of them as an event carries it: a string's bytes (borrowed) or an
+ * unsigned integer; has is false for none. */
+typedef struct mf_val {
+	bool has;
+	uint32_t len;
+	const char *ptr;
+	uint64_t u;
+} mf_val;
+
+/* The member's last context: its values, each string's first bytes copied
+ * here (the payload they came in goes), and what is shown of it. */
+typedef struct model_last {
+	mf_val v[MF_N];
+	char bytes[MF_N][KV_MODEL_VALUE_MAX];
+	kv_model_ctx ctx;
+} model_last;
+
+/* What one message's usable events said of it: taken only once the whole
+ * message has decoded (a message rejected whole is no evidence). */
+typedef struct model_news {
+	bool any; /* v is the context of its last event that changed it */
+	uint64_t changes;
+	mf_val v[MF_N];
+} model_news;
+
 struct kv_decoder {
 	kv_event *events;
 	size_t cap;
+	model_last model;
 };
 
 kv_decoder *kv_decoder_new(void)
@@ -32,9 +63,29 @@ void kv_decoder_free(kv_decoder *d)
 	free(d);
 }
 
-static bool key_is(const kv_mp_obj *k, const char *lit, size_t n)
+const kv_model_ctx *kv_decoder_model(const kv_decoder *d)
 {
-	return k->n == n && memcmp(k->v.ptr, lit, n) == 0;
+	return &d->model.ctx;
+}
+
+static inline uint64_t load64(const char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Whether key k is the literal lit of n bytes.  From 8 to 16 bytes, two
+ * overlapping 8-byte loads each: the compiler does not always expand a
+ * memcmp of 9 or 10 bytes inline, and a call per key was ~7% of the
+ * decode (docs/performance.md, "The model context"). */
+static inline bool key_is(const kv_mp_obj *k, const char *lit, size_t n)
+{
+	if (k->n != n)
+		return false;
+	if (n >= 8 && n <= 16)
+		return load64(k->v.ptr) == load64(lit) && load64(k->v.ptr + n - 8) == load64(lit + n - 8);
+	return memcmp(k->v.ptr, lit, n) == 0;
 }
 #define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
 
@@ -108,7 +159,22 @@ static const char *const legacy_type_wire[3] = {"BlockStored", "BlockRemoved", "
 
 /* The fields we use, found in one pass over the map: the last of a
  * duplicated key wins, as it did over msgpack-c's tree. */
-enum field { F_EVENT_ID, F_EVENT_TYPE, F_TYPE, F_TENANT_ID, F_BACKEND_ID, F_MEDIUM, F_OBJECT_KEY, F_TIMESTAMP, F_N };
+enum field {
+	F_EVENT_ID,
+	F_EVENT_TYPE,
+	F_TYPE,
+	F_TENANT_ID,
+	F_BACKEND_ID,
+	F_MEDIUM,
+	F_OBJECT_KEY,
+	F_TIMESTAMP,
+	F_MODEL_NAME, /* the model context, in MF_ order */
+	F_BLOCK_SIZE,
+	F_SALT,
+	F_LORA_NAME,
+	F_DP_RANK,
+	F_N
+};
 
 struct fields {
 	kv_mp_obj val[F_N];
@@ -124,21 +190,31 @@ static int field_of(const kv_mp_obj *k)
 {
 	if (k->kind != KV_MP_STR)
 		return -1;
-	/* Dispatch on length first: most keys are rejected in one compare. */
+	/* Dispatch on length, then on the first byte where several names
+	 * share a length: most keys are rejected, or found, in one compare. */
 	switch (k->n) {
 	case 4:
 		return KEY_IS(k, "type") ? F_TYPE : -1;
 	case 6:
 		return KEY_IS(k, "medium") ? F_MEDIUM : -1;
+	case 7:
+		return KEY_IS(k, "dp_rank") ? F_DP_RANK : -1;
 	case 8:
 		return KEY_IS(k, "event_id") ? F_EVENT_ID : -1;
 	case 9:
-		return KEY_IS(k, "tenant_id") ? F_TENANT_ID : KEY_IS(k, "timestamp") ? F_TIMESTAMP : -1;
+		return KEY_IS(k, "tenant_id")   ? F_TENANT_ID
+		       : KEY_IS(k, "timestamp") ? F_TIMESTAMP
+		       : KEY_IS(k, "lora_name") ? F_LORA_NAME
+						: -1;
 	case 10:
 		return KEY_IS(k, "event_type")   ? F_EVENT_TYPE
 		       : KEY_IS(k, "backend_id") ? F_BACKEND_ID
 		       : KEY_IS(k, "object_key") ? F_OBJECT_KEY
+		       : KEY_IS(k, "model_name") ? F_MODEL_NAME
+		       : KEY_IS(k, "block_size") ? F_BLOCK_SIZE
 						 : -1;
+	case 15:
+		return KEY_IS(k, "additional_salt") ? F_SALT : -1;
 	default:
 		return -1;
 	}
@@ -259,10 +335,103 @@ static enum kv_reason decode_fields(const struct fields *f, int64_t batch_ts, kv
 	return KV_R_OK;
 }
 
+/* --- the model context: compared where it is read, copied only when it
+ * changes (a publisher stamps the same one on every event) --- */
+
+/* Field i of the context as the event carries it (mf_val). */
+static mf_val model_val(const struct fields *f, int i)
+{
+	const kv_mp_obj *o = field(f, (enum field)(F_MODEL_NAME + i));
+	if (o && mf_string[i] && (o->kind == KV_MP_STR || o->kind == KV_MP_BIN))
+		return (mf_val){.has = true, .len = o->n, .ptr = o->v.ptr};
+	if (o && !mf_string[i] && o->kind == KV_MP_UINT)
+		return (mf_val){.has = true, .u = o->v.u};
+	return (mf_val){0};
+}
+
+/* Whether field i of the event is r, without building its mf_val: the
+ * common case, where a publisher stamps the same context on every event
+ * (and Mooncake main stamps none: each field a nil). */
+static inline bool model_same(const struct fields *f, int i, const mf_val *r)
+{
+	const kv_mp_obj *o = field(f, (enum field)(F_MODEL_NAME + i));
+	bool has = o && (mf_string[i] ? o->kind == KV_MP_STR || o->kind == KV_MP_BIN : o->kind == KV_MP_UINT);
+	if (has != r->has)
+		return false;
+	if (!has)
+		return true;
+	if (!mf_string[i])
+		return o->v.u == r->u;
+	size_t n = o->n < KV_MODEL_VALUE_MAX ? o->n : KV_MODEL_VALUE_MAX;
+	return o->n == r->len && (!n || memcmp(o->v.ptr, r->ptr, n) == 0);
+}
+
+/* A usable event's context against the one before it: its message's last
+ * change, else the member's (none before the first: no change). */
+static void model_note(const model_last *last, model_news *mn, const struct fields *f)
+{
+	const mf_val *ref = mn->any ? mn->v : last->ctx.seen ? last->v : NULL;
+	if (ref) {
+		if (model_same(f, MF_MODEL, &ref[MF_MODEL]) && model_same(f, MF_BLOCK_SIZE, &ref[MF_BLOCK_SIZE]) &&
+		    model_same(f, MF_SALT, &ref[MF_SALT]) && model_same(f, MF_LORA, &ref[MF_LORA]) &&
+		    model_same(f, MF_DP_RANK, &ref[MF_DP_RANK]))
+			return;
+		mn->changes++;
+	}
+	for (int i = 0; i < MF_N; i++)
+		mn->v[i] = model_val(f, i);
+	mn->any = true;
+}
+
+/* A string value's label text: at most KV_MODEL_VALUE_MAX bytes, cut at a
+ * character's start, NUL as 0xff (no UTF-8: the renderer shows U+FFFD, as
+ * for any invalid byte).  True when it was cut. */
+static bool model_label(char *out, const mf_val *v)
+{
+	size_t n = v->has ? v->len : 0;
+	bool cut = n > KV_MODEL_VALUE_MAX;
+	if (cut) {
+		n = KV_MODEL_VALUE_MAX;
+		for (int k = 0; k < 3 && n && ((unsigned char)v->ptr[n] & 0xc0) == 0x80; k++)
+			n--; /* ptr[n], the first byte left out, continues a character */
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = v->ptr[i] ? v->ptr[i] : (char)0xff;
+	out[n] = '\0';
+	return cut;
+}
+
+/* A decoded message changed the member's context: copy it (the message's
+ * bytes are still there). */
+static void model_take(model_last *l, const model_news *mn)
+{
+	kv_model_ctx *c = &l->ctx;
+	const mf_val *v = mn->v;
+	c->seen = true;
+	c->changes += mn->changes;
+	c->truncated += model_label(c->model_name, &v[MF_MODEL]);
+	c->truncated += model_label(c->lora_name, &v[MF_LORA]);
+	c->has_model = v[MF_MODEL].has;
+	c->has_lora = v[MF_LORA].has;
+	c->has_salt = v[MF_SALT].has;
+	c->has_block_size = v[MF_BLOCK_SIZE].has;
+	c->block_size = v[MF_BLOCK_SIZE].u;
+	c->has_dp_rank = v[MF_DP_RANK].has;
+	c->dp_rank = v[MF_DP_RANK].u;
+	for (int i = 0; i < MF_N; i++) {
+		l->v[i] = v[i];
+		if (v[i].len) {
+			memcpy(l->bytes[i], v[i].ptr, v[i].len < KV_MODEL_VALUE_MAX ? v[i].len : KV_MODEL_VALUE_MAX);
+			l->v[i].ptr = l->bytes[i];
+		}
+	}
+}
+
 /* The event whose header o is, at level 2 (root and list around it): its
- * elements are read whatever it holds.  False when they are bad or nested
- * too deep. */
-static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, kv_event *ev)
+ * elements are read whatever it holds, and a usable one's model context
+ * noted in mn.  False when they are bad or nested too deep. */
+static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, kv_event *ev, const model_last *last,
+			 model_news *mn)
 {
 	struct fields f;
 
@@ -274,6 +443,8 @@ static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, 
 	if (!locate_fields(r, o->n, &f))
 		return false;
 	ev->reject = decode_fields(&f, batch_ts, ev);
+	if (ev->reject == KV_R_OK)
+		model_note(last, mn, &f);
 	return true;
 }
 
@@ -324,6 +495,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	 * shape (as when msgpack-c unpacked the whole payload first). */
 	const kv_frame *p = &frames[2];
 	kv_mp_obj root, ts, list, rank, rest;
+	model_news mn = {0};
 	if (!p->len) /* an empty frame may carry no buffer at all */
 		goto unreadable;
 	kv_mp_reader r = {.p = p->data, .end = (const unsigned char *)p->data + p->len};
@@ -350,7 +522,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	out->events = d->events;
 	for (uint32_t i = 0; i < list.n; i++) {
 		kv_mp_obj e;
-		if (!kv_mp_next(&r, &e) || !decode_event(&r, &e, out->timestamp_ms, &d->events[i]))
+		if (!kv_mp_next(&r, &e) || !decode_event(&r, &e, out->timestamp_ms, &d->events[i], &d->model, &mn))
 			goto unreadable;
 	}
 	if (!kv_mp_next(&r, &rank))
@@ -362,6 +534,8 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 			goto unreadable;
 	if (r.p != r.end) /* one frame holds exactly one object */
 		goto unreadable;
+	if (mn.any)
+		model_take(&d->model, &mn);
 	out->n_events = list.n;
 	return KV_OK;
 bad_shape:

@@ -2,6 +2,7 @@
 /* The stream of each member: what arrived, its numbering, what was refused,
  * the connection, the dialect, lag; and each source's state's own figures. */
 #include "kv_family.h"
+#include "kv_fmt.h"
 
 static void messages_received_total(kv_emit *e, const kv_at *a)
 {
@@ -151,6 +152,43 @@ static void publisher_dialect(kv_emit *e, const kv_at *a)
 	if (a->m->dialect.decided)
 		kv_sample_u64(e, (kv_label){"dialect", kv_dialect_name(a->m->dialect.dialect)}, 1);
 }
+
+/* The model context the member's publisher stamps (kv_decode.h), as its
+ * last usable event carried it; none before the first.  The salt's value
+ * is the publisher's hash namespace, not for a label: only whether it has
+ * one. */
+static void publisher_model_info(kv_emit *e, const kv_at *a)
+{
+	const kv_model_ctx *c = &a->m->model;
+	if (!c->seen)
+		return;
+	char bs[KV_FMT_MAX + 1] = "", dp[KV_FMT_MAX + 1] = "";
+	if (c->has_block_size)
+		*kv_fmt_u64(bs, c->block_size) = '\0';
+	if (c->has_dp_rank)
+		*kv_fmt_u64(dp, c->dp_rank) = '\0';
+	const kv_label l[] = {{"model_name", c->model_name},
+			      {"lora_name", c->lora_name},
+			      {"block_size", bs},
+			      {"dp_rank", dp},
+			      {"additional_salt", c->has_salt ? "present" : "absent"}};
+	kv_sample_labels(e, l, sizeof(l) / sizeof(l[0]), 1);
+}
+
+static void publisher_model_changes_total(kv_emit *e, const kv_at *a)
+{
+	kv_sample_u64(e, KV_NO_LABEL, a->m->model.changes);
+}
+
+static void publisher_model_values_truncated_total(kv_emit *e, const kv_at *a)
+{
+	kv_sample_u64(e, KV_NO_LABEL, a->m->model.truncated);
+}
+
+/* in a help text: the cap's figure as the code has it */
+#define CAP_S(n) #n
+#define CAP_X(n) CAP_S(n)
+#define CAP      CAP_X(KV_MODEL_VALUE_MAX)
 
 static void last_event_timestamp_seconds(kv_emit *e, const kv_at *a)
 {
@@ -312,6 +350,28 @@ static const kv_family families[] = {
 	 .scope = KV_SCOPE_MEMBER,
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .samples = publisher_dialect},
+	{.name = "mooncake_kv_publisher_model_info",
+	 .kind = KV_GAUGE,
+	 .help = "The model context the member's publisher stamps on its events, as the last one carried it: "
+		 "model_name, lora_name, block_size, dp_rank (empty for none; names cut to " CAP " bytes) and whether "
+		 "an additional_salt is set (its value is never shown). Always 1; absent until an event arrives.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .samples = publisher_model_info},
+	{.name = "mooncake_kv_publisher_model_changes_total",
+	 .kind = KV_COUNTER,
+	 .help = "Events whose model context differed from the member's event before (the first is no change): a "
+		 "publisher reconfigured or replaced, or one that stamps each key's own model.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .samples = publisher_model_changes_total},
+	{.name = "mooncake_kv_publisher_model_values_truncated_total",
+	 .kind = KV_COUNTER,
+	 .help = "Model or LoRA names cut to " CAP " bytes for their label, counted each time the member's context "
+		 "changed to one with such a name.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .samples = publisher_model_values_truncated_total},
 	{.name = "mooncake_kv_last_event_timestamp_seconds",
 	 .kind = KV_GAUGE,
 	 .help = "Publisher timestamp of the last decoded message, in unix seconds.",

@@ -8,7 +8,8 @@
  *    capture as decoded by Python msgpack (NAME.decoded.jsonl), which gives
  *    the per-tenant event, duplicate and unknown-removal counts too.
  * The reference model is itself checked against final_state first.
- * The lives the captures show are test_capture_lives.c's. */
+ * The lives the captures show are test_capture_lives.c's, but for Mooncake
+ * main since #3818's (test_main3818), whose truth has every figure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "kv_master_status.h"
 #include "kv_stream.h"
 #include "support/captures.h"
 
@@ -420,6 +422,106 @@ static void test_volume(void **state)
 	kv_stream_free(st);
 }
 
+/* What the master's /kv_events/status would answer after #3818 (the
+ * publisher's GetStats(): the guide's five fields) tells the media dialect. */
+static void expect_media_status(const json_t *stats)
+{
+	json_t *answer = json_object(); /* load_json read its counters as reals */
+	const char *name;
+	const json_t *v;
+	json_object_foreach((json_t *)stats, name, v) json_object_set_new(
+		answer, name,
+		json_is_real(v) ? json_integer((json_int_t)json_real_value(v)) : json_incref((json_t *)v));
+	char body[512]; /* not json_dumps: this file's free is cmocka's */
+	size_t len = json_dumpb(answer, body, sizeof(body), JSON_COMPACT);
+	kv_master_status st;
+	assert_true(len > 0 && len < sizeof(body));
+	assert_int_equal(json_object_size(answer), 5);
+	assert_int_equal(kv_master_parse(body, len, &st), KV_POLL_OK);
+	assert_true(st.has_keyless && !st.has_unparsed);
+	assert_int_equal(st.dialect, KV_DIALECT_MEDIA);
+	assert_int_equal(st.published_events, (uint64_t)json_number_value(json_object_get(stats, "published_events")));
+	json_decref(answer);
+}
+
+/* Mooncake main since PR #3818: its real publisher (0d1884d6), driven as
+ * master_service.cpp at 00390e6e calls it (tools/upstream/driver.cpp,
+ * main3818), RemoveAll included, which publishes a cleared only when it
+ * emptied the tenant.  The truth (main3818.truth.json) is the wire as
+ * Python's msgpack reads it under the guide's rules, written only where it
+ * agrees with the driver's model of what was published: every figure, event
+ * count and lifetime bucket must be the exporter's.  (The master holds fewer
+ * objects, `master` in the truth: evictions that publish nothing, which no
+ * subscriber can know.) */
+static void test_main3818(void **state)
+{
+	(void)state;
+	kv_budget budget;
+	json_t *truth = load_json("main3818.truth.json");
+	expect_media_status(json_object_get(truth, "publisher_stats"));
+	kv_stream *st = replay_in(&budget, "main3818.zmqcap.gz", KV_DIALECT_MEDIA);
+	const kv_state *s = kv_stream_state(st);
+	const kv_stream_stats *ss = kv_stream_stats_of(st);
+	assert_int_equal(ss->batch_events.count, (uint64_t)json_number_value(json_object_get(truth, "messages")));
+	assert_int_equal(kv_stream_seq(st)->missing, 0);
+	assert_int_equal(ss->timestamps_backwards, 0);
+	assert_int_equal(ss->keyless_events, 0);
+	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) /* the model context decodes */
+		assert_int_equal(ss->decode_errors[r], 0);
+
+	const json_t *bounds = json_object_get(truth, "bucket_bounds_s");
+	assert_int_equal(json_array_size(bounds), KV_LIFE_BUCKETS);
+	for (size_t i = 0; i < KV_LIFE_BUCKETS; i++)
+		assert_int_equal(kv_life_bounds_ms[i], (uint32_t)(json_number_value(json_array_get(bounds, i)) * 1000));
+
+	const json_t *backend = json_object_get(truth, "backend_id");
+	const char *tname;
+	const json_t *want;
+	uint64_t whole = 0, events = 0, cleared = 0, withheld = 0;
+	json_object_foreach(json_object_get(truth, "tenants"), tname, want)
+	{
+		kv_str tn = {tname, (uint32_t)strlen(tname)};
+		const kv_tenant *t = kv_state_find_tenant(s, js(backend), tn);
+		assert_non_null(t);
+#define WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
+		assert_int_equal(kv_tenant_objects(t), WANT("objects"));
+		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), WANT("cpu"));
+		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), WANT("disk"));
+		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], WANT("both"));
+		assert_int_equal(t->counts.events[KV_EV_STORED], WANT("stored_events"));
+		assert_int_equal(t->counts.events[KV_EV_REMOVED], WANT("removed_events"));
+		assert_int_equal(t->counts.events[KV_EV_CLEARED], WANT("cleared"));
+		assert_int_equal(t->counts.stored_duplicates, WANT("stored_duplicates"));
+		assert_int_equal(t->counts.removed_unknown, 0);
+		const kv_life_hist *h = &t->counts.life;
+		assert_int_equal(h->count, WANT("lifetime_count"));
+		assert_int_equal(h->sum_ms, WANT("lifetime_sum_ms"));
+		assert_int_equal(h->unobserved, WANT("lives_unseen"));
+		uint64_t le = 0;
+		for (size_t i = 0; i < KV_LIFE_BUCKETS; i++) {
+			le += h->counts[i];
+			assert_int_equal(le, (uint64_t)json_number_value(
+						     json_array_get(json_object_get(want, "lifetime_le"), i)));
+		}
+		assert_int_equal(le + h->counts[KV_LIFE_BUCKETS], h->count);
+		/* exact once a cleared emptied it, and every live object's birth held */
+		assert_int_equal(t->stale, WANT("cleared") ? 0 : KV_STALE_STARTUP);
+		assert_int_equal(t->objects.births_n, WANT("cleared") ? WANT("objects") : 0);
+		events += t->counts.events[KV_EV_STORED] + t->counts.events[KV_EV_REMOVED] +
+			  t->counts.events[KV_EV_CLEARED];
+		whole += h->count;
+		cleared += WANT("cleared");
+		withheld += WANT("cleared_withheld");
+#undef WANT
+	}
+	assert_int_equal(json_object_size(json_object_get(truth, "tenants")), kv_state_tenant_count(s));
+	assert_int_equal(events, (uint64_t)json_number_value(json_object_get(truth, "events")));
+	/* the capture has lives to compare, and RemoveAlls that cleared and that did not */
+	assert_true(whole > 500 && cleared > 0 && withheld > 0);
+	json_decref(truth);
+	kv_stream_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_edge),
 		cmocka_unit_test(test_volume),
+		cmocka_unit_test(test_main3818),
 	};
-	return cmocka_run_group_tests_name("fixtures", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("captures", tests, NULL, NULL);
 }

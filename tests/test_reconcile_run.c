@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reconciliation runs driven through the core's public interface alone
- * (mooncake_kv/reconcile.h), the shell's callbacks played by the test:
+/* Reconciliation runs (exporter/core/store/reconcile_run.c, the next step
+ * chosen by reconcile_next.c) driven through the core's public interface
+ * alone (mooncake_kv/reconcile.h), the shell's callbacks played by the test:
  * tenant default at upstream's listing, and every tenant of a master that
  * lists tenants, found out from its answers. */
 #include <setjmp.h>

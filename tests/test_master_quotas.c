@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The leader's /api/v1/tenant_quotas answer (kv_quotas): parsed whole or
+/* The leader's /api/v1/tenant_quotas answer (kv_quotas,
+ * exporter/core/master/master_quotas.c): parsed whole or
  * not at all, bounded, copied for a scrape. */
 #include <setjmp.h>
 #include <stdarg.h>
