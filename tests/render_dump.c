@@ -1,19 +1,43 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Prints the exposition for a replayed capture, so that tests can hand
- * real output to promtool:  render_dump CAPTURE [CAPTURE...]  (one source
- * per capture, the first with a master that reported some drops). */
+ * real output to promtool:
+ *   render_dump [--openmetrics] [--exclude REGEX] [--tenant-summary] CAPTURE [CAPTURE...]
+ * (one source per capture, the first with a master that reported some
+ * drops), in the format and with the families a scrape with those flags
+ * would serve (--metrics.exclude, --metrics.tenant-summary; OpenMetrics
+ * with every counter that started with the exporter created at
+ * DUMP_CREATED). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <mooncake_kv/scrape.h>
 
 #include "kv_render.h"
 #include "support/zmqcap.h"
 
+#define DUMP_CREATED 1795982000.25
+
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s CAPTURE...\n", argv[0]);
+	bool openmetrics = false, summary = false;
+	const char *exclude = NULL;
+	int first = 1;
+	for (; first < argc && !strncmp(argv[first], "--", 2); first++)
+		if (!strcmp(argv[first], "--openmetrics"))
+			openmetrics = true;
+		else if (!strcmp(argv[first], "--tenant-summary"))
+			summary = true;
+		else if (!strcmp(argv[first], "--exclude") && first + 1 < argc)
+			exclude = argv[++first];
+		else
+			break;
+	if (first >= argc || !strncmp(argv[first], "--", 2)) {
+		fprintf(stderr, "usage: %s [--openmetrics] [--exclude REGEX] [--tenant-summary] CAPTURE...\n", argv[0]);
 		return 2;
 	}
+	argv += first - 1;
+	argc -= first - 1;
 	size_t n = (size_t)argc - 1;
 	kv_budget budget;
 	char err[128];
@@ -88,10 +112,20 @@ int main(int argc, char **argv)
 			      .tracked_objects = atomic_load(&budget.objects),
 			      .max_objects = 1000000,
 			      .max_tenants = 1000};
+	kv_family_filter *families = NULL;
+	if (exclude || summary) {
+		families = kv_family_filter_new(exclude, summary, err, sizeof(err));
+		if (!families) {
+			fprintf(stderr, "--exclude: %s\n", err);
+			return 2;
+		}
+	}
+	kv_expo_opts eo = {.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families};
 	kv_buf out;
 	kv_buf_init(&out);
-	int rc = kv_render(&out, &x);
+	int rc = kv_render(&out, &x, &eo);
 	fwrite(out.data, 1, out.len, stdout);
+	kv_family_filter_free(families);
 	kv_buf_free(&out);
 	for (size_t i = 0; i < n; i++) {
 		kv_source_snap_release(&src[i]);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The exposition as served (kv_expo): the text format passed through, the
- * families an operator turned off left out, OpenMetrics when asked. */
+/* The exposition as served (kv_render with kv_expo_opts): the text format,
+ * OpenMetrics 1.0 when asked (the spec's family names, UNIT, _created and
+ * # EOF), and the families an operator turned off left out, each decided
+ * as the family is written.  tests/check_render_golden.py holds every
+ * mode's bytes over the captures; this says what they must mean. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -11,182 +15,257 @@
 #include <mooncake_kv/scrape.h>
 
 #include "kv_common.h"
+#include "kv_render.h"
 
-static const char text[] =
-	"# HELP mooncake_kv_messages_received_total Messages \"received\", valid or not.\n"
-	"# TYPE mooncake_kv_messages_received_total counter\n"
-	"mooncake_kv_messages_received_total{source=\"m0\"} 6\n"
-	"# HELP mooncake_kv_object_table_bytes Bytes held.\n"
-	"# TYPE mooncake_kv_object_table_bytes gauge\n"
-	"mooncake_kv_object_table_bytes{source=\"m0\"} 4096\n"
-	"# HELP mooncake_kv_events_received_total Events applied, by type.\n"
-	"# TYPE mooncake_kv_events_received_total counter\n"
-	"mooncake_kv_events_received_total{source=\"m0\",backend_id=\"b\",tenant_id=\"t\",event_type=\"stored\"} 3\n"
-	"# HELP mooncake_kv_objects Live objects.\n"
-	"# TYPE mooncake_kv_objects gauge\n"
-	"mooncake_kv_objects{source=\"m0\",backend_id=\"b\",tenant_id=\"t\"} 2\n"
-	"# HELP mooncake_kv_event_lag_seconds Lag.\n"
-	"# TYPE mooncake_kv_event_lag_seconds histogram\n"
-	"mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"+Inf\"} 1\n"
-	"mooncake_kv_event_lag_seconds_sum{source=\"m0\"} 0.5\n"
-	"mooncake_kv_event_lag_seconds_count{source=\"m0\"} 1\n"
-	"# HELP mooncake_kv_master_published_batches_total Batches.\n"
-	"# TYPE mooncake_kv_master_published_batches_total counter\n"
-	"mooncake_kv_master_published_batches_total{source=\"m0\"} 9\n"
-	"# HELP process_cpu_seconds_total CPU.\n"
-	"# TYPE process_cpu_seconds_total counter\n"
-	"process_cpu_seconds_total 1.5\n";
+#define CREATED 1700000000.5
 
-static char *shape(const kv_expo_opts *o)
+/* One source m0 of one member with a master, one tenant with one key
+ * group, residency on, the process known: every kind of family shows (a
+ * member's counter, a source's, a tenant's, a key group's, a mirrored one,
+ * the exporter's own, histograms, units). */
+static kv_source_snap src;
+static kv_exporter_snap snap;
+
+static int setup(void **state)
+{
+	(void)state;
+	src = (kv_source_snap){.name = "m0", .residency = true, .has_groups = true};
+	assert_int_equal(kv_snapshot_members(&src, 1), KV_OK);
+	kv_member_snap *m = &src.members[0];
+	m->connected = true;
+	m->stats.messages = 6;
+	kv_hist_init(&m->stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
+	kv_hist_init(&m->stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
+	m->has_master = true;
+	m->master.have_status = true;
+	m->master.status.published_batches = 9;
+	src.table_bytes = 4096;
+	src.tenants = calloc(1, sizeof(*src.tenants));
+	src.group_pool = calloc(1, sizeof(*src.group_pool));
+	src.group_names = calloc(1, sizeof(*src.group_names));
+	assert_true(src.tenants && src.group_pool && src.group_names);
+	src.tenants[0] = (kv_tenant_snap){
+		.backend_id = "b", .tenant_id = "t", .backend_len = 1, .tenant_len = 1, .n_groups = 1};
+	src.tenants[0].counts.events[KV_EV_STORED] = 3;
+	src.n_tenants = 1;
+	src.group_names[0] = (kv_str){"g", 1};
+	src.n_group_names = 1;
+	snap = (kv_exporter_snap){
+		.info = {.version = "1", .revision = "r", .process = {.ok = true, .cpu_seconds = 1.5}},
+		.sources = &src,
+		.n_sources = 1};
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kv_source_snap_release(&src);
+	return 0;
+}
+
+static char *served(const kv_expo_opts *o)
 {
 	kv_buf out;
 	kv_buf_init(&out);
-	assert_int_equal(kv_expo_write(&out, text, strlen(text), o), KV_OK);
+	assert_int_equal(kv_render(&out, &snap, o), KV_OK);
 	size_t n;
-	return kv_buf_steal(&out, &n);
+	char *s = kv_buf_steal(&out, &n);
+	assert_non_null(s);
+	return s;
 }
 
-static void test_text_passes_through(void **state)
+/* The line of s that starts with `start` (the whole line, in line[]), or
+ * NULL; next: the line after it. */
+static const char *find_line(const char *s, const char *start, char *line, size_t cap, const char **next)
+{
+	size_t n = strlen(start);
+	for (const char *p = s; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len >= n && !memcmp(p, start, n)) {
+			snprintf(line, cap, "%.*s", (int)len, p);
+			if (next)
+				*next = nl ? nl + 1 : p + len;
+			return line;
+		}
+		p += len + (nl != NULL);
+	}
+	return NULL;
+}
+
+static bool has_line(const char *s, const char *whole)
+{
+	char line[1024];
+	return find_line(s, whole, line, sizeof(line), NULL) && !strcmp(line, whole);
+}
+
+static void test_text(void **state)
 {
 	(void)state;
-	kv_expo_opts o = {0};
-	char *s = shape(&o);
-	assert_string_equal(s, text);
-	free(s);
+	char *plain = served(NULL), *zero = served(&(kv_expo_opts){.created = CREATED});
+	/* the text format is the same with or without options that do not ask for more */
+	assert_string_equal(plain, zero);
+	assert_true(has_line(plain, "# HELP mooncake_kv_messages_received_total Multipart messages received from the "
+				    "publisher, valid or not."));
+	assert_true(has_line(plain, "# TYPE mooncake_kv_messages_received_total counter"));
+	assert_true(has_line(plain, "mooncake_kv_messages_received_total{source=\"m0\"} 6"));
+	assert_true(has_line(plain, "# TYPE mooncake_kv_event_lag_seconds histogram"));
+	assert_null(strstr(plain, "_created"));
+	assert_null(strstr(plain, "# UNIT"));
+	assert_null(strstr(plain, "# EOF"));
+	/* a help text with quotes is written as it is */
+	assert_non_null(strstr(plain, "(--key.group-regex; \"\" when it does not match, \"__overflow__\" beyond"));
+	free(plain);
+	free(zero);
+}
+
+/* Every counter family of an OpenMetrics text: its TYPE names it without
+ * _total, and each of its samples is name_total or name_created. */
+static size_t check_counters(const char *s)
+{
+	size_t counters = 0;
+	for (const char *p = s; (p = strstr(p, "# TYPE ")); p++) {
+		const char *name = p + 7, *sp = strchr(name, ' ');
+		if (strncmp(sp, " counter\n", 9))
+			continue;
+		size_t n = (size_t)(sp - name);
+		assert_false(n > 6 && !memcmp(sp - 6, "_total", 6));
+		counters++;
+		for (const char *l = sp + 9; *l && *l != '#'; l = strchr(l, '\n') + 1) {
+			assert_memory_equal(l, name, n);
+			assert_true(!strncmp(l + n, "_total", 6) || !strncmp(l + n, "_created", 8));
+		}
+	}
+	return counters;
 }
 
 static void test_openmetrics(void **state)
 {
 	(void)state;
-	kv_expo_opts o = {.openmetrics = true, .created = 1700000000.5};
-	char *s = shape(&o);
-	static const char want[] = "# HELP mooncake_kv_messages_received Messages \\\"received\\\", valid or not.\n"
-				   "# TYPE mooncake_kv_messages_received counter\n"
-				   "mooncake_kv_messages_received_total{source=\"m0\"} 6\n"
-				   "mooncake_kv_messages_received_created{source=\"m0\"} 1700000000.5\n"
-				   "# HELP mooncake_kv_object_table_bytes Bytes held.\n"
-				   "# UNIT mooncake_kv_object_table_bytes bytes\n"
-				   "# TYPE mooncake_kv_object_table_bytes gauge\n"
-				   "mooncake_kv_object_table_bytes{source=\"m0\"} 4096\n"
-				   "# HELP mooncake_kv_events_received Events applied, by type.\n"
-				   "# TYPE mooncake_kv_events_received counter\n"
-				   /* a tenant's counter started when the tenant was first seen: no _created */
-				   "mooncake_kv_events_received_total{source=\"m0\",backend_id=\"b\",tenant_id=\"t\","
-				   "event_type=\"stored\"} 3\n"
-				   "# HELP mooncake_kv_objects Live objects.\n"
-				   "# TYPE mooncake_kv_objects gauge\n"
-				   "mooncake_kv_objects{source=\"m0\",backend_id=\"b\",tenant_id=\"t\"} 2\n"
-				   "# HELP mooncake_kv_event_lag_seconds Lag.\n"
-				   "# UNIT mooncake_kv_event_lag_seconds seconds\n"
-				   "# TYPE mooncake_kv_event_lag_seconds histogram\n"
-				   "mooncake_kv_event_lag_seconds_bucket{source=\"m0\",le=\"+Inf\"} 1\n"
-				   "mooncake_kv_event_lag_seconds_sum{source=\"m0\"} 0.5\n"
-				   "mooncake_kv_event_lag_seconds_count{source=\"m0\"} 1\n"
-				   /* mirrored from the master: its start is the master's, not ours */
-				   "# HELP mooncake_kv_master_published_batches Batches.\n"
-				   "# TYPE mooncake_kv_master_published_batches counter\n"
-				   "mooncake_kv_master_published_batches_total{source=\"m0\"} 9\n"
-				   "# HELP process_cpu_seconds CPU.\n"
-				   "# UNIT process_cpu_seconds seconds\n"
-				   "# TYPE process_cpu_seconds counter\n"
-				   "process_cpu_seconds_total 1.5\n"
-				   "process_cpu_seconds_created 1700000000.5\n"
-				   "# EOF\n";
-	assert_string_equal(s, want);
+	char *s = served(&(kv_expo_opts){.openmetrics = true, .created = CREATED});
+	size_t len = strlen(s);
+	/* # EOF ends it, once */
+	assert_true(len > 6 && !strcmp(s + len - 6, "# EOF\n"));
+	assert_ptr_equal(strstr(s, "# EOF"), s + len - 6);
+	assert_true(check_counters(s) > 30);
+	/* a member's counter that started with the exporter: _created with its labels, after each sample */
+	char line[1024];
+	const char *next;
+	assert_non_null(
+		find_line(s, "mooncake_kv_messages_received_total{source=\"m0\"} 6", line, sizeof(line), &next));
+	assert_true(!strncmp(next, "mooncake_kv_messages_received_created{source=\"m0\"} 1700000000.5\n", 64));
+	assert_true(has_line(s, "# TYPE mooncake_kv_messages_received counter"));
+	assert_true(has_line(s, "# HELP mooncake_kv_messages_received Multipart messages received from the publisher, "
+				"valid or not."));
+	/* one per value of an extra label */
+	assert_non_null(find_line(s, "mooncake_kv_decode_errors_total{source=\"m0\",reason=\"unknown_medium\"} 0", line,
+				  sizeof(line), &next));
+	assert_true(!strncmp(
+		next, "mooncake_kv_decode_errors_created{source=\"m0\",reason=\"unknown_medium\"} 1700000000.5\n", 80));
+	/* the exporter's own, without labels */
+	assert_non_null(strstr(s, "\nprocess_cpu_seconds_total 1.5\nprocess_cpu_seconds_created 1700000000.5\n"));
+	/* none for a tenant's counter (it started when the tenant was first
+	 * seen), nor a key group's, nor one mirrored from the master (it started
+	 * with the master's process) */
+	assert_true(has_line(s, "mooncake_kv_events_received_total{source=\"m0\",backend_id=\"b\",tenant_id=\"t\","
+				"event_type=\"stored\"} 3"));
+	assert_null(strstr(s, "mooncake_kv_events_received_created"));
+	assert_null(strstr(s, "mooncake_kv_key_group_events_created"));
+	assert_true(has_line(s, "mooncake_kv_master_published_batches_total{source=\"m0\"} 9"));
+	assert_null(strstr(s, "mooncake_kv_master_published_batches_created"));
+	/* UNIT for a name with a unit's suffix, between HELP and TYPE */
+	assert_non_null(strstr(s,
+			       "\n# UNIT mooncake_kv_object_table_bytes bytes\n# TYPE mooncake_kv_object_table_bytes "
+			       "gauge\nmooncake_kv_object_table_bytes{source=\"m0\"} 4096\n"));
+	assert_non_null(strstr(s,
+			       "\n# UNIT mooncake_kv_event_lag_seconds seconds\n# TYPE mooncake_kv_event_lag_seconds "
+			       "histogram\n"));
+	assert_non_null(strstr(s, "\n# UNIT process_cpu_seconds seconds\n# TYPE process_cpu_seconds counter\n"));
+	assert_null(strstr(s, "# UNIT mooncake_kv_objects "));
+	/* HELP escapes the double quote too */
+	assert_non_null(strstr(s, "(--key.group-regex; \\\"\\\" when it does not match, \\\"__overflow__\\\" beyond"));
 	free(s);
+
+	/* no start given: no _created */
+	s = served(&(kv_expo_opts){.openmetrics = true});
+	assert_null(strstr(s, "_created"));
+	assert_true(check_counters(s) > 30);
+	free(s);
+}
+
+/* The families of a text, by their TYPE lines, each with a space on
+ * either side. */
+static void families_of(const char *s, char *out, size_t cap)
+{
+	snprintf(out, cap, " ");
+	for (const char *p = s; (p = strstr(p, "# TYPE ")); p++) {
+		size_t n = strcspn(p + 7, " ");
+		size_t used = strlen(out);
+		snprintf(out + used, cap - used, "%.*s ", (int)n, p + 7);
+	}
 }
 
 static void test_filters(void **state)
 {
 	(void)state;
-	char err[200];
-	/* the summary keeps a tenant's objects, leaves its event counters out */
+	char err[200], all[8192], kept[8192], gone[8192] = "";
+	char *s = served(NULL);
+	families_of(s, all, sizeof(all));
+	free(s);
+
+	/* the summary leaves out a tenant's detail: per tenant only objects, the
+	 * medium mix and staleness; per key group only objects (the
+	 * --metrics.tenant-summary of docs/reference.md) */
 	kv_family_filter *f = kv_family_filter_new(NULL, true, err, sizeof(err));
 	assert_non_null(f);
-	kv_expo_opts o = {.drop = kv_family_filter_drops, .drop_ctx = f};
-	char *s = shape(&o);
-	assert_null(strstr(s, "mooncake_kv_events_received"));
-	assert_non_null(strstr(s, "\nmooncake_kv_objects{"));
-	assert_non_null(strstr(s, "mooncake_kv_messages_received_total{"));
+	s = served(&(kv_expo_opts){.families = f});
+	families_of(s, kept, sizeof(kept));
+	for (const char *p = all + 1; *p;) {
+		size_t n = strcspn(p, " ");
+		char name[128];
+		snprintf(name, sizeof(name), " %.*s ", (int)n, p);
+		if (!strstr(kept, name))
+			snprintf(gone + strlen(gone), sizeof(gone) - strlen(gone), "%s", name + 1);
+		p += n + 1;
+	}
+	assert_string_equal(gone,
+			    "mooncake_kv_events_received_total mooncake_kv_objects_by_placement "
+			    "mooncake_kv_state_stale_reason mooncake_kv_tenant_clears_total "
+			    "mooncake_kv_stored_duplicates_total mooncake_kv_removed_unknown_total "
+			    "mooncake_kv_tenant_objects_overflow_total mooncake_kv_objects_by_key_group_medium "
+			    "mooncake_kv_key_group_events_total mooncake_kv_object_lifetime_seconds "
+			    "mooncake_kv_object_lifetime_unobserved_total mooncake_kv_object_age_mean_seconds "
+			    "mooncake_kv_object_age_tracked_objects mooncake_kv_key_group_object_lifetime_seconds "
+			    "mooncake_kv_key_group_object_lifetime_unobserved_total ");
+	assert_true(has_line(s, "mooncake_kv_objects{source=\"m0\",backend_id=\"b\",tenant_id=\"t\"} 0"));
+	assert_true(kv_family_filter_drops("mooncake_kv_events_received_total", 33, f));
+	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, f));
 	free(s);
 	kv_family_filter_free(f);
 
-	/* the regex matches whole names only */
+	/* the regex matches whole names only, and takes a family's _created with it */
 	assert_non_null(f = kv_family_filter_new("mooncake_kv_object_table_bytes|process_.*", false, err, sizeof(err)));
-	o.drop_ctx = f;
-	s = shape(&o);
+	s = served(&(kv_expo_opts){.openmetrics = true, .created = CREATED, .families = f});
 	assert_null(strstr(s, "object_table_bytes"));
-	assert_null(strstr(s, "process_cpu"));
-	assert_non_null(strstr(s, "# TYPE mooncake_kv_objects gauge\nmooncake_kv_objects{"));
+	assert_null(strstr(s, "process_"));
+	assert_non_null(strstr(s, "\nmooncake_kv_objects{"));
+	assert_true(check_counters(s) > 30);
 	free(s);
+	assert_true(kv_family_filter_drops("process_anything", 16, f)); /* no family of ours: the regex alone */
+	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, f));
 	kv_family_filter_free(f);
 	assert_non_null(f = kv_family_filter_new("mooncake_kv_object", false, err, sizeof(err)));
-	o.drop_ctx = f;
-	s = shape(&o);
-	assert_string_equal(s, text); /* a prefix is no match */
+	s = served(&(kv_expo_opts){.families = f});
+	char *plain = served(NULL);
+	assert_string_equal(s, plain); /* a prefix is no match */
 	free(s);
+	free(plain);
 	kv_family_filter_free(f);
+	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, NULL));
 
 	assert_null(kv_family_filter_new("(unclosed", false, err, sizeof(err)));
 	assert_non_null(strstr(err, "at offset"));
-}
-
-/* The pass fed in three pieces, cut at any two line ends, writes what it
- * writes over the whole text, in every mode: a piece may end between a HELP
- * and its TYPE, or between a family's TYPE and its samples. */
-static void check_pieces(const char *t, const kv_expo_opts *o)
-{
-	size_t len = strlen(t);
-	kv_buf whole;
-	kv_buf_init(&whole);
-	assert_int_equal(kv_expo_write(&whole, t, len, o), KV_OK);
-	size_t cuts = 0;
-	for (size_t a = 0; a <= len; a++) {
-		if (a && t[a - 1] != '\n')
-			continue;
-		for (size_t b = a; b <= len; b++) {
-			if (b > a && t[b - 1] != '\n')
-				continue;
-			kv_buf out;
-			kv_buf_init(&out);
-			kv_expo_pass p;
-			kv_expo_begin(&p, o);
-			assert_int_equal(kv_expo_feed(&p, &out, t, a), KV_OK);
-			assert_int_equal(kv_expo_feed(&p, &out, t + a, b - a), KV_OK);
-			assert_int_equal(kv_expo_feed(&p, &out, t + b, len - b), KV_OK);
-			assert_int_equal(kv_expo_end(&p, &out), KV_OK);
-			assert_int_equal(out.len, whole.len);
-			assert_memory_equal(out.data, whole.data, whole.len);
-			kv_buf_free(&out);
-			cuts++;
-		}
-	}
-	assert_true(cuts >= 276); /* every pair of the 23 lines' starts, at least */
-	kv_buf_free(&whole);
-}
-
-static void test_pieces(void **state)
-{
-	(void)state;
-	char err[200];
-	kv_family_filter *f = kv_family_filter_new("mooncake_kv_object_table_bytes", true, err, sizeof(err));
-	assert_non_null(f);
-	kv_expo_opts modes[] = {
-		{0},
-		{.openmetrics = true, .created = 1700000000.5},
-		{.drop = kv_family_filter_drops, .drop_ctx = f},
-		{.openmetrics = true, .created = 1700000000.5, .drop = kv_family_filter_drops, .drop_ctx = f},
-	};
-	/* and a text whose last line has no newline */
-	char *cut = strdup(text);
-	assert_non_null(cut);
-	cut[strlen(cut) - 1] = '\0';
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		check_pieces(text, &modes[i]);
-		check_pieces(cut, &modes[i]);
-	}
-	free(cut);
-	kv_family_filter_free(f);
 }
 
 static void test_accept(void **state)
@@ -207,10 +286,9 @@ static void test_accept(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_passes_through),
-		cmocka_unit_test(test_openmetrics),
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_pieces),
+		cmocka_unit_test_setup_teardown(test_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_openmetrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test(test_accept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,7 +66,7 @@ static int setup(void **state)
 				  .tracked_objects = 7,
 				  .max_objects = 1000};
 	kv_buf_init(&f->out);
-	assert_int_equal(kv_render(&f->out, &f->x), KV_OK);
+	assert_int_equal(kv_render(&f->out, &f->x, NULL), KV_OK);
 	*state = f;
 	return 0;
 }
@@ -197,28 +197,33 @@ static void test_structure(void **state)
 
 /* The family tables keep the conventions by construction: one row per
  * name, the project's prefix, units in names, _total on every counter
- * (but none on the rest), and an accessor for every row. */
+ * (but none on the rest), an accessor for every row; a flag only where it
+ * means something (a tenant's detail on a tenant's family, mirrored on a
+ * counter); and every family found by its name at its number. */
 static void test_family_tables(void **state)
 {
 	(void)state;
-	const kv_family_table *tables[] = {&kv_stream_families,    &kv_tenant_families,     &kv_key_group_families,
-					   &kv_master_families,    &kv_leadership_families, &kv_quota_families,
-					   &kv_reconcile_families, &kv_self_families};
 	const char *seen[256];
 	size_t n = 0;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		assert_true(tables[t]->n > 0);
-		for (size_t i = 0; i < tables[t]->n; i++) {
-			const kv_family *f = &tables[t]->v[i];
-			size_t len = strlen(f->name);
+	for (size_t t = 0; t < kv_family_tables_n; t++) {
+		assert_true(kv_family_tables[t]->n > 0);
+		for (size_t i = 0; i < kv_family_tables[t]->n; i++) {
+			const kv_family *f = &kv_family_tables[t]->v[i];
+			size_t len = strlen(f->name), at = SIZE_MAX;
 			assert_non_null(f->samples);
 			assert_true(strlen(f->help) > 10);
 			assert_true(!strncmp(f->name, "mooncake_kv_", 12) || !strncmp(f->name, "process_", 8));
 			bool total = len > 6 && !strcmp(f->name + len - 6, "_total");
-			if (!strcmp(f->type, "counter"))
+			if (f->kind == KV_COUNTER)
 				assert_true(total);
 			else
-				assert_true(!total && (!strcmp(f->type, "gauge") || !strcmp(f->type, "histogram")));
+				assert_true(!total && (f->kind == KV_GAUGE || f->kind == KV_HISTOGRAM));
+			if (f->flags & KV_FAM_TENANT_DETAIL)
+				assert_true(kv_scope_per_tenant(f->scope));
+			if (f->flags & KV_FAM_MIRRORED)
+				assert_int_equal(f->kind, KV_COUNTER);
+			assert_ptr_equal(kv_family_find(f->name, len, &at), f);
+			assert_int_equal(at, n);
 			for (size_t j = 0; j < n; j++)
 				if (!strcmp(seen[j], f->name))
 					fail_msg("family %s twice", f->name);
@@ -227,6 +232,8 @@ static void test_family_tables(void **state)
 		}
 	}
 	assert_true(n > 90);
+	size_t at;
+	assert_null(kv_family_find("mooncake_kv_objects_", 20, &at));
 }
 
 static void test_label_value_escaping(void **state)
@@ -272,7 +279,7 @@ static void test_model_info(void **state)
 	kv_exporter_snap x = {.info = {.version = "1", .revision = "r"}, .sources = src, .n_sources = 2};
 	kv_buf out;
 	kv_buf_init(&out);
-	assert_int_equal(kv_render(&out, &x), KV_OK);
+	assert_int_equal(kv_render(&out, &x, NULL), KV_OK);
 	assert_true(has_line(&out, "mooncake_kv_publisher_model_info{source=\"m0\",member=\"127.0.0.1:9003\","
 				   "model_name=\"a\\\"b\\\\c\\nd\",lora_name=\"bad\xef\xbf\xbdutf8\",block_size=\"16\","
 				   "dp_rank=\"2\",additional_salt=\"present\"} 1"));

@@ -118,6 +118,12 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	 * tenants is 41 MB, and growing to it by doubling copies it over again */
 	unsigned long long last = atomic_load(&h->last_bytes);
 	kv_scrape_room(&out, (size_t)(last + last / 8));
+	/* the families asked for, in the format asked for: the renderer writes
+	 * them so */
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	kv_expo_opts eo = {.openmetrics = kv_expo_wants_openmetrics(accept),
+			   .created = x->start_time,
+			   .families = x->config->families};
 	kv_scrape *sc;
 	kv_exporter_info info;
 	int rc = snapshot(h, &sc, &info);
@@ -126,7 +132,7 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	if (h->auth)
 		kv_http_auth_snap(h->auth, &info.http);
 	if (rc == KV_OK)
-		rc = kv_scrape_render(sc, &info, &out);
+		rc = kv_scrape_render_as(sc, &info, &eo, &out);
 	kv_scrape_free(sc);
 	if (rc != KV_OK) {
 		kv_buf_free(&out);
@@ -134,38 +140,16 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 
-	/* the families asked for, in the format asked for */
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	kv_expo_opts eo = {.openmetrics = kv_expo_wants_openmetrics(accept),
-			   .created = x->start_time,
-			   .drop = x->config->families ? kv_family_filter_drops : NULL,
-			   .drop_ctx = x->config->families};
-	bool shaping = eo.openmetrics || eo.drop;
-	size_t len = 0, plain_len = 0;
+	size_t len = 0, plain_len = out.len;
 	char *body = NULL;
 	if (accepts_gzip(c)) {
-		body = kv_gzip_text(kv_buf_str(&out), out.len, shaping ? &eo : NULL, &len, &plain_len);
+		body = kv_gzip_text(kv_buf_str(&out), out.len, &len);
 		if (body) /* else served plain */
 			kv_buf_free(&out);
 	}
 	bool gz = body != NULL;
-	if (!gz && shaping) {
-		kv_buf shaped;
-		kv_buf_init(&shaped);
-		kv_buf_room(&shaped, out.len + out.len / 8); /* one allocation, in 4 KiB pages (above) */
-		if (kv_expo_write(&shaped, kv_buf_str(&out), out.len, &eo) != KV_OK) {
-			kv_buf_free(&shaped);
-			kv_buf_free(&out);
-			kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);
-			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-		}
-		kv_buf_free(&out);
-		out = shaped;
-	}
-	if (!gz) {
-		plain_len = out.len;
+	if (!gz)
 		body = kv_buf_steal(&out, &len);
-	}
 	atomic_fetch_add(&h->scrapes, 1);
 	atomic_store(&h->last_seconds, kv_mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);

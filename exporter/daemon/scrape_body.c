@@ -14,9 +14,10 @@
  * 41 MB, against 4-11 ms in huge pages, and 6 ms to render it
  * (docs/performance.md, "A scrape's own memory").  So the text and its gzip
  * ask for huge pages over their whole 2 MiB runs before they are written.
- * Not the OpenMetrics copy: a second 41 MB of fresh huge pages a scrape made
- * those scrapes slower one time in three (a huge page the hypervisor must
- * back first costs up to ~5 ms here).  glibc maps a block this large on its
+ * (The renderer writes the text as served, OpenMetrics too: there is no
+ * second copy of it; a second 41 MB of fresh huge pages once made scrapes
+ * slower one time in three, a huge page the hypervisor must back first
+ * costing up to ~5 ms here.)  glibc maps a block this large on its
  * own and unmaps it on free(); where it did not, the hint only changes the
  * page size of memory the text holds anyway. */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
@@ -40,8 +41,7 @@ void kv_scrape_room(kv_buf *b, size_t bytes)
 }
 
 /* A gzip stream into one allocation that grows when the compressed text
- * outgrows it (it starts at the bound for the text as rendered; a shaped
- * text can be longer). */
+ * outgrows it (it starts at zlib's bound for the text). */
 typedef struct gz_out {
 	z_stream z;
 	char *out;
@@ -79,12 +79,11 @@ static bool gz_put(gz_out *g, const char *in, size_t len, int flush)
 	return flush != Z_FINISH || rc == Z_STREAM_END;
 }
 
-/* The text goes to the compressor in pieces of about this much: big enough
- * that the calls cost nothing, small enough that a shaped piece is still in
- * the cache when zlib reads it. */
-#define PIECE ((size_t)256 << 10)
+/* The text goes to the compressor in pieces of at most this much: zlib
+ * counts its input in 32 bits. */
+#define PIECE ((size_t)1 << 30)
 
-char *kv_gzip_text(const char *in, size_t len, const kv_expo_opts *eo, size_t *out_len, size_t *plain_len)
+char *kv_gzip_text(const char *in, size_t len, size_t *out_len)
 {
 	gz_out g = {.z = {0}};
 	if (deflateInit2(&g.z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -97,32 +96,11 @@ char *kv_gzip_text(const char *in, size_t len, const kv_expo_opts *eo, size_t *o
 		g.z.next_out = (Bytef *)g.out;
 		g.z.avail_out = (uInt)g.cap;
 	}
-	kv_buf piece;
-	kv_buf_init(&piece);
-	kv_expo_pass pass;
-	if (eo)
-		kv_expo_begin(&pass, eo);
-	for (const char *p = in, *end = in + len, *cut; ok && p < end; p = cut) {
-		/* a piece's worth, to the end of a line */
-		const char *nl = (size_t)(end - p) > PIECE ? memchr(p + PIECE, '\n', (size_t)(end - p) - PIECE) : NULL;
-		cut = nl ? nl + 1 : end;
-		const char *from = p; /* what the compressor takes: the piece, or its shaped copy */
-		size_t n = (size_t)(cut - p);
-		if (eo) {
-			kv_buf_reset(&piece);
-			ok = kv_expo_feed(&pass, &piece, p, n) == KV_OK;
-			from = piece.data;
-			n = piece.len;
-		}
-		ok = ok && gz_put(&g, from, n, Z_NO_FLUSH);
-	}
-	kv_buf_reset(&piece);
-	if (ok && eo)
-		ok = kv_expo_end(&pass, &piece) == KV_OK;
-	ok = ok && gz_put(&g, piece.data, piece.len, Z_FINISH);
-	kv_buf_free(&piece);
+	const char *p = in, *end = in + len;
+	for (; ok && (size_t)(end - p) > PIECE; p += PIECE)
+		ok = gz_put(&g, p, PIECE, Z_NO_FLUSH);
+	ok = ok && gz_put(&g, p, (size_t)(end - p), Z_FINISH);
 	*out_len = g.z.total_out;
-	*plain_len = g.z.total_in;
 	deflateEnd(&g.z);
 	if (!ok) {
 		free(g.out);

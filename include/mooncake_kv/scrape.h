@@ -3,14 +3,9 @@
  *
  * A scrape copies each store's figures (kv_scrape_store, under that
  * store's lock, nothing else), then renders them after every lock is
- * released (kv_scrape_render: the text format 0.0.4), then shapes the text
- * as the scraper asked (kv_expo_write).  All pure.
- *
- * The exposition as served: the renderer's text (format 0.0.4) with the
- * families an operator turned off left out, and, when the scraper asks for
- * it, turned into OpenMetrics 1.0.  One pass over the text; pure.  Keeping
- * this apart from the renderer keeps the renderer one format's, and the
- * family filter in one place whatever the format. */
+ * released, as the scraper asked (kv_scrape_render_as: the text format
+ * 0.0.4 or OpenMetrics 1.0, without the families an operator turned off,
+ * each decided per family as it is written).  All pure. */
 #ifndef MOONCAKE_KV_SCRAPE_H
 #define MOONCAKE_KV_SCRAPE_H
 
@@ -101,7 +96,9 @@ KV_EXTERN int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const 
  * (call under that lock): ingestion waited that long.  The next scrape
  * shows it (mooncake_kv_scrape_lock_hold_seconds). */
 KV_EXTERN void kv_scrape_store_held(kv_store *s, double seconds);
-/* Appends the exposition of every slot to out.  Returns 0 or KV_ENOMEM. */
+/* Appends the exposition of every slot to out: the text format, every
+ * family (kv_scrape_render_as, below, as a scraper asks).  Returns 0 or
+ * KV_ENOMEM. */
 KV_EXTERN int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
 
 /* The status page (GET /status): the same copies as a scrape's, as one
@@ -138,62 +135,34 @@ KV_EXTERN int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info 
 
 #define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-/* Says whether a family (its name as the text format's TYPE line gives it)
- * is left out. */
-typedef bool (*kv_family_drop_fn)(const char *name, size_t len, void *ctx);
-
-typedef struct kv_expo_opts {
-	bool openmetrics;
-	/* unix seconds the exporter started: the _created of every counter that
-	 * started with it (not a tenant's, which starts when the tenant is
-	 * first seen); 0 for none */
-	double created;
-	kv_family_drop_fn drop; /* NULL: keep every family */
-	void *drop_ctx;
-} kv_expo_opts;
-
-/* Appends text[0..len) (a whole 0.0.4 exposition, HELP and TYPE before
- * each family's samples) to out as o asks.  Returns 0 or KV_ENOMEM. */
-KV_EXTERN int kv_expo_write(kv_buf *out, const char *text, size_t len, const kv_expo_opts *o);
-
-/* The same pass a piece at a time, for a writer that consumes the output as
- * it comes (a compressor), so that a 41 MB scrape is not copied whole:
- * kv_expo_begin, kv_expo_feed for each piece in order, kv_expo_end.  Each
- * piece but the last ends with a newline, and the whole text stays where it
- * is until kv_expo_end (the pass holds a family's HELP and name in it). */
-typedef struct kv_expo_family {
-	const char *name; /* as the TYPE line gives it */
-	size_t len;
-	bool counter, drop;
-	bool created;  /* its samples get a _created: kv_family_find() */
-	size_t om_len; /* a counter's OpenMetrics name drops _total */
-} kv_expo_family;
-
-typedef struct kv_expo_pass {
-	kv_expo_opts o;
-	kv_expo_family family; /* the family being copied, from its TYPE line on */
-	const char *help;      /* a HELP text waiting for its TYPE line */
-	size_t help_len;
-} kv_expo_pass;
-
-KV_EXTERN void kv_expo_begin(kv_expo_pass *p, const kv_expo_opts *o);
-/* Each returns 0 or KV_ENOMEM (out failed). */
-KV_EXTERN int kv_expo_feed(kv_expo_pass *p, kv_buf *out, const char *text, size_t len);
-KV_EXTERN int kv_expo_end(kv_expo_pass *p, kv_buf *out);
-
 /* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
- * that must match a family's whole name, as its TYPE line gives it) and
+ * that must match a family's whole name, as the text format gives it) and
  * --metrics.tenant-summary (per tenant only objects, the medium mix and
- * staleness; per key group only objects).  Immutable once built: scrapes
- * share it. */
+ * staleness; per key group only objects).  Each family's fate is decided
+ * when it is built; immutable then: scrapes share it. */
 typedef struct kv_family_filter kv_family_filter;
 
 /* NULL with a reason in err when the regex does not compile or memory
  * runs out. */
 KV_EXTERN kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
 KV_EXTERN void kv_family_filter_free(kv_family_filter *f);
-/* A kv_family_drop_fn: ctx is the kv_family_filter. */
-KV_EXTERN bool kv_family_filter_drops(const char *name, size_t len, void *ctx);
+/* Whether f leaves out the family of that name (as the text format gives
+ * it); f NULL leaves out none. */
+KV_EXTERN bool kv_family_filter_drops(const char *name, size_t len, const kv_family_filter *f);
+
+/* How a scrape is served. */
+typedef struct kv_expo_opts {
+	bool openmetrics;
+	/* unix seconds the exporter started: the _created of every counter that
+	 * started with it (not a tenant's, which starts when the tenant is
+	 * first seen); 0 for none */
+	double created;
+	const kv_family_filter *families; /* NULL: every family */
+} kv_expo_opts;
+
+/* kv_scrape_render as o asks (NULL: as kv_scrape_render).  Returns 0 or
+ * KV_ENOMEM. */
+KV_EXTERN int kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out);
 
 /* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
  * and 3.x do by default.  NULL: no. */

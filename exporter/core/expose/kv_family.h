@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One metric family of /metrics, described once: its name, type and help,
- * the scope its samples describe (which fixes their labels), when it is
- * shown at all, and a typed accessor that emits its samples for one entity
- * of that scope.  The renderer (render.c) writes HELP and TYPE, walks the
- * scope's entities and writes each sample's labels; the families live in
- * families/, one file per feature, each with its table.  To add a metric:
- * a row in the table of its feature, and an accessor beside it. */
+/* One metric family of /metrics, described once: its name, kind and help,
+ * the scope its samples describe (which fixes their labels), its flags,
+ * when it is shown at all, and the accessor that emits its samples for one
+ * entity of that scope.  The renderer (render.c) walks the tables, decides
+ * per family from its row what a scrape serves (the format, the families
+ * an operator left out), writes HELP and TYPE (and UNIT, in OpenMetrics),
+ * walks the scope's entities and writes each sample's labels.  The
+ * families live in families/, one file per feature, each with its table.
+ *
+ * To add a metric: a row in the table of its feature, with designated
+ * initializers, and above the table its accessor: a function named after
+ * the family (its name without mooncake_kv_), so that a grep of the name
+ * finds both the row and where its value comes from. */
 #ifndef KV_FAMILY_H
 #define KV_FAMILY_H
 
@@ -26,6 +32,16 @@ enum kv_scope {
 	KV_SCOPE_QUOTA,    /* source, tenant_id: the leader's quota answer */
 };
 
+/* What a family is, as its TYPE line says. */
+enum kv_kind {
+	KV_GAUGE,
+	KV_COUNTER,
+	KV_HISTOGRAM,
+};
+
+/* "gauge", "counter", "histogram". */
+const char *kv_kind_name(enum kv_kind k);
+
 /* The entity one call describes: the pointers its scope has. */
 typedef struct kv_at {
 	const kv_exporter_snap *x;
@@ -44,26 +60,19 @@ typedef void (*kv_samples_fn)(kv_emit *e, const kv_at *at);
 
 #define KV_FAM_MEMBER_ALWAYS 1u /* the member label even for a one-master source (the HA families) */
 #define KV_FAM_MIRRORED      2u /* a counter copied from the master: it started with the master's process, not ours */
+/* A tenant's (or key group's) detail beyond its objects, its medium mix and
+ * its staleness: left out by --metrics.tenant-summary. */
+#define KV_FAM_TENANT_DETAIL 4u
 
 typedef struct kv_family {
-	const char *name, *type, *help;
+	const char *name; /* as the text format gives it: a counter's ends with _total */
+	enum kv_kind kind;
+	const char *help;
 	enum kv_scope scope;
-	unsigned flags;
+	unsigned flags;                           /* KV_FAM_* */
 	bool (*shown)(const kv_exporter_snap *x); /* NULL: always (HELP and TYPE even without samples) */
 	kv_samples_fn samples;
 } kv_family;
-
-/* An accessor that emits one unlabelled sample of the entity `a`, when
- * `when` holds: most families need no more.  Both may use `a`. */
-#define KV_ACCESSOR(fn, when, sample, value)           \
-	static void fn(kv_emit *e, const kv_at *a)     \
-	{                                              \
-		if (when)                              \
-			sample(e, KV_NO_LABEL, value); \
-	}
-#define KV_U64(fn, when, expr)    KV_ACCESSOR(fn, when, kv_sample_u64, (uint64_t)(expr))
-#define KV_DOUBLE(fn, when, expr) KV_ACCESSOR(fn, when, kv_sample_double, (double)(expr))
-#define KV_MS(fn, when, expr)     KV_ACCESSOR(fn, when, kv_sample_ms_as_s, (int64_t)(expr))
 
 /* An extra label of a sample; name NULL for none.  Its value is escaped.
  * The single-label samples (kv_sample_u64, _double, _ms_as_s) take only
@@ -92,19 +101,9 @@ void kv_sample_life(kv_emit *e, const kv_life_hist *h);
 /* One sample per reason of a *_poll_errors_total family. */
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
 
-/* A family's `shown`: whether some source `s` has `cond`; storage static
- * or extern (a when shared by several files). */
-#define KV_ANY_SOURCE(storage, fn, cond)                          \
-	storage bool fn(const kv_exporter_snap *x)                \
-	{                                                         \
-		for (size_t i = 0; i < x->n_sources; i++) {       \
-			const kv_source_snap *s = &x->sources[i]; \
-			if (cond)                                 \
-				return true;                      \
-		}                                                 \
-		return false;                                     \
-	}
-
+/* Whether some source has `has`: a family's `shown`, for a feature a
+ * source may have. */
+bool kv_any_source(const kv_exporter_snap *x, bool (*has)(const kv_source_snap *s));
 /* Whens shared by several features' families: some source has all its
  * members polled (the HA and quota families), has key groups on, keeps
  * residency. */
@@ -112,12 +111,6 @@ bool kv_any_polled(const kv_exporter_snap *x);
 bool kv_any_groups(const kv_exporter_snap *x);
 bool kv_any_residency(const kv_exporter_snap *x);
 
-/* The family of that name (as the text format's TYPE line gives it), NULL
- * for none: what the exposition's shaping asks of it (a counter mirrored
- * from the master gets no _created, because its start is not the
- * exporter's; nor does a tenant's, which starts when the tenant is first
- * seen). */
-const kv_family *kv_family_find(const char *name, size_t len);
 /* Every sample of a family of this scope has a tenant_id label. */
 static inline bool kv_scope_per_tenant(enum kv_scope s)
 {
@@ -133,6 +126,16 @@ typedef struct kv_family_table {
 extern const kv_family_table kv_stream_families, kv_tenant_families, kv_key_group_families, kv_residency_families,
 	kv_master_families, kv_leadership_families, kv_quota_families, kv_reconcile_families, kv_bootstrap_families,
 	kv_self_families, kv_http_families;
+
+/* All of them, in that order.  A family's number is its place in them,
+ * counted over the tables in order: what a kv_family_filter keeps its
+ * decisions by. */
+extern const kv_family_table *const kv_family_tables[];
+extern const size_t kv_family_tables_n;
+
+/* The family of that name (as the text format gives it), and its number
+ * in *index; NULL for none. */
+const kv_family *kv_family_find(const char *name, size_t len, size_t *index);
 
 #define KV_FAMILY_TABLE(name, rows) const kv_family_table name = {rows, sizeof(rows) / sizeof(rows[0])}
 

@@ -1,20 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Prometheus text exposition 0.0.4 of a snapshot.  Pure. */
+/* The exposition of a snapshot, as a scrape serves it: the text format
+ * 0.0.4 or OpenMetrics 1.0, without the families an operator left out,
+ * each decided per family as it is written.  Pure. */
 #ifndef KV_RENDER_H
 #define KV_RENDER_H
 
 #include <mooncake_kv/buf.h>
+#include <mooncake_kv/scrape.h>
 
+#include "kv_family.h"
 #include "kv_snapshot.h"
 
-/* KV_CONTENT_TYPE: mooncake_kv/scrape.h */
+/* KV_CONTENT_TYPE, KV_CONTENT_TYPE_OPENMETRICS: mooncake_kv/scrape.h */
 
-/* Appends the whole exposition to out.  Returns 0 or KV_ENOMEM. */
-int kv_render(kv_buf *out, const kv_exporter_snap *snap);
+/* Appends the whole exposition to out as o asks (NULL: the text format,
+ * every family).  Returns 0 or KV_ENOMEM. */
+int kv_render(kv_buf *out, const kv_exporter_snap *snap, const kv_expo_opts *o);
 
 /* Appends s[0..n) as the inside of a quoted label value: \ " and newline
  * escaped; with sanitize, every byte that does not start a valid UTF-8
  * character (and NUL) becomes U+FFFD. */
 void kv_render_label_value(kv_buf *out, const char *s, size_t n, bool sanitize);
+
+/* What the format decides of a family (exposition.c). */
+/* Its HELP and TYPE lines (and in OpenMetrics its UNIT, for a name with a
+ * unit's suffix). */
+void kv_expo_family_header(kv_buf *out, const kv_family *f, bool openmetrics);
+/* The length of its name in the format's HELP and TYPE lines: in
+ * OpenMetrics a counter's drops _total. */
+size_t kv_expo_family_name_len(const kv_family *f, bool openmetrics);
+/* Each of its samples is followed by a _created one (OpenMetrics): a
+ * counter that started with the exporter, not mirrored from the master (it
+ * started with the master's process) nor a tenant's (it started when the
+ * tenant was first seen). */
+bool kv_expo_created(const kv_family *f, const kv_expo_opts *o);
+/* Whether the filter leaves out the family of that number (kv_family.h);
+ * NULL leaves none out. */
+bool kv_family_filter_drops_at(const kv_family_filter *f, size_t index);
 
 #endif

@@ -2,7 +2,9 @@
 /* Rendered metric-major: each family once, with its HELP and TYPE, then
  * its samples for every entity of its scope, as the text format requires.
  * The families are described in families/ (kv_family.h); this file walks
- * them and writes the bytes. */
+ * them and writes the bytes, in the format the scrape asked for and
+ * without the families an operator left out, each decided per family from
+ * its row (exposition.c says what the format makes of a row). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +71,9 @@ typedef struct kv_render_cache {
 	/* a lifetime bucket's le, with what closes its line's labels: ,le="2.5"} */
 	char life_le[KV_LIFE_BUCKETS + 1][24];
 	size_t life_le_len[KV_LIFE_BUCKETS + 1];
+	/* OpenMetrics: the value of every _created sample, the exporter's start */
+	char created[KV_FMT_MAX];
+	size_t created_len;
 } kv_render_cache;
 
 /* A single-label sample's label is one of the program's own words (a
@@ -92,6 +97,8 @@ struct kv_emit {
 	B *b;
 	const kv_family *f;
 	size_t name_len;
+	size_t family_len; /* of the name the format gives the family (kv_expo_family_name_len) */
+	bool created;      /* each sample followed by its _created (kv_expo_created) */
 	const kv_render_cache *c;
 	size_t si;         /* the source's index */
 	size_t ti;         /* the tenant's index in its source */
@@ -120,9 +127,11 @@ static void cache_free(kv_render_cache *c)
 	free(c->group_base);
 }
 
-static int cache_build(kv_render_cache *c, const kv_exporter_snap *x)
+static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const kv_expo_opts *o)
 {
 	*c = (kv_render_cache){0};
+	if (o && o->created > 0)
+		c->created_len = (size_t)(kv_fmt_double(c->created, o->created) - c->created);
 	for (size_t k = 0; k <= KV_LIFE_BUCKETS; k++) {
 		char le[16] = "+Inf";
 		if (k < KV_LIFE_BUCKETS)
@@ -290,6 +299,33 @@ static char *value(char *w, kv_value v)
 	return v.kind == V_U64 ? kv_fmt_u64(w, v.u) : v.kind == V_MS ? kv_fmt_ms_as_s(w, v.ms) : kv_fmt_double(w, v.d);
 }
 
+/* OpenMetrics: the _created sample that follows a sample of a family with
+ * them (e->created), with its labels (the braces and what they hold, or
+ * nothing): the family's name, _created, the labels, the exporter's start.
+ * At most created_bound(). */
+static size_t created_bound(const kv_emit *e, size_t labels_len)
+{
+	return e->family_len + 8 + labels_len + 2 + e->c->created_len;
+}
+
+static char *created(char *w, const kv_emit *e, const char *labels, size_t labels_len)
+{
+	w = put(w, e->f->name, e->family_len);
+	w = PUTS(w, "_created");
+	w = put(w, labels, labels_len);
+	*w++ = ' ';
+	w = put(w, e->c->created, e->c->created_len);
+	*w++ = '\n';
+	return w;
+}
+
+/* A tenant's counter starts when the tenant is first seen, not with the
+ * exporter: a sample with a tenant_id label has no _created. */
+static bool tenant_label(const kv_label *l)
+{
+	return l->name && !strcmp(l->name, "tenant_id");
+}
+
 /* One sample: its head, the extra labels, the value; written into room
  * made once. */
 static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t n, kv_value v)
@@ -305,7 +341,10 @@ static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t
 		value_len[i] = extra[i].name ? strlen(extra[i].value) : 0;
 		need += name_len[i] + 4 + ESCAPED_MAX(value_len[i]);
 	}
-	char *w0 = kv_buf_room(e->b, need), *w = w0;
+	bool created_too = e->created;
+	for (size_t i = 0; i < n; i++)
+		created_too = created_too && !tenant_label(&extra[i]);
+	char *w0 = kv_buf_room(e->b, created_too ? need + created_bound(e, need) : need), *w = w0;
 	if (!w)
 		return;
 	bool first;
@@ -315,9 +354,14 @@ static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t
 			w = label(w, &first, extra[i].name, name_len[i], extra[i].value, value_len[i], true);
 	if (!first)
 		*w++ = '}';
+	/* the labels: from the head's name and suffix to here */
+	const char *labels = w0 + e->name_len + suffix_len;
+	size_t labels_len = (size_t)(w - labels);
 	*w++ = ' ';
 	w = value(w, v);
 	*w++ = '\n';
+	if (created_too)
+		w = created(w, e, labels, labels_len);
 	kv_buf_used(e->b, (size_t)(w - w0));
 }
 
@@ -354,10 +398,13 @@ static void sample_one(kv_emit *e, kv_label l, kv_value v)
 		sample(e, NULL, &l, 1, v);
 		return;
 	}
-	char *w0 = kv_buf_room(e->b, e->name_len + e->scope_len + ll + 4 + KV_FMT_MAX), *w = w0;
+	size_t need = e->name_len + e->scope_len + ll + 4 + KV_FMT_MAX;
+	bool created_too = e->created && !tenant_label(&l);
+	char *w0 = kv_buf_room(e->b, created_too ? need + created_bound(e, need) : need), *w = w0;
 	if (!w)
 		return;
 	w = put(w, e->f->name, e->name_len);
+	const char *labels = w;
 	if (e->scope_len || ll) {
 		*w++ = '{';
 		w = put(w, e->scope, e->scope_len);
@@ -365,9 +412,12 @@ static void sample_one(kv_emit *e, kv_label l, kv_value v)
 		w = e->scope_len ? put(w, lt, ll) : put(w, lt + 1, ll - 1);
 		*w++ = '}';
 	}
+	size_t labels_len = (size_t)(w - labels);
 	*w++ = ' ';
 	w = value(w, v);
 	*w++ = '\n';
+	if (created_too)
+		w = created(w, e, labels, labels_len);
 	kv_buf_used(e->b, (size_t)(w - w0));
 }
 
@@ -449,16 +499,6 @@ void kv_sample_life(kv_emit *e, const kv_life_hist *h)
 	count(e, h->count);
 }
 
-void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
-{
-	for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name(r)}, n[r]);
-}
-
-KV_ANY_SOURCE(extern, kv_any_polled, s->polled)
-KV_ANY_SOURCE(extern, kv_any_residency, s->residency)
-KV_ANY_SOURCE(extern, kv_any_groups, s->has_groups)
-
 /* Every tenant of the source, or every key group of every tenant: a
  * dropped source describes no tenant. */
 static void walk_tenants(kv_emit *e, const kv_source_snap *s)
@@ -523,42 +563,34 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 	}
 }
 
-static const kv_family_table *const tables[] = {
-	&kv_stream_families,    &kv_tenant_families,     &kv_key_group_families, &kv_residency_families,
-	&kv_master_families,    &kv_leadership_families, &kv_quota_families,     &kv_reconcile_families,
-	&kv_bootstrap_families, &kv_self_families,       &kv_http_families,
-};
-#define N_TABLES (sizeof(tables) / sizeof(tables[0]))
-
-const kv_family *kv_family_find(const char *name, size_t len)
+int kv_render(B *out, const kv_exporter_snap *x, const kv_expo_opts *o)
 {
-	for (size_t t = 0; t < N_TABLES; t++)
-		for (size_t i = 0; i < tables[t]->n; i++) {
-			const kv_family *f = &tables[t]->v[i];
-			if (strlen(f->name) == len && !memcmp(f->name, name, len))
-				return f;
-		}
-	return NULL;
-}
-
-int kv_render(B *out, const kv_exporter_snap *x)
-{
+	bool om = o && o->openmetrics;
 	kv_render_cache c;
 	kv_buf scratch;
 	kv_buf_init(&scratch);
-	if (cache_build(&c, x) != KV_OK) {
+	if (cache_build(&c, x, o) != KV_OK) {
 		cache_free(&c);
 		return KV_ENOMEM;
 	}
-	for (size_t t = 0; t < N_TABLES; t++)
-		for (size_t i = 0; i < tables[t]->n; i++) {
-			const kv_family *f = &tables[t]->v[i];
-			if (f->shown && !f->shown(x))
+	size_t k = 0; /* the family's number (kv_family.h) */
+	for (size_t t = 0; t < kv_family_tables_n; t++)
+		for (size_t i = 0; i < kv_family_tables[t]->n; i++, k++) {
+			const kv_family *f = &kv_family_tables[t]->v[i];
+			if ((f->shown && !f->shown(x)) || kv_family_filter_drops_at(o ? o->families : NULL, k))
 				continue;
-			kv_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
-			kv_emit e = {.b = out, .f = f, .name_len = strlen(f->name), .c = &c, .scratch = &scratch};
+			kv_expo_family_header(out, f, om);
+			kv_emit e = {.b = out,
+				     .f = f,
+				     .name_len = strlen(f->name),
+				     .family_len = kv_expo_family_name_len(f, om),
+				     .created = kv_expo_created(f, o),
+				     .c = &c,
+				     .scratch = &scratch};
 			walk(&e, x);
 		}
+	if (om)
+		kv_buf_adds(out, "# EOF\n");
 	kv_buf_free(&scratch);
 	cache_free(&c);
 	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;

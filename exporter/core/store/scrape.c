@@ -64,10 +64,15 @@ static kv_exporter_snap exporter_snap(const kv_scrape *sc, const kv_exporter_inf
 	};
 }
 
-int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+int kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out)
 {
 	kv_exporter_snap es = exporter_snap(sc, x);
-	return kv_render(out, &es);
+	return kv_render(out, &es, o);
+}
+
+int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+{
+	return kv_scrape_render_as(sc, x, NULL, out);
 }
 
 int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out)

@@ -11,15 +11,18 @@ static bool tried(const kv_source_snap *s)
 	return false;
 }
 
-KV_ANY_SOURCE(static, any_tried, tried(s))
+static bool any_tried(const kv_exporter_snap *x)
+{
+	return kv_any_source(x, tried);
+}
 
-static void results(kv_emit *e, const kv_at *a)
+static void bootstrap_total(kv_emit *e, const kv_at *a)
 {
 	for (int r = 0; tried(a->s) && r < KV_BOOT__COUNT; r++)
 		kv_sample_u64(e, (kv_label){"result", kv_boot_result_name(r)}, a->s->boot.results[r]);
 }
 
-static void joins(kv_emit *e, const kv_at *a)
+static void bootstrap_joins_total(kv_emit *e, const kv_at *a)
 {
 	if (!tried(a->s))
 		return;
@@ -27,26 +30,47 @@ static void joins(kv_emit *e, const kv_at *a)
 	kv_sample_u64(e, (kv_label){"result", "broken"}, a->s->boot.broken);
 }
 
-KV_U64(waiting, tried(a->s), a->s->boot.waiting)
-KV_U64(overlap, tried(a->s), a->s->boot.overlap)
+static void bootstrap_joins_waiting(kv_emit *e, const kv_at *a)
+{
+	if (tried(a->s))
+		kv_sample_u64(e, KV_NO_LABEL, a->s->boot.waiting);
+}
 
-#define SOURCE KV_SCOPE_SOURCE, 0, any_tried
+static void bootstrap_overlap_messages_total(kv_emit *e, const kv_at *a)
+{
+	if (tried(a->s))
+		kv_sample_u64(e, KV_NO_LABEL, a->s->boot.overlap);
+}
 
 static const kv_family families[] = {
-	{"mooncake_kv_bootstrap_total", "counter",
-	 "Attempts at start-up to take the source's state from a peer exporter (--state.peer), by result: taken, "
-	 "or why not (unreachable, timeout, http_status, too_large, truncated, checksum, malformed, version, "
-	 "absent, mismatch, limit, out_of_memory).",
-	 SOURCE, results},
-	{"mooncake_kv_bootstrap_joins_total", "counter",
-	 "Members whose stream, after the state was taken, proved it continues the peer's (continued) or could "
-	 "not (broken: every tenant turned stale, reason bootstrap).",
-	 SOURCE, joins},
-	{"mooncake_kv_bootstrap_joins_waiting", "gauge",
-	 "Members still waiting for the message that proves their stream continues the peer's.", SOURCE, waiting},
-	{"mooncake_kv_bootstrap_overlap_messages_total", "counter",
-	 "Messages received after the state was taken that the peer's state already held: not applied again.", SOURCE,
-	 overlap},
+	{.name = "mooncake_kv_bootstrap_total",
+	 .kind = KV_COUNTER,
+	 .help = "Attempts at start-up to take the source's state from a peer exporter (--state.peer), by result: "
+		 "taken, or why not (unreachable, timeout, http_status, too_large, truncated, checksum, malformed, "
+		 "version, absent, mismatch, limit, out_of_memory).",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = any_tried,
+	 .samples = bootstrap_total},
+	{.name = "mooncake_kv_bootstrap_joins_total",
+	 .kind = KV_COUNTER,
+	 .help = "Members whose stream, after the state was taken, proved it continues the peer's (continued) or "
+		 "could not (broken: every tenant turned stale, reason bootstrap).",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = any_tried,
+	 .samples = bootstrap_joins_total},
+	{.name = "mooncake_kv_bootstrap_joins_waiting",
+	 .kind = KV_GAUGE,
+	 .help = "Members still waiting for the message that proves their stream continues the peer's.",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = any_tried,
+	 .samples = bootstrap_joins_waiting},
+	{.name = "mooncake_kv_bootstrap_overlap_messages_total",
+	 .kind = KV_COUNTER,
+	 .help = "Messages received after the state was taken that the peer's state already held: not applied "
+		 "again.",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = any_tried,
+	 .samples = bootstrap_overlap_messages_total},
 };
 
 KV_FAMILY_TABLE(kv_bootstrap_families, families);

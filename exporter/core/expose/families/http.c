@@ -9,58 +9,58 @@ static bool served(const kv_exporter_snap *x)
 	return x->info.http.ok;
 }
 
-static void connections(kv_emit *e, const kv_at *a)
+static void http_connections(kv_emit *e, const kv_at *a)
 {
 	kv_sample_u64(e, KV_NO_LABEL, a->x->info.http.connections);
 }
 
-static void rejected(kv_emit *e, const kv_at *a)
+static void http_connections_rejected_total(kv_emit *e, const kv_at *a)
 {
 	for (unsigned r = 0; r < KV_HTTP_REJECT__COUNT; r++)
 		kv_sample_u64(e, (kv_label){"reason", kv_http_reject_name(r)}, a->x->info.http.rejected[r]);
 }
 
-static void login_failures(kv_emit *e, const kv_at *a)
+static void http_login_failures_total(kv_emit *e, const kv_at *a)
 {
 	for (unsigned f = 0; f < KV_LOGIN__COUNT; f++)
 		kv_sample_u64(e, (kv_label){"reason", kv_login_failure_name(f)}, a->x->info.http.login_failures[f]);
 }
 
-static void password_checks(kv_emit *e, const kv_at *a)
+static void http_password_checks_total(kv_emit *e, const kv_at *a)
 {
 	kv_sample_u64(e, KV_NO_LABEL, a->x->info.http.password_checks);
 }
 
 static const kv_family families[] = {
 	{.name = "mooncake_kv_http_connections",
-	 .type = "gauge",
+	 .kind = KV_GAUGE,
 	 .help = "HTTP connections open now.",
 	 .scope = KV_SCOPE_EXPORTER,
 	 .shown = served,
-	 .samples = connections},
+	 .samples = http_connections},
 	{.name = "mooncake_kv_http_connections_rejected_total",
-	 .type = "counter",
+	 .kind = KV_COUNTER,
 	 .help = "HTTP connections refused or closed by the exporter, by reason: limit, address_limit (over "
 		 "--web.max-connections or --web.max-connections-per-address), header_timeout, request_timeout "
 		 "(the request did not arrive in time), malformed (answered 400 or 501).",
 	 .scope = KV_SCOPE_EXPORTER,
 	 .shown = served,
-	 .samples = rejected},
+	 .samples = http_connections_rejected_total},
 	{.name = "mooncake_kv_http_login_failures_total",
-	 .type = "counter",
+	 .kind = KV_COUNTER,
 	 .help = "Requests refused by basic auth, by reason: missing, malformed, unknown_user, wrong_password, "
 		 "throttled (refused unchecked: the peer failed too often lately, or too many checks were running); "
 		 "0 without --web.config.file users.",
 	 .scope = KV_SCOPE_EXPORTER,
 	 .shown = served,
-	 .samples = login_failures},
+	 .samples = http_login_failures_total},
 	{.name = "mooncake_kv_http_password_checks_total",
-	 .type = "counter",
+	 .kind = KV_COUNTER,
 	 .help = "Passwords checked against their bcrypt hash (each costs the hash's cost in CPU); a credential "
 		 "verified in the last minute is not checked again.",
 	 .scope = KV_SCOPE_EXPORTER,
 	 .shown = served,
-	 .samples = password_checks},
+	 .samples = http_password_checks_total},
 };
 
 KV_FAMILY_TABLE(kv_http_families, families);

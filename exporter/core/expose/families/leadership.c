@@ -4,15 +4,43 @@
  * sources whose members are all polled. */
 #include "kv_family.h"
 
-#define LEAD a->s->leadership
-KV_U64(failovers, a->s->polled, LEAD.failovers)
-KV_U64(split_brain, a->s->polled, LEAD.split_brain)
-KV_U64(split_brains, a->s->polled, LEAD.split_brains)
-KV_U64(view, (a->s->polled && LEAD.has_view), LEAD.view)
-KV_U64(leader, a->s->polled, LEAD.leader == (int)(a->m - a->s->members))
-KV_U64(standby_events, a->s->polled, a->m->standby_events)
+static void master_failovers_total(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled)
+		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.failovers);
+}
 
-static void role(kv_emit *e, const kv_at *a)
+static void master_split_brain(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled)
+		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.split_brain);
+}
+
+static void master_split_brains_total(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled)
+		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.split_brains);
+}
+
+static void master_view_version(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled && a->s->leadership.has_view)
+		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.view);
+}
+
+static void master_leader(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled)
+		kv_sample_u64(e, KV_NO_LABEL, a->s->leadership.leader == (int)(a->m - a->s->members));
+}
+
+static void standby_events_total(kv_emit *e, const kv_at *a)
+{
+	if (a->s->polled)
+		kv_sample_u64(e, KV_NO_LABEL, a->m->standby_events);
+}
+
+static void master_role(kv_emit *e, const kv_at *a)
 {
 	if (!a->s->polled)
 		return;
@@ -24,44 +52,71 @@ static void role(kv_emit *e, const kv_at *a)
 		kv_sample_u64(e, (kv_label){"role", kv_ha_role_name(r)}, now == (enum kv_ha_role)r);
 }
 
-static void ha_poll_errors(kv_emit *e, const kv_at *a)
+static void master_ha_poll_errors_total(kv_emit *e, const kv_at *a)
 {
 	if (a->s->polled)
 		kv_sample_poll_errors(e, a->m->ha_errors);
 }
 
-#define SOURCE KV_SCOPE_SOURCE, 0, kv_any_polled
-#define MEMBER KV_SCOPE_MEMBER, KV_FAM_MEMBER_ALWAYS, kv_any_polled
-
 static const kv_family families[] = {
-	{"mooncake_kv_master_failovers_total", "counter",
-	 "Leadership changes among the source's masters: the serving master changed or view_version moved "
-	 "(each change counted once).",
-	 SOURCE, failovers},
-	{"mooncake_kv_master_split_brain", "gauge",
-	 "1 while more than one of the source's masters serves: one answered serving between two such answers of "
-	 "another.",
-	 SOURCE, split_brain},
-	{"mooncake_kv_master_split_brains_total", "counter",
-	 "Times more than one of the source's masters began to serve at once.", SOURCE, split_brains},
-	{"mooncake_kv_master_view_version", "gauge",
-	 "The highest view_version the source's masters report in /leader; it grows with every leadership "
-	 "change.",
-	 SOURCE, view},
-	{"mooncake_kv_master_leader", "gauge", "1 for the master that serves (the leader), 0 for the others.", MEMBER,
-	 leader},
-	{"mooncake_kv_master_role", "gauge",
-	 "The master's role, one series per role with 1 for the current one: leader (serving or warming up), "
-	 "standby (standing by, a candidate, recovering, catching up) or unknown (no answer, or no /ha_status: "
-	 "then leader while its status answers 200).",
-	 MEMBER, role},
-	{"mooncake_kv_standby_events_total", "counter",
-	 "Events received from a master that does not serve (applied all the same: they are real mutations).", MEMBER,
-	 standby_events},
-	{"mooncake_kv_master_ha_poll_errors_total", "counter",
-	 "Failed reads of the master's /ha_status or /leader, by reason (a master without them, 404, is not "
-	 "counted).",
-	 MEMBER, ha_poll_errors},
+	{.name = "mooncake_kv_master_failovers_total",
+	 .kind = KV_COUNTER,
+	 .help = "Leadership changes among the source's masters: the serving master changed or view_version moved "
+		 "(each change counted once).",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = kv_any_polled,
+	 .samples = master_failovers_total},
+	{.name = "mooncake_kv_master_split_brain",
+	 .kind = KV_GAUGE,
+	 .help = "1 while more than one of the source's masters serves: one answered serving between two such answers "
+		 "of another.",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = kv_any_polled,
+	 .samples = master_split_brain},
+	{.name = "mooncake_kv_master_split_brains_total",
+	 .kind = KV_COUNTER,
+	 .help = "Times more than one of the source's masters began to serve at once.",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = kv_any_polled,
+	 .samples = master_split_brains_total},
+	{.name = "mooncake_kv_master_view_version",
+	 .kind = KV_GAUGE,
+	 .help = "The highest view_version the source's masters report in /leader; it grows with every leadership "
+		 "change.",
+	 .scope = KV_SCOPE_SOURCE,
+	 .shown = kv_any_polled,
+	 .samples = master_view_version},
+	{.name = "mooncake_kv_master_leader",
+	 .kind = KV_GAUGE,
+	 .help = "1 for the master that serves (the leader), 0 for the others.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .shown = kv_any_polled,
+	 .samples = master_leader},
+	{.name = "mooncake_kv_master_role",
+	 .kind = KV_GAUGE,
+	 .help = "The master's role, one series per role with 1 for the current one: leader (serving or warming up), "
+		 "standby (standing by, a candidate, recovering, catching up) or unknown (no answer, or no "
+		 "/ha_status: then leader while its status answers 200).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .shown = kv_any_polled,
+	 .samples = master_role},
+	{.name = "mooncake_kv_standby_events_total",
+	 .kind = KV_COUNTER,
+	 .help = "Events received from a master that does not serve (applied all the same: they are real mutations).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .shown = kv_any_polled,
+	 .samples = standby_events_total},
+	{.name = "mooncake_kv_master_ha_poll_errors_total",
+	 .kind = KV_COUNTER,
+	 .help = "Failed reads of the master's /ha_status or /leader, by reason (a master without them, 404, is not "
+		 "counted).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MEMBER_ALWAYS,
+	 .shown = kv_any_polled,
+	 .samples = master_ha_poll_errors_total},
 };
 
 KV_FAMILY_TABLE(kv_leadership_families, families);

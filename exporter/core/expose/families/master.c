@@ -12,103 +12,285 @@ static bool any_master(const kv_exporter_snap *x)
 	return false;
 }
 
-/* A figure of a member with a master, when `when` holds (both of kv_master M). */
-#define M                        a->m->master
-#define M_U64(fn, when, expr)    KV_U64(fn, a->m->has_master && (when), expr)
-#define M_DOUBLE(fn, when, expr) KV_DOUBLE(fn, a->m->has_master && (when), expr)
+/* The member's master, NULL for a member without one (no admin URL): none
+ * of its families has a sample then. */
+static const kv_master *master(const kv_at *a)
+{
+	return a->m->has_master ? &a->m->master : NULL;
+}
 
-M_U64(up, true, M.up)
-M_U64(standby, true, M.standby)
-M_U64(enabled, true, M.status.enabled)
-M_U64(batches, M.have_status, M.status.published_batches)
-M_U64(events, M.have_status, M.status.published_events)
-M_U64(dropped, M.have_status, M.status.dropped_events)
-M_U64(keyless, M.status.has_keyless, M.status.skipped_keyless_events)
-M_U64(unparsed, M.status.has_unparsed, M.status.skipped_unparsed_keys)
-M_U64(last_sequence, M.have_status, M.last_sequence)
-M_U64(behind, M.loss.behind_known, M.loss.behind)
-M_U64(restarts, true, M.loss.restarts)
-M_U64(queue, true, M.loss.queue)
-M_U64(transport, true, M.loss.transport)
-M_U64(unattributed, true, M.loss.unattributed)
-M_DOUBLE(keys, M.keys_known, M.keys)
-M_DOUBLE(poll_duration, M.polled, M.last_poll_duration)
-M_DOUBLE(poll_time, M.polled, M.last_poll_time)
-M_DOUBLE(drop_ratio, M.polled, M.drop_ratio)
+static void master_up(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->up);
+}
 
-static void poll_errors(kv_emit *e, const kv_at *a)
+static void master_standby(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->standby);
+}
+
+static void master_publisher_enabled(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->status.enabled);
+}
+
+static void master_published_batches_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->have_status)
+		kv_sample_u64(e, KV_NO_LABEL, m->status.published_batches);
+}
+
+static void master_published_events_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->have_status)
+		kv_sample_u64(e, KV_NO_LABEL, m->status.published_events);
+}
+
+static void master_dropped_events_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->have_status)
+		kv_sample_u64(e, KV_NO_LABEL, m->status.dropped_events);
+}
+
+static void master_skipped_keyless_events_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->status.has_keyless)
+		kv_sample_u64(e, KV_NO_LABEL, m->status.skipped_keyless_events);
+}
+
+static void master_unparsed_keys_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->status.has_unparsed)
+		kv_sample_u64(e, KV_NO_LABEL, m->status.skipped_unparsed_keys);
+}
+
+static void master_last_sequence(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->have_status)
+		kv_sample_u64(e, KV_NO_LABEL, m->last_sequence);
+}
+
+static void sequence_behind(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->loss.behind_known)
+		kv_sample_u64(e, KV_NO_LABEL, m->loss.behind);
+}
+
+static void master_restarts_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->loss.restarts);
+}
+
+static void queue_lost_events_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->loss.queue);
+}
+
+static void transport_lost_messages_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->loss.transport);
+}
+
+static void unattributed_lost_messages_total(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m)
+		kv_sample_u64(e, KV_NO_LABEL, m->loss.unattributed);
+}
+
+static void master_keys(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->keys_known)
+		kv_sample_double(e, KV_NO_LABEL, m->keys);
+}
+
+static void master_poll_duration_seconds(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->polled)
+		kv_sample_double(e, KV_NO_LABEL, m->last_poll_duration);
+}
+
+static void master_last_poll_timestamp_seconds(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->polled)
+		kv_sample_double(e, KV_NO_LABEL, m->last_poll_time);
+}
+
+static void master_drop_ratio(kv_emit *e, const kv_at *a)
+{
+	const kv_master *m = master(a);
+	if (m && m->polled)
+		kv_sample_double(e, KV_NO_LABEL, m->drop_ratio);
+}
+
+static void master_poll_errors_total(kv_emit *e, const kv_at *a)
 {
 	if (a->m->has_master)
 		kv_sample_poll_errors(e, a->m->master.poll_errors);
 }
 
-static void keys_poll_errors(kv_emit *e, const kv_at *a)
+static void master_keys_poll_errors_total(kv_emit *e, const kv_at *a)
 {
 	if (a->m->has_master)
 		kv_sample_poll_errors(e, a->m->master.keys_errors);
 }
 
-#define MASTER   KV_SCOPE_MEMBER, 0, any_master
-#define MIRRORED KV_SCOPE_MEMBER, KV_FAM_MIRRORED, any_master
-
 static const kv_family families[] = {
-	{"mooncake_kv_master_up", "gauge",
-	 "1 when the last status poll got an answer (a valid body, or 503 from a standby).", MASTER, up},
-	{"mooncake_kv_master_standby", "gauge",
-	 "1 when the master answered 503: a standby whose service plane is not active.", MASTER, standby},
-	{"mooncake_kv_master_publisher_enabled", "gauge",
-	 "The master's `enabled` in its last valid answer: 1 while a KV event publisher is live.", MASTER, enabled},
-	{"mooncake_kv_master_published_batches_total", "counter",
-	 "published_batches reported by the master: ZMQ messages sent.", MIRRORED, batches},
-	{"mooncake_kv_master_published_events_total", "counter",
-	 "published_events reported by the master: events inside those messages.", MIRRORED, events},
-	{"mooncake_kv_master_dropped_events_total", "counter",
-	 "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).", MIRRORED,
-	 dropped},
-	{"mooncake_kv_master_skipped_keyless_events_total", "counter",
-	 "skipped_keyless_events reported by the master (the spec's field): per-object events not published for want "
-	 "of an object key.",
-	 MIRRORED, keyless},
-	{"mooncake_kv_master_unparsed_keys_total", "counter",
-	 "skipped_unparsed_keys reported by the master (upstream's field): events whose key is not a decimal or 0x "
-	 "number, published with object_key all the same unless kv_events_emit_object_key=false.",
-	 MIRRORED, unparsed},
-	{"mooncake_kv_master_last_sequence", "gauge",
-	 "Last sequence number the master's publisher process used: published_batches + dropped_events.", MASTER,
-	 last_sequence},
-	{"mooncake_kv_sequence_behind", "gauge",
-	 "Sequence numbers the master had used by the previous poll that this exporter has neither received nor "
-	 "counted lost: above 0, it is more than a poll interval behind (only while the stream and the master "
-	 "describe the same publisher process).",
-	 MASTER, behind},
-	{"mooncake_kv_master_restarts_total", "counter",
-	 "Publisher process restarts: the stream's sequence or event id went back, or the master's counters did "
-	 "(each restart counted once).",
-	 MASTER, restarts},
-	{"mooncake_kv_queue_lost_events_total", "counter",
-	 "Missing sequence numbers explained by the master's dropped_events: events its full queue dropped.", MASTER,
-	 queue},
-	{"mooncake_kv_transport_lost_messages_total", "counter",
-	 "Missing sequence numbers the master's dropped_events does not explain: messages lost in transport "
-	 "(PUB high-water mark, slow subscriber, lost tail), each up to 64 events.",
-	 MASTER, transport},
-	{"mooncake_kv_unattributed_lost_messages_total", "counter",
-	 "Missing sequence numbers whose cause is unknown: the master's counters that could explain them were lost "
-	 "with a restart before a poll saw them. queue + transport + unattributed = sequence_missing after each poll.",
-	 MASTER, unattributed},
-	{"mooncake_kv_master_keys", "gauge",
-	 "master_key_count of the master's /metrics: keys of all its tenants, as the master counts them.", MASTER,
-	 keys},
-	{"mooncake_kv_master_poll_duration_seconds", "gauge", "Duration of the last status poll.", MASTER,
-	 poll_duration},
-	{"mooncake_kv_master_last_poll_timestamp_seconds", "gauge",
-	 "When the last status poll finished, in unix seconds.", MASTER, poll_time},
-	{"mooncake_kv_master_drop_ratio", "gauge",
-	 "dropped / (published + dropped) events over the last 60 s of polls.", MASTER, drop_ratio},
-	{"mooncake_kv_master_poll_errors_total", "counter", "Failed status polls, by reason.", MASTER, poll_errors},
-	{"mooncake_kv_master_keys_poll_errors_total", "counter",
-	 "Failed reads of master_key_count from the master's /metrics, by reason (field: no such metric).", MASTER,
-	 keys_poll_errors},
+	{.name = "mooncake_kv_master_up",
+	 .kind = KV_GAUGE,
+	 .help = "1 when the last status poll got an answer (a valid body, or 503 from a standby).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_up},
+	{.name = "mooncake_kv_master_standby",
+	 .kind = KV_GAUGE,
+	 .help = "1 when the master answered 503: a standby whose service plane is not active.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_standby},
+	{.name = "mooncake_kv_master_publisher_enabled",
+	 .kind = KV_GAUGE,
+	 .help = "The master's `enabled` in its last valid answer: 1 while a KV event publisher is live.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_publisher_enabled},
+	{.name = "mooncake_kv_master_published_batches_total",
+	 .kind = KV_COUNTER,
+	 .help = "published_batches reported by the master: ZMQ messages sent.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MIRRORED,
+	 .shown = any_master,
+	 .samples = master_published_batches_total},
+	{.name = "mooncake_kv_master_published_events_total",
+	 .kind = KV_COUNTER,
+	 .help = "published_events reported by the master: events inside those messages.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MIRRORED,
+	 .shown = any_master,
+	 .samples = master_published_events_total},
+	{.name = "mooncake_kv_master_dropped_events_total",
+	 .kind = KV_COUNTER,
+	 .help = "dropped_events reported by the master: events its full queue dropped (each leaves a sequence gap).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MIRRORED,
+	 .shown = any_master,
+	 .samples = master_dropped_events_total},
+	{.name = "mooncake_kv_master_skipped_keyless_events_total",
+	 .kind = KV_COUNTER,
+	 .help = "skipped_keyless_events reported by the master (the spec's field): per-object events not published "
+		 "for want of an object key.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MIRRORED,
+	 .shown = any_master,
+	 .samples = master_skipped_keyless_events_total},
+	{.name = "mooncake_kv_master_unparsed_keys_total",
+	 .kind = KV_COUNTER,
+	 .help = "skipped_unparsed_keys reported by the master (upstream's field): events whose key is not a decimal "
+		 "or 0x number, published with object_key all the same unless kv_events_emit_object_key=false.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .flags = KV_FAM_MIRRORED,
+	 .shown = any_master,
+	 .samples = master_unparsed_keys_total},
+	{.name = "mooncake_kv_master_last_sequence",
+	 .kind = KV_GAUGE,
+	 .help = "Last sequence number the master's publisher process used: published_batches + dropped_events.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_last_sequence},
+	{.name = "mooncake_kv_sequence_behind",
+	 .kind = KV_GAUGE,
+	 .help = "Sequence numbers the master had used by the previous poll that this exporter has neither received "
+		 "nor counted lost: above 0, it is more than a poll interval behind (only while the stream and the "
+		 "master describe the same publisher process).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = sequence_behind},
+	{.name = "mooncake_kv_master_restarts_total",
+	 .kind = KV_COUNTER,
+	 .help = "Publisher process restarts: the stream's sequence or event id went back, or the master's counters "
+		 "did (each restart counted once).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_restarts_total},
+	{.name = "mooncake_kv_queue_lost_events_total",
+	 .kind = KV_COUNTER,
+	 .help = "Missing sequence numbers explained by the master's dropped_events: events its full queue dropped.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = queue_lost_events_total},
+	{.name = "mooncake_kv_transport_lost_messages_total",
+	 .kind = KV_COUNTER,
+	 .help = "Missing sequence numbers the master's dropped_events does not explain: messages lost in transport "
+		 "(PUB high-water mark, slow subscriber, lost tail), each up to 64 events.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = transport_lost_messages_total},
+	{.name = "mooncake_kv_unattributed_lost_messages_total",
+	 .kind = KV_COUNTER,
+	 .help = "Missing sequence numbers whose cause is unknown: the master's counters that could explain them were "
+		 "lost with a restart before a poll saw them. queue + transport + unattributed = sequence_missing "
+		 "after each poll.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = unattributed_lost_messages_total},
+	{.name = "mooncake_kv_master_keys",
+	 .kind = KV_GAUGE,
+	 .help = "master_key_count of the master's /metrics: keys of all its tenants, as the master counts them.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_keys},
+	{.name = "mooncake_kv_master_poll_duration_seconds",
+	 .kind = KV_GAUGE,
+	 .help = "Duration of the last status poll.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_poll_duration_seconds},
+	{.name = "mooncake_kv_master_last_poll_timestamp_seconds",
+	 .kind = KV_GAUGE,
+	 .help = "When the last status poll finished, in unix seconds.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_last_poll_timestamp_seconds},
+	{.name = "mooncake_kv_master_drop_ratio",
+	 .kind = KV_GAUGE,
+	 .help = "dropped / (published + dropped) events over the last 60 s of polls.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_drop_ratio},
+	{.name = "mooncake_kv_master_poll_errors_total",
+	 .kind = KV_COUNTER,
+	 .help = "Failed status polls, by reason.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_poll_errors_total},
+	{.name = "mooncake_kv_master_keys_poll_errors_total",
+	 .kind = KV_COUNTER,
+	 .help = "Failed reads of master_key_count from the master's /metrics, by reason (field: no such metric).",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = any_master,
+	 .samples = master_keys_poll_errors_total},
 };
 
 KV_FAMILY_TABLE(kv_master_families, families);

@@ -5,16 +5,33 @@
  * used.  Shown while residency is on (--residency.enabled). */
 #include "kv_family.h"
 
-KV_ANY_SOURCE(static, any_group_residency, s->residency && s->has_groups)
+static bool group_residency(const kv_source_snap *s)
+{
+	return s->residency && s->has_groups;
+}
 
-static void lifetime(kv_emit *e, const kv_at *a)
+static bool any_group_residency(const kv_exporter_snap *x)
+{
+	return kv_any_source(x, group_residency);
+}
+
+static void object_lifetime_seconds(kv_emit *e, const kv_at *a)
 {
 	if (a->s->residency)
 		kv_sample_life(e, &a->t->counts.life);
 }
 
-KV_U64(unobserved, a->s->residency, a->t->counts.life.unobserved)
-KV_U64(tracked, a->s->residency, a->t->aged)
+static void object_lifetime_unobserved_total(kv_emit *e, const kv_at *a)
+{
+	if (a->s->residency)
+		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.life.unobserved);
+}
+
+static void object_age_tracked_objects(kv_emit *e, const kv_at *a)
+{
+	if (a->s->residency)
+		kv_sample_u64(e, KV_NO_LABEL, a->t->aged);
+}
 
 /* The publisher's clock now: the time of the last message a member
  * decoded, and the time since on ours (so that neither the hosts' clock
@@ -32,7 +49,7 @@ static double publisher_now_ms(const kv_exporter_snap *x, const kv_source_snap *
 	return now;
 }
 
-static void age_mean(kv_emit *e, const kv_at *a)
+static void object_age_mean_seconds(kv_emit *e, const kv_at *a)
 {
 	if (!a->s->residency || !a->t->aged)
 		return;
@@ -40,15 +57,19 @@ static void age_mean(kv_emit *e, const kv_at *a)
 	kv_sample_double(e, KV_NO_LABEL, age > 0 ? age : 0); /* births are never after the newest time */
 }
 
-static void group_lifetime(kv_emit *e, const kv_at *a)
+static void key_group_object_lifetime_seconds(kv_emit *e, const kv_at *a)
 {
 	if (a->s->residency)
 		kv_sample_life(e, &a->g->life);
 }
 
-KV_U64(group_unobserved, a->s->residency, a->g->life.unobserved)
+static void key_group_object_lifetime_unobserved_total(kv_emit *e, const kv_at *a)
+{
+	if (a->s->residency)
+		kv_sample_u64(e, KV_NO_LABEL, a->g->life.unobserved);
+}
 
-static void timestamps_unusable(kv_emit *e, const kv_at *a)
+static void event_timestamps_unusable_total(kv_emit *e, const kv_at *a)
 {
 	if (!a->s->residency)
 		return;
@@ -57,33 +78,62 @@ static void timestamps_unusable(kv_emit *e, const kv_at *a)
 }
 
 static const kv_family families[] = {
-	{"mooncake_kv_object_lifetime_seconds", "histogram",
-	 "Lifetimes of the tenant's objects whose whole life the exporter saw: from the event that made the "
-	 "object present to the one that made it absent, by the publisher's timestamps.",
-	 KV_SCOPE_TENANT, 0, kv_any_residency, lifetime},
-	{"mooncake_kv_object_lifetime_unobserved_total", "counter",
-	 "Lives of the tenant's objects that ended without their start seen (present before the tenant was "
-	 "exact, added by reconciliation, across a loss) or with an unusable timestamp: not in the histogram.",
-	 KV_SCOPE_TENANT, 0, kv_any_residency, unobserved},
-	{"mooncake_kv_object_age_mean_seconds", "gauge",
-	 "Mean age, on the publisher's clock, of the tenant's live objects whose birth was seen. Absent when "
-	 "there is none.",
-	 KV_SCOPE_TENANT, 0, kv_any_residency, age_mean},
-	{"mooncake_kv_object_age_tracked_objects", "gauge",
-	 "Live objects of the tenant whose birth was seen: those mooncake_kv_object_age_mean_seconds describes.",
-	 KV_SCOPE_TENANT, 0, kv_any_residency, tracked},
-	{"mooncake_kv_key_group_object_lifetime_seconds", "histogram",
-	 "Lifetimes of the key group's objects whose whole life the exporter saw, ended by a removed (a cleared "
-	 "keeps no group per object: those count unobserved).",
-	 KV_SCOPE_GROUP, 0, any_group_residency, group_lifetime},
-	{"mooncake_kv_key_group_object_lifetime_unobserved_total", "counter",
-	 "Lives of the key group's objects that ended unobserved (start not seen, unusable timestamp, or ended "
-	 "by a cleared).",
-	 KV_SCOPE_GROUP, 0, any_group_residency, group_unobserved},
-	{"mooncake_kv_event_timestamps_unusable_total", "counter",
-	 "Events whose timestamp gave no residency: older than one the same publisher process sent before "
-	 "(backwards), or no unix milliseconds (invalid). Their events are applied.",
-	 KV_SCOPE_MEMBER, 0, kv_any_residency, timestamps_unusable},
+	{.name = "mooncake_kv_object_lifetime_seconds",
+	 .kind = KV_HISTOGRAM,
+	 .help = "Lifetimes of the tenant's objects whose whole life the exporter saw: from the event that made the "
+		 "object present to the one that made it absent, by the publisher's timestamps.",
+	 .scope = KV_SCOPE_TENANT,
+	 .flags = KV_FAM_TENANT_DETAIL,
+	 .shown = kv_any_residency,
+	 .samples = object_lifetime_seconds},
+	{.name = "mooncake_kv_object_lifetime_unobserved_total",
+	 .kind = KV_COUNTER,
+	 .help = "Lives of the tenant's objects that ended without their start seen (present before the tenant was "
+		 "exact, added by reconciliation, across a loss) or with an unusable timestamp: not in the "
+		 "histogram.",
+	 .scope = KV_SCOPE_TENANT,
+	 .flags = KV_FAM_TENANT_DETAIL,
+	 .shown = kv_any_residency,
+	 .samples = object_lifetime_unobserved_total},
+	{.name = "mooncake_kv_object_age_mean_seconds",
+	 .kind = KV_GAUGE,
+	 .help = "Mean age, on the publisher's clock, of the tenant's live objects whose birth was seen. Absent when "
+		 "there is none.",
+	 .scope = KV_SCOPE_TENANT,
+	 .flags = KV_FAM_TENANT_DETAIL,
+	 .shown = kv_any_residency,
+	 .samples = object_age_mean_seconds},
+	{.name = "mooncake_kv_object_age_tracked_objects",
+	 .kind = KV_GAUGE,
+	 .help = "Live objects of the tenant whose birth was seen: those mooncake_kv_object_age_mean_seconds "
+		 "describes.",
+	 .scope = KV_SCOPE_TENANT,
+	 .flags = KV_FAM_TENANT_DETAIL,
+	 .shown = kv_any_residency,
+	 .samples = object_age_tracked_objects},
+	{.name = "mooncake_kv_key_group_object_lifetime_seconds",
+	 .kind = KV_HISTOGRAM,
+	 .help = "Lifetimes of the key group's objects whose whole life the exporter saw, ended by a removed (a "
+		 "cleared keeps no group per object: those count unobserved).",
+	 .scope = KV_SCOPE_GROUP,
+	 .flags = KV_FAM_TENANT_DETAIL,
+	 .shown = any_group_residency,
+	 .samples = key_group_object_lifetime_seconds},
+	{.name = "mooncake_kv_key_group_object_lifetime_unobserved_total",
+	 .kind = KV_COUNTER,
+	 .help = "Lives of the key group's objects that ended unobserved (start not seen, unusable timestamp, or "
+		 "ended by a cleared).",
+	 .scope = KV_SCOPE_GROUP,
+	 .flags = KV_FAM_TENANT_DETAIL,
+	 .shown = any_group_residency,
+	 .samples = key_group_object_lifetime_unobserved_total},
+	{.name = "mooncake_kv_event_timestamps_unusable_total",
+	 .kind = KV_COUNTER,
+	 .help = "Events whose timestamp gave no residency: older than one the same publisher process sent before "
+		 "(backwards), or no unix milliseconds (invalid). Their events are applied.",
+	 .scope = KV_SCOPE_MEMBER,
+	 .shown = kv_any_residency,
+	 .samples = event_timestamps_unusable_total},
 };
 
 KV_FAMILY_TABLE(kv_residency_families, families);
