@@ -128,13 +128,13 @@ static void test_late_removals_drained(void **state)
 	ev1(f, "stored", "t", "disk", "k1");
 	ev1(f, "stored", "t", "cpu", "k2");
 	ev1(f, "cleared", "t", NULL, NULL);
-	ev1(f, "stored", "t", "cpu", "k1"); /* put again, memory only */
+	ev1(f, "stored", "t", "cpu", "k1");   /* put again, memory only */
 	ev1(f, "removed", "t", "disk", "k1"); /* late; the new object has no disk */
 	ev1(f, "removed", "t", "cpu", "k2");
 	const kv_tenant *t = tenant(f->st, "t");
 	assert_int_equal(t->stale, 0);
 	assert_true(kv_state_tenant_waits(t)); /* k1's cpu */
-	ev1(f, "removed", "t", "cpu", "k1"); /* late, and takes the new object */
+	ev1(f, "removed", "t", "cpu", "k1");   /* late, and takes the new object */
 	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
 	assert_false(kv_state_tenant_waits(t));
 
@@ -200,9 +200,9 @@ static void test_reconciliation_ends_the_wait(void **state)
 			ev1(f, "removed", tn, "cpu", "k1");
 		/* the master's listing: k1, the new object */
 		kv_recon_table fresh = {0};
-		assert_int_equal(kv_recon_put(&fresh, kv_state_key_hash(s, S("k1")), KV_MEDIUM_CPU, KV_GROUP_NONE,
-					      KV_NO_BIRTH),
-				 KV_OK);
+		assert_int_equal(
+			kv_recon_put(&fresh, kv_state_key_hash(s, S("k1")), KV_MEDIUM_CPU, KV_GROUP_NONE, KV_NO_BIRTH),
+			KV_OK);
 		assert_int_equal(kv_recon_replay(&fresh, log.ev, log.n), KV_OK);
 		kv_objtable old;
 		assert_int_equal(kv_state_adopt(s, &fresh, 0, &old), KV_OK);

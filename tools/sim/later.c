@@ -92,7 +92,8 @@ void op_restore(struct sim *s, uint64_t cleanup)
 static bool pick(struct sim *s, int t, unsigned want, unsigned *tt, unsigned *kk)
 {
 	for (int i = 0; i < 100000; i++) {
-		unsigned a = t >= 0 ? (unsigned)t : (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
+		unsigned a = t >= 0 ? (unsigned)t : (unsigned)(rnd(s) % s->o.tenants),
+			 k = (unsigned)(rnd(s) % s->o.keys);
 		unsigned c = *cell(s, s->master, a, k);
 		if (c && (!want || c == want)) {
 			*tt = a;

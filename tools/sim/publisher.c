@@ -33,10 +33,14 @@ struct model_ctx model_context(const struct sim *s)
 		return (struct model_ctx){.dp_nil = true};
 	bool is_main = o->mooncake == MC_MAIN;
 	struct model_ctx c = {
-		.model_name = o->model_name ? o->model_name : is_main ? SIM_MODEL : NULL,
+		.model_name = o->model_name ? o->model_name
+			      : is_main     ? SIM_MODEL
+					    : NULL,
 		.lora_name = o->lora_name,
 		.additional_salt = o->additional_salt,
-		.block_size = o->block_size >= 0 ? (uint32_t)o->block_size : is_main ? SIM_BLOCK_SIZE : 0,
+		.block_size = o->block_size >= 0 ? (uint32_t)o->block_size
+			      : is_main          ? SIM_BLOCK_SIZE
+						 : 0,
 		.dp_rank = o->dp_rank >= 0 ? (uint32_t)o->dp_rank : 0,
 	};
 	if (c.model_name && !*c.model_name) /* empty is nil, as upstream packs it */

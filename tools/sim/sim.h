@@ -64,10 +64,10 @@ struct lives {
 struct tenant_truth {
 	uint64_t events[3];
 	uint64_t dup, unknown;
-	bool exact;                                  /* a cleared was sent since the last break in the stream */
-	bool removed_after_cleared;                  /* a removed it could not place (the op log's late ones) */
-	bool pending_unseen; /* its last cleared came while it was not exact: late removals of objects unseen */
-	bool seen;                                   /* at least one event reached the wire */
+	bool exact;                 /* a cleared was sent since the last break in the stream */
+	bool removed_after_cleared; /* a removed it could not place (the op log's late ones) */
+	bool pending_unseen;        /* its last cleared came while it was not exact: late removals of objects unseen */
+	bool seen;                  /* at least one event reached the wire */
 	struct lives lives, model_lives[MAX_MODELS]; /* the tenant's, and per model (key group) */
 };
 
@@ -158,7 +158,7 @@ struct sim {
 	 * durable (--oplog on): tenant, key, media of each erased object */
 	struct late {
 		unsigned tenant, key, media;
-	} *late;
+	} * late;
 	size_t n_late, cap_late;
 	unsigned char *snapshot;     /* the master's model when the phase snapshot ran (NULL: none) */
 	unsigned char *wire_pending; /* per cell: media whose removal a subscriber still expects (--oplog on) */
@@ -231,7 +231,7 @@ void sleep_s(double s); /* returns early on a stop */
 /* --- publisher.c: the publisher process --- */
 
 /* main's model context when no flag says otherwise (a realistic one) */
-#define SIM_MODEL "meta-llama/Llama-3.1-8B-Instruct"
+#define SIM_MODEL      "meta-llama/Llama-3.1-8B-Instruct"
 #define SIM_BLOCK_SIZE 16
 
 /* The model context every event carries, as the master played stamps it

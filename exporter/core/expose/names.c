@@ -68,8 +68,7 @@ const char *kv_poll_error_name(enum kv_poll_error e)
 /* By bit index: KV_STALE_STARTUP is bit 0. */
 static const char *const stale_reason_names[KV_STALE__BITS] = {
 	"startup",  "gap",     "reset",          "reconnect", "overflow",  "reconcile_incomplete",
-	"failover", "dialect", "quota_eviction", "drift",     "bootstrap",
-	"removed_after_cleared",
+	"failover", "dialect", "quota_eviction", "drift",     "bootstrap", "removed_after_cleared",
 };
 
 static const char *const exact_cause_names[KV_EXACT__CAUSES] = {

@@ -253,7 +253,7 @@ static void rejected(B *b, const kv_source_snap *s)
 				}
 				opened = any = true;
 			}
-			kv_html_chip(b, "mooncake_kv_decode_errors_total", "reason", kv_reason_name(r),
+			kv_html_chip(b, "mooncake_kv_decode_errors_total", "reason", kv_reason_name((enum kv_reason)r),
 				     m->stats.decode_errors[r]);
 		}
 		if (opened)

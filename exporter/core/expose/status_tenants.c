@@ -214,8 +214,8 @@ static void tenant_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		kv_html_u64(b, "td", "mooncake_kv_objects_by_medium", "medium", kv_medium_name(m),
 			    kv_counts_on_medium(c, m));
 	for (int p = 0; p < KV_PLACE__COUNT; p++)
-		kv_html_u64(b, "td", "mooncake_kv_objects_by_placement", "placement", kv_placement_name(p),
-			    c->placement[p]);
+		kv_html_u64(b, "td", "mooncake_kv_objects_by_placement", "placement",
+			    kv_placement_name((enum kv_placement)p), c->placement[p]);
 	if (residency && s->residency) {
 		kv_html_u64(b, "td", "mooncake_kv_object_lifetime_seconds_count", NULL, NULL, c->life.count);
 		kv_html_u64(b, "td", "mooncake_kv_object_lifetime_unobserved_total", NULL, NULL, c->life.unobserved);

@@ -25,17 +25,17 @@
 
 /* Why a tenant's figures may be incomplete (bits of kv_tenant.stale). */
 enum kv_stale_reason {
-	KV_STALE_STARTUP = 1,               /* seen only since we joined: no snapshot exists */
-	KV_STALE_GAP = 2,                   /* messages were lost */
-	KV_STALE_RESET = 4,                 /* the publisher restarted */
-	KV_STALE_RECONNECT = 8,             /* the connection dropped */
-	KV_STALE_OVERFLOW = 16,             /* the object limit refused one of its objects */
-	KV_STALE_RECONCILE_INCOMPLETE = 32, /* reconciled, but some keys could not be asked about */
-	KV_STALE_FAILOVER = 64,             /* leadership moved to another master */
-	KV_STALE_DIALECT = 128,             /* the master turned out to speak another dialect */
-	KV_STALE_QUOTA_EVICTION = 256,      /* the master evicted its objects for its quota without events */
-	KV_STALE_DRIFT = 512,               /* every tenant exact, yet their sum is apart from the master's count */
-	KV_STALE_BOOTSTRAP = 1024,          /* taken from a peer, but the stream did not provably continue it */
+	KV_STALE_STARTUP = 1,                  /* seen only since we joined: no snapshot exists */
+	KV_STALE_GAP = 2,                      /* messages were lost */
+	KV_STALE_RESET = 4,                    /* the publisher restarted */
+	KV_STALE_RECONNECT = 8,                /* the connection dropped */
+	KV_STALE_OVERFLOW = 16,                /* the object limit refused one of its objects */
+	KV_STALE_RECONCILE_INCOMPLETE = 32,    /* reconciled, but some keys could not be asked about */
+	KV_STALE_FAILOVER = 64,                /* leadership moved to another master */
+	KV_STALE_DIALECT = 128,                /* the master turned out to speak another dialect */
+	KV_STALE_QUOTA_EVICTION = 256,         /* the master evicted its objects for its quota without events */
+	KV_STALE_DRIFT = 512,                  /* every tenant exact, yet their sum is apart from the master's count */
+	KV_STALE_BOOTSTRAP = 1024,             /* taken from a peer, but the stream did not provably continue it */
 	KV_STALE_REMOVED_AFTER_CLEARED = 2048, /* a removal after its cleared that may be RemoveAll's, late */
 };
 #define KV_STALE__BITS 12

@@ -19,7 +19,8 @@ static bool any_tried(const kv_exporter_snap *x)
 static void bootstrap_total(kv_emit *e, const kv_at *a)
 {
 	for (int r = 0; tried(a->s) && r < KV_BOOT__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"result", kv_boot_result_name(r)}, a->s->boot.results[r]);
+		kv_sample_u64(e, (kv_label){"result", kv_boot_result_name((enum kv_boot_result)r)},
+			      a->s->boot.results[r]);
 }
 
 static void bootstrap_joins_total(kv_emit *e, const kv_at *a)

@@ -20,7 +20,7 @@ static void objects_by_key_group_medium(kv_emit *e, const kv_at *a)
 static void key_group_events_total(kv_emit *e, const kv_at *a)
 {
 	for (int t = KV_EV_STORED; t <= KV_EV_REMOVED; t++)
-		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name(t)}, a->g->events[t]);
+		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name((enum kv_event_type)t)}, a->g->events[t]);
 }
 
 static const kv_family families[] = {

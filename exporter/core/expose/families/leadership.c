@@ -49,7 +49,7 @@ static void master_role(kv_emit *e, const kv_at *a)
 	if (now == KV_ROLE_UNKNOWN && o->answered)
 		now = o->serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
 	for (int r = 0; r < KV_ROLE__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"role", kv_ha_role_name(r)}, now == (enum kv_ha_role)r);
+		kv_sample_u64(e, (kv_label){"role", kv_ha_role_name((enum kv_ha_role)r)}, now == (enum kv_ha_role)r);
 }
 
 static void master_ha_poll_errors_total(kv_emit *e, const kv_at *a)

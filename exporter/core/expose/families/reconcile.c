@@ -16,13 +16,15 @@ static bool any_reconciles(const kv_exporter_snap *x)
 static void reconciliations_total(kv_emit *e, const kv_at *a)
 {
 	for (int r = 0; a->s->recon.enabled && r < KV_RECON__RESULTS; r++)
-		kv_sample_u64(e, (kv_label){"result", kv_recon_result_name(r)}, a->s->recon.results[r]);
+		kv_sample_u64(e, (kv_label){"result", kv_recon_result_name((enum kv_recon_result)r)},
+			      a->s->recon.results[r]);
 }
 
 static void reconcile_corrections_total(kv_emit *e, const kv_at *a)
 {
 	for (int k = 0; a->s->recon.enabled && k < KV_CORR__KINDS; k++)
-		kv_sample_u64(e, (kv_label){"kind", kv_recon_correction_name(k)}, a->s->recon.corrections[k]);
+		kv_sample_u64(e, (kv_label){"kind", kv_recon_correction_name((enum kv_recon_correction)k)},
+			      a->s->recon.corrections[k]);
 }
 
 static void reconcile_duration_seconds(kv_emit *e, const kv_at *a)

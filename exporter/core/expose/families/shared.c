@@ -6,7 +6,7 @@
 void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
 {
 	for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name(r)}, n[r]);
+		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name((enum kv_poll_error)r)}, n[r]);
 }
 
 bool kv_any_source(const kv_exporter_snap *x, bool (*has)(const kv_source_snap *s))

@@ -102,7 +102,7 @@ static void tenants_expired_total(kv_emit *e, const kv_at *a)
 static void decode_errors_total(kv_emit *e, const kv_at *a)
 {
 	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", kv_reason_name(r)}, a->m->stats.decode_errors[r]);
+		kv_sample_u64(e, (kv_label){"reason", kv_reason_name((enum kv_reason)r)}, a->m->stats.decode_errors[r]);
 }
 
 /* Why tenants are stale, counted per source: every tenant is stale from

@@ -6,7 +6,8 @@
 static void events_received_total(kv_emit *e, const kv_at *a)
 {
 	for (int t = 0; t < KV_EV__COUNT - a->s->object_dialect; t++)
-		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name(t)}, a->t->counts.events[t]);
+		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name((enum kv_event_type)t)},
+			      a->t->counts.events[t]);
 }
 
 static void objects(kv_emit *e, const kv_at *a)
@@ -23,7 +24,8 @@ static void objects_by_medium(kv_emit *e, const kv_at *a)
 static void objects_by_placement(kv_emit *e, const kv_at *a)
 {
 	for (int p = 0; p < KV_PLACE__COUNT; p++)
-		kv_sample_u64(e, (kv_label){"placement", kv_placement_name(p)}, a->t->counts.placement[p]);
+		kv_sample_u64(e, (kv_label){"placement", kv_placement_name((enum kv_placement)p)},
+			      a->t->counts.placement[p]);
 }
 
 static void state_stale(kv_emit *e, const kv_at *a)
