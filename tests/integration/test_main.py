@@ -5,11 +5,14 @@ it still leaves unsaid.
 
 - On the wire, read here by a subscriber of our own (ZMTP 3.0 and msgpack, below): the
   model context on every event, and RemoveAll's cleared only for a tenant it emptied.
-- The exporter against the master's model: every tenant exact and equal to it through
-  tier evictions, quota evictions and BatchRemove (all published); a master restored from
-  a snapshot; the op log's late removals (a tenant that cannot place one is stale,
-  removed_after_cleared, never silently wrong); the silent operations (revoke, a
-  discarded processing replica, a quota policy deleted).
+- The exporter against the master's model, as master_service.cpp at 00390e6e publishes:
+  tier evictions and BatchRemove published (every tenant exact and the master's); an
+  eviction that empties an object silent (a quota eviction: the tenant stale for
+  quota_eviction; one for space: drift); a master restored from a snapshot (nothing
+  announced, its clean-up silent too); HA with the op log (no whole-object removal
+  published: drift, never silently wrong; a key put again sees its old removed before
+  its stored); revokes and discarded processing replicas (never announced: harmless), a
+  quota policy deleted.
 
 usage: test_main.py EXPORTER SIM [PROMTOOL] [-k NAME]
 Prints one line per test and closes with 'N passed, N failed'."""
@@ -19,7 +22,7 @@ import struct
 import sys
 import threading
 
-from harness import Exporter, Sim, check_truth, promtool_check, run_tests, settle, wait_for
+from harness import Exporter, Sim, check_truth, polls_pass, promtool_check, run_tests, settle, wait_for
 from test_exact import FromEmpty, by_tenant, check_master, stale_reasons
 from timing import scaled
 
@@ -270,11 +273,14 @@ def test_removeall_cleared_only_when_emptied(procs):
     assert set(stale_reasons(m, "r").values()) == {0}
 
 
-def test_evictions_published_exact(procs):
-    """Watched from empty, every tenant exact through what main publishes and v0.3.12
-    did not: a tier evicted while the other stays, quota evictions (counted in the
-    leader's mooncake_tenant_evict_bytes_total, and no reason to distrust anyone),
-    BatchRemove.  Every figure, by medium and placement too, is the master's."""
+def test_evictions(procs):
+    """Watched from empty.  Main publishes a tier evicted while another stays (the
+    mix's) and BatchRemove's removals, but a quota eviction that empties an object
+    publishes nothing (PublishKvRemovedAfterEvict returns on the invalid object, and
+    EraseMetadata finds no medium left to name): the stream keeps those objects.  The
+    leader's mooncake_tenant_evict_bytes_total{tenant-2} rises all the same, and tenant-2
+    turns stale (quota_eviction); the other tenants stay exact and the master's, medium
+    by medium."""
     gate = FromEmpty(procs)
     sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=2", "quota-evict:count=300,tenant=2",
                                          "batch-remove:count=100", "ops:count=500", "sleep:seconds=1.5", "truth",
@@ -286,23 +292,54 @@ def test_evictions_published_exact(procs):
     gate.open(exp, "e")
     truth = sim.truth_written()
     m = settle(exp, truth, "e")
-    assert truth["silent_removals"] == 0 and truth["evicted_bytes"]["tenant-2"] > 0
+    assert truth["silent_removals"] > 0 and truth["evicted_bytes"]["tenant-2"] > 0
+    wire, master = by_tenant(truth["tenants"]), by_tenant(truth["master_tenants"])
+    assert wire["tenant-2"]["objects"] > master["tenant-2"]["objects"]  # the stream alone is wrong
     wait_for(lambda: exp.metrics().get("mooncake_kv_tenant_evicted_bytes_total", source="e", tenant_id="tenant-2")
              == truth["evicted_bytes"]["tenant-2"], 5, "the leader's evicted bytes are mirrored")
     m = exp.metrics()
-    check_truth(m, truth, "e")
-    master = by_tenant(truth["master_tenants"])
-    for t in truth["tenants"]:  # the stream's view is the master's, medium by medium
+    L = dict(source="e", backend_id="mooncake-master-1")
+    assert m.get("mooncake_kv_state_stale", tenant_id="tenant-2", **L) == 1
+    assert m.get("mooncake_kv_objects", tenant_id="tenant-2", **L) == wire["tenant-2"]["objects"]
+    assert stale_reasons(m, "e") == {r: 1 if r == "quota_eviction" else 0 for r in stale_reasons(m, "e")}
+    for name in ("default", "tenant-1"):  # the stream's view is the master's, medium by medium
+        assert m.get("mooncake_kv_state_stale", tenant_id=name, **L) == 0, name
         for k in ("objects", "cpu", "disk", "cpu_only", "disk_only", "cpu_and_disk"):
-            assert t[k] == master[t["tenant_id"]][k], (t["tenant_id"], k)
-    assert set(stale_reasons(m, "e").values()) == {0}
+            assert wire[name][k] == master[name][k], (name, k)
+        check_master(m, truth, "e", name)
+    assert wire["tenant-1"]["removed"] > 0
     promtool_check(m.text)
+
+
+def test_space_eviction_drift(procs):
+    """A BatchEvict for space that empties memory-only objects publishes nothing
+    either, and no per-tenant counter says whose: every tenant was exact (watched from
+    empty), their sum stays above master_key_count poll after poll, and the drift
+    check turns every exact tenant stale (drift).  Only objects the eviction leaves on
+    disk lose cpu on the wire."""
+    gate = FromEmpty(procs)
+    sim = Sim(procs, SIM, gate.phases + ["steady:rate=1500,seconds=2", "evict:count=200,tenant=1",
+                                         "sleep:seconds=1", "truth", "wait"],
+              seed=635, extra=["--tenants", "3", "--keys", "300", "--foreign-keys", "0"])
+    exp = Exporter(procs, EXPORTER, [sim.source("v")])
+    sim.start()
+    gate.open(exp, "v")
+    truth = sim.truth_written()
+    wire, master = by_tenant(truth["tenants"]), by_tenant(truth["master_tenants"])
+    assert truth["silent_removals"] > 16  # beyond the drift tolerance
+    assert wire["tenant-1"]["objects"] - master["tenant-1"]["objects"] == truth["silent_removals"]
+    for name in ("default", "tenant-2"):
+        assert wire[name]["objects"] == master[name]["objects"], name
+    settle(exp, truth, "v")
+    wait_for(lambda: exp.metrics().get("mooncake_kv_stale_tenants", source="v", reason="drift") == 3, 20,
+             "the drift blames every exact tenant")
+    assert stale_reasons(exp.metrics(), "v")["quota_eviction"] == 0
 
 
 def test_promoted_from_snapshot(procs):
     """A standby promoted with a snapshot's objects announces none of them, and its
-    clean-up removes objects it never announced: the objects put since the snapshot are
-    gone, those removed since are back.  The failover turns every tenant stale, and it
+    clean-up erases some of them without an event: the objects put since the snapshot
+    are gone, those removed since are back.  The failover turns every tenant stale, and it
     stays so until the master says otherwise: a RemoveAll's cleared (tenant-1), a
     reconciliation (default).  Where exact, the figures are the master's.  (Later
     removals in tenant-1 may turn it stale again: its cleared came while it was stale,
@@ -332,7 +369,7 @@ def test_promoted_from_snapshot(procs):
         check_master(m, truth, "h", t)
     assert m.get("mooncake_kv_state_stale", tenant_id="tenant-2", **L) == 1
     assert m.get("mooncake_kv_stale_tenants", source="h", reason="failover") == 1
-    # the clean-up removed objects this exporter never held: harmless, counted
+    # later removals name restored objects this exporter never held: harmless, counted
     assert sum(m.find("mooncake_kv_removed_unknown_total", source="h").values()) > 0
     os.remove(sim.truth_path)
     open(cleared, "w").close()
@@ -347,8 +384,8 @@ def test_promoted_from_snapshot(procs):
 def test_standby_restored_from_snapshot(procs):
     """One master (the sidecar topology) stands by and takes over again from a
     snapshot: the exporter forgets its figures while it stands by and starts afresh
-    on its promotion, every tenant stale since start-up; the clean-up's removals of
-    objects never announced change nothing it holds.  Reconciled, tenant default is
+    on its promotion, every tenant stale since start-up; the clean-up erases objects
+    without an event.  Reconciled, tenant default is
     the master's; the others stay stale."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.5", "ops:count=1500", "snapshot", "ops:count=1000",
                            "standby:seconds=1.5,restore=30", "ops:count=300", "sleep:seconds=0.5", "truth", "wait"],
@@ -368,38 +405,67 @@ def test_standby_restored_from_snapshot(procs):
         assert m.get("mooncake_kv_state_stale_reason", tenant_id=t, reason="startup", **L) == 1, t
 
 
-def test_oplog_late_removals(procs):
-    """With HA and the op log, RemoveAll's cleared comes at once and each removal
-    later.  A key put again in between (reput, and the traffic's own puts) sees its old
-    object's removal after its stored; the master keeps the new object, and the stream
-    cannot say which removal it is: that tenant turns stale (removed_after_cleared), and
-    the truth's ideal subscriber agrees.  A tenant whose late removals name only what is
-    gone stays exact; every exact tenant equals the master."""
+def test_oplog_removals_never_published(procs):
+    """With HA and the op log main publishes no whole-object removal: Remove, BatchRemove
+    and evictions mark replicas REMOVED, and FinalizeRemovedReplicasAfterDurable erases
+    the entry with no media hint.  RemoveAll's cleared goes out at once (its objects
+    count as removed) and their removals never.  A key put again after its discard
+    timeout sees its old entry's removed before the new object's stored.  The stream's
+    figures stay above the master's; the exporter, watching from empty, turns the
+    tenants stale (drift, or removed_after_cleared for a removal after a cleared it
+    cannot place), and no tenant it calls exact differs from the master."""
+    extra = ["--tenants", "4", "--keys", "300", "--foreign-keys", "0", "--oplog", "on"]
+    # the wire, read by our own subscriber of both members
+    phases = ["ops:count=1500", "clear:tenant=1", "reput:count=5,tenant=1", "ops:count=300", "durable",
+              "clear:tenant=2", "durable", "ops:count=300"]
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3"] + phases + ["sleep:seconds=0.3"], seed=650, members=2, extra=extra)
+    sim.start()
+    wire = Wire(sim.zmq)
+    truth = sim.wait()
+    wire.thread.join(scaled(10))
+    wire.close()
+    events = wire.events()
+    assert truth["oplog"] and truth["reputs"] == 5 and truth["durable_erased"] > 0 and truth["held_entries"] > 0
+    assert truth["silent_removals"] > 0 and len(events) == truth["events_sent"]
+    assert cleared_by_tenant(events) == {"tenant-1": 1, "tenant-2": 1}
+    at = next(i for i, e in enumerate(events) if e["event_type"] == "cleared" and e["tenant_id"] == "tenant-1")
+    first = {}  # tenant-1's keys after its cleared: their first event, and whether a stored follows
+    for e in events[at + 1:]:
+        if e["tenant_id"] != "tenant-1" or e["event_type"] == "cleared":
+            continue
+        k = e["object_key"]
+        if k not in first:
+            first[k] = [e["event_type"], False]
+        elif first[k][0] == "removed" and e["event_type"] == "stored":
+            first[k][1] = True
+    # the cleared took every object: only the re-put keys begin with a removal (their old
+    # entry's), each followed by the new object's stored
+    reput = {k: v for k, v in first.items() if v[0] == "removed"}
+    assert len(reput) == 5 and all(v[1] for v in reput.values()), reput
+    ws, ms = by_tenant(truth["tenants"]), by_tenant(truth["master_tenants"])
+    assert sum(t["objects"] for t in ws.values()) > sum(t["objects"] for t in ms.values())  # phantoms
+
+    # the exporter
     gate = FromEmpty(procs)
-    sim = Sim(procs, SIM, gate.phases + ["ops:count=1500", "clear:tenant=1", "reput:count=5,tenant=1",
-                                         "ops:count=300", "durable", "clear:tenant=2", "durable", "ops:count=300",
-                                         "sleep:seconds=1", "truth", "wait"],
-              seed=650, members=2, extra=["--tenants", "4", "--keys", "300", "--foreign-keys", "0", "--oplog", "on"])
+    sim = Sim(procs, SIM, gate.phases + phases + ["sleep:seconds=1", "truth", "wait"], seed=650, members=2,
+              extra=extra)
     exp = Exporter(procs, EXPORTER, [sim.ha_source("o")])
     sim.start()
     gate.open(exp, "o")
     truth = sim.truth_written()
-    m = settle_ha(exp, truth, "o")
-    assert truth["oplog"] and truth["reputs"] == 5 and truth["late_removals_held"] == 0
-    wire = by_tenant(truth["tenants"])
-    master = by_tenant(truth["master_tenants"])
-    assert wire["tenant-1"]["removed_after_cleared"] and wire["tenant-1"]["stale"]
-    assert wire["tenant-1"]["objects"] < master["tenant-1"]["objects"]  # the stream alone is wrong
+    settle_ha(exp, truth, "o")
     L = dict(source="o", backend_id="mooncake-master-1")
-    for name, t in wire.items():
-        stale = m.get("mooncake_kv_state_stale", tenant_id=name, **L)
-        assert stale == (1 if t["stale"] else 0), (name, stale, t)
-        if not stale:
-            check_master(m, truth, "o", name)
-    assert not wire["tenant-2"]["stale"]  # its late removals named only what was gone
-    assert m.get("mooncake_kv_stale_tenants", source="o", reason="removed_after_cleared") == \
-        sum(1 for t in wire.values() if t["removed_after_cleared"])
-    assert m.get("mooncake_kv_tenant_stale_transitions_total", source="o", reason="removed_after_cleared") >= 1
+    master = by_tenant(truth["master_tenants"])
+
+    def flagged():  # every tenant the stream got wrong is stale
+        m = exp.metrics()
+        return all(m.get("mooncake_kv_state_stale", tenant_id=n, **L) == 1 or
+                   m.get("mooncake_kv_objects", tenant_id=n, **L) == master[n]["objects"] for n in master)
+    wait_for(flagged, 20, "the drift flags the tenants the stream got wrong")
+    m = exp.metrics()
+    reasons = stale_reasons(m, "o")
+    assert reasons["drift"] + reasons["removed_after_cleared"] >= 1, reasons
+    assert m.get("mooncake_kv_tenant_stale_transitions_total", source="o", reason="drift") >= 1
     promtool_check(m.text)
 
 
@@ -412,43 +478,35 @@ def settle_ha(exp, truth, source):
     return exp.metrics()
 
 
-def test_silent_operations(procs):
-    """What main still does silently.  A discarded processing replica takes a tier
-    of a surviving object without a removal: the object counts stay exact and the
-    master's, the medium mix is what the stream said (nothing tells it otherwise: a
-    reconciliation, for a listed tenant; docs/upstream.md says what follows when such
-    an object is removed later).  A quota policy deleted (of an empty
-    tenant, no cleared) changes no figure.  A copy/move revoke erases objects without
-    an event: the sum of the exact tenants falls apart from the master's key count,
-    and every exact tenant turns stale (drift)."""
+def test_harmless_operations(procs):
+    """What main does without an event but without harm to the figures: copy/move
+    revokes and discarded processing replicas erase only PROCESSING replicas, never
+    announced (KvMediaForMetadata names COMPLETE ones); a quota policy deleted of an
+    empty tenant (refused for one that holds objects: no cleared owed) changes nothing.
+    Watched from empty, every tenant stays exact and the master's, medium by medium, and
+    more polls blame no one."""
     gate = FromEmpty(procs)
-    checked = os.path.join(procs.dir, "checked")
     sim = Sim(procs, SIM, gate.phases + ["ops:count=1500", "clear:tenant=2", "quota-delete:tenant=2",
-                                         "quota-delete:tenant=1", "discard:count=20,tenant=0", "truth",
-                                         "gate:" + checked, "revoke:count=40", "sleep:seconds=1", "truth",
-                                         "wait"],
+                                         "quota-delete:tenant=1", "discard:count=20,tenant=0", "revoke:count=40",
+                                         "ops:count=300", "sleep:seconds=1", "truth", "wait"],
               seed=660, extra=["--tenants", "3", "--keys", "300", "--foreign-keys", "0", "--quotas", "on"])
     exp = Exporter(procs, EXPORTER, [sim.source("s")])
     sim.start()
     gate.open(exp, "s")
     truth = sim.truth_written()
     m = settle(exp, truth, "s")
-    assert truth["discarded"] == 20 and truth["silent_removals"] == 0
+    assert truth["discarded"] == 20 and truth["revoked"] == 40 and truth["silent_removals"] == 0
+    polls_pass(exp, 3, source="s")
+    m = exp.metrics()
     check_truth(m, truth, "s")  # every figure the stream's, every tenant exact
     wire, master = by_tenant(truth["tenants"]), by_tenant(truth["master_tenants"])
-    moved = 0
     for name in wire:
-        check_master(m, truth, "s", name)  # the object counts are the master's
-        moved += sum(abs(wire[name][k] - master[name][k]) for k in ("cpu", "disk"))
-    assert moved == 20, moved  # each discarded tier, and nothing else, differs
+        check_master(m, truth, "s", name)
+        for k in ("objects", "cpu", "disk", "cpu_only", "disk_only", "cpu_and_disk"):
+            assert wire[name][k] == master[name][k], (name, k)
     quotas = {q["tenant_id"] for q in truth["quotas"]}
     assert "tenant-2" not in quotas and "tenant-1" in quotas  # refused: tenant-1 holds objects
-    os.remove(sim.truth_path)
-    open(checked, "w").close()
-    truth = sim.truth_written()
-    assert truth["revoked"] == 40 and truth["silent_removals"] == 40
-    wait_for(lambda: exp.metrics().get("mooncake_kv_stale_tenants", source="s", reason="drift") == 3, 20,
-             "the drift blames every exact tenant")
+    assert set(stale_reasons(m, "s").values()) == {0}
 
 
 if __name__ == "__main__":

@@ -1,45 +1,55 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What Mooncake main since PR #3818 still leaves unsaid, and the orderings
- * that remain (docs/upstream.md, "main since #3818"): RemoveAll's removals
- * that the op log holds back until they are durable, a master restored from
- * a snapshot, and the silent operations.  Each changes the master's model
- * as upstream does; the stream says only what upstream publishes. */
+/* What Mooncake main since PR #3818 still leaves unsaid (docs/upstream.md,
+ * "What main still does not publish"): the op log's durable callbacks and
+ * a key put again after its discard timeout, a master restored from a
+ * snapshot, and the operations that touch only replicas never announced.
+ * Each changes the master's model as upstream does; the stream says only
+ * what upstream publishes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim.h"
 
-/* FinalizeRemovedReplicasAfterDurable: each object RemoveAll erased, its
- * removed for every medium it had, long after the tenant's cleared.  The
- * master's model is not touched: the object went at the RemoveAll, and a
- * key put again since is another object, which this removal does not erase
- * (its identity gate), whatever the stream says. */
+/* FinalizeRemovedReplicasAfterDurable, for every held entry: the
+ * REMOVED replicas popped, the entry erased (EraseMetadata with no media
+ * hint), nothing published (master_service.cpp at 00390e6e ~80-84k).  The
+ * master's model lost the object at its removal already. */
 void op_late_removals(struct sim *s)
 {
-	for (size_t i = 0; i < s->n_late; i++) {
-		const struct late *l = &s->late[i];
-		for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
-			if (l->media & m)
-				publish(s, REMOVED, l->tenant, l->key, m);
-		if (s->q_len >= MAX_BATCH)
-			send_batch(s);
-	}
-	s->late_removals_sent += s->n_late;
+	size_t n = (size_t)s->o.tenants * s->o.keys;
+	for (size_t i = 0; i < n; i++)
+		s->held[i] = 0;
+	s->durable_erased += s->n_late;
 	s->n_late = 0;
 	flush(s);
 }
 
-/* A client puts again keys RemoveAll erased, before their late removals:
- * new objects, announced by their stored. */
+/* A client puts again held keys once put_start_discard_timeout has passed
+ * (before it PutStart refuses them: OBJECT_ALREADY_EXISTS): PutStart erases
+ * the old entry, whose PublishKvRemoved names the REMOVED replicas' media,
+ * then PutEnd announces the new object.  So the old removed always comes
+ * before the new stored; the durable callback then finds the new entry's
+ * replicas not REMOVED and publishes nothing (h2's reading, ~197-207k). */
 void op_reput(struct sim *s, uint64_t n, int t)
 {
-	for (size_t i = 0; i < s->n_late && n; i++) {
-		const struct late *l = &s->late[i];
-		if ((t >= 0 && l->tenant != (unsigned)t) || *cell(s, s->master, l->tenant, l->key))
+	for (unsigned a = 0; a < s->o.tenants && n; a++) {
+		if (t >= 0 && a != (unsigned)t)
 			continue;
-		op_put(s, l->tenant, l->key, false);
-		s->reputs++;
-		n--;
+		for (unsigned k = 0; k < s->o.keys && n; k++) {
+			unsigned char *h = cell(s, s->held, a, k);
+			if (!*h || *cell(s, s->master, a, k))
+				continue;
+			for (unsigned m = REP_MEM; m <= REP_DISK; m <<= 1)
+				if (*h & m)
+					publish(s, REMOVED, a, k, m);
+			*h = 0;
+			s->n_late--;
+			op_put(s, a, k, false);
+			if (s->q_len >= MAX_BATCH)
+				send_batch(s);
+			s->reputs++;
+			n--;
+		}
 	}
 	flush(s);
 }
@@ -57,8 +67,9 @@ void op_snapshot(struct sim *s)
 /* A master that takes over from a snapshot (RestoreFromStandbyState, the
  * deserializer): it holds what the snapshot held, without a stored for any
  * of it; objects put since the snapshot are gone, objects erased since are
- * back.  Then ApplySnapshotState's cleanup erases `cleanup` of them,
- * publishing their removal: objects this publisher never announced. */
+ * back.  Then ApplySnapshotState's cleanup erases `cleanup` of them: on a
+ * restore it runs in the constructor before the publisher exists, so it
+ * publishes nothing either (00390e6e ~451-456k, ctor ~12k vs ~19.5k). */
 void op_restore(struct sim *s, uint64_t cleanup)
 {
 	if (!s->snapshot)
@@ -71,16 +82,14 @@ void op_restore(struct sim *s, uint64_t cleanup)
 				s->restored++;
 			}
 		}
-	s->n_late = 0; /* the old leader's durable callbacks died with it */
+	/* the old leader's held entries and their callbacks died with it */
+	memset(s->held, 0, (size_t)s->o.tenants * s->o.keys);
+	s->n_late = 0;
 	for (uint64_t i = 0, tries = 0; i < cleanup && tries < 100 * cleanup + 1000; tries++) {
 		unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
-		unsigned c = *cell(s, s->master, t, k);
-		if (!c)
+		if (!*cell(s, s->master, t, k))
 			continue;
 		master_set(s, t, k, 0);
-		publish_delta(s, t, k, c, 0);
-		if (s->o.dialect == DIALECT_OBJECT)
-			publish(s, REMOVED, t, k, c & REP_MEM ? REP_MEM : REP_DISK);
 		s->cleanup_removals++;
 		i++;
 	}
@@ -104,31 +113,25 @@ static bool pick(struct sim *s, int t, unsigned want, unsigned *tt, unsigned *kk
 	return false;
 }
 
-/* CopyRevoke, MoveRevoke of an object whose source replica went during
- * the task: what is left, the task's processing targets, is erased and the
- * object with it (`if (!metadata.IsValid()) accessor.Erase()`), without an
- * event. */
+/* CopyRevoke, MoveRevoke: the task's PROCESSING target replicas are
+ * erased; they were never announced (KvMediaForMetadata names COMPLETE
+ * replicas only), the object keeps its source, nothing is published and no
+ * figure changes (00390e6e ~279-297k).  Counted, to show it ran. */
 void op_revoke(struct sim *s, uint64_t n, int t)
 {
 	unsigned a, k;
-	for (uint64_t i = 0; i < n && pick(s, t, 0, &a, &k); i++) {
-		master_set(s, a, k, 0);
-		s->silent_removals++;
+	for (uint64_t i = 0; i < n && pick(s, t, 0, &a, &k); i++)
 		s->revoked++;
-	}
 }
 
-/* A tier of a surviving object announced, then turned processing (being
- * rewritten, moved) and discarded: the object keeps its other tier, and
- * the lost one is never retracted (KvMediaForRemoval covers the removal
- * paths, not this one). */
+/* DiscardExpiredProcessingReplicas, a failed or expired promotion: a
+ * PROCESSING replica (being written, staged) popped; never announced, so
+ * again nothing published and no figure changes (~426-438k). */
 void op_discard(struct sim *s, uint64_t n, int t)
 {
 	unsigned a, k;
-	for (uint64_t i = 0; i < n && pick(s, t, REP_MEM | REP_DISK, &a, &k); i++) {
-		master_set(s, a, k, (unsigned char)(rnd(s) & 1 ? REP_MEM : REP_DISK));
+	for (uint64_t i = 0; i < n && pick(s, t, 0, &a, &k); i++)
 		s->discarded++;
-	}
 }
 
 /* DeleteTenantQuotaPolicy: refused (TENANT_NOT_EMPTY) while the tenant

@@ -6,18 +6,23 @@
  *   main       (the default) kvcache-ai/Mooncake main since PR #3818: the
  *              subscriber guide exactly.  Per-medium availability
  *              (PublishCommitted, SyncObjectState, PublishObjectRemoved):
- *              a put stores every medium the object is on, a Remove,
- *              BatchRemove or quota eviction removes each medium, a tier
- *              evicted while another stays is announced; RemoveAll publishes
- *              every object's removed, then cleared for each tenant it
- *              emptied that held objects, none when an object was skipped
- *              (leased=); the model context (--model-name ...) on every
- *              event; the status's five fields (skipped_keyless_events);
- *              event ids and sequence numbers from 1 per process, nothing
- *              naming the process.  What it still leaves unsaid is played by
- *              phases: a master restored from a snapshot (restore=), the op
- *              log's late removals (--oplog on), revoke, discard,
- *              quota-delete.
+ *              a put stores every medium the object is on, a Remove or
+ *              BatchRemove removes each medium, a tier evicted while another
+ *              stays is announced; RemoveAll publishes every object's
+ *              removed, then cleared for each tenant it emptied that held
+ *              objects, none when an object was skipped (leased=); the model
+ *              context (--model-name ...) on every event; the status's five
+ *              fields (skipped_keyless_events); event ids and sequence
+ *              numbers from 1 per process, nothing naming the process.  As
+ *              its source does (master_service.cpp at 00390e6e): a memory
+ *              eviction or quota eviction that empties an object publishes
+ *              nothing (phases evict, quota-evict; the mix evicts memory
+ *              only from objects that keep a disk replica); with --oplog on
+ *              no whole-object removal is ever published; a master restored
+ *              from a snapshot (restore=) announces nothing of it, its
+ *              cleanup neither.  Revokes and discards touch only replicas
+ *              never announced (revoke, discard), quota-delete is refused
+ *              for a tenant that holds objects.
  *   v0.3.12    release v0.3.12 = main at 3b5a594, the `object` dialect: one
  *              event per put and per erased object, the medium guessed;
  *              tier evictions, offloads, RemoveAll, BatchRemove and quota
@@ -51,20 +56,24 @@
  *                              no cleared for it
  *   clear:tenant=T[,leased=N]  RemoveAll of tenant T (media dialect: each object's removal, then its cleared:
  *                              main only when it held objects, conductor even when it held nothing);
- *                              with --oplog on (main) the cleared goes at once, the removals at durable
- *   durable                    the op log's durable callbacks send RemoveAll's held-back removals (the master's
- *                              model untouched: a key put again meanwhile stays)
- *   reput:count=N[,tenant=T]   N keys whose removal is held back put again (new objects, stored)
+ *                              with --oplog on (main) the cleared at once, the objects' removals never
+ *   durable                    the op log's durable callbacks erase the held entries (REMOVED replicas of whole
+ *                              objects removed under --oplog on): nothing published
+ *   reput:count=N[,tenant=T]   N held keys put again after put_start_discard_timeout: the old entry's removed,
+ *                              then the new object's stored (before it, the mix's puts of a held key are refused)
+ *   evict:count=N[,tenant=T]   BatchEvict for space of N random objects' memory: an object left on disk
+ *                              loses cpu (published); one emptied: nothing on main, removed cpu on
+ *                              v0.3.12, the delta on conductor
  *   batch-remove:count=N[,tenant=T]  BatchRemove of N random objects (of tenant T): no event on v0.3.12 (and
  *                              conductor, as played so far), each removal on main
  *   quota-reject:count=N       N puts refused for their tenant's quota (a tenant over it, else any):
  *                              no event, counted in the master's mooncake_tenant_quota_reject_total
  *   gate:PATH                  waits until the file PATH exists (a test's go-ahead), 300 s at most
- *   quota-evict:count=N[,tenant=T]  EvictTenantMemoryForQuota on N random objects (of tenant T): silent
- *                              on v0.3.12, published on main and conductor; counted in
- *                              mooncake_tenant_evict_bytes_total
- *   revoke:count=N[,tenant=T]  copy/move revokes that erase N objects (their source gone): silent
- *   discard:count=N[,tenant=T] N objects on both tiers lose one to a discarded processing replica: silent
+ *   quota-evict:count=N[,tenant=T]  EvictTenantMemoryForQuota on N random objects (of tenant T): an object
+ *                              emptied silent on v0.3.12 and main, published on conductor; one left on
+ *                              disk loses cpu (main, conductor); counted in mooncake_tenant_evict_bytes_total
+ *   revoke:count=N[,tenant=T]  N copy/move revokes: their processing targets (never announced) erased, silent
+ *   discard:count=N[,tenant=T] N processing replicas (never announced) discarded: silent
  *   quota-delete:tenant=T      T's quota policy deleted (refused unless T is empty): no event, no cleared
  *   snapshot                   the master's model now is the snapshot a restored master starts from
  *   upgrade                    the master is upgraded in place: a new process that speaks the other dialect
@@ -77,7 +86,7 @@
  *                              by and closes its publisher; member I (the next one) is promoted,
  *                              view_version + 1, and starts its publisher at 1 on its own endpoint
  *                              restore=M: the promoted master holds the snapshot's objects (no stored for
- *                              them) and its cleanup (ApplySnapshotState) removes M of them, published
+ *                              them) and its cleanup (ApplySnapshotState) erases M of them, with no event
  *   split-brain:seconds=S[,member=I]  member I serves as well as the leader for S seconds
  *   standby-publish:count=N[,member=I]  member I, standing by, publishes N operations on its own
  *                              endpoint (numbered from 1): real mutations from a master that does not serve
@@ -98,7 +107,7 @@
  *
  * Files: base.c (die, random numbers, clock), master.c (the master's
  * model and operations), later.c (what main since #3818 leaves unsaid: the
- * op log's late removals, snapshot restore, silent operations),
+ * op log's durable callbacks and re-puts, snapshot restore, revokes),
  * publisher.c (queue, wire, PUB socket), cluster.c (members, promotion,
  * failover, crash), admin.c (the admin HTTP endpoints), truth.c (the
  * ground truth), phases.c (the phase table), and this file (flags,
@@ -109,10 +118,10 @@
  * that received every message must show, per tenant and per stream, and
  * what the master holds (including what the queue dropped), per member
  * what its stream carried, and with --quotas on the tenants' quotas.  With
- * --oplog on a subscriber of the several masters that knows the op log's
- * ordering (docs/design.md, "RemoveAll and the op log") cannot place a
- * removal that takes away what was stored after its tenant's cleared: the
- * truth marks the tenant (removed_after_cleared) and not exact. */
+ * --oplog on the truth's subscriber follows docs/design.md's rule
+ * ("RemoveAll and the op log"): a removal that takes away what it held when
+ * its tenant's cleared came, or stored after a cleared that came while it
+ * was not exact, marks the tenant (removed_after_cleared) and not exact. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +146,7 @@ static const char usage[] =
 	"  --legacy on|off (on)  --object-key on|off (on)\n"
 	"  --mooncake main|v0.3.12|conductor (main)  the master played (docs/upstream.md):\n"
 	"                 main: Mooncake main since PR #3818, the subscriber guide (per-medium availability,\n"
-	"                 evictions and quota evictions published, RemoveAll's cleared only for a tenant it\n"
+	"                 an eviction that empties an object silent, RemoveAll's cleared only for a tenant it\n"
 	"                 emptied, the model context on every event, the guide's five status fields);\n"
 	"                 v0.3.12: release v0.3.12 = main at 3b5a594 (one event per put and per erased object,\n"
 	"                 the medium guessed; tier changes, RemoveAll, BatchRemove silent; no cleared);\n"
@@ -149,8 +158,8 @@ static const char usage[] =
 	"                 --block-size N (main: 16; 0: nil)  --dp-rank N (0): the model context main and conductor\n"
 	"                 stamp on every event (empty: nil; conductor's defaults are upstream's, nil; v0.3.12\n"
 	"                 stamps none)\n"
-	"  --oplog on|off (off)  main with HA and the op log (needs two --pub at least): RemoveAll's cleared at once,\n"
-	"                 its removals at the phase durable\n"
+	"  --oplog on|off (off)  main with HA and the op log (needs two --pub at least): no whole-object removal\n"
+	"                 published (Remove, BatchRemove, RemoveAll's objects, evictions), RemoveAll's cleared at once\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S][,until=PATH] ops:count=N[,batch=B] burst:events=N clear:all|tenant=T\n"
 	"        batch-remove:count=N truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I]\n"
@@ -159,7 +168,7 @@ static const char usage[] =
 	"        quota-evict:count=N quota-reject:count=N upgrade admin-off admin-on poison:count=N (failover, crash: "
 	"after=S)\n"
 	"        clear:...,leased=N durable reput:count=N[,tenant=T] snapshot (failover, standby: restore=M)\n"
-	"        revoke:count=N[,tenant=T] discard:count=N[,tenant=T] quota-delete:tenant=T\n"
+	"        revoke:count=N[,tenant=T] discard:count=N[,tenant=T] quota-delete:tenant=T evict:count=N[,tenant=T]\n"
 	"        "
 	"sleep:seconds=S "
 	"clock:ms=N (the publisher's clock steps) known:tenant=T (a reconciliation made T exact) known:all (watched "
@@ -321,8 +330,10 @@ int main(int argc, char **argv)
 	s->evicted_bytes = calloc(o->tenants, sizeof(*s->evicted_bytes));
 	s->policy_deleted = calloc(o->tenants, sizeof(*s->policy_deleted));
 	s->wire_pending = calloc((size_t)o->tenants * o->keys, 1);
+	s->held = calloc((size_t)o->tenants * o->keys, 1);
 	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->wire_birth || !s->truth || !s->quota_rejects ||
-	    !s->evicted_bytes || !s->policy_deleted || !s->wire_pending)
+	    !s->evicted_bytes || !s->policy_deleted || !s->wire_pending ||
+	    !s->held)
 		die("out of memory");
 	for (size_t i = 0; i < (size_t)o->tenants * o->keys; i++)
 		s->wire_birth[i] = -1;
@@ -368,7 +379,7 @@ int main(int argc, char **argv)
 	free(s->evicted_bytes);
 	free(s->policy_deleted);
 	free(s->wire_pending);
-	free(s->late);
+	free(s->held);
 	free(s->snapshot);
 	free(o->phases);
 	return 0;

@@ -32,6 +32,22 @@ static bool main_3818(const struct sim *s)
 	return s->o.mooncake == MC_MAIN;
 }
 
+/* Main with HA and the op log (--oplog on) erasing a whole object (Remove,
+ * BatchRemove, RemoveAll, an eviction): its replicas are marked REMOVED and
+ * the op log appended; FinalizeRemovedReplicasAfterDurable later pops them
+ * and calls EraseMetadata with no media hint, so PublishKvRemoved finds no
+ * replica to name and nothing is ever published (master_service.cpp at
+ * 00390e6e).  Until the callback the entry holds the REMOVED replicas and a
+ * put of the key is refused (held). */
+static void oplog_erase(struct sim *s, unsigned t, unsigned k, unsigned c)
+{
+	unsigned char *h = cell(s, s->held, t, k);
+	master_set(s, t, k, 0);
+	s->n_late += !*h;
+	*h |= (unsigned char)c;
+	s->silent_removals++;
+}
+
 /* media: what SyncObjectState sends for a change of an object's media,
  * removed for each one lost, then stored for each one gained (dev/conductor's
  * kv_event_publisher.cpp at 19ffa6e, ~L317-368; main's since #3818, stateless,
@@ -69,7 +85,7 @@ static void put_end(struct sim *s, unsigned t, unsigned k, unsigned replica, uns
  * key that exists changes nothing and publishes nothing. */
 void op_put(struct sim *s, unsigned t, unsigned k, bool with_disk)
 {
-	if (*cell(s, s->master, t, k))
+	if (*cell(s, s->master, t, k) || *cell(s, s->held, t, k)) /* held: refused (OBJECT_ALREADY_EXISTS) */
 		return;
 	if (!with_disk) {
 		put_end(s, t, k, REP_MEM, REP_MEM);
@@ -88,6 +104,10 @@ static void op_remove(struct sim *s, unsigned t, unsigned k)
 	unsigned c = *cell(s, s->master, t, k);
 	if (!c)
 		return; /* OBJECT_NOT_FOUND */
+	if (s->o.oplog) {
+		oplog_erase(s, t, k, c);
+		return;
+	}
 	master_set(s, t, k, 0);
 	if (object_dialect(s))
 		publish(s, REMOVED, t, k, c & REP_MEM ? REP_MEM : REP_DISK);
@@ -105,21 +125,40 @@ static void remove_one(struct sim *s, unsigned t, unsigned k)
 }
 
 /* An eviction of one tier (memory: BatchEvict; disk: EvictDiskReplica).
- * Main publishes only when the object becomes invalid, with the medium of
- * what is left, cpu once nothing is (PublishKvRemovedAfterEvict ~L12798,
- * EvictDiskReplica ~L5583); a tier lost while another stays valid is
- * silent.  The guide publishes the delta. */
+ * v0.3.12 publishes only when the object becomes invalid, with the medium
+ * of what is left, cpu once nothing is (PublishKvRemovedAfterEvict ~L12798,
+ * EvictDiskReplica ~L5583 at 3b5a594); a tier lost while another stays is
+ * silent.  dev/conductor publishes the delta.  Main since #3818 publishes
+ * the delta of an object that stays (PublishKvRemovedAfterEvict's Sync;
+ * under the op log from the durable callback, later, played here at once),
+ * and EvictDiskReplica's removal of a disk-only object (it syncs before the
+ * erase); but a memory eviction that empties the object publishes nothing:
+ * the replicas are popped, PublishKvRemovedAfterEvict returns on an invalid
+ * object, and EraseMetadata finds no medium left to name (00390e6e). */
 static void op_evict(struct sim *s, unsigned t, unsigned k, unsigned tier)
 {
 	unsigned c = *cell(s, s->master, t, k);
 	if (!(c & tier))
 		return;
 	unsigned after = c & ~tier;
+	if (main_3818(s) && !after && s->o.oplog) {
+		oplog_erase(s, t, k, c);
+		return;
+	}
 	master_set(s, t, k, (unsigned char)after);
-	if (!object_dialect(s))
+	if (object_dialect(s)) {
+		if (!after)
+			publish(s, REMOVED, t, k, REP_MEM);
+	} else if (main_3818(s) && !after && tier == REP_MEM) {
+		s->silent_removals++;
+	} else {
 		publish_delta(s, t, k, c, after);
-	else if (!after)
-		publish(s, REMOVED, t, k, REP_MEM);
+	}
+}
+
+void op_space_evict(struct sim *s, unsigned t, unsigned k)
+{
+	op_evict(s, t, k, REP_MEM);
 }
 
 /* An offload (SSD, the master's file system) completes: a disk replica is
@@ -157,29 +196,32 @@ static void op_upsert(struct sim *s, unsigned t, unsigned k, bool with_disk)
 }
 
 /* EvictTenantMemoryForQuota: a tenant's memory replicas go, and an object
- * left with nothing is erased, without an event on v0.3.12
- * (master_service.cpp L9646-9889 at 3b5a594 publishes nothing);
- * dev/conductor publishes each (19ffa6e L6552, L6557), and main since #3818
- * too (PublishKvRemovedAfterEvict, then EraseMetadata): the guide's delta.
- * All count the bytes freed in mooncake_tenant_evict_bytes_total{tenant_id}
- * (3b5a594 L9862). */
+ * left with nothing is erased.  v0.3.12 publishes nothing (master_service.cpp
+ * L9646-9889 at 3b5a594); dev/conductor publishes each (19ffa6e L6552,
+ * L6557); main since #3818 the delta of an object that keeps its disk
+ * replica, and nothing for one it empties (PublishKvRemovedAfterEvict
+ * returns on an invalid object, EraseMetadata finds no medium left: 00390e6e
+ * ~456-466k), whatever the op log.  All count the bytes freed in
+ * mooncake_tenant_evict_bytes_total{tenant_id} (3b5a594 L9862). */
 void op_quota_evict(struct sim *s, unsigned t, unsigned k)
 {
 	unsigned c = *cell(s, s->master, t, k);
 	if (!(c & REP_MEM))
 		return;
-	s->silent_removals += object_dialect(s) && c == REP_MEM;
+	bool silent = c == REP_MEM && s->o.mooncake != MC_CONDUCTOR;
+	s->silent_removals += silent;
 	master_set(s, t, k, (unsigned char)(c & ~REP_MEM));
 	pthread_mutex_lock(&s->model_lock);
 	s->evicted_bytes[t] += OBJECT_BYTES;
 	pthread_mutex_unlock(&s->model_lock);
-	publish_delta(s, t, k, c, c & ~REP_MEM);
+	if (!silent)
+		publish_delta(s, t, k, c, c & ~REP_MEM);
 }
 
 /* BatchRemove, RemoveByRegex, the clean-ups: erased without an event on
  * v0.3.12 (and as the simulator has always played dev/conductor); main
  * since #3818 publishes each removal (EraseMetadata ->
- * PublishObjectRemoved). */
+ * PublishObjectRemoved), none with the op log (op_remove). */
 void op_silent_remove(struct sim *s, unsigned t, unsigned k)
 {
 	if (main_3818(s)) {
@@ -202,8 +244,9 @@ void op_silent_remove(struct sim *s, unsigned t, unsigned k)
  * (L4699-4739), unlike the guide.  Main since #3818 publishes each removal
  * and then cleared only for a tenant it emptied that held objects, none
  * where one was skipped (PublishKvClearedIfEpochUnchanged, the guide's
- * rule); with the op log (--oplog on) its cleared goes out at once and each
- * removal later, from the durable callbacks (op_late_removals). */
+ * rule); with the op log (--oplog on) the objects whose append succeeded
+ * count as removed, so its cleared goes out at once, and their removals
+ * never (oplog_erase). */
 void op_remove_all(struct sim *s, int only, unsigned leased)
 {
 	bool *had = calloc(s->o.tenants, sizeof(*had)), *kept = calloc(s->o.tenants, sizeof(*kept));
@@ -226,13 +269,7 @@ void op_remove_all(struct sim *s, int only, unsigned leased)
 				s->silent_removals++;
 				master_set(s, t, k, 0);
 			} else if (s->o.oplog) {
-				master_set(s, t, k, 0);
-				if (s->n_late == s->cap_late) {
-					s->cap_late = s->cap_late ? 2 * s->cap_late : 256;
-					if (!(s->late = realloc(s->late, s->cap_late * sizeof(*s->late))))
-						die("out of memory");
-				}
-				s->late[s->n_late++] = (struct late){t, k, c};
+				oplog_erase(s, t, k, c);
 			} else {
 				remove_one(s, t, k);
 			}
@@ -255,8 +292,11 @@ void preload(struct sim *s, uint64_t n)
 }
 
 /* One random operation of a master under load.  Nothing in this mix erases
- * an object silently (the phases batch-remove, clear and quota-evict
- * do): the stream alone can keep every object count of the master exact. */
+ * an object silently but main's removals under the op log (the phases
+ * batch-remove, clear, evict and quota-evict do): the stream alone can keep
+ * every object count of the master exact.  So on main the mix's memory
+ * evictions take only objects that keep a disk replica (a demotion); one
+ * that empties an object, silent on main, is the phase evict's. */
 void random_op(struct sim *s)
 {
 	unsigned t = (unsigned)(rnd(s) % s->o.tenants), k = (unsigned)(rnd(s) % s->o.keys);
@@ -266,8 +306,10 @@ void random_op(struct sim *s)
 		op_put(s, t, k, disk);
 	else if (r < 650)
 		op_remove(s, t, k);
-	else if (r < 760)
-		op_evict(s, t, k, REP_MEM);
+	else if (r < 760) {
+		if (!main_3818(s) || *cell(s, s->master, t, k) & REP_DISK)
+			op_evict(s, t, k, REP_MEM);
+	}
 	else if (r < 820)
 		op_evict(s, t, k, REP_DISK);
 	else if (r < 890)

@@ -101,6 +101,19 @@ static void quota_evict(struct sim *s, const char *spec)
 	flush(s);
 }
 
+/* BatchEvict for space: N random objects' memory replicas */
+static void evict(struct sim *s, const char *spec)
+{
+	uint64_t n = (uint64_t)param(spec, "count", 100);
+	int t = tenant_param(s, spec);
+	for (uint64_t i = 0; i < n; i++) {
+		op_space_evict(s, some_tenant(s, t), (unsigned)(rnd(s) % s->o.keys));
+		if (s->q_len >= MAX_BATCH)
+			send_batch(s);
+	}
+	flush(s);
+}
+
 /* puts refused for a tenant's quota: one over it if any, else any tenant */
 static void quota_reject(struct sim *s, const char *spec)
 {
@@ -138,7 +151,7 @@ static void clear(struct sim *s, const char *spec)
 	flush(s);
 }
 
-/* the op log's durable callbacks: RemoveAll's held-back removals */
+/* the op log's durable callbacks: the held entries erased, silently */
 static void durable(struct sim *s, const char *spec)
 {
 	(void)spec;
@@ -358,6 +371,7 @@ static const struct {
 	{"ops", ops},
 	{"burst", burst},
 	{"quota-evict", quota_evict},
+	{"evict", evict},
 	{"quota-reject", quota_reject},
 	{"batch-remove", batch_remove},
 	{"clear", clear},

@@ -89,7 +89,7 @@ struct opts {
 	bool legacy, object_key, spec_extras;
 	int mooncake; /* enum mooncake: the master played */
 	int dialect;  /* what its publisher speaks: mooncake_dialect(mooncake) */
-	bool oplog;   /* HA with the op log: RemoveAll's removals come after its cleared (main) */
+	bool oplog;   /* HA with the op log (main): whole-object removals never published */
 	/* the model context of --model-name ... (NULL, -1: the master's default) */
 	const char *model_name, *lora_name, *additional_salt;
 	long block_size, dp_rank;
@@ -154,15 +154,14 @@ struct sim {
 	uint64_t *quota_rejects;                      /* per tenant: puts refused for its quota (under model_lock) */
 	uint64_t *evicted_bytes;                      /* per tenant: what its quota eviction freed (under model_lock) */
 	bool *policy_deleted;                         /* per tenant: its quota policy deleted (under model_lock) */
-	/* RemoveAll's removals the op log holds back until its entries are
-	 * durable (--oplog on): tenant, key, media of each erased object */
-	struct late {
-		unsigned tenant, key, media;
-	} * late;
-	size_t n_late, cap_late;
+	/* --oplog on: per cell, the media of an erased object's replicas still
+	 * REMOVED in its entry, waiting for the op log's durable callback (the
+	 * key's puts are refused meanwhile); n_late of them */
+	unsigned char *held;
+	size_t n_late;
 	unsigned char *snapshot;     /* the master's model when the phase snapshot ran (NULL: none) */
 	unsigned char *wire_pending; /* per cell: media whose removal a subscriber still expects (--oplog on) */
-	uint64_t late_removals_sent, reputs, restored, cleanup_removals, discarded, revoked;
+	uint64_t durable_erased, reputs, restored, cleanup_removals, discarded, revoked;
 };
 
 /* Key shapes of the integrations (docs/key-groups.md); the model of key k is
@@ -282,6 +281,8 @@ char *metrics_text(struct sim *s, size_t *len);
 void master_set(struct sim *s, unsigned t, unsigned k, unsigned char media);
 void random_op(struct sim *s); /* one random operation of a master under load */
 void op_quota_evict(struct sim *s, unsigned t, unsigned k);
+/* BatchEvict for space: key k of tenant t loses its memory replica. */
+void op_space_evict(struct sim *s, unsigned t, unsigned k);
 void op_silent_remove(struct sim *s, unsigned t, unsigned k);
 /* RemoveAll of every tenant (only < 0) or of tenant `only`, with `leased`
  * objects of each tenant still leased and skipped (no force). */
@@ -317,16 +318,20 @@ void status_skipped(struct sim *s, json_t *j, uint64_t skipped);
 
 /* --- later.c: what main since #3818 still leaves unsaid, and its orderings --- */
 
-/* The op log's durable callbacks: RemoveAll's removals held back (--oplog on). */
+/* The op log's durable callbacks: the held entries erased, nothing
+ * published (--oplog on). */
 void op_late_removals(struct sim *s);
-/* Puts again n keys whose late removal is still held back (of tenant t, or any: -1). */
+/* Puts again n held keys (of tenant t, or any: -1) once
+ * put_start_discard_timeout has passed: the old entry's removed, then the
+ * new object's stored. */
 void op_reput(struct sim *s, uint64_t n, int t);
-/* The master's model as a snapshot holds it, and a master restored from it:
- * its objects without any stored, then `cleanup` of them removed. */
+/* The master's model as a snapshot holds it, and a master restored from
+ * it: its objects without any stored, then `cleanup` of them erased, with
+ * no event either. */
 void op_snapshot(struct sim *s);
 void op_restore(struct sim *s, uint64_t cleanup);
-/* Silent: n objects erased by a copy/move revoke, n surviving objects that
- * lose a tier by a discarded processing replica, a tenant's quota policy
+/* Harmless for the figures (only replicas never announced go): n copy/move
+ * revokes, n discarded processing replicas; a tenant's quota policy
  * deleted. */
 void op_revoke(struct sim *s, uint64_t n, int t);
 void op_discard(struct sim *s, uint64_t n, int t);

@@ -147,8 +147,10 @@ void write_truth(struct sim *s, const char *path)
 	json_object_set_new(root, "model_context", ctx);
 	json_object_set_new(root, "oplog", json_boolean(s->o.oplog));
 	/* what the operations of later.c did */
-	json_object_set_new(root, "late_removals_sent", json_integer((json_int_t)s->late_removals_sent));
-	json_object_set_new(root, "late_removals_held", json_integer((json_int_t)s->n_late));
+	/* --oplog on: entries still holding REMOVED replicas, and those the
+	 * durable callbacks erased (neither published) */
+	json_object_set_new(root, "held_entries", json_integer((json_int_t)s->n_late));
+	json_object_set_new(root, "durable_erased", json_integer((json_int_t)s->durable_erased));
 	json_object_set_new(root, "reputs", json_integer((json_int_t)s->reputs));
 	json_object_set_new(root, "restored_cells", json_integer((json_int_t)s->restored));
 	json_object_set_new(root, "cleanup_removals", json_integer((json_int_t)s->cleanup_removals));

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* RemoveAll and the op log (kv_state.h; docs/design.md, "RemoveAll and the
  * op log"): what a tenant's cleared still expects.  Mooncake main with HA
- * and the op log publishes a RemoveAll's cleared at once and each erased
- * object's removed later, from the durable callbacks; a key put again in
- * between then sees the old object's removal after its own stored, and the
- * master keeps the new object.  Nothing in the stream tells that removal
- * from the new object's own, so the tenant cannot be exact across it. */
+ * and the op log publishes a RemoveAll's cleared at once; by the reading of
+ * its source (00390e6e) the erased objects' removals never come, a key put
+ * again gets its old entry's removed before its new stored, and only
+ * partial removals come late.  But nothing in the stream tells a late
+ * removal from a fresh one, and a late one after a new stored would leave
+ * the tenant silently wrong: a removal that may be one turns it stale. */
 #include <stdlib.h>
 
 #include "kv_state_impl.h"

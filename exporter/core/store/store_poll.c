@@ -91,18 +91,33 @@ static void empty_step_keys(kv_store *s, kv_store_part *p, bool ok, double keys)
 	p->empty = ok && keys == 0 && untouched(s, p) ? KV_EMPTY_KEYS : KV_EMPTY_NONE;
 }
 
+/* Whether the member's master erases objects for a tenant's quota without
+ * an event: the one place that judges it.  Release v0.3.12 (the object
+ * dialect) publishes nothing for a quota eviction; Mooncake main since
+ * #3818 (the media dialect, the guide's five status fields) publishes
+ * nothing for an object the eviction empties (docs/upstream.md, "What main
+ * still does not publish"); dev/conductor, whose status has
+ * invalid_event_hashes, publishes each.  A media master whose status has
+ * not been read yet is taken for main, the one a subscriber meets today. */
+static bool quota_evictions_silent(const kv_store_part *p)
+{
+	if (!p->dialect.decided)
+		return false;
+	if (p->dialect.dialect == KV_DIALECT_OBJECT)
+		return true;
+	return !(p->master.have_status && p->master.status.has_invalid_hashes);
+}
+
 /* The leader's quota eviction erased objects of the tenants whose
- * mooncake_tenant_evict_bytes_total rose since the last answer: on Mooncake
- * main without an event (docs/upstream.md, "Quota eviction"), so in the
- * object dialect such a tenant's figures can no longer be trusted; in the
- * media dialect (dev/conductor) each eviction publishes its removals.  The
- * first answer is the baseline: what was evicted before it, the stream
- * never held.  Returns the tenants that turned stale. */
+ * mooncake_tenant_evict_bytes_total rose since the last answer: where it
+ * does so silently (quota_evictions_silent) such a tenant's figures can no
+ * longer be trusted.  The first answer is the baseline: what was evicted
+ * before it, the stream never held.  Returns the tenants that turned
+ * stale. */
 static size_t evictions_seen(kv_store *s, const kv_store_part *p, const kv_quota_rejects *now)
 {
 	size_t n = 0;
-	bool silent = p->dialect.decided && p->dialect.dialect == KV_DIALECT_OBJECT;
-	if (!s->evictions_known || !silent)
+	if (!s->evictions_known || !quota_evictions_silent(p))
 		return 0;
 	kv_tenant_index ix;
 	if (kv_tenant_index_build(&ix, &s->evictions) != KV_OK) /* cannot tell which: none is trusted */
