@@ -313,8 +313,9 @@ static const struct flag flags[] = {
 	 "ENDPOINT  one source named \"default\" (with --master.url)"},
 	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)"},
 	{"--stream.dialect", set_choice, CFG(stream_dialect), 0, 0, kv_dialect_modes,
-	 "auto|media|object  what a removed event means: media (the subscriber guide's: that medium only) or "
-	 "object (Mooncake main's: the whole object); auto, the default, asks the master's status fields (in "
+	 "auto|media|object  what a removed event means: media (the subscriber guide's, Mooncake main since "
+	 "#3818: that medium only) or object (release v0.3.12's: the whole object); auto, the default, asks the "
+	 "master's status fields (in "
 	 "--source: dialect=)"},
 	HEADING("Master status polling:"),
 	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL, "DUR  default 5s"},

@@ -159,7 +159,8 @@ static const char usage[] =
 	"                 stamp on every event (empty: nil; conductor's defaults are upstream's, nil; v0.3.12\n"
 	"                 stamps none)\n"
 	"  --oplog on|off (off)  main with HA and the op log (needs two --pub at least): no whole-object removal\n"
-	"                 published (Remove, BatchRemove, RemoveAll's objects, evictions), RemoveAll's cleared at once\n"
+	"                 published (Remove, BatchRemove, RemoveAll's objects, evictions), RemoveAll's cleared at "
+	"once\n"
 	"  --truth FILE   write the ground truth at exit\n"
 	"phases: steady:rate=N[,seconds=S][,until=PATH] ops:count=N[,batch=B] burst:events=N clear:all|tenant=T\n"
 	"        batch-remove:count=N truth restart rebind[:lose=N] standby:seconds=S outage:seconds=S[,member=I]\n"
@@ -332,8 +333,7 @@ int main(int argc, char **argv)
 	s->wire_pending = calloc((size_t)o->tenants * o->keys, 1);
 	s->held = calloc((size_t)o->tenants * o->keys, 1);
 	if (!s->queue || !s->master || !s->wire || !s->wire_since || !s->wire_birth || !s->truth || !s->quota_rejects ||
-	    !s->evicted_bytes || !s->policy_deleted || !s->wire_pending ||
-	    !s->held)
+	    !s->evicted_bytes || !s->policy_deleted || !s->wire_pending || !s->held)
 		die("out of memory");
 	for (size_t i = 0; i < (size_t)o->tenants * o->keys; i++)
 		s->wire_birth[i] = -1;

@@ -309,8 +309,7 @@ void random_op(struct sim *s)
 	else if (r < 760) {
 		if (!main_3818(s) || *cell(s, s->master, t, k) & REP_DISK)
 			op_evict(s, t, k, REP_MEM);
-	}
-	else if (r < 820)
+	} else if (r < 820)
 		op_evict(s, t, k, REP_DISK);
 	else if (r < 890)
 		op_offload(s, t, k);

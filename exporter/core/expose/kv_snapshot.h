@@ -63,7 +63,7 @@ typedef struct kv_source_snap {
 	kv_member_snap *members; /* owned by the snapshot */
 	size_t n_members, cap_members;
 	kv_leadership leadership; /* leadership.dropped: its one master stands by, no per-tenant series */
-	bool object_dialect;      /* every member speaks Mooncake main's dialect: it never sends cleared */
+	bool object_dialect;      /* every member speaks release v0.3.12's dialect: it never sends cleared */
 	kv_quotas quotas;
 	kv_quota_rejects rejects;
 	kv_quota_rejects evictions; /* the leader's mooncake_tenant_evict_bytes_total */

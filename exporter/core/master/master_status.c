@@ -42,8 +42,8 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 	if (!out->has_keyless && !out->has_unparsed)
 		goto out;
 	out->has_invalid_hashes = get_u64(root, "invalid_event_hashes", &out->invalid_event_hashes);
-	/* Mooncake main's exact field set (master_admin_service.cpp,
-	 * HttpKvEventsStatusResponse at 3b5a594 and v0.3.12) is the object
+	/* Release v0.3.12's exact field set (master_admin_service.cpp,
+	 * HttpKvEventsStatusResponse at 3b5a594, main before PR #3818) is the object
 	 * dialect: its four fields above and skipped_unparsed_keys, nothing
 	 * more.  Any other set is the guide's media dialect: the guide's
 	 * skipped_keyless_events (main since PR #3818), dev/conductor's

@@ -345,8 +345,9 @@ static const kv_family families[] = {
 	 .samples = subscriber_connected},
 	{.name = "mooncake_kv_publisher_dialect",
 	 .kind = KV_GAUGE,
-	 .help = "1 for the dialect the member's removed events are read in: media (the subscriber guide's: that "
-		 "medium only) or object (Mooncake main's: the whole object). Absent until it is known.",
+	 .help = "1 for the dialect the member's removed events are read in: media (the subscriber guide's, Mooncake "
+		 "main since #3818: that medium only) or object (release v0.3.12's: the whole object). Absent until it "
+		 "is known.",
 	 .scope = KV_SCOPE_MEMBER,
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .samples = publisher_dialect},
