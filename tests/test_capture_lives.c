@@ -105,23 +105,9 @@ static void test_conductor(void **state)
 		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), WANT("disk"));
 		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], WANT("both"));
 		assert_int_equal(t->counts.events[KV_EV_CLEARED], WANT("cleared"));
-		const kv_life_hist *h = &t->counts.life;
-		assert_int_equal(h->count, WANT("lifetime_count"));
-		assert_int_equal(h->sum_ms, WANT("lifetime_sum_ms"));
-		assert_int_equal(h->unobserved, WANT("lives_unseen"));
-		uint64_t le = 0;
-		for (size_t i = 0; i < KV_LIFE_BUCKETS; i++) {
-			le += h->counts[i];
-			assert_int_equal(le, (uint64_t)json_number_value(
-						     json_array_get(json_object_get(want, "lifetime_le"), i)));
-		}
-		assert_int_equal(le + h->counts[KV_LIFE_BUCKETS], h->count);
-		/* a cleared made it exact, and nothing was lost since: every live
-		 * object's birth is held; a tenant never cleared holds none */
-		assert_int_equal(t->stale, WANT("cleared") ? 0 : KV_STALE_STARTUP);
-		assert_int_equal(t->objects.births_n, WANT("cleared") ? WANT("objects") : 0);
+		check_lives(t, want);
 #undef WANT
-		whole += h->count;
+		whole += t->counts.life.count;
 	}
 	assert_int_equal(json_object_size(json_object_get(truth, "tenants")), kv_state_tenant_count(s));
 	assert_true(whole > 500); /* the capture has lives to compare */

@@ -493,23 +493,10 @@ static void test_main3818(void **state)
 		assert_int_equal(t->counts.events[KV_EV_CLEARED], WANT("cleared"));
 		assert_int_equal(t->counts.stored_duplicates, WANT("stored_duplicates"));
 		assert_int_equal(t->counts.removed_unknown, 0);
-		const kv_life_hist *h = &t->counts.life;
-		assert_int_equal(h->count, WANT("lifetime_count"));
-		assert_int_equal(h->sum_ms, WANT("lifetime_sum_ms"));
-		assert_int_equal(h->unobserved, WANT("lives_unseen"));
-		uint64_t le = 0;
-		for (size_t i = 0; i < KV_LIFE_BUCKETS; i++) {
-			le += h->counts[i];
-			assert_int_equal(le, (uint64_t)json_number_value(
-						     json_array_get(json_object_get(want, "lifetime_le"), i)));
-		}
-		assert_int_equal(le + h->counts[KV_LIFE_BUCKETS], h->count);
-		/* exact once a cleared emptied it, and every live object's birth held */
-		assert_int_equal(t->stale, WANT("cleared") ? 0 : KV_STALE_STARTUP);
-		assert_int_equal(t->objects.births_n, WANT("cleared") ? WANT("objects") : 0);
+		check_lives(t, want);
 		events += t->counts.events[KV_EV_STORED] + t->counts.events[KV_EV_REMOVED] +
 			  t->counts.events[KV_EV_CLEARED];
-		whole += h->count;
+		whole += t->counts.life.count;
 		cleared += WANT("cleared");
 		withheld += WANT("cleared_withheld");
 #undef WANT

@@ -80,4 +80,28 @@ static inline kv_stream *replay(kv_budget *budget, const char *file)
 	return replay_in(budget, file, KV_DIALECT_MEDIA);
 }
 
+/* A tenant's lives against its truth (want: the tenant's object in a
+ * .truth.json): the histogram's count, sum and unseen, every cumulative
+ * bucket (lifetime_le), and what a cleared gives: exact, with every live
+ * object's birth held; a tenant never cleared is stale since start-up and
+ * holds none. */
+static inline void check_lives(const kv_tenant *t, const json_t *want)
+{
+#define LIVES_WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
+	const kv_life_hist *h = &t->counts.life;
+	assert_int_equal(h->count, LIVES_WANT("lifetime_count"));
+	assert_int_equal(h->sum_ms, LIVES_WANT("lifetime_sum_ms"));
+	assert_int_equal(h->unobserved, LIVES_WANT("lives_unseen"));
+	uint64_t le = 0;
+	for (size_t i = 0; i < KV_LIFE_BUCKETS; i++) {
+		le += h->counts[i];
+		assert_int_equal(le,
+				 (uint64_t)json_number_value(json_array_get(json_object_get(want, "lifetime_le"), i)));
+	}
+	assert_int_equal(le + h->counts[KV_LIFE_BUCKETS], h->count);
+	assert_int_equal(t->stale, LIVES_WANT("cleared") ? 0 : KV_STALE_STARTUP);
+	assert_int_equal(t->objects.births_n, LIVES_WANT("cleared") ? LIVES_WANT("objects") : 0);
+#undef LIVES_WANT
+}
+
 #endif
