@@ -90,16 +90,16 @@ typedef struct kv_scrape kv_scrape;
 KV_EXTERN kv_scrape *kv_scrape_new(size_t n_sources);
 KV_EXTERN void kv_scrape_free(kv_scrape *sc);
 /* Copies store s into slot i (call under the store's lock; live: one per
- * member, or NULL: no backlog).  Returns 0 or KV_ENOMEM. */
-KV_EXTERN int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
+ * member, or NULL: no backlog).  Returns KV_OK or KV_ENOMEM. */
+KV_EXTERN enum kv_err kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
 /* How long the shell held the store's lock for kv_scrape_store, in seconds
  * (call under that lock): ingestion waited that long.  The next scrape
  * shows it (mooncake_kv_scrape_lock_hold_seconds). */
 KV_EXTERN void kv_scrape_store_held(kv_store *s, double seconds);
 /* Appends the exposition of every slot to out: the text format, every
- * family (kv_scrape_render_as, below, as a scraper asks).  Returns 0 or
+ * family (kv_scrape_render_as, below, as a scraper asks).  Returns KV_OK or
  * KV_ENOMEM. */
-KV_EXTERN int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
+KV_EXTERN enum kv_err kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
 
 /* The status page (GET /status): the same copies as a scrape's, as one
  * HTML5 page for a person: each source and member (connection, dialect,
@@ -129,9 +129,9 @@ typedef struct kv_status_opts {
 KV_EXTERN size_t kv_status_limit(const char *text);
 
 /* Appends the page to out.  x->now_ms dates it (0: no ages shown).
- * Returns 0 or KV_ENOMEM. */
-KV_EXTERN int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o,
-				    kv_buf *out);
+ * Returns KV_OK or KV_ENOMEM. */
+KV_EXTERN enum kv_err kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o,
+					    kv_buf *out);
 
 #define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
@@ -160,9 +160,10 @@ typedef struct kv_expo_opts {
 	const kv_family_filter *families; /* NULL: every family */
 } kv_expo_opts;
 
-/* kv_scrape_render as o asks (NULL: as kv_scrape_render).  Returns 0 or
+/* kv_scrape_render as o asks (NULL: as kv_scrape_render).  Returns KV_OK or
  * KV_ENOMEM. */
-KV_EXTERN int kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out);
+KV_EXTERN enum kv_err kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o,
+					  kv_buf *out);
 
 /* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
  * and 3.x do by default.  NULL: no. */

@@ -33,7 +33,7 @@ void kv_scrape_free(kv_scrape *sc)
 	free(sc);
 }
 
-int kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live)
+enum kv_err kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live)
 {
 	return i < sc->n ? kv_store_snapshot(s, live, &sc->sources[i]) : KV_EINVAL;
 }
@@ -64,18 +64,18 @@ static kv_exporter_snap exporter_snap(const kv_scrape *sc, const kv_exporter_inf
 	};
 }
 
-int kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out)
+enum kv_err kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out)
 {
 	kv_exporter_snap es = exporter_snap(sc, x);
 	return kv_render(out, &es, o);
 }
 
-int kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+enum kv_err kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
 {
 	return kv_scrape_render_as(sc, x, NULL, out);
 }
 
-int kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out)
+enum kv_err kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out)
 {
 	kv_exporter_snap es = exporter_snap(sc, x);
 	return kv_status_render(out, &es, o);
