@@ -481,7 +481,7 @@ static void test_page_equals_metrics(void **state)
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_publisher_dialect\""));
 	/* both members published (the standby too): neither stamped a model, as Mooncake main */
 	assert_int_equal(count(html.data, "<small title=\"mooncake_kv_publisher_model_info\">model <span "
-					  "class=\"none\">none stamped</span></small>"),
+					  "class=\"none\">none named on its events</span></small>"),
 			 2);
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_reconciliations_total\" data-l=\"result=ok\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_objects\" data-v=\"5\""));

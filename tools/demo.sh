@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
   tools/deps.sh
-  echo "building (meson + ninja in build/) ..."
+  echo "building (meson + ninja in build/): about a minute the first time, seconds after ..."
   [ -d build ] || meson setup build >/dev/null
   if ! out=$(ninja -C build 2>&1); then
     echo "$out"
@@ -167,7 +167,8 @@ touch "$logdir/fresh-gate"
 stage "$WEB" "1/4 Start: the exporter has just joined three simulated stores, default (two HA masters \
 as Mooncake main runs them, since #3818 the guide's media dialect, serving Llama-3.1-8B; they already held \
 thousands of objects it never saw stored), fresh (a new, empty master still on release v0.3.12, the object \
-dialect) and listed (a master of main that lists every tenant's keys); notice the model each store's events \
+dialect) and listed (a master of main with tools/upstream/tenant-listing.patch, which lists every tenant's \
+keys: upstream lists tenant default only); notice the model each store's events \
 name, every tenant it could rebuild from a key listing or watch from empty exact already, and default's \
 other tenants stale since startup." \
   "tenant default of source default reconciled, every tenant of listed exact, fresh's traffic" 20 \

@@ -63,7 +63,7 @@ REASON_WORDS = {
 # with the Mooncake that speaks it (docs/upstream.md, "Which Mooncake speaks
 # which dialect"): object is release v0.3.12 (main up to 3b5a594); media is
 # the subscriber guide's, main since #3818 and dev/conductor.
-DIALECT_WORDS = {"object": "object (v0.3.12)", "media": "media (guide)"}
+DIALECT_WORDS = {"object": "object (v0.3.12)", "media": "media (main since #3818)"}
 
 
 def reason_words(reason):

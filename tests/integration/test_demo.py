@@ -161,7 +161,7 @@ def number(text):
 TENANT_ROW = re.compile(r"^  (\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(-|[\d.]+ s|\d+ min(?: \d+ s)?)"
                         r"\s+(exact|stale.*)$")
 MASTER_ROW = re.compile(r"^  (127\.0\.0\.1:\d+)\s+(leader|standby|unknown|-)\s+(connected|not connected|standing by)"
-                        r"(?:, admin down)?\s+(object \(v0\.3\.12\)|media \(guide\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
+                        r"(?:, admin down)?\s+(object \(v0\.3\.12\)|media \(main since #3818\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
                         r"\s+(.*)$")
 
 
@@ -220,7 +220,7 @@ def check_record(rec, printed):
                                     else "not connected"), (member, row.group(3), role)
             dialect = [dict(l)["dialect"] for l, v in
                        find(m, "mooncake_kv_publisher_dialect", source=src, member=member).items() if v == 1]
-            assert row.group(4) == ({"object": "object (v0.3.12)", "media": "media (guide)"}[dialect[0]]
+            assert row.group(4) == ({"object": "object (v0.3.12)", "media": "media (main since #3818)"}[dialect[0]]
                                     if dialect else "not yet known"), (member, row.group(4), dialect)
             assert number(row.group(5)) == member_value(m, "mooncake_kv_last_sequence", src, member, single)
             assert number(row.group(6)) == member_value(m, "mooncake_kv_master_last_sequence", src, member, single)
@@ -350,7 +350,7 @@ def check_story(demo, records, printed):
     assert value(one, "mooncake_kv_publisher_dialect", source="fresh", member="127.0.0.1:%d" % (demo.base + 8),
                  dialect="object") == 1
     assert re.search(r"^  model: meta-llama/Llama-3\.1-8B-Instruct, block size 16", one_text, re.M), one_text
-    assert "object (v0.3.12)" in one_text and "media (guide)" in one_text, one_text
+    assert "object (v0.3.12)" in one_text and "media (main since #3818)" in one_text, one_text
     two = parse_metrics(stages[1]["metrics"])
     assert sum(find(two, "mooncake_kv_queue_lost_events_total", source="default").values()) > 0
     assert sum(find(two, "mooncake_kv_master_restarts_total", source="default").values()) >= 1

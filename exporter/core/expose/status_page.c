@@ -141,7 +141,7 @@ static void model(B *b, const kv_model_ctx *c)
 	if (*c->model_name)
 		kv_html_escs(b, c->model_name);
 	else
-		kv_buf_adds(b, "<span class=\"none\">none stamped</span>");
+		kv_buf_adds(b, "<span class=\"none\">none named on its events</span>");
 	if (*c->lora_name) {
 		kv_buf_adds(b, ", LoRA ");
 		kv_html_escs(b, c->lora_name);
