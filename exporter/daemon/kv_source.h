@@ -48,6 +48,10 @@ struct kv_source {
 	 * poller) and at stop: an ingest thread waits on it for its member's
 	 * first decision (on CLOCK_MONOTONIC, at most --master.timeout). */
 	pthread_cond_t decided;
+	/* Broadcast under the lock when an ingest thread asks its poller to
+	 * poll at once, and at stop: the pollers and the reconciler wait on it
+	 * for their next round (kv_source_wait). */
+	pthread_cond_t wake;
 	kv_member *members;
 	size_t n_members;
 	bool recon_started;
@@ -73,6 +77,11 @@ void kv_source_await_connected(kv_source *s, double until);
 /* Wakes the source's threads that wait for the store (the stop flag must
  * be set), and joins them, and frees everything. */
 void kv_source_destroy(kv_source *s);
+/* Waits until `until` (unix seconds), the stop, or, when wake is given,
+ * until *wake is set (it clears it: true).  Never a loop of sleeps: a
+ * condition variable on the monotonic clock (a wall clock stepped back
+ * must not stretch it). */
+bool kv_source_wait(kv_source *s, atomic_bool *wake, double until);
 
 /* Copies the source's figures into slot i of a scrape.  Returns 0 or
  * KV_ENOMEM. */

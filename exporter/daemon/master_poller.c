@@ -194,7 +194,7 @@ void *kv_master_poller_main(void *arg)
 		next += c->poll_interval;
 		if (next < kv_now()) /* a slow poll: do not try to catch up */
 			next = kv_now() + c->poll_interval;
-		if (kv_sleep_until_woken(s->stop, &m->poll_now, next)) /* ingest waits for an answer */
+		if (kv_source_wait(s, &m->poll_now, next)) /* ingest waits for an answer */
 			next = kv_now();
 	}
 	kv_fetch_free(&f);

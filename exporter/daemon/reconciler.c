@@ -216,7 +216,7 @@ void *kv_reconciler_main(void *arg)
 	double next = kv_now();
 	kv_ratelimit rl = KV_RATELIMIT(600.0, 1);
 	while (!atomic_load(s->stop)) {
-		kv_sleep_until(s->stop, next);
+		kv_source_wait(s, NULL, next);
 		if (atomic_load(s->stop))
 			break;
 		kv_recon_job job;

@@ -93,9 +93,9 @@ static void free_members(kv_source *s)
 	kv_store_free(s->store);
 }
 
-/* The condition the ingest threads wait on for a dialect, timed on the
+/* A condition the threads wait on (a dialect, a round), timed on the
  * monotonic clock: a wall clock stepped back must not stretch the wait. */
-static int init_decided(pthread_cond_t *c)
+static int init_cond(pthread_cond_t *c)
 {
 	pthread_condattr_t a;
 	if (pthread_condattr_init(&a) != 0)
@@ -118,8 +118,14 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
 		return KV_ENOMEM;
 	}
-	if (init_decided(&s->decided) != 0) {
+	if (init_cond(&s->decided) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a condition variable", src->name);
+		pthread_mutex_destroy(&s->lock);
+		return KV_ENOMEM;
+	}
+	if (init_cond(&s->wake) != 0) {
+		snprintf(err, errlen, "source \"%s\": cannot create a condition variable", src->name);
+		pthread_cond_destroy(&s->decided);
 		pthread_mutex_destroy(&s->lock);
 		return KV_ENOMEM;
 	}
@@ -168,6 +174,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	return KV_OK;
 fail:
 	free_members(s);
+	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->decided);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
@@ -308,6 +315,7 @@ static enum kv_dialect_news await_dialect(kv_member *m, kv_dialect_info *d)
 		until.tv_nsec -= 1000000000L;
 	}
 	atomic_store(&m->poll_now, true);
+	pthread_cond_broadcast(&s->wake);
 	int rc = 0;
 	while (!d->decided && rc == 0 && !atomic_load(s->stop)) { /* 0: woken; ETIMEDOUT: given up */
 		rc = pthread_cond_timedwait(&s->decided, &s->lock, &until);
@@ -502,8 +510,9 @@ int kv_source_start(kv_source *s)
 
 void kv_source_destroy(kv_source *s)
 {
-	pthread_mutex_lock(&s->lock); /* an ingest thread waiting for a dialect stops waiting */
+	pthread_mutex_lock(&s->lock); /* whoever waits, for a dialect or a round, stops waiting */
 	pthread_cond_broadcast(&s->decided);
+	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
@@ -515,8 +524,32 @@ void kv_source_destroy(kv_source *s)
 	if (s->recon_started)
 		pthread_join(s->recon_thread, NULL);
 	free_members(s);
+	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->decided);
 	pthread_mutex_destroy(&s->lock);
+}
+
+bool kv_source_wait(kv_source *s, atomic_bool *wake, double until)
+{
+	double left = until - kv_now();
+	struct timespec at;
+	clock_gettime(CLOCK_MONOTONIC, &at); /* the clock s->wake waits on */
+	if (left > 0) {
+		at.tv_sec += (time_t)left;
+		at.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+		if (at.tv_nsec >= 1000000000L) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000L;
+		}
+	}
+	bool woken = false;
+	int rc = 0;
+	pthread_mutex_lock(&s->lock);
+	/* 0: woken (or spuriously); ETIMEDOUT: the round is due */
+	while (!atomic_load(s->stop) && !(woken = wake && atomic_exchange(wake, false)) && rc == 0 && left > 0)
+		rc = pthread_cond_timedwait(&s->wake, &s->lock, &at);
+	pthread_mutex_unlock(&s->lock);
+	return woken;
 }
 
 int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
