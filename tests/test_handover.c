@@ -238,8 +238,9 @@ static void setup_pair(world *a, world *b, int dialect, bool groups, history *h,
 	kv_store_metrics_reset(a->s, 0);
 	const char keys0[] = "# TYPE master_key_count gauge\nmaster_key_count 0\n";
 	assert_int_equal(kv_store_metrics_feed(a->s, 0, keys0, sizeof(keys0) - 1), KV_OK);
-	kv_store_metrics_end(a->s, 0, KV_POLL_OK); /* ... no key ... */
-	poll(&f, 0, 0, NULL, &news);               /* ... and still nothing: empty */
+	kv_read_news rn;
+	kv_store_metrics_end(a->s, 0, KV_POLL_OK, &rn); /* ... no key ... */
+	poll(&f, 0, 0, NULL, &news);                    /* ... and still nothing: empty */
 	*h = (history){.ts = TS0, .keys = 200};
 	play(h, dialect, 400, a->s, NULL);
 	if (stale) {

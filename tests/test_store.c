@@ -130,16 +130,72 @@ static void test_streamed_answers(void **state)
 		assert_int_equal(kv_store_metrics_feed(s, 0, metrics + i,
 						       sizeof(metrics) - 1 - i < 7 ? sizeof(metrics) - 1 - i : 7),
 				 KV_OK);
-	kv_store_metrics_end(s, 0, KV_POLL_OK);
+	kv_read_news rn;
+	kv_store_metrics_end(s, 0, KV_POLL_OK, &rn);
+	assert_int_equal(rn.change, KV_POLL_SAME);
 	kv_store_quotas_reset(s, 0);
-	assert_false(kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 503)); /* stood down: nothing said */
-	assert_true(kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 409));  /* quotas off: said once */
-	assert_false(kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 409));
+	kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 503, &rn); /* stood down: nothing said */
+	assert_false(rn.quotas_off);
+	assert_int_equal(rn.change, KV_POLL_SAME);
+	kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 409, &rn); /* quotas off: said once, and no failure */
+	assert_true(rn.quotas_off);
+	assert_int_equal(rn.change, KV_POLL_SAME);
+	kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 409, &rn);
+	assert_false(rn.quotas_off);
 	kv_buf out = render(s);
 	const char *text = out.data;
 	assert_non_null(strstr(text, "mooncake_kv_master_keys{source=\"m\"} 42"));
 	assert_non_null(strstr(
 		text, "mooncake_kv_tenant_quota_rejects_total{source=\"m\",tenant_id=\"t1\",reason=\"quota\"} 3"));
+	kv_buf_free(&out);
+	kv_store_free(s);
+}
+
+/* A read of /metrics or the quotas that fails is told once (and counted
+ * each time), its recovery once; a body the store cannot read is a failure
+ * as much as a timeout is. */
+static void test_failed_reads_told_once(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, false);
+	kv_poll_news n;
+	poll(&f, 0, 0, NULL, &n);
+	kv_read_news rn;
+	kv_store_metrics_reset(s, 0);
+	kv_store_metrics_end(s, 0, KV_POLL_TIMEOUT, &rn);
+	assert_int_equal(rn.change, KV_POLL_FAILED);
+	assert_int_equal(rn.err, KV_POLL_TIMEOUT);
+	kv_store_metrics_reset(s, 0);
+	kv_store_metrics_end(s, 0, KV_POLL_TIMEOUT, &rn);
+	assert_int_equal(rn.change, KV_POLL_SAME); /* still failing: said already */
+	kv_store_metrics_reset(s, 0);
+	assert_int_equal(kv_store_metrics_feed(s, 0, "master_key_count 7\n", 19), KV_OK);
+	kv_store_metrics_end(s, 0, KV_POLL_OK, &rn);
+	assert_int_equal(rn.change, KV_POLL_RECOVERED);
+
+	static const char good[] = "{\"success\":true,\"data\":[]}";
+	kv_store_quotas_reset(s, 0);
+	assert_int_equal(kv_store_quotas_feed(s, 0, good, sizeof(good) - 1), KV_OK);
+	kv_store_quotas_end(s, 0, KV_POLL_OK, 200, &rn);
+	assert_int_equal(rn.change, KV_POLL_SAME);
+	static const char bad[] = "{\"success\":true,\"data\":[";
+	kv_store_quotas_reset(s, 0);
+	assert_int_equal(kv_store_quotas_feed(s, 0, bad, sizeof(bad) - 1), KV_OK);
+	kv_store_quotas_end(s, 0, KV_POLL_OK, 200, &rn); /* the transfer went well; the body did not */
+	assert_int_equal(rn.change, KV_POLL_FAILED);
+	assert_int_equal(rn.err, KV_POLL_PARSE);
+	kv_store_quotas_end(s, 0, KV_POLL_HTTP_STATUS, 503, &rn); /* stood down: no news either way */
+	assert_int_equal(rn.change, KV_POLL_SAME);
+	kv_store_quotas_reset(s, 0);
+	assert_int_equal(kv_store_quotas_feed(s, 0, good, sizeof(good) - 1), KV_OK);
+	kv_store_quotas_end(s, 0, KV_POLL_OK, 200, &rn);
+	assert_int_equal(rn.change, KV_POLL_RECOVERED);
+	kv_buf out = render(s);
+	assert_non_null(
+		strstr(out.data, "mooncake_kv_master_quota_poll_errors_total{source=\"m\",reason=\"parse\"} 1\n"));
+	assert_non_null(
+		strstr(out.data, "mooncake_kv_master_keys_poll_errors_total{source=\"m\",reason=\"timeout\"} 2\n"));
 	kv_buf_free(&out);
 	kv_store_free(s);
 }
@@ -151,7 +207,9 @@ static size_t metrics(kv_store *s, unsigned keys, const char *evictions)
 	snprintf(body, sizeof(body), "master_key_count %u\n%s", keys, evictions ? evictions : "");
 	kv_store_metrics_reset(s, 0);
 	assert_int_equal(kv_store_metrics_feed(s, 0, body, strlen(body)), KV_OK);
-	return kv_store_metrics_end(s, 0, KV_POLL_OK);
+	kv_read_news rn;
+	kv_store_metrics_end(s, 0, KV_POLL_OK, &rn);
+	return rn.evicted;
 }
 
 static double gauge(kv_store *s, const char *series)
@@ -212,7 +270,8 @@ static void test_empty_store_after_failover(void **state)
 	f.s = s;
 	kv_store_metrics_reset(s, 1); /* the new leader's key count */
 	assert_int_equal(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19), KV_OK);
-	kv_store_metrics_end(s, 1, KV_POLL_OK);
+	kv_read_news rn;
+	kv_store_metrics_end(s, 1, KV_POLL_OK, &rn);
 	poll_view(&f, 1, 0, "serving\n", 4, &n);
 	assert_true(n.proved_empty);
 	assert_true(gauge(s, STALE("default")) == 0);
@@ -371,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_streamed_answers),           cmocka_unit_test(test_empty_store_proven),
 		cmocka_unit_test(test_empty_store_after_failover), cmocka_unit_test(test_empty_store_not_proven),
 		cmocka_unit_test(test_quota_eviction_reason),      cmocka_unit_test(test_scrape_lock_hold),
+		cmocka_unit_test(test_failed_reads_told_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,24 @@ struct urls {
 	char status[2048], keys[2048], ha[2048], leader[2048], quotas[2048];
 };
 
+/* A read of the leader's /metrics or quotas: counted by the store every
+ * time it fails, told here when reads start failing and when they recover. */
+static void log_read(const kv_member *m, const char *url, const kv_read_news *n)
+{
+	char a[24];
+	if (n->change == KV_POLL_FAILED)
+		kv_log(KV_LOG_WARN, "master read failed: its last good answer stands", "source", m->src->cfg->name,
+		       "url", url, "reason", kv_poll_error_name(n->err), NULL);
+	else if (n->change == KV_POLL_RECOVERED)
+		kv_log(KV_LOG_INFO, "master read ok", "source", m->src->cfg->name, "url", url, NULL);
+	if (n->evicted)
+		kv_log(KV_LOG_WARN, "the master evicted objects for a tenant's quota without events: tenants stale",
+		       "source", m->src->cfg->name, "tenants", u64s(a, sizeof(a), n->evicted), NULL);
+	if (n->quotas_off)
+		kv_log(KV_LOG_INFO, "tenant quotas are not enabled on the master (409): none exported", "source",
+		       m->src->cfg->name, "url", m->cfg->status, NULL);
+}
+
 static bool into_metrics(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
@@ -64,15 +82,11 @@ static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u)
 	long http;
 	kv_store_metrics_reset(s->store, m->index);
 	enum kv_poll_error err = kv_fetch_stream(f, u->keys, into_metrics, m, &http);
+	kv_read_news news;
 	pthread_mutex_lock(&s->lock);
-	size_t evicted = kv_store_metrics_end(s->store, m->index, err);
+	kv_store_metrics_end(s->store, m->index, err, &news);
 	pthread_mutex_unlock(&s->lock);
-	if (evicted) {
-		char n[24];
-		snprintf(n, sizeof(n), "%zu", evicted);
-		kv_log(KV_LOG_WARN, "the master evicted objects for a tenant's quota without events: tenants stale",
-		       "source", s->cfg->name, "tenants", n, NULL);
-	}
+	log_read(m, u->keys, &news);
 }
 
 static bool into_quotas(const void *p, size_t n, void *ctx)
@@ -89,12 +103,11 @@ static void poll_quotas(kv_member *m, kv_fetch *f, const struct urls *u)
 	long http;
 	kv_store_quotas_reset(s->store, m->index);
 	enum kv_poll_error err = kv_fetch_stream(f, u->quotas, into_quotas, m, &http);
+	kv_read_news news;
 	pthread_mutex_lock(&s->lock);
-	bool off = kv_store_quotas_end(s->store, m->index, err, http);
+	kv_store_quotas_end(s->store, m->index, err, http, &news);
 	pthread_mutex_unlock(&s->lock);
-	if (off)
-		kv_log(KV_LOG_INFO, "tenant quotas are not enabled on the master (409): none exported", "source",
-		       s->cfg->name, "url", m->cfg->status, NULL);
+	log_read(m, u->quotas, &news);
 }
 
 /* GETs url into *a; its body stays in f->body until the next fetch on f. */

@@ -205,14 +205,24 @@ KV_EXTERN void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_a
  * stop the transfer, and end with KV_POLL_NO_MEMORY. */
 KV_EXTERN void kv_store_metrics_reset(kv_store *s, size_t member);
 KV_EXTERN enum kv_err kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n);
-/* Returns how many tenants turned stale because the master's quota
- * eviction erased objects of theirs without an event. */
-KV_EXTERN size_t kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err);
+/* What one read of the leader's /metrics or quotas changed, for the shell's
+ * log: a read that fails is counted every time, told once when reads of that
+ * answer start failing and once when one succeeds again. */
+typedef struct kv_read_news {
+	enum kv_poll_change change; /* KV_POLL_SAME, KV_POLL_FAILED or KV_POLL_RECOVERED */
+	enum kv_poll_error err;     /* the read's, its transfer's or its parse's */
+	/* /metrics: tenants turned stale because the master's quota eviction
+	 * erased objects of theirs without an event */
+	size_t evicted;
+	/* quotas: this answer said quotas are off on the master (409), the last did not */
+	bool quotas_off;
+} kv_read_news;
+KV_EXTERN void kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, kv_read_news *news);
 KV_EXTERN void kv_store_quotas_reset(kv_store *s, size_t member);
 KV_EXTERN enum kv_err kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n);
-/* Returns true when this answer said quotas are off on the master (409)
- * and the last one did not. */
-KV_EXTERN bool kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http);
+/* http 503 (the member stood down) is no failure and says nothing. */
+KV_EXTERN void kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http,
+				   kv_read_news *news);
 
 /* --- taking a peer's state (mooncake_kv/handover.h reads and writes it) --- */
 

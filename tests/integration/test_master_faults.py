@@ -22,9 +22,19 @@ HUGE_BODY = b"{" + b" " * (100 << 20) + b"}"  # 100 MB, built once
 
 class Replies(http.server.BaseHTTPRequestHandler):
     """A lying master: the reply depends on the path prefix the test picked."""
+    reads_fail = True  # "reads": its status is good; its /metrics and quotas fail while this holds
+
     def do_GET(self):
         kind = self.path.strip("/").split("/")[0]
+        if kind == "reads":
+            kind = "ok" if self.path.endswith("/kv_events/status") else self.path[len("/reads"):]
+            if kind == "/metrics":
+                kind = "err500" if Replies.reads_fail else "keys"
+            elif kind == "/api/v1/tenant_quotas":
+                kind = "garbage" if Replies.reads_fail else "quotas"
         bodies = {
+            "keys": (200, b"# TYPE master_key_count gauge\nmaster_key_count 5\n"),
+            "quotas": (200, b'{"success":true,"data":[]}'),
             "err500": (500, b"internal error"),
             "garbage": (200, b"<html>not json"),
             "wrongtypes": (200, b'{"enabled":"yes","published_batches":1,"published_events":1,'
@@ -92,6 +102,43 @@ def test_master_down_slow_lying(procs):
     finally:
         srv.shutdown()
         hang.close()
+
+
+def test_master_reads_fail_then_recover(procs):
+    """A master whose status is good but whose /metrics answers 500 and whose
+    quotas are junk: each failed read counted by reason, each told once in the
+    log, not once a poll; then both read again, and that is told once too."""
+    Replies.reads_fail = True
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Replies)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d/reads" % srv.server_address[1]
+    try:
+        exp = Exporter(procs, EXPORTER, ["name=r,zmq=tcp://127.0.0.1:%d,status=%s" % (free_port(), base)],
+                       extra=["--master.poll-interval", "200ms"])
+
+        def errors(fam, reason):
+            return exp.metrics().get(fam, source="r", reason=reason) or 0
+        wait_for(lambda: errors("mooncake_kv_master_keys_poll_errors_total", "http_status") >= 3
+                 and errors("mooncake_kv_master_quota_poll_errors_total", "parse") >= 3, 10,
+                 "three failed reads of each")
+        log = procs.log(exp.proc)
+        failed = [l for l in log.splitlines() if 'msg="master read failed' in l]
+        assert len(failed) == 2, failed
+        assert any(" url=%s/metrics reason=http_status" % base in l for l in failed), failed
+        assert any(" url=%s/api/v1/tenant_quotas reason=parse" % base in l for l in failed), failed
+        assert exp.metrics().get("mooncake_kv_master_up", source="r") == 1  # the status polls are fine
+
+        Replies.reads_fail = False
+        wait_for(lambda: list(exp.metrics().find("mooncake_kv_master_keys", source="r").values()) == [5], 10,
+                 "the key count read")
+        wait_for(lambda: procs.log(exp.proc).count('msg="master read ok"') == 2, 10, "both reads told ok")
+        log = procs.log(exp.proc)
+        assert log.count('msg="master read failed') == 2, log
+        m = exp.metrics()
+        assert m.get("mooncake_kv_tenant_quotas_enabled", source="r") == 1
+        promtool_check(m.text)
+    finally:
+        srv.shutdown()
 
 
 def test_standby_master(procs):

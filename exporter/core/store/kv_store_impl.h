@@ -55,6 +55,8 @@ typedef struct kv_store_part {
 	double lists_at;       /* when it was found to list default only (unix seconds) */
 	bool connected;        /* its publisher connection is up (the shell's last word) */
 	bool ever_connected;   /* it was up once: readiness; the next one is a reconnect */
+	bool metrics_failing;  /* its last /metrics read failed (told once: kv_read_news) */
+	bool quotas_failing;   /* likewise its quotas */
 } kv_store_part;
 
 struct kv_store {

@@ -223,8 +223,21 @@ static void swap_tables(kv_quota_rejects *a, kv_quota_rejects *b)
 	*b = t;
 }
 
-size_t kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err)
+/* A read's outcome against the last one's. */
+static void read_news(bool *failing, enum kv_poll_error err, kv_read_news *news)
 {
+	news->err = err;
+	news->change = KV_POLL_SAME;
+	if (err != KV_POLL_OK && !*failing)
+		news->change = KV_POLL_FAILED;
+	else if (err == KV_POLL_OK && *failing)
+		news->change = KV_POLL_RECOVERED;
+	*failing = err != KV_POLL_OK;
+}
+
+void kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, kv_read_news *news)
+{
+	*news = (kv_read_news){0};
 	kv_store_part *p = &s->parts[member];
 	kv_metrics_reader *r = &p->metrics;
 	enum kv_poll_error err = transfer_err;
@@ -232,9 +245,9 @@ size_t kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error trans
 		err = kv_metrics_reader_end(r);
 	kv_master_record_keys(&p->master, err, r->keys);
 	empty_step_keys(s, p, err == KV_POLL_OK, r->keys);
-	size_t evicted = 0;
+	read_news(&p->metrics_failing, err, news);
 	if (err == KV_POLL_OK) { /* the new answers in, the old ones' memory to the reader */
-		evicted = evictions_seen(s, p, &r->evictions);
+		news->evicted = evictions_seen(s, p, &r->evictions);
 		swap_tables(&s->rejects, &r->rejects);
 		swap_tables(&s->evictions, &r->evictions);
 		s->evictions_known = true;
@@ -246,7 +259,6 @@ size_t kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error trans
 		s->drift.polls = 0; /* judged again from scratch once tenants are exact */
 		s->drift.on = s->drift.attempted = s->drift.reconciled = false;
 	}
-	return evicted;
 }
 
 void kv_store_quotas_reset(kv_store *s, size_t member)
@@ -259,22 +271,25 @@ enum kv_err kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size
 	return kv_quotas_reader_feed(&s->parts[member].quotas_in, p, n);
 }
 
-/* 409 says quotas are off on that master, 503 that it no longer serves
- * (nothing to say). */
-bool kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http)
+/* 409 says quotas are off on that master (an answer, no failure), 503 that
+ * it no longer serves (nothing to say). */
+void kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http, kv_read_news *news)
 {
+	*news = (kv_read_news){0};
 	if (http == 503)
-		return false;
+		return;
 	enum kv_quota_mode was = s->quotas.mode;
 	enum kv_poll_error err = transfer_err;
 	if (http == 409) {
 		kv_quotas_free(&s->quotas);
 		s->quotas.mode = KV_QUOTAS_OFF;
+		err = KV_POLL_OK;
 	} else {
 		if (err == KV_POLL_OK) /* read outside the lock; swapped in under it */
 			err = kv_quotas_reader_end(&s->parts[member].quotas_in, &s->quotas);
 		if (err != KV_POLL_OK)
 			s->quota_errors[err]++;
 	}
-	return s->quotas.mode == KV_QUOTAS_OFF && was != KV_QUOTAS_OFF;
+	read_news(&s->parts[member].quotas_failing, err, news);
+	news->quotas_off = s->quotas.mode == KV_QUOTAS_OFF && was != KV_QUOTAS_OFF;
 }
