@@ -16,6 +16,16 @@
 
 #include <cmocka.h>
 
+/* The core's calloc, failing while calloc_fails holds (this test links with
+ * --wrap=calloc: tests/meson.build). */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static bool calloc_fails;
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return calloc_fails ? NULL : __real_calloc(n, size);
+}
+
 struct fx {
 	kv_budget budget;
 	kv_stream *st;
@@ -305,6 +315,25 @@ static void test_one_master_keeps_the_guide(void **state)
 	expect_counts(f, "t", 1, 0, 0);
 }
 
+/* Out of memory at a cleared: nothing can wait for its late removals, so
+ * the tenant, empty, is stale (removed_after_cleared) until reconciled,
+ * never exact on a guess. */
+static void test_cleared_without_memory(void **state)
+{
+	struct fx *f = *state;
+	ev1(f, "stored", "t", "cpu", "k1");
+	calloc_fails = true;
+	ev1(f, "cleared", "t", NULL, NULL);
+	calloc_fails = false;
+	const kv_tenant *t = tenant(f->st, "t");
+	assert_false(kv_state_tenant_waits(t));
+	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+	expect_counts(f, "t", 0, 0, 0);
+	ev1(f, "stored", "t", "cpu", "k1");
+	ev1(f, "removed", "t", "cpu", "k1"); /* the late one, or the new object's: nobody can say */
+	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +343,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reconciliation_ends_the_wait, setup_ha, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_handed_over, setup_ha, teardown),
 		cmocka_unit_test_setup_teardown(test_one_master_keeps_the_guide, setup_one, teardown),
+		cmocka_unit_test_setup_teardown(test_cleared_without_memory, setup_ha, teardown),
 	};
 	return cmocka_run_group_tests_name("cleared", tests, NULL, NULL);
 }

@@ -56,8 +56,9 @@ void kv_state_became_exact(kv_state *s, unsigned was_stale, kv_tenant *t, enum k
 /* state_cleared.c: a cleared of tenant t, before its objects go, opens (or
  * widens) the wait for their removals; a removal of `del` from an object
  * that held `before` is checked against it: true when it is ambiguous (the
- * tenant must turn stale).  Closing frees it. */
-void kv_state_window_cleared(kv_state *s, kv_tenant *t);
+ * tenant must turn stale).  Closing frees it.  _cleared returns false when
+ * it could not open the wait (out of memory): the tenant must turn stale. */
+bool kv_state_window_cleared(kv_state *s, kv_tenant *t);
 bool kv_state_window_removed(kv_tenant *t, uint64_t hash, unsigned del, unsigned before);
 void kv_state_window_close(kv_tenant *t);
 /* Tenant t waits for removals of objects it cannot name (taken from a peer,

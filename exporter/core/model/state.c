@@ -299,14 +299,17 @@ static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at, enum kv_exact_ca
 {
 	unsigned was = t->stale;
 	end_every_life(s, t, at);
+	bool watched = true;
 	if (why == KV_EXACT_CLEARED)
-		kv_state_window_cleared(s, t);
+		watched = kv_state_window_cleared(s, t);
 	else
 		kv_state_window_close(t);
 	forget_objects(s, t);
 	t->stale = 0;
 	kv_state_sync_births(s, t);
 	kv_state_became_exact(s, was, t, why);
+	if (!watched) /* empty now, but a late removal could not be told from a fresh one */
+		kv_state_add_stale(s, t, KV_STALE_REMOVED_AFTER_CLEARED);
 }
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)

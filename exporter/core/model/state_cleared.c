@@ -52,17 +52,18 @@ static void expect(uint64_t hash, unsigned media, int64_t birth, void *arg)
 		w->unseen = true;
 }
 
-void kv_state_window_cleared(kv_state *s, kv_tenant *t)
+bool kv_state_window_cleared(kv_state *s, kv_tenant *t)
 {
 	if (!s->ha || (!t->stale && !kv_objtable_count(&t->objects) && !t->window))
-		return; /* exact and empty: nothing can come late */
+		return true; /* exact and empty: nothing can come late */
 	if (!t->window && !(t->window = calloc(1, sizeof(*t->window))))
-		return; /* out of memory: as before this rule; rare, and a cleared is rarer */
+		return false; /* out of memory: nothing watches for its late removals */
 	/* what an earlier cleared still expects may still come: kept */
 	t->window->unseen |= t->stale != 0;
 	kv_objtable_each(&t->objects, expect, t->window);
 	if (!kv_objtable_count(&t->window->pending) && !t->window->unseen)
 		kv_state_window_close(t);
+	return true;
 }
 
 bool kv_state_window_removed(kv_tenant *t, uint64_t hash, unsigned del, unsigned before)
