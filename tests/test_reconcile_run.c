@@ -254,11 +254,67 @@ static void test_reconcile_tenants(void **state)
 	kv_store_free(s);
 }
 
+/* Every tenant exact and the master never asked whether it lists tenants
+ * (an empty store proven; or a state taken over from a peer): the periodic
+ * turn of a tenant other than default asks, so that a master that lists
+ * tenants has them all checked, not only default. */
+static void test_periodic_turn_asks(void **state)
+{
+	(void)state;
+	fixture f;
+	kv_store *s = make(&f, 1, true);
+	kv_poll_news n;
+	poll(&f, 0, 0, NULL, &n);
+	kv_store_metrics_reset(s, 0);
+	assert_int_equal(kv_store_metrics_feed(s, 0, "master_key_count 0\n", 19), KV_OK);
+	kv_read_news rn;
+	kv_store_metrics_end(s, 0, KV_POLL_OK, &rn);
+	poll(&f, 0, 0, NULL, &n);
+	assert_true(n.proved_empty);
+	assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
+	assert_int_equal(put_in(s, 0, 2, "tenant-1", 0, 3, NULL), KV_OK);
+	assert_false(has(s, "mooncake_kv_master_lists_tenants{"));
+	shell sh = {.now = T0 + 2,
+		    .answer = "{\"success\":true,\"data\":{\"k0\":{\"ok\":true,\"values\":[{}]},"
+			      "\"k1\":{\"ok\":true,\"values\":[{}]}}}"};
+	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
+	assert_non_null(r);
+	double next;
+	kv_recon_job job;
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO); /* default, at once */
+	assert_string_equal(job.tenant, "default");
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_NOT_NOW); /* tenant-1 exact: not yet */
+	sh.now += 6 * 60 + 1;
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "default");
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "tenant-1");
+	assert_string_equal(job.cause, "periodic");
+	/* an upstream master: it lists default only, and is not asked again for an hour */
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_false(listing_answered(r, 404, NULL, ""));
+	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, NULL, &next), KV_RECON__RESULTS);
+	assert_true(has(s, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 0"));
+	assert_true(has(s, "mooncake_kv_reconciliations_total{source=\"m\",result=\"failed\"} 0"));
+	assert_int_equal(kv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "default");
+	kv_recon_run_free(r);
+	kv_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reconcile_run),
 		cmocka_unit_test(test_reconcile_tenants),
+		cmocka_unit_test(test_periodic_turn_asks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -276,7 +276,8 @@ def tenants():
               mappings=[{"type": "value", "options": {"0": {"text": "default only"}, "1": {"text": "yes"}}}],
               desc="Yes: the master lists any tenant's keys (tools/upstream/tenant-listing.patch), so every tenant "
                    "is reconciled and made exact again; default only: upstream as released, only tenant default "
-                   "is (docs/guide.md, \"Every tenant reconciled\"). No value until a stale tenant gave a reason to ask."),
+                   "is (docs/guide.md, \"Every tenant reconciled\"). No value until a tenant other than default, "
+                   "stale or due its periodic check, gave a reason to ask."),
         panel("timeseries", "Bytes evicted for the quota",
               [(f"sum by (instance, source, tenant_id) "
                 f"(increase(mooncake_kv_tenant_evicted_bytes_total{{{TEN}}}[{RI}]))",

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The plan's next step for a store (kv_store_recon_next): tenant default
  * first, by the plan's own causes; then, where the serving master lists
- * tenants (or has not been asked yet and there is a stale tenant to gain),
- * the other tenants of the backend, stale ones before periodic ones.  And
+ * tenants (or has not been asked yet), the other tenants of the backend,
+ * stale ones before periodic ones.  And
  * what a run found out about the master's listing (kv_store_lists_note). */
 #include <string.h>
 
@@ -15,19 +15,21 @@ static bool of_backend(const kv_tenant *t, const char *backend)
 	return t->backend_len == n && !memcmp(t->backend_id, backend, n);
 }
 
-/* Whether the serving master may be asked about other tenants now, and
- * whether only to find out (unknown: a stale tenant is worth the question). */
-static bool may_list(kv_store_part *p, double now, bool *probe)
+/* Whether the serving master may be asked about other tenants now (it
+ * lists them, or was not asked since it said it lists default only). */
+static bool may_list(kv_store_part *p, double now)
 {
 	if (p->lists == KV_LISTS_DEFAULT_ONLY && now >= p->lists_at + KV_LISTS_RECHECK)
 		p->lists = KV_LISTS_UNKNOWN;
-	*probe = p->lists == KV_LISTS_UNKNOWN;
 	return p->lists != KV_LISTS_DEFAULT_ONLY;
 }
 
 /* The other tenant most due, or -1: the first stale one whose time has
- * come, else the first due periodically (never only to find out). */
-static long pick_tenant(kv_store *s, const char *backend, bool probe, double now, const char **cause)
+ * come, else the first due periodically.  A periodic turn asks a master
+ * not yet asked whether it lists tenants too: with every tenant exact (an
+ * empty store proven, a peer's state taken) nothing else would ask, and a
+ * master that lists them would never have them checked. */
+static long pick_tenant(kv_store *s, const char *backend, double now, const char **cause)
 {
 	long periodic = -1;
 	for (size_t i = 0; i < kv_state_tenant_count(s->state); i++) {
@@ -42,7 +44,7 @@ static long pick_tenant(kv_store *s, const char *backend, bool probe, double now
 			*cause = why;
 			return (long)i;
 		}
-		if (why && periodic < 0 && !probe)
+		if (why && periodic < 0)
 			periodic = (long)i;
 	}
 	*cause = periodic >= 0 ? "periodic" : NULL;
@@ -65,10 +67,9 @@ enum kv_recon_next kv_store_recon_next(kv_store *s, double now, kv_recon_job *jo
 		memcpy(job->tenant, KV_TENANT_DEFAULT.ptr, KV_TENANT_DEFAULT.len);
 		return KV_RECON_GO;
 	}
-	bool probe;
-	if (!may_list(&s->parts[job->leader], now, &probe))
+	if (!may_list(&s->parts[job->leader], now))
 		return KV_RECON_NOT_NOW;
-	long i = pick_tenant(s, job->backend, probe, now, &job->cause);
+	long i = pick_tenant(s, job->backend, now, &job->cause);
 	if (i < 0)
 		return KV_RECON_NOT_NOW;
 	const kv_tenant *t = kv_state_tenant_at(s->state, (size_t)i);
