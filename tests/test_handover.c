@@ -235,12 +235,8 @@ static void setup_pair(world *a, world *b, int dialect, bool groups, history *h,
 	fixture f = {.s = a->s};
 	kv_poll_news news;
 	poll(&f, 0, 0, NULL, &news); /* nothing published yet ... */
-	kv_store_metrics_reset(a->s, 0);
-	const char keys0[] = "# TYPE master_key_count gauge\nmaster_key_count 0\n";
-	assert_int_equal(kv_store_metrics_feed(a->s, 0, keys0, sizeof(keys0) - 1), KV_OK);
-	kv_read_news rn;
-	kv_store_metrics_end(a->s, 0, KV_POLL_OK, &rn); /* ... no key ... */
-	poll(&f, 0, 0, NULL, &news);                    /* ... and still nothing: empty */
+	keys_read(a->s, 0, 0, NULL); /* ... no key ... */
+	poll(&f, 0, 0, NULL, &news); /* ... and still nothing: empty */
 	*h = (history){.ts = TS0, .keys = 200};
 	play(h, dialect, 400, a->s, NULL);
 	if (stale) {

@@ -169,10 +169,7 @@ static void test_failed_reads_told_once(void **state)
 	kv_store_metrics_reset(s, 0);
 	kv_store_metrics_end(s, 0, KV_POLL_TIMEOUT, &rn);
 	assert_int_equal(rn.change, KV_POLL_SAME); /* still failing: said already */
-	kv_store_metrics_reset(s, 0);
-	assert_int_equal(kv_store_metrics_feed(s, 0, "master_key_count 7\n", 19), KV_OK);
-	kv_store_metrics_end(s, 0, KV_POLL_OK, &rn);
-	assert_int_equal(rn.change, KV_POLL_RECOVERED);
+	assert_int_equal(keys_read(s, 0, 7, NULL).change, KV_POLL_RECOVERED);
 
 	static const char good[] = "{\"success\":true,\"data\":[]}";
 	kv_store_quotas_reset(s, 0);
@@ -203,13 +200,7 @@ static void test_failed_reads_told_once(void **state)
 /* The leader's /metrics with its key count (and an eviction counter). */
 static size_t metrics(kv_store *s, unsigned keys, const char *evictions)
 {
-	char body[512];
-	snprintf(body, sizeof(body), "master_key_count %u\n%s", keys, evictions ? evictions : "");
-	kv_store_metrics_reset(s, 0);
-	assert_int_equal(kv_store_metrics_feed(s, 0, body, strlen(body)), KV_OK);
-	kv_read_news rn;
-	kv_store_metrics_end(s, 0, KV_POLL_OK, &rn);
-	return rn.evicted;
+	return keys_read(s, 0, keys, evictions).evicted;
 }
 
 static double gauge(kv_store *s, const char *series)
@@ -268,10 +259,7 @@ static void test_empty_store_after_failover(void **state)
 	assert_false(n.proved_empty);
 	assert_true(gauge(s, STALE("default")) == 1);
 	f.s = s;
-	kv_store_metrics_reset(s, 1); /* the new leader's key count */
-	assert_int_equal(kv_store_metrics_feed(s, 1, "master_key_count 0\n", 19), KV_OK);
-	kv_read_news rn;
-	kv_store_metrics_end(s, 1, KV_POLL_OK, &rn);
+	keys_read(s, 1, 0, NULL); /* the new leader's key count */
 	poll_view(&f, 1, 0, "serving\n", 4, &n);
 	assert_true(n.proved_empty);
 	assert_true(gauge(s, STALE("default")) == 0);

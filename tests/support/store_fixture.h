@@ -96,6 +96,19 @@ static inline void poll(fixture *f, size_t member, unsigned batches, const char 
 	poll_view(f, member, batches, ha, 3, news);
 }
 
+/* A member's /metrics read: its key count (and more lines, NULL: none).
+ * Returns what the store made of it. */
+static inline kv_read_news keys_read(kv_store *s, size_t member, unsigned keys, const char *more)
+{
+	char body[512];
+	snprintf(body, sizeof(body), "master_key_count %u\n%s", keys, more ? more : "");
+	kv_store_metrics_reset(s, member);
+	assert_int_equal(kv_store_metrics_feed(s, member, body, strlen(body)), KV_OK);
+	kv_read_news rn;
+	kv_store_metrics_end(s, member, KV_POLL_OK, &rn);
+	return rn;
+}
+
 /* The scrape's text (free it with kv_buf_free: the core allocated it). */
 static inline kv_buf render(kv_store *s)
 {
