@@ -49,7 +49,7 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 # The reasons a tenant is stale (mooncake_kv_state_stale_reason), in words.
 REASON_WORDS = {
     "startup": "startup",  # the master held objects before the exporter watched it
-    "reset": "publisher restart",
+    "reset": "publisher reset",
     "quota_eviction": "quota eviction",
     "reconcile_incomplete": "reconciliation incomplete",
     "overflow": "over a limit",
@@ -398,9 +398,9 @@ def reconcile_words(rec, now):
     if c.get("added"):
         fixes.append("%s the stream had missed" % plural(c["added"], "object"))
     if c.get("removed"):
-        fixes.append("%s the master no longer had" % num(c["removed"]))
+        fixes.append("%s the master no longer had" % plural(c["removed"], "object"))
     if c.get("medium"):
-        fixes.append("%s on other media" % num(c["medium"]))
+        fixes.append("%s on other media" % plural(c["medium"], "object"))
     if fixes:
         text += "; corrected " + ", ".join(fixes)
     return text

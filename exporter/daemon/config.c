@@ -328,7 +328,7 @@ static const struct flag flags[] = {
 	 "[true|false]  rebuild tenant default of the --zmq.endpoint source from the master (in --source: "
 	 "reconcile=true, backend=ID)"},
 	{"--master.reconcile-interval", set_duration, CFG(reconcile_interval), 0, 0, NULL,
-	 "DUR  at most one reconciliation per source this often, default 10m"},
+	 "DUR  each tenant reconciled at most this often, and without a cause every 6 intervals; default 10m"},
 	{"--master.reconcile-max-keys", set_num, CFG(reconcile_max_keys), 1, 1ull << 34, NULL,
 	 "N  a longer listing is abandoned and counted; default --limits.max-objects"},
 	{"--master.reconcile-max-replay", set_num, CFG(reconcile_max_replay), 1000, 1ull << 30, NULL,

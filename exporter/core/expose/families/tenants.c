@@ -103,7 +103,8 @@ static const kv_family families[] = {
 	{.name = "mooncake_kv_state_stale_reason",
 	 .kind = KV_GAUGE,
 	 .help = "1 for each reason the tenant is stale for (startup, gap, reset, reconnect, overflow, "
-		 "reconcile_incomplete, failover, dialect, quota_eviction, drift); absent while it is exact.",
+		 "reconcile_incomplete, failover, dialect, quota_eviction, drift, bootstrap, removed_after_cleared); "
+		 "absent while it is exact.",
 	 .scope = KV_SCOPE_TENANT,
 	 .flags = KV_FAM_TENANT_DETAIL,
 	 .samples = state_stale_reason},
