@@ -351,8 +351,9 @@ int main(int argc, char **argv)
 	}
 	s->members[0].publishers = 1;
 	pub_open(s, -1);
-	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s (%u members)\n", o->pubs[0],
-		o->n_status ? ", status on " : "", o->n_status ? o->status_addrs[0] : "", s->n_members);
+	fprintf(stderr, "mooncake-kv-sim: publishing on %s%s%s (%u %s)\n", o->pubs[0],
+		o->n_status ? ", status on " : "", o->n_status ? o->status_addrs[0] : "", s->n_members,
+		s->n_members == 1 ? "member" : "members");
 	for (size_t i = 0; i < o->n_phases && !sim_stopping; i++)
 		run_phase(s, o->phases[i]);
 	flush(s);
