@@ -2,8 +2,8 @@
 /* The plan's next step for a store (kv_store_recon_next): tenant default
  * first, by the plan's own causes; then, where the serving master lists
  * tenants (or has not been asked yet), the other tenants of the backend,
- * stale ones before periodic ones.  And
- * what a run found out about the master's listing (kv_store_lists_note). */
+ * stale ones before periodic ones.  And what a run found out about the
+ * master's listing (kv_store_lists_note). */
 #include <string.h>
 
 #include "kv_master_keys.h"
