@@ -50,19 +50,25 @@ def public_text(cc, include, headers):
     return '\n'.join(out)
 
 
+def past_group(tokens, i, opening, closing):
+    """The index just past the bracketed group that opens at tokens[i] (or the end)."""
+    depth = 0
+    while i < len(tokens):
+        depth += tokens[i] == opening
+        depth -= tokens[i] == closing
+        i += 1
+        if not depth:
+            break
+    return i
+
+
 def strip_attributes(tokens):
     out, i = [], 0
     while i < len(tokens):
         if tokens[i] in ('__attribute__', '__extension__', '__asm__', '__asm', 'asm'):
             i += 1
             if i < len(tokens) and tokens[i] == '(':
-                depth = 0
-                while i < len(tokens):
-                    depth += tokens[i] == '('
-                    depth -= tokens[i] == ')'
-                    i += 1
-                    if not depth:
-                        break
+                i = past_group(tokens, i, '(', ')')
             continue
         out.append(tokens[i])
         i += 1
@@ -75,13 +81,7 @@ def statements(tokens):
     while i < len(tokens):
         t = tokens[i]
         if t == '{' and not depth and stmt and stmt[-1] == ')':  # a definition: static inline
-            body = 0
-            while i < len(tokens):
-                body += tokens[i] == '{'
-                body -= tokens[i] == '}'
-                i += 1
-                if not body:
-                    break
+            i = past_group(tokens, i, '{', '}')
             yield stmt + ['{}']
             stmt = []
             continue

@@ -150,6 +150,19 @@ static bool has(kv_store *s, const char *line)
 	return found;
 }
 
+/* Tenant default's turn at now, reconciled at upstream's listing: the
+ * master lists the keys of listing, and the attempt ends ok. */
+static void reconcile_default(kv_store *s, kv_recon_run *r, double now, const char *listing)
+{
+	kv_recon_job job;
+	assert_int_equal(kv_store_recon_next(s, now, &job), KV_RECON_GO);
+	assert_string_equal(job.tenant, "default");
+	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_true(listing_answered(r, 200, NULL, listing));
+	double next;
+	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+}
+
 /* Every tenant reconciled where the master lists tenants; none but default
  * where it does not, found out from its answer and never taken for
  * another's keys. */
@@ -202,11 +215,7 @@ static void test_reconcile_tenants(void **state)
 	/* not asked again: not for an hour, unless its publisher restarts */
 	assert_int_equal(kv_store_recon_next(s, T0 + 100, &job), KV_RECON_NOT_NOW);
 	sh.now = T0 + 2 + 3601;
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
-	assert_string_equal(job.tenant, "default"); /* periodic, and first */
-	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
-	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	reconcile_default(s, r, sh.now, "k0\nk1\n"); /* periodic, and first */
 	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
 	/* a master that answers the path but names no tenant (or another): the
@@ -221,11 +230,7 @@ static void test_reconcile_tenants(void **state)
 	 * it lists tenant-1, whose answers name it */
 	assert_int_equal(put_in(s, 0, 1, "tenant-1", 5, 1, NULL), KV_OK); /* k5: now held by tenant-1 too */
 	sh.now += 100;
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
-	assert_string_equal(job.tenant, "default"); /* the restart made default stale too */
-	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
-	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	reconcile_default(s, r, sh.now, "k0\nk1\n"); /* the restart made default stale too */
 	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
 	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
@@ -279,18 +284,11 @@ static void test_periodic_turn_asks(void **state)
 	assert_non_null(r);
 	double next;
 	kv_recon_job job;
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO); /* default, at once */
-	assert_string_equal(job.tenant, "default");
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	/* default, at once */
+	reconcile_default(s, r, sh.now, "k0\nk1\n");
 	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_NOT_NOW); /* tenant-1 exact: not yet */
 	sh.now += 6 * 60 + 1;
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
-	assert_string_equal(job.tenant, "default");
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	reconcile_default(s, r, sh.now, "k0\nk1\n");
 	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
 	assert_string_equal(job.cause, "periodic");

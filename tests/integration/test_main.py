@@ -152,18 +152,26 @@ def cleared_by_tenant(events):
     return out
 
 
-def wire_of(procs, extra, phases, seed):
-    """Runs a simulator to its end with our subscriber on it: (its truth, its messages)."""
-    sim = Sim(procs, SIM, ["sleep:seconds=0.3"] + phases + ["sleep:seconds=0.3"], seed=seed, extra=extra)
+def wired(procs, extra, phases, seed, members=1):
+    """Runs a simulator to its end with our subscriber on its first member: (its truth,
+    the messages read, their events)."""
+    sim = Sim(procs, SIM, ["sleep:seconds=0.3"] + phases + ["sleep:seconds=0.3"], seed=seed, members=members,
+              extra=extra)
     sim.start()
     wire = Wire(sim.zmq)
     truth = sim.wait()
     wire.thread.join(scaled(10))
     wire.close()
-    events = wire.events()
-    assert len(wire.messages) == truth["messages"] and len(events) == truth["events_sent"], \
-        (len(wire.messages), truth["messages"], len(events), truth["events_sent"])
-    return truth, wire.messages
+    return truth, wire.messages, wire.events()
+
+
+def wire_of(procs, extra, phases, seed):
+    """Runs a simulator to its end with our subscriber on it: (its truth, its messages),
+    every message and event it sent read."""
+    truth, messages, events = wired(procs, extra, phases, seed)
+    assert len(messages) == truth["messages"] and len(events) == truth["events_sent"], \
+        (len(messages), truth["messages"], len(events), truth["events_sent"])
+    return truth, messages
 
 
 CONTEXT = ("model_name", "block_size", "additional_salt", "lora_name", "dp_rank")
@@ -418,13 +426,7 @@ def test_oplog_removals_never_published(procs):
     # the wire, read by our own subscriber of both members
     phases = ["ops:count=1500", "clear:tenant=1", "reput:count=5,tenant=1", "ops:count=300", "durable",
               "clear:tenant=2", "durable", "ops:count=300"]
-    sim = Sim(procs, SIM, ["sleep:seconds=0.3"] + phases + ["sleep:seconds=0.3"], seed=650, members=2, extra=extra)
-    sim.start()
-    wire = Wire(sim.zmq)
-    truth = sim.wait()
-    wire.thread.join(scaled(10))
-    wire.close()
-    events = wire.events()
+    truth, _, events = wired(procs, extra, phases, 650, members=2)
     assert truth["oplog"] and truth["reputs"] == 5 and truth["durable_erased"] > 0 and truth["held_entries"] > 0
     assert truth["silent_removals"] > 0 and len(events) == truth["events_sent"]
     assert cleared_by_tenant(events) == {"tenant-1": 1, "tenant-2": 1}
