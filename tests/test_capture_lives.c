@@ -96,17 +96,7 @@ static void test_conductor(void **state)
 	uint64_t whole = 0;
 	json_object_foreach(json_object_get(truth, "tenants"), tname, want)
 	{
-		kv_str tn = {tname, (uint32_t)strlen(tname)};
-		const kv_tenant *t = kv_state_find_tenant(s, js(backend), tn);
-		assert_non_null(t);
-#define WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
-		assert_int_equal(kv_tenant_objects(t), WANT("objects"));
-		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), WANT("cpu"));
-		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), WANT("disk"));
-		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], WANT("both"));
-		assert_int_equal(t->counts.events[KV_EV_CLEARED], WANT("cleared"));
-		check_lives(t, want);
-#undef WANT
+		const kv_tenant *t = check_tenant(s, backend, tname, want);
 		whole += t->counts.life.count;
 	}
 	assert_int_equal(json_object_size(json_object_get(truth, "tenants")), kv_state_tenant_count(s));

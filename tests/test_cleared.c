@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "support/stream_fixture.h"
+
 /* The core's calloc, failing while calloc_fails holds (this test links with
  * --wrap=calloc: tests/meson.build). */
 void *__real_calloc(size_t n, size_t size);
@@ -26,38 +28,12 @@ void *__wrap_calloc(size_t n, size_t size)
 	return calloc_fails ? NULL : __real_calloc(n, size);
 }
 
-struct fx {
-	kv_budget budget;
-	kv_stream *st;
-	uint64_t seq;
-	uint64_t eid;
-};
-
-/* One event per message, in sequence. */
-static void ev1(struct fx *f, const char *type, const char *tenant_id, const char *medium, const char *key)
-{
-	ev_spec e;
-	ev_init(&e, EV_UPSTREAM, type, ++f->eid, B, tenant_id, medium, key);
-	assert_int_equal(feed(f->st, ++f->seq, &e, 1), KV_OK);
-}
-
-static void expect_counts(struct fx *f, const char *t, uint64_t cpu_only, uint64_t disk_only, uint64_t both)
-{
-	const kv_tenant *tn = tenant(f->st, t);
-	assert_non_null(tn);
-	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_ONLY], cpu_only);
-	assert_int_equal(tn->counts.placement[KV_PLACE_DISK_ONLY], disk_only);
-	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_AND_DISK], both);
-	assert_int_equal(kv_objtable_count(&tn->objects), kv_tenant_objects(tn));
-}
-
 /* A state fed by several masters (kv_state_set_ha, unless one), exact from
  * the start (the proof of an empty store), so that a cleared knows all its
  * tenant held. */
 static int setup_state(void **state, bool ha)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	kv_budget_init(&f->budget, 1000, 1000000);
+	stream_fx *f = stream_fx_new();
 	kv_state *s = kv_state_new(&f->budget, 1234);
 	assert_non_null(s);
 	kv_state_set_ha(s, ha);
@@ -79,20 +55,17 @@ static int setup_one(void **state)
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_state *s = (kv_state *)kv_stream_state(f->st); /* attached: the test owns it */
 	kv_stream_free(f->st);
 	kv_state_free(s);
-	assert_int_equal(atomic_load(&f->budget.objects), 0);
-	assert_int_equal(atomic_load(&f->budget.tenants), 0);
-	free(f);
-	return 0;
+	return stream_fx_free(f);
 }
 
 /* RemoveAll of tenant t with the op log: cleared at once, the removals of
  * what it held (k1 cpu, k2 cpu and disk, k3 cpu) later.  k1 is put again in
  * between: its late removal cannot be told from the new object's own. */
-static void removeall_with_late_removals(struct fx *f)
+static void removeall_with_late_removals(stream_fx *f)
 {
 	ev1(f, "stored", "t", "cpu", "k1");
 	ev1(f, "stored", "t", "cpu", "k2");
@@ -110,12 +83,12 @@ static void removeall_with_late_removals(struct fx *f)
 
 static void test_late_removal_after_cleared(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	removeall_with_late_removals(f);
 	const kv_tenant *t = tenant(f->st, "t");
 	assert_int_equal(t->stale, 0); /* so far every removal was of nothing held */
 	assert_true(kv_state_tenant_waits(t));
-	expect_counts(f, "t", 2, 0, 0);
+	expect_placement(f, "t", 2, 0, 0);
 	uint64_t unobserved = t->counts.life.unobserved, observed = t->counts.life.count;
 	ev1(f, "removed", "t", "cpu", "k1"); /* the old k1's, late; or the new one's? */
 	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
@@ -125,7 +98,7 @@ static void test_late_removal_after_cleared(void **state)
 	assert_int_equal(t->counts.life.count, observed);
 	/* every removal the cleared expected came: it waits no more */
 	assert_false(kv_state_tenant_waits(t));
-	expect_counts(f, "u", 1, 0, 0);
+	expect_placement(f, "u", 1, 0, 0);
 	assert_int_equal(tenant(f->st, "u")->stale, 0); /* another tenant: not touched */
 }
 
@@ -133,7 +106,7 @@ static void test_late_removal_after_cleared(void **state)
  * once every expected removal came, a removal is the guide's again. */
 static void test_late_removals_drained(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k1");
 	ev1(f, "stored", "t", "disk", "k1");
 	ev1(f, "stored", "t", "cpu", "k2");
@@ -156,7 +129,7 @@ static void test_late_removals_drained(void **state)
 	ev1(f, "stored", "v", "cpu", "k1");
 	ev1(f, "removed", "v", "cpu", "k1"); /* nothing is expected: the guide's rule */
 	assert_int_equal(v->stale, 0);
-	expect_counts(f, "v", 0, 0, 0);
+	expect_placement(f, "v", 0, 0, 0);
 	/* a cleared while stale (the ambiguity above) may leave an object
 	 * unseen whose removal is still to come */
 	ev1(f, "cleared", "t", NULL, NULL);
@@ -168,7 +141,7 @@ static void test_late_removals_drained(void **state)
  * removal of something held after it may be one of theirs. */
 static void test_cleared_of_a_stale_tenant(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k1");
 	f->seq += 3; /* a gap: every tenant stale */
 	ev1(f, "stored", "t", "cpu", "k2");
@@ -195,7 +168,7 @@ static void test_cleared_of_a_stale_tenant(void **state)
  * placed: then the cut-over is not sure of that object either. */
 static void test_reconciliation_ends_the_wait(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_state *s = (kv_state *)kv_stream_state(f->st);
 	for (int round = 0; round < 2; round++) {
 		const char *tn = round ? "v" : "t";
@@ -258,7 +231,7 @@ static int to_load(void *arg, unsigned type, kv_pack_r *r)
  * so a removal of what it holds turns the tenant stale there too. */
 static void test_wait_handed_over(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k1");
 	ev1(f, "stored", "u", "cpu", "k1");
 	ev1(f, "cleared", "t", NULL, NULL);
@@ -306,13 +279,13 @@ static void test_wait_handed_over(void **state)
  * keeps no wait: its removals after a cleared are the guide's. */
 static void test_one_master_keeps_the_guide(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	removeall_with_late_removals(f);
 	ev1(f, "removed", "t", "cpu", "k1");
 	const kv_tenant *t = tenant(f->st, "t");
 	assert_int_equal(t->stale, 0);
 	assert_false(kv_state_tenant_waits(t));
-	expect_counts(f, "t", 1, 0, 0);
+	expect_placement(f, "t", 1, 0, 0);
 }
 
 /* Out of memory at a cleared: nothing can wait for its late removals, so
@@ -320,7 +293,7 @@ static void test_one_master_keeps_the_guide(void **state)
  * never exact on a guess. */
 static void test_cleared_without_memory(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k1");
 	calloc_fails = true;
 	ev1(f, "cleared", "t", NULL, NULL);
@@ -328,7 +301,7 @@ static void test_cleared_without_memory(void **state)
 	const kv_tenant *t = tenant(f->st, "t");
 	assert_false(kv_state_tenant_waits(t));
 	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
-	expect_counts(f, "t", 0, 0, 0);
+	expect_placement(f, "t", 0, 0, 0);
 	ev1(f, "stored", "t", "cpu", "k1");
 	ev1(f, "removed", "t", "cpu", "k1"); /* the late one, or the new object's: nobody can say */
 	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);

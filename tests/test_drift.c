@@ -12,6 +12,8 @@
 #include "kv_common.h"
 #include "kv_drift.h"
 
+#include "support/state_fixture.h"
+
 struct store {
 	kv_budget budget;
 	kv_state *st;
@@ -21,8 +23,7 @@ static int store_setup(void **state)
 {
 	struct store *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
-	kv_budget_init(&s->budget, 100, 100000);
-	assert_non_null(s->st = kv_state_new(&s->budget, 1));
+	s->st = state_open(&s->budget);
 	*state = s;
 	return 0;
 }
@@ -35,25 +36,10 @@ static int store_teardown(void **state)
 	return 0;
 }
 
-static void store_put(struct store *s, const char *tenant, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		char key[32];
-		snprintf(key, sizeof(key), "%s-%u", tenant, i);
-		kv_event ev = {.type = KV_EV_STORED,
-			       .medium = KV_MEDIUM_CPU,
-			       .has_key = true,
-			       .tenant_id = {tenant, (uint32_t)strlen(tenant)},
-			       .backend_id = {"b", 1},
-			       .object_key = {key, (uint32_t)strlen(key)}};
-		assert_int_equal(kv_state_apply(s->st, &ev, KV_DIALECT_MEDIA), KV_OK);
-	}
-}
-
 static void test_drift(void **state)
 {
 	struct store *s = *state;
-	store_put(s, "default", 2000);
+	state_put(s->st, "default", 2000);
 	kv_drift d = {0};
 	/* within max(16, 1%): agreement */
 	assert_false(kv_drift_observe(&d, true, 0, 2020, s->st));
@@ -74,7 +60,7 @@ static void test_drift(void **state)
 	assert_true(kv_drift_tolerance(1e6) == 1e4);
 	/* objects outside tenant default: the master's count covers them, the
 	 * listing does not; no judgement */
-	store_put(s, "alice", 1);
+	state_put(s->st, "alice", 1);
 	assert_false(kv_drift_observe(&d, true, 0, 9999, s->st));
 	assert_int_equal(d.polls, 0);
 	bool spare;
@@ -88,8 +74,8 @@ static void test_drift_over_exact_tenants(void **state)
 {
 	struct store *s = *state;
 	kv_state_prove_empty(s->st);
-	store_put(s, "alice", 300);
-	store_put(s, "bob", 100);
+	state_put(s->st, "alice", 300);
+	state_put(s->st, "bob", 100);
 	assert_true(kv_state_all_exact(s->st));
 	kv_drift d = {0};
 	bool spare;

@@ -13,6 +13,8 @@
 #include "kv_common.h"
 #include "kv_leadership.h"
 
+#include "support/state_fixture.h"
+
 static enum kv_ha_state ha_state(const char *body, size_t len)
 {
 	enum kv_ha_state st = KV_HA_STANDBY;
@@ -334,8 +336,7 @@ static int store_setup(void **state)
 {
 	struct store *s = calloc(1, sizeof(*s));
 	assert_non_null(s);
-	kv_budget_init(&s->budget, 100, 100000);
-	assert_non_null(s->st = kv_state_new(&s->budget, 1));
+	s->st = state_open(&s->budget);
 	kv_leadership_init(&s->l);
 	*state = s;
 	return 0;
@@ -347,21 +348,6 @@ static int store_teardown(void **state)
 	kv_state_free(s->st);
 	free(s);
 	return 0;
-}
-
-static void store_put(struct store *s, const char *tenant, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		char key[32];
-		snprintf(key, sizeof(key), "%s-%u", tenant, i);
-		kv_event ev = {.type = KV_EV_STORED,
-			       .medium = KV_MEDIUM_CPU,
-			       .has_key = true,
-			       .tenant_id = {tenant, (uint32_t)strlen(tenant)},
-			       .backend_id = {"b", 1},
-			       .object_key = {key, (uint32_t)strlen(key)}};
-		assert_int_equal(kv_state_apply(s->st, &ev, KV_DIALECT_MEDIA), KV_OK);
-	}
 }
 
 static uint64_t store_objects(const struct store *s, unsigned *stale)
@@ -412,7 +398,7 @@ static void test_failover_marks_stale(void **state)
 	kv_member_role *r = s->r;
 	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_SERVING, false, s->st), 0);
 	assert_int_equal(kv_leadership_observe(l, r, 2, 1, &OBS_STANDBY, true, s->st), 0);
-	store_put(s, "default", 4);
+	state_put(s->st, "default", 4);
 	unsigned stale;
 	assert_int_equal(store_objects(s, &stale), 4);
 	assert_false(stale & KV_STALE_FAILOVER);
@@ -438,7 +424,7 @@ static void test_one_master_drops_and_resumes(void **state)
 	kv_leadership *l = &s->l;
 	kv_member_role *r = s->r;
 	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), 0);
-	store_put(s, "default", 3);
+	state_put(s->st, "default", 3);
 	/* down is not standing by: the figures stay */
 	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_DOWN, false, s->st), 0);
 	unsigned stale;

@@ -13,17 +13,11 @@
 
 #include <cmocka.h>
 
-struct fx {
-	kv_budget budget;
-	kv_stream *st;
-	uint64_t seq;
-	uint64_t eid;
-};
+#include "support/stream_fixture.h"
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	kv_budget_init(&f->budget, 1000, 1000000);
+	stream_fx *f = stream_fx_new();
 	assert_non_null(f->st = kv_stream_new(&f->budget, 1234));
 	*state = f;
 	return 0;
@@ -31,38 +25,24 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_stream_free(f->st);
-	assert_int_equal(atomic_load(&f->budget.objects), 0);
-	assert_int_equal(atomic_load(&f->budget.tenants), 0);
-	free(f);
-	return 0;
+	return stream_fx_free(f);
 }
 
-/* One event per message, in sequence. */
-static void ev1(struct fx *f, const char *type, const char *tenant_id, const char *medium, const char *key)
+/* The placement, and the totals and media that follow from it. */
+static void expect_counts(stream_fx *f, const char *t, uint64_t cpu_only, uint64_t disk_only, uint64_t both)
 {
-	ev_spec e;
-	ev_init(&e, EV_UPSTREAM, type, ++f->eid, B, tenant_id, medium, key);
-	assert_int_equal(feed(f->st, ++f->seq, &e, 1), KV_OK);
-}
-
-static void expect_counts(struct fx *f, const char *t, uint64_t cpu_only, uint64_t disk_only, uint64_t both)
-{
+	expect_placement(f, t, cpu_only, disk_only, both);
 	const kv_tenant *tn = tenant(f->st, t);
-	assert_non_null(tn);
-	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_ONLY], cpu_only);
-	assert_int_equal(tn->counts.placement[KV_PLACE_DISK_ONLY], disk_only);
-	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_AND_DISK], both);
 	assert_int_equal(kv_tenant_objects(tn), cpu_only + disk_only + both);
 	assert_int_equal(kv_tenant_on_medium(tn, KV_MEDIUM_CPU), cpu_only + both);
 	assert_int_equal(kv_tenant_on_medium(tn, KV_MEDIUM_DISK), disk_only + both);
-	assert_int_equal(kv_objtable_count(&tn->objects), kv_tenant_objects(tn));
 }
 
 static void test_stored_idempotent(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "CPU", "k");
@@ -74,7 +54,7 @@ static void test_stored_idempotent(void **state)
 
 static void test_media_sets(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 1);
@@ -91,7 +71,7 @@ static void test_media_sets(void **state)
 
 static void test_removed_never_below_zero(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "removed", "t", "cpu", "never-stored");
 	ev1(f, "stored", "t", "disk", "k");
 	ev1(f, "removed", "t", "cpu", "k"); /* not on cpu */
@@ -110,7 +90,7 @@ static void test_removed_never_below_zero(void **state)
 /* An upsert is removed then stored for the same object, in one message. */
 static void test_upsert(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "k");
 	ev_spec e[2];
 	ev_init(&e[0], EV_SPEC, "removed", ++f->eid, B, "t", "cpu", "k");
@@ -126,7 +106,7 @@ static void test_upsert(void **state)
 
 static void test_cleared(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	for (int i = 0; i < 100; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "k%d", i);
@@ -159,7 +139,7 @@ static void test_cleared(void **state)
  * at start-up, and at the first loss after a cleared made it exact. */
 static void test_stale_since(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev_spec e;
 	int64_t t0 = 1795982000000;
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k1");
@@ -195,7 +175,7 @@ static void test_stale_since(void **state)
  * backends is two tenants. */
 static void test_tenant_identity(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev_spec e[3];
 	ev_init(&e[0], EV_SPEC, "stored", 1, "backend-1", "t", "cpu", "k");
 	ev_init(&e[1], EV_SPEC, "stored", 2, "backend-2", "t", "cpu", "k");
@@ -221,7 +201,7 @@ static void test_tenant_identity(void **state)
 
 static void test_keyless_and_rejected_not_applied(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev_spec e[3];
 	ev_init(&e[0], EV_UPSTREAM, "stored", 1, B, "t", "cpu", NULL); /* keyless */
 	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "t", "nvme", "k"); /* unknown medium */
@@ -287,7 +267,7 @@ static void test_limits(void **state)
  * they emptied.  Neither is an unknown removal. */
 static void test_object_removed_takes_the_object(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
 	ev1(f, "stored", "t", "disk", "both"); /* PutEnd of the disk replica, then of memory */
 	ev1(f, "stored", "t", "cpu", "both");
@@ -306,7 +286,7 @@ static void test_object_removed_takes_the_object(void **state)
  * in the object dialect a second removed of the same object is one too. */
 static void test_object_removed_unknown(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
 	ev1(f, "removed", "t", "cpu", "never");
 	ev1(f, "stored", "t", "cpu", "k");
@@ -320,7 +300,7 @@ static void test_object_removed_unknown(void **state)
  * media announced add up, nothing is taken away. */
 static void test_object_upsert_is_stored(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "cpu", "k");
@@ -334,7 +314,7 @@ static void test_object_upsert_is_stored(void **state)
  * applied. */
 static void test_dialect_switch_both_ways(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	ev1(f, "stored", "t", "cpu", "a");
 	ev1(f, "stored", "t", "disk", "a");
 	ev1(f, "stored", "t", "cpu", "b");
@@ -358,7 +338,7 @@ static void test_dialect_switch_both_ways(void **state)
  * master that does is no longer main, but its word is still true). */
 static void test_object_cleared(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
 	ev1(f, "stored", "t", "cpu", "a");
 	ev1(f, "cleared", "t", NULL, NULL);
@@ -372,7 +352,7 @@ static void test_object_cleared(void **state)
  * afresh, stale since start-up. */
 static void test_idle_tenants_expire(void **state)
 {
-	struct fx *f = *state;
+	stream_fx *f = *state;
 	const int64_t t0 = 1795982104612, idle = 3600 * 1000;
 	ev_spec e;
 	uint64_t seq = 0;

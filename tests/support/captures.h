@@ -104,4 +104,24 @@ static inline void check_lives(const kv_tenant *t, const json_t *want)
 #undef LIVES_WANT
 }
 
+/* A tenant's figures against its truth (want, as in check_lives): its
+ * objects, on each medium and on both, the cleareds it saw, and its lives.
+ * Returns the tenant, for the figures only some truths hold. */
+static inline const kv_tenant *check_tenant(const kv_state *s, const json_t *backend, const char *tname,
+					    const json_t *want)
+{
+#define TENANT_WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
+	kv_str tn = {tname, (uint32_t)strlen(tname)};
+	const kv_tenant *t = kv_state_find_tenant(s, js(backend), tn);
+	assert_non_null(t);
+	assert_int_equal(kv_tenant_objects(t), TENANT_WANT("objects"));
+	assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), TENANT_WANT("cpu"));
+	assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), TENANT_WANT("disk"));
+	assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], TENANT_WANT("both"));
+	assert_int_equal(t->counts.events[KV_EV_CLEARED], TENANT_WANT("cleared"));
+	check_lives(t, want);
+	return t;
+#undef TENANT_WANT
+}
+
 #endif
