@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Flag parsing: every flag, its forms, its bounds and every way to get it
  * wrong.  The flag table is the code under test; the expectations here are
- * written from the README's flag table, not read back from the code. */
+ * written from the flags' documentation (docs/guide.md, docs/reference.md),
+ * not read back from the code. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
