@@ -53,8 +53,6 @@ void kv_pack_f64(kv_pack_w *w, double v);
 void kv_pack_fixed64(kv_pack_w *w, uint64_t v);
 void kv_pack_bytes(kv_pack_w *w, const void *p, size_t n);
 void kv_pack_end(kv_pack_w *w);
-/* Bytes in the open record so far. */
-size_t kv_pack_record_len(const kv_pack_w *w);
 /* Writes the trailer and hands everything to the sink.  Returns 0 or the
  * first failure. */
 int kv_pack_finish(kv_pack_w *w);
@@ -115,6 +113,5 @@ void kv_pack_in_free(kv_pack_in *in);
 enum kv_pack_error kv_pack_in_feed(kv_pack_in *in, const void *p, size_t n);
 /* The stream ended: KV_PACK_OK only when its trailer matched. */
 enum kv_pack_error kv_pack_in_end(kv_pack_in *in);
-const char *kv_pack_error_name(enum kv_pack_error e);
 
 #endif

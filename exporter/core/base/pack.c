@@ -76,11 +76,6 @@ void kv_pack_end(kv_pack_w *w)
 	w->records++;
 }
 
-size_t kv_pack_record_len(const kv_pack_w *w)
-{
-	return w->rec_at == SIZE_MAX ? 0 : w->len - w->rec_at - HEADER;
-}
-
 void kv_pack_u64(kv_pack_w *w, uint64_t v)
 {
 	unsigned char tmp[10];
@@ -304,25 +299,4 @@ enum kv_pack_error kv_pack_in_end(kv_pack_in *in)
 	if (in->err)
 		return in->err;
 	return in->ended ? KV_PACK_OK : (in->err = KV_PACK_TRUNCATED);
-}
-
-const char *kv_pack_error_name(enum kv_pack_error e)
-{
-	switch (e) {
-	case KV_PACK_OK:
-		return "ok";
-	case KV_PACK_TOO_LARGE:
-		return "too_large";
-	case KV_PACK_MALFORMED:
-		return "malformed";
-	case KV_PACK_CHECKSUM:
-		return "checksum";
-	case KV_PACK_TRUNCATED:
-		return "truncated";
-	case KV_PACK_REFUSED:
-		return "refused";
-	case KV_PACK_NOMEM:
-		return "out_of_memory";
-	}
-	return "unknown";
 }
