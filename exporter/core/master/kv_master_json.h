@@ -7,6 +7,8 @@
 #define KV_MASTER_JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "kv_common.h"
 
@@ -17,6 +19,16 @@ static inline json_t *kv_master_json(const char *body, size_t len, enum kv_poll_
 	if (!root)
 		*rc = json_error_code(&err) == json_error_out_of_memory ? KV_POLL_NO_MEMORY : KV_POLL_PARSE;
 	return root;
+}
+
+/* A member that is a whole number from 0 up; false when missing or not one. */
+static inline bool kv_json_u64(const json_t *o, const char *name, uint64_t *v)
+{
+	const json_t *j = json_object_get(o, name);
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return false;
+	*v = (uint64_t)json_integer_value(j);
+	return true;
 }
 
 #endif

@@ -6,15 +6,6 @@
 #include "kv_master_json.h"
 #include "kv_master_quotas.h"
 
-static bool get_u64(const json_t *o, const char *name, uint64_t *v)
-{
-	const json_t *j = json_object_get(o, name);
-	if (!json_is_integer(j) || json_integer_value(j) < 0)
-		return false;
-	*v = (uint64_t)json_integer_value(j);
-	return true;
-}
-
 static bool get_bool(const json_t *o, const char *name, bool *v)
 {
 	const json_t *j = json_object_get(o, name);
@@ -32,8 +23,8 @@ static bool entry(const json_t *e, kv_quota *q, const char **name, size_t *name_
 		return false;
 	*name = json_string_value(id);
 	*name_len = json_string_length(id);
-	return get_u64(e, "requested_quota_bytes", &q->requested) &&
-	       get_u64(e, "effective_quota_bytes", &q->effective) && get_u64(e, "charged_bytes", &q->charged) &&
+	return kv_json_u64(e, "requested_quota_bytes", &q->requested) &&
+	       kv_json_u64(e, "effective_quota_bytes", &q->effective) && kv_json_u64(e, "charged_bytes", &q->charged) &&
 	       get_bool(e, "admission_closed", &q->admission_closed) && get_bool(e, "over_quota", &q->over_quota) &&
 	       get_bool(e, "has_explicit_policy", &q->explicit_policy);
 }

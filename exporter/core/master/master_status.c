@@ -4,15 +4,6 @@
 #include "kv_master_json.h"
 #include "kv_master_status.h"
 
-static bool get_u64(const json_t *o, const char *name, uint64_t *v)
-{
-	const json_t *j = json_object_get(o, name);
-	if (!json_is_integer(j) || json_integer_value(j) < 0)
-		return false;
-	*v = (uint64_t)json_integer_value(j);
-	return true;
-}
-
 enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out)
 {
 	/* A u64 above INT64_MAX fails the whole document in jansson: that is a
@@ -29,19 +20,19 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 		goto out;
 	memset(out, 0, sizeof(*out));
 	out->enabled = json_is_true(en);
-	if (!get_u64(root, "published_batches", &out->published_batches) ||
-	    !get_u64(root, "published_events", &out->published_events) ||
-	    !get_u64(root, "dropped_events", &out->dropped_events))
+	if (!kv_json_u64(root, "published_batches", &out->published_batches) ||
+	    !kv_json_u64(root, "published_events", &out->published_events) ||
+	    !kv_json_u64(root, "dropped_events", &out->dropped_events))
 		goto out;
 	/* The spec's field, upstream's field, or both: at least one.  An
 	 * answer without them, or without one of the fields above, is no
 	 * answer (KV_POLL_FIELD): it decides no dialect (docs/guide.md, "Which
 	 * dialect a master speaks"). */
-	out->has_keyless = get_u64(root, "skipped_keyless_events", &out->skipped_keyless_events);
-	out->has_unparsed = get_u64(root, "skipped_unparsed_keys", &out->skipped_unparsed_keys);
+	out->has_keyless = kv_json_u64(root, "skipped_keyless_events", &out->skipped_keyless_events);
+	out->has_unparsed = kv_json_u64(root, "skipped_unparsed_keys", &out->skipped_unparsed_keys);
 	if (!out->has_keyless && !out->has_unparsed)
 		goto out;
-	out->has_invalid_hashes = get_u64(root, "invalid_event_hashes", &out->invalid_event_hashes);
+	out->has_invalid_hashes = kv_json_u64(root, "invalid_event_hashes", &out->invalid_event_hashes);
 	/* Release v0.3.12's exact field set (master_admin_service.cpp,
 	 * HttpKvEventsStatusResponse at 3b5a594, main before PR #3818) is the object
 	 * dialect: its four fields above and skipped_unparsed_keys, nothing
