@@ -364,6 +364,30 @@ static const struct bad said[] = {
 	 "source \"a\": zmq endpoint tcp://n:-5: port \"-5\" is not a number from 1 to 65535"},
 };
 
+/* An admin URL is taken up to KV_URL_MAX (1024) characters and refused,
+ * in one line, beyond: the poller's buffers hold it and its paths. */
+static void test_admin_url_length(void **state)
+{
+	(void)state;
+	char url[1100], flag[1200], err[256] = "";
+	for (size_t len = 1024; len <= 1025; len++) {
+		snprintf(url, sizeof(url), "http://m:1/");
+		memset(url + strlen(url), 'p', len - strlen(url));
+		url[len] = '\0';
+		snprintf(flag, sizeof(flag), "--master.url=%s", url);
+		kv_config c;
+		int rc = parse(&c, err, sizeof(err), EP, flag, NULL);
+		if (len == 1024) {
+			assert_int_equal(rc, KV_CONFIG_RUN);
+			kv_config_free(&c);
+		} else {
+			assert_int_equal(rc, KV_EINVAL);
+			assert_non_null(strstr(err, "is longer than 1024 characters"));
+			assert_null(strchr(err, '\n'));
+		}
+	}
+}
+
 /* Admin URLs a master really has pass: IPv6 literals, user info with a
  * colon, no port (the scheme's), a path. */
 static void test_admin_urls_accepted(void **state)
@@ -542,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_refusals_say_why),
 		cmocka_unit_test(test_admin_urls_accepted),
+		cmocka_unit_test(test_admin_url_length),
 		cmocka_unit_test(test_timeout_yields_to_short_interval),
 		cmocka_unit_test(test_help_lists_every_flag),
 		cmocka_unit_test(test_durations),

@@ -81,6 +81,10 @@ const char *kv_url_problem(const char *u, char *why, size_t n)
 		snprintf(why, n, "\"%s\" must start with http:// or https://", u);
 		return why;
 	}
+	if (strlen(u) > KV_URL_MAX) {
+		snprintf(why, n, "\"%.40s...\" is longer than %d characters", u, KV_URL_MAX);
+		return why;
+	}
 	const char *host = strstr(u, "://") + 3, *end = host + strcspn(host, "/?#");
 	/* user info may hold a colon: the host starts after the authority's last @ */
 	for (const char *c = host; c < end; c++)

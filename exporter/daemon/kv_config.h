@@ -12,6 +12,11 @@
 
 #include "kv_log.h"
 
+/* The longest admin URL taken (refused at flag time beyond): the poller
+ * adds its endpoints' paths, none longer than KV_URL_PATH_MAX, to it. */
+#define KV_URL_MAX      1024
+#define KV_URL_PATH_MAX 64
+
 /* One master of a source: its publisher and its admin API. */
 typedef struct kv_member_cfg {
 	char *zmq;    /* ZMQ endpoint of the master's PUB socket */

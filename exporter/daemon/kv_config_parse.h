@@ -23,7 +23,8 @@ int kv_parse_err(struct parse *p, const char *fmt, ...) __attribute__((format(pr
 /* http:// or https:// */
 bool kv_url_ok(const char *u);
 /* What an admin URL lacks: NULL when nothing, else why, written into
- * why[0..n) and led by the URL (scheme, host, a port from 1 to 65535). */
+ * why[0..n) and led by the URL (scheme, host, a port from 1 to 65535, at
+ * most KV_URL_MAX characters). */
 const char *kv_url_problem(const char *u, char *why, size_t n);
 /* Replaces *dst with a copy of v.  Returns 0 or KV_ENOMEM (*dst unchanged). */
 int kv_dup_into(char **dst, const char *v);

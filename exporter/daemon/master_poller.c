@@ -47,7 +47,8 @@ static void log_outcome(const kv_member *mb, const kv_poll_news *n, kv_ratelimit
 }
 
 struct urls {
-	char status[2048], keys[2048], ha[2048], leader[2048], quotas[2048];
+	char status[KV_URL_MAX + KV_URL_PATH_MAX], keys[KV_URL_MAX + KV_URL_PATH_MAX], ha[KV_URL_MAX + KV_URL_PATH_MAX],
+		leader[KV_URL_MAX + KV_URL_PATH_MAX], quotas[KV_URL_MAX + KV_URL_PATH_MAX];
 };
 
 /* A read of the leader's /metrics or quotas: counted by the store every
