@@ -360,6 +360,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	kv_http_guard_request_in(c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		if (!r)
+			return MHD_NO; /* out of memory: the connection is closed unanswered */
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 		enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
 		MHD_destroy_response(r);
