@@ -26,9 +26,11 @@ typedef struct kv_ratelimit {
 	unsigned suppressed;
 } kv_ratelimit;
 
-#define KV_RATELIMIT(window_s, burst_n)        \
-	{                                      \
-		(window_s), (burst_n), 0, 0, 0 \
+/* The first window opens at the first message, whatever the clock's origin
+ * (a monotonic clock reads a few seconds on a machine just booted). */
+#define KV_RATELIMIT(window_s, burst_n)             \
+	{                                           \
+		(window_s), (burst_n), -1e300, 0, 0 \
 	}
 
 /* True when a message may be logged now; *suppressed is set to how many were
