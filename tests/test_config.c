@@ -15,26 +15,7 @@
 #include "kv_config.h"
 #include "kv_key_group_regex.h"
 
-#define MAX_ARGS 40
-
-/* Parses the NULL-terminated flags; returns the result, with err filled. */
-static int parse(kv_config *c, char *err, size_t errlen, ...)
-{
-	char *argv[MAX_ARGS] = {"mooncake-kv-exporter"};
-	int argc = 1;
-	va_list ap;
-	va_start(ap, errlen);
-	for (char *a; (a = va_arg(ap, char *)) && argc < MAX_ARGS;)
-		argv[argc++] = a;
-	va_end(ap);
-	FILE *out = fopen("/dev/null", "w");
-	err[0] = '\0';
-	int rc = kv_config_parse(c, argc, argv, out, err, errlen);
-	fclose(out);
-	return rc;
-}
-
-#define EP "--zmq.endpoint=tcp://127.0.0.1:5557"
+#include "support/config_fixture.h"
 
 static void test_defaults(void **state)
 {
@@ -442,62 +423,6 @@ static void test_timeout_yields_to_short_interval(void **state)
 	kv_config_free(&c);
 }
 
-static void test_help_lists_every_flag(void **state)
-{
-	(void)state;
-	static const char *const names[] = {
-		"--source",
-		"--zmq.endpoint",
-		"--master.url",
-		"--stream.dialect",
-		"--master.poll-interval",
-		"--master.timeout",
-		"--master.max-body-bytes",
-		"--master.reconcile",
-		"--master.reconcile-interval",
-		"--master.reconcile-max-keys",
-		"--master.reconcile-max-replay",
-		"--web.listen-address",
-		"--web.telemetry-path",
-		"--web.max-connections",
-		"--web.max-connections-per-address",
-		"--web.read-header-timeout",
-		"--web.read-timeout",
-		"--web.idle-timeout",
-		"--web.config.file",
-		"--run-as-user",
-		"--limits.max-tenants",
-		"--limits.max-objects",
-		"--zmq.rcvhwm",
-		"--zmq.max-message-size",
-		"--metrics.exclude",
-		"--metrics.tenant-summary",
-		"--log.level",
-		"--log.format",
-		"--help",
-		"--version",
-	};
-	char buf[8192] = {0};
-	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
-	char *argv[] = {"x", "--help"};
-	kv_config c;
-	char err[64];
-	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
-	fclose(out);
-	kv_config_free(&c);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strstr(buf, names[i]))
-			fail_msg("--help does not list %s", names[i]);
-
-	memset(buf, 0, sizeof(buf));
-	out = fmemopen(buf, sizeof(buf) - 1, "w");
-	argv[1] = "--version";
-	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
-	fclose(out);
-	kv_config_free(&c);
-	assert_true(strncmp(buf, "mooncake-kv-exporter ", 21) == 0);
-}
-
 static void test_durations(void **state)
 {
 	(void)state;
@@ -558,19 +483,12 @@ static void test_key_group_regexes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_every_flag_both_forms),
-		cmocka_unit_test(test_sources),
-		cmocka_unit_test(test_master_groups),
-		cmocka_unit_test(test_reconcile_flags),
-		cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_refusals_say_why),
-		cmocka_unit_test(test_admin_urls_accepted),
-		cmocka_unit_test(test_admin_url_length),
-		cmocka_unit_test(test_timeout_yields_to_short_interval),
-		cmocka_unit_test(test_help_lists_every_flag),
-		cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_key_group_regexes),
+		cmocka_unit_test(test_defaults),         cmocka_unit_test(test_every_flag_both_forms),
+		cmocka_unit_test(test_sources),          cmocka_unit_test(test_master_groups),
+		cmocka_unit_test(test_reconcile_flags),  cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_refusals_say_why), cmocka_unit_test(test_admin_urls_accepted),
+		cmocka_unit_test(test_admin_url_length), cmocka_unit_test(test_timeout_yields_to_short_interval),
+		cmocka_unit_test(test_durations),        cmocka_unit_test(test_key_group_regexes),
 		cmocka_unit_test(test_dialects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

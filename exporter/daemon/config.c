@@ -174,6 +174,10 @@ struct flag {
 	unsigned long long min, max;
 	const char *const *choices; /* set_choice: value i stores i */
 	const char *help;           /* "VALUE  text" */
+	/* The default as a user would write it (NULL: none): set through the
+	 * flag's own setter before the command line is read, and shown by
+	 * --help, so that it is written here alone. */
+	const char *def;
 };
 
 static int set_num(struct parse *p, const struct flag *f, const char *val)
@@ -303,102 +307,121 @@ static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL}
 static const char *const log_formats[] = {"logfmt", "json", NULL};
 
 #define CFG(field) offsetof(kv_config, field), sizeof(((kv_config *)0)->field)
-#define HEADING(text)                              \
-	{                                          \
-		NULL, NULL, 0, 0, 0, 0, NULL, text \
+#define HEADING(text)                                    \
+	{                                                \
+		NULL, NULL, 0, 0, 0, 0, NULL, text, NULL \
 	}
+#define STR_(x) #x
+#define STR(x)  STR_(x)
 
 static const struct flag flags[] = {
 	HEADING("Sources (one exporter can watch several masters):"),
 	{"--source", set_source, 0, 0, 0, 0, NULL,
 	 "name=NAME,zmq=ENDPOINT[,status=URL]  repeatable; NAME is [A-Za-z0-9_.-]+; for highly available masters "
-	 "name=NAME,master=ENDPOINT@URL,master=ENDPOINT@URL... (one master= per member)"},
+	 "name=NAME,master=ENDPOINT@URL,master=ENDPOINT@URL... (one master= per member)",
+	 NULL},
 	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL,
-	 "ENDPOINT  one source named \"default\" (with --master.url)"},
-	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)"},
+	 "ENDPOINT  one source named \"default\" (with --master.url)", NULL},
+	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)",
+	 NULL},
 	{"--stream.dialect", set_choice, CFG(stream_dialect), 0, 0, kv_dialect_modes,
 	 "auto|media|object  what a removed event means: media (the subscriber guide's, Mooncake main since "
-	 "#3818: that medium only) or object (release v0.3.12's: the whole object); auto, the default, asks the "
-	 "master's status fields (in "
-	 "--source: dialect=)"},
+	 "#3818: that medium only) or object (release v0.3.12's: the whole object); auto asks the master's status "
+	 "fields (in --source: dialect=)",
+	 "auto"},
 	HEADING("Master status polling:"),
-	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL, "DUR  default 5s"},
-	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL, "DUR  default 2s"},
+	{"--master.poll-interval", set_duration, CFG(poll_interval), 0, 0, NULL,
+	 "DUR  how often each master's admin API is asked", "5s"},
+	{"--master.timeout", set_duration, CFG(poll_timeout), 0, 0, NULL,
+	 "DUR  the most one request to a master may take (a shorter --master.poll-interval bounds the default)", "2s"},
 	{"--master.max-body-bytes", set_num, CFG(max_status_bytes), 1024, 1ull << 30, NULL,
-	 "N  default 1048576; a larger status, /ha_status or /leader answer is refused and counted (/metrics and the "
-	 "quotas are read as they arrive, at any size)"},
+	 "N  a larger status, /ha_status or /leader answer is refused and counted (/metrics and the quotas are read "
+	 "as they arrive, at any size)",
+	 "1048576"},
 	HEADING("Reconciliation with the master (opt-in: it costs the master a full key listing):"),
 	{"--master.reconcile", set_switch, CFG(reconcile), 0, 0, NULL,
 	 "[true|false]  rebuild tenant default of the --zmq.endpoint source from the master (in --source: "
-	 "reconcile=true, backend=ID)"},
+	 "reconcile=true, backend=ID)",
+	 "false"},
 	{"--master.reconcile-interval", set_duration, CFG(reconcile_interval), 0, 0, NULL,
-	 "DUR  each tenant reconciled at most this often, and without a cause every 6 intervals; default 10m"},
+	 "DUR  each tenant reconciled at most this often, and without a cause every 6 intervals", "10m"},
 	{"--master.reconcile-max-keys", set_num, CFG(reconcile_max_keys), 1, 1ull << 34, NULL,
-	 "N  a longer listing is abandoned and counted; default --limits.max-objects"},
+	 "N  a longer listing is abandoned and counted (default: --limits.max-objects)", NULL},
 	{"--master.reconcile-max-replay", set_num, CFG(reconcile_max_replay), 1000, 1ull << 30, NULL,
-	 "N  events recorded while one reconciliation runs, default 1000000"},
+	 "N  events recorded while one reconciliation runs", "1000000"},
 	HEADING("Web:"),
 	{"--web.listen-address", set_listen, CFG(listen_address), 0, 0, NULL,
-	 "[HOST]:PORT  default " DEFAULT_LISTEN " (port 0 picks a free one)"},
-	{"--web.telemetry-path", set_path, CFG(telemetry_path), 0, 0, NULL, "PATH  default /metrics"},
+	 "[HOST]:PORT  where to serve (port 0 picks a free one)", DEFAULT_LISTEN},
+	{"--web.telemetry-path", set_path, CFG(telemetry_path), 0, 0, NULL, "PATH  where the metrics are served",
+	 "/metrics"},
 	{"--web.max-connections", set_num, CFG(web_max_connections), 1, 10000, NULL,
-	 "N  default 512: open connections, all clients together (one more is refused and counted)"},
+	 "N  open connections, all clients together (one more is refused and counted)", "512"},
 	{"--web.max-connections-per-address", set_num, CFG(web_max_per_address), 0, 10000, NULL,
-	 "N  default 16: open connections from one client address (0: only --web.max-connections)"},
+	 "N  open connections from one client address (0: only --web.max-connections)", "16"},
 	{"--web.read-header-timeout", set_duration, CFG(web_read_header_timeout), 0, 0, NULL,
-	 "DUR  default 5s: a request's headers must arrive within this of the connection (or, kept alive, of "
-	 "its first line), however it trickles; later, it is cut off and counted"},
-	{"--web.read-timeout", set_duration, CFG(web_read_timeout), 0, 0, NULL,
-	 "DUR  default 10s: the same for the whole request"},
+	 "DUR  a request's headers must arrive within this of the connection (or, kept alive, of its first line), "
+	 "however it trickles; later, it is cut off and counted",
+	 "5s"},
+	{"--web.read-timeout", set_duration, CFG(web_read_timeout), 0, 0, NULL, "DUR  the same for the whole request",
+	 "10s"},
 	{"--web.idle-timeout", set_duration, CFG(web_idle_timeout), 0, 0, NULL,
-	 "DUR  default 30s: a kept-alive connection's wait for its next request, and a client that stops "
-	 "reading an answer"},
+	 "DUR  a kept-alive connection's wait for its next request, and a client that stops reading an answer", "30s"},
 	{"--web.config.file", set_string, CFG(web_config_file), 0, 0, NULL,
-	 "PATH  TLS and basic auth, exporter-toolkit format (docs/guide.md, \"Securing the endpoint\")"},
+	 "PATH  TLS and basic auth, exporter-toolkit format (docs/guide.md, \"Securing the endpoint\")", NULL},
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
-	 "USER  started as root: switch to USER once the port is bound"},
+	 "USER  started as root: switch to USER once the port is bound", NULL},
 	HEADING("Handing the state over (restarts, upgrades; docs/operating.md \"Restarts and upgrades\"):"),
 	{"--state.serve", set_switch, CFG(state_serve), 0, 0, NULL,
-	 "BOOL  serve this exporter's state at /state for the next one to take (behind --web.config.file), "
-	 "default false"},
+	 "[true|false]  serve this exporter's state at /state for the next one to take (behind --web.config.file)",
+	 "false"},
 	{"--state.peer", set_state_peer, 0, 0, 0, 0, NULL,
 	 "URL  at start-up, take the state from the exporter at URL (its base URL: URL/state), where the "
-	 "stream proves it continuous; repeat to try several in order"},
+	 "stream proves it continuous; repeat to try several in order",
+	 NULL},
 	{"--state.peer-timeout", set_duration, CFG(state_peer_timeout), 0, 0, NULL,
-	 "DUR  default 30s: the most one peer may take, connection to last byte"},
+	 "DUR  the most one peer may take, connection to last byte", "30s"},
 	{"--state.peer-max-bytes", set_num, CFG(state_peer_max_bytes), 1024, 1ull << 40, NULL,
-	 "N  default 4294967296: the largest state taken from a peer"},
+	 "N  the largest state taken from a peer", "4294967296"},
 	HEADING("Limits (memory is bounded by these; overflow is counted, never silent):"),
-	{"--limits.max-tenants", set_num, CFG(max_tenants), 1, 10000000, NULL,
-	 "N  default 10000 (all sources together)"},
+	{"--limits.max-tenants", set_num, CFG(max_tenants), 1, 10000000, NULL, "N  tenants, all sources together",
+	 "10000"},
 	{"--limits.max-objects", set_num, CFG(max_objects), 1, 1ull << 34, NULL,
-	 "N  default 10000000 (about 18 bytes each with residency, 12 without)"},
+	 "N  objects tracked, all sources together (about 18 bytes each with residency, 12 without)", "10000000"},
 	{"--limits.tenant-idle-timeout", set_duration, CFG(tenant_idle_timeout), 0, 30 * 86400, NULL,
-	 "DUR  default 1h; a tenant with no object and no event for this long is forgotten, with its series "
-	 "(0: never)"},
+	 "DUR  a tenant with no object and no event for this long is forgotten, with its series (0: never)", "1h"},
+	/* docs/performance.md, "Memory after a burst": the upstream publisher
+	 * queues 10,000 messages itself; 2,000 more here cost ~50 MB at a full
+	 * queue of 25 KB messages.  A message holds 64 events: 1 MiB is 16 KiB an
+	 * event, far above any key upstream integrations make. */
 	{"--zmq.rcvhwm", set_num, CFG(zmq_rcvhwm), 0, 100000000, NULL,
-	 "N  receive high-water mark in messages, default 2000 (0: no limit)"},
+	 "N  receive high-water mark in messages (0: no limit)", "2000"},
 	{"--zmq.max-message-size", set_num, CFG(zmq_max_message_size), 1024, 1ull << 31, NULL,
-	 "N  bytes; a larger message disconnects its sender, default 1048576 (64 events of 16 KiB)"},
+	 "N  bytes; a larger message disconnects its sender (the default is 64 events of 16 KiB)", "1048576"},
 	HEADING("Key groups (object counts per model, release, ... derived from the keys; see docs/key-groups.md):"),
 	{"--key.group-regex", set_string, CFG(key_group_regex), 0, 0, NULL,
 	 "REGEX  PCRE2; its named groups, joined by '/', are the key_group label, like ^(?<model>[^@]+)@ "
-	 "(in --source: group_regex=REGEX, last)"},
+	 "(in --source: group_regex=REGEX, last)",
+	 NULL},
 	{"--limits.max-key-groups", set_num, CFG(max_key_groups), 1, 65000, NULL,
-	 "N  default 200 (all sources together); more count under key_group=\"__overflow__\""},
+	 "N  key groups, all sources together; more count under key_group=\"__overflow__\"",
+	 STR(KV_MAX_KEY_GROUPS_DEFAULT)},
 	HEADING("Residency (how long objects stay; see docs/guide.md, \"Residency\"):"),
 	{"--residency.enabled", set_switch, CFG(residency), 0, 0, NULL,
-	 "[true|false]  object lifetimes per tenant and key group, default true; false saves 4 of the ~18 bytes "
-	 "each tracked object costs"},
+	 "[true|false]  object lifetimes per tenant and key group; false saves 4 of the ~18 bytes each tracked object "
+	 "costs",
+	 "true"},
 	HEADING("Series (fewer for many tenants; see docs/sizing.md):"),
 	{"--metrics.exclude", set_string, CFG(metrics_exclude), 0, 0, NULL,
 	 "REGEX  PCRE2; families whose whole name (as in # TYPE) matches are not served, e.g. "
-	 "mooncake_kv_(objects_by_placement|stored_duplicates_total)"},
+	 "mooncake_kv_(objects_by_placement|stored_duplicates_total)",
+	 NULL},
 	{"--metrics.tenant-summary", set_switch, CFG(tenant_summary), 0, 0, NULL,
-	 "[true|false]  per tenant serve only objects, the medium mix and staleness (4 series, not 14)"},
+	 "[true|false]  per tenant serve only objects, the medium mix and staleness (4 series, not 14)", "false"},
 	HEADING("Logging:"),
-	{"--log.level", set_choice, CFG(log_level), 0, 0, log_levels, "debug|info|warn|error  default info"},
-	{"--log.format", set_choice, CFG(log_format), 0, 0, log_formats, "logfmt|json  default logfmt"},
+	{"--log.level", set_choice, CFG(log_level), 0, 0, log_levels,
+	 "debug|info|warn|error  the least severe line written", "info"},
+	{"--log.format", set_choice, CFG(log_format), 0, 0, log_formats, "logfmt|json  how each line is written",
+	 "logfmt"},
 };
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -425,41 +448,23 @@ static void print_usage(FILE *out)
 		int vlen = gap ? (int)(gap - f->help) : (int)strlen(f->help);
 		char head[96];
 		snprintf(head, sizeof(head), "%s=%.*s", f->name, vlen, f->help);
-		fprintf(out, "  %-36s %s\n", head, gap ? gap + 2 : "");
+		fprintf(out, "  %-36s %s", head, gap ? gap + 2 : "");
+		if (f->def)
+			fprintf(out, "%s(default %s)", gap ? " " : "", f->def);
+		fputc('\n', out);
 	}
 	fputs("\n  --help, --version\n", out);
 }
 
-static int set_defaults(kv_config *c)
+/* Every flag's default, through the flag's own setter: the table is the
+ * one place a default is written. */
+static int set_defaults(struct parse *p)
 {
-	memset(c, 0, sizeof(*c));
-	c->poll_interval = 5;
-	c->poll_timeout = 2;
-	c->reconcile_interval = 600;
-	c->reconcile_max_replay = 1000000;
-	c->max_key_groups = 200;
-	c->max_status_bytes = 1 << 20;
-	c->max_tenants = 10000;
-	c->max_objects = 10000000;
-	c->tenant_idle_timeout = 3600;
-	c->residency = true;
-	/* docs/performance.md, "Memory after a burst": the upstream publisher
-	 * queues 10,000 messages itself; 2,000 more here cost ~50 MB at a full
-	 * queue of 25 KB messages.  A message holds 64 events: 1 MiB is 16 KiB an
-	 * event, far above any key upstream integrations make. */
-	c->zmq_rcvhwm = 2000;
-	c->zmq_max_message_size = 1 << 20;
-	c->web_max_connections = 512;
-	c->web_max_per_address = 16;
-	c->web_read_header_timeout = 5;
-	c->web_read_timeout = 10;
-	c->web_idle_timeout = 30;
-	c->state_peer_timeout = 30;
-	c->state_peer_max_bytes = 4ull << 30;
-	c->log_level = KV_LOG_INFO;
-	c->log_format = KV_LOG_LOGFMT;
-	if (kv_dup_into(&c->listen_address, DEFAULT_LISTEN) || kv_dup_into(&c->telemetry_path, "/metrics"))
-		return KV_ENOMEM;
+	memset(p->c, 0, sizeof(*p->c));
+	for (size_t i = 0; i < N_FLAGS; i++)
+		if (flags[i].def && flags[i].set(p, &flags[i], flags[i].def) != KV_OK)
+			return KV_EINVAL;
+	p->timeout_given = false; /* a default is no choice of the user's */
 	return KV_OK;
 }
 
@@ -500,10 +505,8 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 {
 	struct parse p = {.c = c, .err = err, .errlen = errlen};
 	int rc = KV_EINVAL;
-	if (set_defaults(c) != KV_OK) {
-		kv_parse_err(&p, "out of memory");
+	if (set_defaults(&p) != KV_OK)
 		goto done;
-	}
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {

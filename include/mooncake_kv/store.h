@@ -28,13 +28,16 @@
 extern "C" {
 #endif
 
+/* The most key groups kept unless set after kv_budget_init. */
+#define KV_MAX_KEY_GROUPS_DEFAULT 200
+
 /* Limits shared by every store of a process: one memory bound however many
  * masters are watched.  The counts are atomic because each stream is fed by
  * its own thread; a race can overshoot by one entry per thread. */
 typedef struct kv_budget {
 	size_t max_tenants;
 	size_t max_objects;
-	size_t max_key_groups; /* 200 unless set after kv_budget_init */
+	size_t max_key_groups; /* KV_MAX_KEY_GROUPS_DEFAULT unless set after kv_budget_init */
 	atomic_size_t tenants;
 	atomic_size_t objects;
 	atomic_size_t key_groups;

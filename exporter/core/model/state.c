@@ -62,7 +62,7 @@ void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects)
 {
 	b->max_tenants = max_tenants;
 	b->max_objects = max_objects;
-	b->max_key_groups = 200;
+	b->max_key_groups = KV_MAX_KEY_GROUPS_DEFAULT;
 	atomic_init(&b->tenants, 0);
 	atomic_init(&b->objects, 0);
 	atomic_init(&b->key_groups, 0);
