@@ -111,7 +111,7 @@ meson_pass env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier "$(multiplier asan)"
 
 echo "== the concurrency tests under ThreadSanitizer"
-configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dtests=false
+configure build-tsan -Db_sanitize=thread -Db_lundef=false  # tests on: the stories need the simulator
 tsan_story() {  # story [-k NAME]
   (cd tests/integration && KVX_SANITIZED=1 \
     TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/../tsan.supp" \
