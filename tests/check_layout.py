@@ -4,10 +4,11 @@
 
   layers  the boundary holds both ways, shown by compiling probes with the
           targets' own compile commands (from compile_commands.json):
-          - the core (libmooncake-kv-core) compiles with its own folders and
-            include/ alone: a daemon header must fail there, a core header
-            must pass (so that the check can fail); no core file includes
-            an I/O library's header;
+          - the core compiles with its own folders and include/ alone, each
+            of its layers (base, wire, model, master, expose, store) with its
+            own folder and those before it: a daemon header, or a later
+            layer's, must fail there, the layer's own must pass (so that the
+            check can fail); no core file includes an I/O library's header;
           - the daemon compiles with include/ and its own folder alone: a
             core-private header must fail there, a public one must pass;
             every header a daemon file includes is the daemon's own or
@@ -105,20 +106,34 @@ def check_includes(root, folder, own, why, io):
     return bad
 
 
+# The core's inner layers, in order (meson.build's core_layers), and a
+# header of each for the probes: a layer compiles with its own folder and
+# those before it, so a later layer's header must not compile in it.
+LAYERS = (('base', '"kv_fmt.h"'), ('wire', '"kv_decode.h"'), ('model', '"kv_state.h"'),
+          ('master', '"kv_drift.h"'), ('expose', '"kv_render.h"'), ('store', '"kv_store_impl.h"'))
+
+
 def check_core(build, root):
     bad = []
-    entries = entries_of(build, 'libmooncake-kv-core.a')
-    for e in entries:
-        for rel in include_dirs(e, build, root):
-            if rel != 'include' and rel != 'exporter/core' and not rel.startswith('exporter/core/'):
-                bad.append('%s is compiled with -I%s (outside exporter/core and include)' % (e['file'], rel))
-    e = entries[0]
-    ok, err = probe(compile_flags(e), e['directory'], '"kv_state.h"')
-    if not ok:
-        bad.append('a core header does not compile with the core\'s flags (the probe is broken):\n' + err)
-    for daemon_header in ('"kv_source.h"', '"kv_fetch.h"', '"exporter/daemon/kv_source.h"'):
-        if probe(compile_flags(e), e['directory'], daemon_header)[0]:
-            bad.append('a core file can include the daemon header %s' % daemon_header)
+    for i, (layer, own) in enumerate(LAYERS):
+        entries = entries_of(build, 'libmooncake-kv-core-%s.a' % layer)
+        allowed = {'include', 'exporter/core'} | {'exporter/core/' + l for l, _ in LAYERS[:i + 1]}
+        for e in entries:
+            for rel in include_dirs(e, build, root):
+                if rel not in allowed:
+                    bad.append('%s (layer %s) is compiled with -I%s: a layer sees itself and the layers before it'
+                               % (e['file'], layer, rel))
+        e = entries[0]
+        ok, err = probe(compile_flags(e), e['directory'], own)
+        if not ok:
+            bad.append('the %s layer\'s own header %s does not compile with its flags (the probe is broken):\n%s'
+                       % (layer, own, err))
+        for later, header in LAYERS[i + 1:]:
+            if probe(compile_flags(e), e['directory'], header)[0]:
+                bad.append('a %s file can include %s, a header of the later layer %s' % (layer, header, later))
+        for daemon_header in ('"kv_source.h"', '"kv_fetch.h"', '"exporter/daemon/kv_source.h"'):
+            if probe(compile_flags(e), e['directory'], daemon_header)[0]:
+                bad.append('a core file (layer %s) can include the daemon header %s' % (layer, daemon_header))
     return bad + check_includes(root, 'exporter/core', headers_under(root, 'exporter/core'), 'not a core header',
                                 io=False)
 
