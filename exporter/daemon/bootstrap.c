@@ -106,7 +106,7 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 {
 	if (!cfg->n_state_peers || !n)
 		return;
-	double t0 = kv_now();
+	double t0 = kv_mono();
 	for (size_t i = 0; i < n; i++)
 		kv_source_await_connected(&sources[i], t0 + CONNECT_WAIT_S);
 	kv_store **stores = calloc(n, sizeof(*stores));
@@ -124,10 +124,10 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 		char peer[512];
 		redacted(cfg->state_peers[p], peer, sizeof(peer));
 		kv_handover *h;
-		double start = kv_now();
+		double start = kv_mono();
 		enum kv_boot_result r = ask(cfg->state_peers[p], stores, n, cfg, &h);
 		char secs[32];
-		snprintf(secs, sizeof(secs), "%.3f", kv_now() - start);
+		snprintf(secs, sizeof(secs), "%.3f", kv_mono() - start);
 		if (r != KV_BOOT_TAKEN) {
 			for (size_t i = 0; i < n; i++) {
 				if (done[i])

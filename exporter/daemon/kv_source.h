@@ -71,17 +71,17 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 int kv_source_start(kv_source *s);
 /* Before the threads start (a bootstrap from a peer): waits until every
  * member's subscription is up (its handshake, then a first message waiting:
- * at most 2 s for an idle publisher), or until `until` (kv_now), so that
+ * at most 2 s for an idle publisher), or until `until` (kv_mono), so that
  * what the peer's copy lacks is queued here. */
 void kv_source_await_connected(kv_source *s, double until);
 /* Wakes the source's threads that wait for the store (the stop flag must
  * be set), and joins them, and frees everything. */
 void kv_source_destroy(kv_source *s);
-/* Waits until `until` (unix seconds), the stop, or, when wake is given,
- * until *wake is set (it clears it: true).  Never a loop of sleeps: a
- * condition variable on the monotonic clock (a wall clock stepped back
- * must not stretch it). */
-bool kv_source_wait(kv_source *s, atomic_bool *wake, double until);
+/* Waits at most `seconds`, until the stop, or, when wake is given, until
+ * *wake is set (it clears it: true).  A duration, not a time: each caller
+ * decides when its round is due on one clock of its own.  Never a loop of
+ * sleeps: a condition variable on the monotonic clock. */
+bool kv_source_wait(kv_source *s, atomic_bool *wake, double seconds);
 
 /* Copies the source's figures into slot i of a scrape.  Returns 0 or
  * KV_ENOMEM. */

@@ -168,7 +168,7 @@ void *kv_master_poller_main(void *arg)
 		return NULL;
 	}
 	kv_ratelimit rl = KV_RATELIMIT(60.0, 10);
-	double next = kv_now();
+	double next = kv_mono(); /* rounds fall due on the monotonic clock: a wall clock stepped back stretches none */
 	while (!atomic_load(s->stop)) {
 		pthread_mutex_lock(&s->lock);
 		kv_store_poll_begin(s->store, m->index);
@@ -206,10 +206,10 @@ void *kv_master_poller_main(void *arg)
 		}
 
 		next += c->poll_interval;
-		if (next < kv_now()) /* a slow poll: do not try to catch up */
-			next = kv_now() + c->poll_interval;
-		if (kv_source_wait(s, &m->poll_now, next)) /* ingest waits for an answer */
-			next = kv_now();
+		if (next < kv_mono()) /* a slow poll: do not try to catch up */
+			next = kv_mono() + c->poll_interval;
+		if (kv_source_wait(s, &m->poll_now, next - kv_mono())) /* ingest waits for an answer */
+			next = kv_mono();
 	}
 	kv_fetch_free(&f);
 	for (int i = 0; i < 3; i++)

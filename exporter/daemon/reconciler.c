@@ -216,7 +216,7 @@ void *kv_reconciler_main(void *arg)
 	double next = kv_now();
 	kv_ratelimit rl = KV_RATELIMIT(600.0, 1);
 	while (!atomic_load(s->stop)) {
-		kv_source_wait(s, NULL, next);
+		kv_source_wait(s, NULL, next - kv_now()); /* the core plans on the wall clock (its times are shown) */
 		if (atomic_load(s->stop))
 			break;
 		kv_recon_job job;

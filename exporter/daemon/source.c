@@ -243,15 +243,15 @@ void kv_source_await_connected(kv_source *s, double until)
 	for (size_t i = 0; i < s->n_members; i++) {
 		kv_member *m = &s->members[i];
 		zmq_pollitem_t items[2] = {{m->mon, 0, ZMQ_POLLIN, 0}, {m->sub, 0, ZMQ_POLLIN, 0}};
-		while (!member_connected(m) && kv_now() < until) {
+		while (!member_connected(m) && kv_mono() < until) {
 			if (zmq_poll(items, 1, 10) > 0)
 				on_monitor_event(m);
 		}
 		/* A handshake is not yet a subscription: the publisher drops what
 		 * it sends until our subscription reaches it.  A message waiting
 		 * (not taken) says it has; an idle publisher gets a moment. */
-		double idle_until = kv_now() + AWAIT_FIRST_MESSAGE_S;
-		while (member_connected(m) && kv_now() < until && kv_now() < idle_until) {
+		double idle_until = kv_mono() + AWAIT_FIRST_MESSAGE_S;
+		while (member_connected(m) && kv_mono() < until && kv_mono() < idle_until) {
 			if (zmq_poll(items, 2, 10) <= 0)
 				continue;
 			if (items[1].revents & ZMQ_POLLIN)
@@ -529,9 +529,8 @@ void kv_source_destroy(kv_source *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
-bool kv_source_wait(kv_source *s, atomic_bool *wake, double until)
+bool kv_source_wait(kv_source *s, atomic_bool *wake, double left)
 {
-	double left = until - kv_now();
 	struct timespec at;
 	clock_gettime(CLOCK_MONOTONIC, &at); /* the clock s->wake waits on */
 	if (left > 0) {
