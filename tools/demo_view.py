@@ -60,8 +60,8 @@ REASON_WORDS = {
 }
 
 # The dialect a member's stream is read in (mooncake_kv_publisher_dialect),
-# with the Mooncake that speaks it (docs/upstream.md, "Which Mooncake speaks
-# which dialect"): object is release v0.3.12 (main up to 3b5a594); media is
+# with the Mooncake that speaks it (docs/upstream.md, "Two dialects"):
+# object is release v0.3.12 (main up to 3b5a594); media is
 # the subscriber guide's, main since #3818 and dev/conductor.
 DIALECT_WORDS = {"object": "object (v0.3.12)", "media": "media (main since #3818)"}
 

@@ -57,7 +57,7 @@ static int drop_privileges(const char *user)
  * steady stream of 25 KB messages, allocated by ZMQ's I/O thread and freed
  * by the ingest thread, that gave back and faulted in again 3,000-9,000
  * pages a second at 1.5M events/s, each a trap on a paravirtual guest
- * (docs/performance.md, "The sixth pass"); from 1 MiB on, none.  glibc
+ * (docs/performance.md, "The allocator keeps its pages"); from 1 MiB on, none.  glibc
  * raises that threshold itself, to twice a freed mapping's size (mallopt(3),
  * the dynamic mmap threshold): an exporter's first scrape of many tenants
  * does.  One mapping of 512 KiB freed at start does it for every exporter,

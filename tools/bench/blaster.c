@@ -47,7 +47,7 @@ static void sent(void *data, void *hint)
  * send of it is queued; else a copy is stamped and sent, the queued one
  * untouched.  Copying every 25 KB payload (malloc, page faults, memcpy)
  * was most of the sender's main thread at 1.5M events/s
- * (docs/performance.md, "The sixth pass"), on the two cores it shares with
+ * (docs/performance.md, "A sender that sleeps and does not copy"), on the two cores it shares with
  * the receiver it measures. */
 static void send_msg(struct pub *p, outgoing *o)
 {

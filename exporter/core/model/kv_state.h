@@ -146,7 +146,7 @@ typedef struct kv_prepared {
 void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_prepared *p);
 /* Starts loading the slot a prepared event's object is looked up in.  Apart
  * from kv_state_prepare, so that a batch's prefetches can be issued in a
- * loop of their own (docs/performance.md, "The third pass").  A hint. */
+ * loop of their own (docs/performance.md, "Prefetches in a loop of their own").  A hint. */
 void kv_state_prefetch_slot(const kv_prepared *p);
 int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
 

@@ -275,7 +275,7 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 	 * the TLB (each does, after a wake-up) retires only once its page walk
 	 * is done, and between walks of the hashing and the tenant lookup the
 	 * reorder window would hold two or three of them; here it holds dozens
-	 * (docs/performance.md, "The third pass"). */
+	 * (docs/performance.md, "Prefetches in a loop of their own"). */
 	for (size_t i = from; i < to; i++)
 		if (applicable(&b->events[i]))
 			kv_state_prefetch_slot(&prep[i - from]);

@@ -56,7 +56,7 @@ bool kv_mp_next_any(kv_mp_reader *r, kv_mp_obj *o);
  * make ~95% of an upstream event's objects (its keys are fixstr, most
  * values nil, small integers, short strings or empty arrays) are read
  * here, inline: as a call each, they were a third of the ingest thread's
- * time at 1.5M events/s (docs/performance.md, "The sixth pass"). */
+ * time at 1.5M events/s (docs/performance.md, "Decoding in one pass"). */
 static inline bool kv_mp_next(kv_mp_reader *r, kv_mp_obj *o)
 {
 	if (r->p < r->end) {
