@@ -2,11 +2,14 @@
 /* Basic auth (exporter/daemon/http_auth.c): what is accepted, what is
  * refused and why, what a check costs (bcrypt runs, counted), the cache of
  * verified credentials and its expiry, the wait imposed on an address that
- * fails too often, and the checker thread.  The clock is the test's. */
+ * fails too often, and the checker thread.  The clock is the test's, handed
+ * to the auth object at creation: every decision reads it, the checker
+ * thread's too. */
 #include <crypt.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +22,18 @@
 
 static const unsigned char addr_a[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 3};
 static const unsigned char addr_b[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 2};
+
+/* The test's clock: seconds that move only when a test moves them. */
+static _Atomic double now_s;
+static double test_clock(void)
+{
+	return now_s;
+}
+
+static void advance(double seconds)
+{
+	now_s = now_s + seconds; /* only the test's thread moves it */
+}
 
 static char *bcrypt(const char *password, unsigned long cost)
 {
@@ -56,7 +71,6 @@ static char *basic(const char *raw, size_t n)
 typedef struct fixture {
 	kv_webconfig w;
 	kv_http_auth *a;
-	double now;
 } fixture;
 
 static int setup(void **state)
@@ -67,9 +81,9 @@ static int setup(void **state)
 	f->w.users = calloc(2, sizeof(*f->w.users));
 	f->w.users[0] = (kv_web_user){strdup("alice"), bcrypt("s3cret", 4)};
 	f->w.users[1] = (kv_web_user){strdup("bob"), bcrypt("other", 5)};
-	f->a = kv_http_auth_new(&f->w);
+	now_s = 1000;
+	f->a = kv_http_auth_new(&f->w, test_clock);
 	assert_non_null(f->a);
-	f->now = 1000;
 	*state = f;
 	return 0;
 }
@@ -89,7 +103,7 @@ static enum kv_login_failure check(fixture *f, const char *raw, size_t n, const 
 	kv_http_snap before = {0}, after = {0};
 	kv_http_auth_snap(f->a, &before);
 	char *h = basic(raw, n);
-	enum kv_login_failure r = kv_http_auth_check(f->a, h, addr, "peer", f->now);
+	enum kv_login_failure r = kv_http_auth_check(f->a, h, addr, "peer");
 	free(h);
 	kv_http_auth_snap(f->a, &after);
 	if (checks)
@@ -108,11 +122,11 @@ static void test_users_and_cache(void **state)
 	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN__COUNT);
 	assert_int_equal(n, 1);
 	/* verified: not checked again for a minute */
-	f->now += 59;
+	advance(59);
 	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), KV_LOGIN__COUNT);
 	assert_int_equal(n, 0);
 	/* then checked again */
-	f->now += 2;
+	advance(2);
 	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), KV_LOGIN__COUNT);
 	assert_int_equal(n, 1);
 	/* a cached credential says nothing of another password or user */
@@ -159,10 +173,10 @@ static void test_malformed_never_checked(void **state)
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_http_auth_check(f->a, bad[i], addr_a, "peer", f->now), KV_LOGIN_MALFORMED);
+		assert_int_equal(kv_http_auth_check(f->a, bad[i], addr_a, "peer"), KV_LOGIN_MALFORMED);
 	/* the same, spelled right, and with the scheme in any case */
-	assert_int_equal(kv_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer", f->now), KV_LOGIN__COUNT);
-	assert_int_equal(kv_http_auth_check(f->a, NULL, addr_a, "peer", f->now), KV_LOGIN_MISSING);
+	assert_int_equal(kv_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer"), KV_LOGIN__COUNT);
+	assert_int_equal(kv_http_auth_check(f->a, NULL, addr_a, "peer"), KV_LOGIN_MISSING);
 
 	kv_http_snap s = {0};
 	kv_http_auth_snap(f->a, &s);
@@ -177,7 +191,7 @@ static void test_failing_address_waits(void **state)
 	uint64_t n;
 	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT); /* cached from here on */
 	for (int i = 0; i < 5; i++) {
-		f->now += 1;
+		advance(1);
 		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
 		assert_int_equal(n, 1);
 	}
@@ -191,12 +205,12 @@ static void test_failing_address_waits(void **state)
 	assert_int_equal(CHECK(f, "bob:other", addr_b, &n), KV_LOGIN__COUNT);
 	assert_int_equal(n, 1);
 	/* trying again while it waits keeps it waiting */
-	f->now += 9;
+	advance(9);
 	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
-	f->now += 9;
+	advance(9);
 	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
 	/* quiet for the window: checked again */
-	f->now += 11;
+	advance(11);
 	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN__COUNT);
 	assert_int_equal(n, 0); /* cached above, from addr_b */
 	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
@@ -230,7 +244,7 @@ static enum kv_login_failure checked_by_thread(fixture *f, const char *raw, size
 {
 	char *h = basic(raw, n);
 	kv_auth_job *job;
-	enum kv_login_failure r = kv_http_auth_begin(f->a, h, addr_b, "peer", f->now, &job);
+	enum kv_login_failure r = kv_http_auth_begin(f->a, h, addr_b, "peer", &job);
 	free(h);
 	if (r != KV_AUTH_PENDING)
 		return r;
@@ -257,14 +271,20 @@ static void test_checker_thread(void **state)
 	/* the verified one is cached now: no check, no thread */
 	kv_auth_job *job = NULL;
 	char *h = basic("alice:s3cret", 12);
-	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", f->now, &job), KV_LOGIN__COUNT);
+	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", &job), KV_LOGIN__COUNT);
 	assert_null(job);
+	/* cached by the checker thread on the test's clock: for 60 s of it */
+	advance(59);
+	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", &job), KV_LOGIN__COUNT);
+	advance(2);
+	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", &job), KV_AUTH_PENDING);
+	kv_auth_job_free(job);
 	/* stopped: a check is refused at once, counted as throttled, and
 	 * nothing is called back */
 	kv_http_auth_stop(f->a);
 	free(h);
 	h = basic("bob:other", 9);
-	assert_int_equal(kv_http_auth_begin(f->a, h, addr_a, "peer", f->now, &job), KV_AUTH_PENDING);
+	assert_int_equal(kv_http_auth_begin(f->a, h, addr_a, "peer", &job), KV_AUTH_PENDING);
 	assert_false(kv_http_auth_queue(f->a, job, answered, &an));
 	free(h);
 	kv_http_snap s = {0};

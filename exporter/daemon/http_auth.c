@@ -12,7 +12,6 @@
 
 #include <mooncake_kv/common.h>
 
-#include "kv_clock.h"
 #include "kv_http_auth.h"
 #include "kv_log.h"
 
@@ -49,6 +48,7 @@ typedef struct peer_fails {
 
 struct kv_http_auth {
 	const kv_webconfig *w;
+	kv_auth_clock clock;   /* every decision's */
 	const char *costliest; /* the hash an unknown user is checked against */
 	unsigned char key[DIGEST_BYTES];
 	pthread_mutex_t lock; /* the cache, the peers, the queue, the log's rate limit */
@@ -73,12 +73,13 @@ static unsigned cost_of(const char *hash)
 
 static void *check(void *arg);
 
-kv_http_auth *kv_http_auth_new(const kv_webconfig *w)
+kv_http_auth *kv_http_auth_new(const kv_webconfig *w, kv_auth_clock clock)
 {
 	kv_http_auth *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->w = w;
+	a->clock = clock;
 	for (size_t i = 0; i < w->n_users; i++)
 		if (!a->costliest || cost_of(w->users[i].hash) > cost_of(a->costliest))
 			a->costliest = w->users[i].hash;
@@ -259,7 +260,7 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 	atomic_fetch_add(&a->failures[f], 1);
 	unsigned held = 0;
 	pthread_mutex_lock(&a->lock);
-	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], kv_mono(), &held);
+	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], a->clock(), &held);
 	pthread_mutex_unlock(&a->lock);
 	if (!say)
 		return f;
@@ -276,7 +277,7 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 }
 
 enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now, kv_auth_job **job)
+					 const char *peer, kv_auth_job **job)
 {
 	*job = NULL;
 	if (!authorization)
@@ -298,6 +299,7 @@ enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorizat
 	memcpy(j->addr, addr, 16);
 	snprintf(j->peer, sizeof(j->peer), "%s", peer);
 	pthread_mutex_lock(&a->lock);
+	double now = a->clock();
 	bool hit = cache_has(a, j->digest, now);
 	peer_fails *p = hit ? NULL : peer_slot(a, addr, false, now);
 	bool waits = p && p->fails >= PEER_FAILS;
@@ -312,11 +314,11 @@ enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorizat
 	return KV_AUTH_PENDING;
 }
 
-enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j, double now)
+enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
 {
 	const char *user = j->cred, *password = j->cred + j->ulen + 1;
 	pthread_mutex_lock(&a->lock);
-	peer_fails *p = peer_slot(a, j->addr, false, now);
+	peer_fails *p = peer_slot(a, j->addr, false, a->clock());
 	bool waits = p && p->fails >= PEER_FAILS; /* it failed meanwhile */
 	pthread_mutex_unlock(&a->lock);
 	if (waits)
@@ -325,11 +327,10 @@ enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j, double n
 	atomic_fetch_add(&a->checks, 1);
 	bool known;
 	const char *hash = hash_for(a->w, user, j->ulen, &known, a->costliest);
-	double started = kv_mono();
 	bool ok = bcrypt_matches(password, hash) && known;
 
 	pthread_mutex_lock(&a->lock);
-	now += kv_mono() - started; /* the bcrypt's time, on the caller's clock */
+	double now = a->clock(); /* after the bcrypt */
 	if (ok) {
 		cache_put(a, j->digest, now);
 	} else if ((p = peer_slot(a, j->addr, true, now))) {
@@ -373,12 +374,12 @@ bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void
 }
 
 enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now)
+					 const char *peer)
 {
 	kv_auth_job *j;
-	enum kv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, now, &j);
+	enum kv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, &j);
 	if (r == KV_AUTH_PENDING) {
-		r = kv_http_auth_run(a, j, now);
+		r = kv_http_auth_run(a, j);
 		kv_auth_job_free(j);
 	}
 	return r;
@@ -403,7 +404,7 @@ static void *check(void *arg)
 		bool stopping = a->stop;
 		pthread_mutex_unlock(&a->lock);
 		enum kv_login_failure r = stopping ? fail(a, KV_LOGIN_THROTTLED, j->peer, NULL)
-						   : kv_http_auth_run(a, j, kv_mono());
+						   : kv_http_auth_run(a, j);
 		kv_auth_done done = j->done;
 		void *cls = j->cls;
 		kv_auth_job_free(j);
