@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Basic auth (exporter/daemon/http_auth.c): what is accepted, what is
  * refused and why, what a check costs (bcrypt runs, counted), the cache of
- * verified credentials and its expiry, the wait imposed on an address that
- * fails too often, and the checker thread.  The clock is the test's, handed
- * to the auth object at creation: every decision reads it, the checker
- * thread's too. */
+ * verified credentials and its expiry, the penalty of an address that fails
+ * too often (when it begins and ends, what it still lets through, who is
+ * exempt), and the checker thread.  The clock is the test's, handed to the
+ * auth object at creation: every decision reads it, the checker thread's
+ * too. */
 #include <crypt.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -22,6 +23,9 @@
 
 static const unsigned char addr_a[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 3};
 static const unsigned char addr_b[16] = {[10] = 0xff, [11] = 0xff, [12] = 127, [15] = 2};
+static const unsigned char v6_a[16] = {0xfd, 0x12, [15] = 1};             /* fd12::1 */
+static const unsigned char v6_b[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}; /* 2001:db8::1 */
+static const unsigned char compat[16] = {[12] = 127, [15] = 3};           /* ::127.0.0.3, not mapped */
 
 /* The test's clock: seconds that move only when a test moves them. */
 static _Atomic double now_s;
@@ -82,7 +86,7 @@ static int setup(void **state)
 	f->w.users[0] = (kv_web_user){strdup("alice"), bcrypt("s3cret", 4)};
 	f->w.users[1] = (kv_web_user){strdup("bob"), bcrypt("other", 5)};
 	now_s = 1000;
-	f->a = kv_http_auth_new(&f->w, test_clock);
+	f->a = kv_http_auth_new(&f->w, NULL, 0, test_clock);
 	assert_non_null(f->a);
 	*state = f;
 	return 0;
@@ -185,17 +189,25 @@ static void test_malformed_never_checked(void **state)
 	assert_int_equal(s.password_checks, 1);
 }
 
-static void test_failing_address_waits(void **state)
+/* Five wrong passwords from addr, one a second: its penalty begins at the
+ * fifth (now_s after). */
+static void penalize(fixture *f, const unsigned char *addr)
+{
+	uint64_t n;
+	for (int i = 0; i < 5; i++) {
+		advance(1);
+		assert_int_equal(CHECK(f, "alice:guess", addr, &n), KV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(n, 1);
+	}
+}
+
+static void test_penalty_begins(void **state)
 {
 	fixture *f = *state;
 	uint64_t n;
 	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT); /* cached from here on */
-	for (int i = 0; i < 5; i++) {
-		advance(1);
-		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
-		assert_int_equal(n, 1);
-	}
-	/* five failures: the address waits, unchecked, right or wrong */
+	penalize(f, addr_a);
+	/* five failures: the address is refused unchecked, right or wrong */
 	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
 	assert_int_equal(n, 0);
 	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN_THROTTLED);
@@ -204,21 +216,154 @@ static void test_failing_address_waits(void **state)
 	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
 	assert_int_equal(CHECK(f, "bob:other", addr_b, &n), KV_LOGIN__COUNT);
 	assert_int_equal(n, 1);
-	/* trying again while it waits keeps it waiting */
-	advance(9);
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
-	advance(9);
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
-	/* quiet for the window: checked again */
-	advance(11);
-	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN__COUNT);
-	assert_int_equal(n, 0); /* cached above, from addr_b */
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KV_LOGIN_WRONG_PASSWORD);
 	assert_int_equal(n, 1);
+	/* four failures, each within 10 s of the one before, are no penalty;
+	 * a pause of more than 10 s starts the count afresh */
+	for (int i = 0; i < 3; i++) {
+		advance(9);
+		assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KV_LOGIN_WRONG_PASSWORD);
+	}
+	advance(10.5);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KV_LOGIN_WRONG_PASSWORD); /* the fifth */
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KV_LOGIN_THROTTLED);
 
 	kv_http_snap s = {0};
 	kv_http_auth_snap(f->a, &s);
-	assert_int_equal(s.login_failures[KV_LOGIN_THROTTLED], 4);
+	assert_int_equal(s.login_failures[KV_LOGIN_THROTTLED], 3);
+}
+
+/* The penalty ends 30 s after the address's last failure, however often it
+ * is refused meanwhile; while it lasts, one check in 5 s is made, and a
+ * wrong password then is a failure that renews it. */
+static void test_penalty_ends(void **state)
+{
+	fixture *f = *state;
+	uint64_t n;
+	penalize(f, addr_a);          /* its last failure at 1005 */
+	for (int i = 0; i < 9; i++) { /* 1005.5 to 1009.5: refused, which renews nothing */
+		advance(0.5);
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+		assert_int_equal(n, 0);
+	}
+	now_s = 1010; /* 5 s after the penalty began: one check */
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(n, 1);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED); /* only one */
+	assert_int_equal(n, 0);
+	for (int i = 0; i < 8; i++) { /* 1010.5 to 1014: refused */
+		advance(0.5);
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+	}
+	/* 29.9 s after the last failure (1010) it still lasts: the one check of
+	 * its turn, then refused */
+	now_s = 1039.9;
+	assert_int_equal(CHECK(f, "alice:guess2", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+	/* 30 s after that failure it is over: checked again as any address,
+	 * four failures before the next penalty */
+	now_s = 1069.9;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(n, 1);
+	}
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+}
+
+/* A client that rotated its password after five tries with the old one: its
+ * new password is checked at the penalty's next turn, and passes from the
+ * cache after. */
+static void test_right_password_while_penalized(void **state)
+{
+	fixture *f = *state;
+	uint64_t n;
+	penalize(f, addr_a); /* 1005 */
+	advance(1);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN_THROTTLED);
+	assert_int_equal(n, 0);
+	now_s = 1010;
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	/* one check a turn, a right one included */
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN_THROTTLED);
+	advance(1);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 0);
+	now_s = 1015;
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	/* a right password is no failure: the penalty still ends 30 s after
+	 * the last one (1005) */
+	now_s = 1034.9;
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD); /* its turn */
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_THROTTLED);
+}
+
+/* A guesser and an honest client behind one address: the guesser gets one
+ * check in 5 s, whatever it sends; the honest client's credential, verified
+ * before, is checked again when its cache entry expires, whoever holds the
+ * turn. */
+static void test_guesser_beside_honest(void **state)
+{
+	fixture *f = *state;
+	uint64_t n, guesses = 0, refused = 0;
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT); /* 1000, until 1060 */
+	penalize(f, addr_a);                                                     /* 1005 */
+	char guess[32];
+	for (int k = 1; k <= 190; k++) { /* every 0.5 s to 1100 */
+		now_s = 1005 + 0.5 * k;
+		int len = snprintf(guess, sizeof(guess), "alice:guess%d", k);
+		enum kv_login_failure r = check(f, guess, (size_t)len, addr_a, &n);
+		assert_true(r == KV_LOGIN_THROTTLED || (r == KV_LOGIN_WRONG_PASSWORD && n == 1));
+		guesses += n;
+		refused += r == KV_LOGIN_THROTTLED;
+		if (k % 8 == 0) { /* the honest client, every 4 s, after the guess */
+			assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
+			assert_int_equal(n, now_s == 1061); /* its entry expired at 1060 */
+		}
+	}
+	assert_int_equal(guesses, 19); /* at 1010, 1015, ... 1100 */
+	assert_int_equal(refused, 190 - 19);
+}
+
+/* Addresses listed exempt (IPv4 networks match IPv4-mapped peers, IPv6 ones
+ * IPv6 peers) are never penalized; the others are, IPv6 as IPv4, each
+ * address on its own. */
+static void test_exempt_and_ipv6(void **state)
+{
+	fixture *f = *state;
+	kv_cidr exempt[2];
+	assert_null(kv_cidr_parse("127.0.0.3", &exempt[0]));
+	assert_null(kv_cidr_parse("fd00::/8", &exempt[1]));
+	kv_http_auth_free(f->a);
+	f->a = kv_http_auth_new(&f->w, exempt, 2, test_clock);
+	assert_non_null(f->a);
+	uint64_t n;
+	for (int i = 0; i < 12; i++) {
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(n, 1);
+		assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), KV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(n, 1);
+	}
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "bob:other", v6_a, &n), KV_LOGIN__COUNT);
+	assert_int_equal(n, 1);
+	/* not listed: penalized, each on its own */
+	penalize(f, v6_b);
+	assert_int_equal(CHECK(f, "alice:guess", v6_b, &n), KV_LOGIN_THROTTLED);
+	penalize(f, compat); /* ::127.0.0.3 is an IPv6 address, not 127.0.0.3 */
+	assert_int_equal(CHECK(f, "alice:guess", compat, &n), KV_LOGIN_THROTTLED);
+	penalize(f, addr_b);
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), KV_LOGIN_WRONG_PASSWORD);
+
+	kv_http_snap s = {0};
+	kv_http_auth_snap(f->a, &s);
+	assert_int_equal(s.login_failures[KV_LOGIN_WRONG_PASSWORD], 24 + 15 + 2);
+	assert_int_equal(s.login_failures[KV_LOGIN_THROTTLED], 3);
 }
 
 /* The checker thread's answers, waited for. */
@@ -299,7 +444,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_users_and_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_never_checked, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failing_address_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_penalty_begins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_penalty_ends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_right_password_while_penalized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guesser_beside_honest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exempt_and_ipv6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checker_thread, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

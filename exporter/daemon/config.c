@@ -289,6 +289,21 @@ static int set_state_peer(struct parse *p, const struct flag *f, const char *val
 	return KV_OK;
 }
 
+static int set_exempt(struct parse *p, const struct flag *f, const char *val)
+{
+	kv_config *c = p->c;
+	kv_cidr net;
+	const char *why = kv_cidr_parse(val, &net);
+	if (why)
+		return kv_parse_err(p, "%s \"%s\" %s", f->name, val, why);
+	kv_cidr *n = realloc(c->web_penalty_exempt, (c->n_web_penalty_exempt + 1) * sizeof(*n));
+	if (!n)
+		return kv_parse_err(p, "out of memory");
+	c->web_penalty_exempt = n;
+	n[c->n_web_penalty_exempt++] = net;
+	return KV_OK;
+}
+
 static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
@@ -351,6 +366,9 @@ static const struct flag flags[] = {
 	 "reading an answer"},
 	{"--web.config.file", set_string, CFG(web_config_file), 0, 0, NULL,
 	 "PATH  TLS and basic auth, exporter-toolkit format (docs/guide.md, \"Securing the endpoint\")"},
+	{"--web.login-penalty-exempt", set_exempt, 0, 0, 0, 0, NULL,
+	 "CIDR  repeatable: an address or network (10.0.0.0/8, fd00::/8, 192.0.2.7) whose failed logins are "
+	 "counted and logged but never penalized (docs/guide.md, \"Securing the endpoint\")"},
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
 	 "USER  started as root: switch to USER once the port is bound"},
 	HEADING("Handing the state over (restarts, upgrades; docs/operating.md \"Restarts and upgrades\"):"),
@@ -566,6 +584,7 @@ void kv_config_free(kv_config *c)
 	free(c->telemetry_path);
 	free(c->web_config_file);
 	free(c->run_as_user);
+	free(c->web_penalty_exempt);
 	free(c->key_group_regex);
 	kv_keygroup_free(c->key_groups);
 	free(c->metrics_exclude);

@@ -469,7 +469,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 				  .idle_timeout = cfg->web_idle_timeout};
 	h->guard = kv_http_guard_new(&limits, cfg->state_serve ? reap_copies : NULL);
 	if (x->web && x->web->n_users)
-		h->auth = kv_http_auth_new(x->web, kv_mono);
+		h->auth = kv_http_auth_new(x->web, cfg->web_penalty_exempt, cfg->n_web_penalty_exempt, kv_mono);
 	if (!h->guard || (x->web && x->web->n_users && !h->auth)) {
 		kv_log(KV_LOG_ERROR, "cannot start the HTTP server: out of memory", NULL);
 		kv_http_auth_free(h->auth);

@@ -11,11 +11,15 @@
  * - an unknown user pays the same bcrypt as a known one: it is checked
  *   against the costliest configured hash, and the answer thrown away;
  *   names and hashes are compared without an early exit;
- * - a peer address that failed too often lately is refused unchecked for a
- *   while, and password checks run on one thread of their own, one at a
- *   time, from a short queue (a request beyond it is refused), so that a
- *   storm of wrong passwords costs one core at most and never holds the
- *   server's threads, which answer everyone else meanwhile.
+ * - a peer address that failed too often lately is penalized: its tries
+ *   are refused unchecked, but for one password check every few seconds
+ *   and the credentials verified before, until a bounded time after its
+ *   last failure (whatever it tries meanwhile); addresses listed exempt
+ *   never are;
+ * - password checks run on one thread of their own, one at a time, from a
+ *   short queue (a request beyond it is refused), so that a storm of wrong
+ *   passwords costs one core at most and never holds the server's threads,
+ *   which answer everyone else meanwhile.
  * Every decision reads the one clock given at creation.
  * Every failure is counted by reason (kv_login_failure) and logged,
  * rate-limited, with its peer. */
@@ -28,6 +32,7 @@
 
 #include <mooncake_kv/scrape.h>
 
+#include "kv_cidr.h"
 #include "kv_webconfig.h"
 
 typedef struct kv_http_auth kv_http_auth;
@@ -36,9 +41,10 @@ typedef struct kv_http_auth kv_http_auth;
 typedef double (*kv_auth_clock)(void);
 
 /* Starts the checker thread.  NULL when out of memory or no thread.  w (its
- * users) must outlive the checker; clock is read by every decision, the
- * checker's and the callers'. */
-kv_http_auth *kv_http_auth_new(const kv_webconfig *w, kv_auth_clock clock);
+ * users) and exempt[0..n_exempt) (addresses never penalized) must outlive
+ * the checker; clock is read by every decision, the checker's and the
+ * callers'. */
+kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, size_t n_exempt, kv_auth_clock clock);
 void kv_http_auth_free(kv_http_auth *a);
 
 /* Beside the failures: a password check is needed, *job holds it. */
