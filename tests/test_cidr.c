@@ -56,7 +56,7 @@ static void test_matches(void **state)
 	assert_false(in("fd00::/8", v6_fe));
 	assert_true(in("fc00::/7", v6_fd));
 	assert_true(in("::1", v6_lo) && !in("::1", v6_fd));
-	assert_true(in("::ffff:10.0.0.0/104", v4_10)); /* the mapped form, spelled out */
+	assert_true(in("::ffff:10.0.0.0/104", v4_10));       /* the mapped form, spelled out */
 	assert_true(in("::/0", v6_fd) && in("::/0", v4_10)); /* every address */
 	kv_cidr list[] = {one("10.0.0.0/8"), one("fd00::/8")};
 	assert_true(kv_cidr_match(list, 2, v4_10) && kv_cidr_match(list, 2, v6_fd));
