@@ -323,6 +323,15 @@ static const struct bad said[] = {
 	 "--web.listen-address \"[::1]:\": port \"\" is not a number from 0 to 65535 ([HOST]:PORT)"},
 	{{EP, "--web.listen-address=:065536"},
 	 "--web.listen-address \":065536\": port \"065536\" is not a number from 0 to 65535 ([HOST]:PORT)"},
+	/* an exempt address or network that is none, or not one network */
+	{{EP, "--web.login-penalty-exempt=10.0.0.0/33"},
+	 "--web.login-penalty-exempt \"10.0.0.0/33\" has a prefix length that is not a number from 0 to 32"},
+	{{EP, "--web.login-penalty-exempt=10.1.0.0/8"},
+	 "--web.login-penalty-exempt \"10.1.0.0/8\" has bits set beyond its prefix length (write the network's "
+	 "first address)"},
+	{{EP, "--web.login-penalty-exempt=prometheus"},
+	 "--web.login-penalty-exempt \"prometheus\" is not an IPv4 or IPv6 address or network (like 10.0.0.0/8, "
+	 "fd00::/8, 192.0.2.7)"},
 	/* an endpoint says what it lacks, in each of its three forms */
 	{{"--zmq.endpoint=tcp://127.0.0.1"}, "--zmq.endpoint tcp://127.0.0.1 has no port: tcp://HOST:PORT"},
 	{{"--zmq.endpoint", "tcp://127.0.0.1:"}, "--zmq.endpoint tcp://127.0.0.1: has no port: tcp://HOST:PORT"},
@@ -413,6 +422,29 @@ static void test_refusals_say_why(void **state)
 	kv_config_free(&c);
 }
 
+/* --web.login-penalty-exempt (docs/guide.md, "Securing the endpoint"):
+ * repeatable, an address or a network, IPv4 or IPv6 (its refusals: said[]
+ * above). */
+static void test_login_penalty_exempt(void **state)
+{
+	(void)state;
+	kv_config c;
+	char err[256];
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	assert_int_equal(c.n_web_penalty_exempt, 0); /* by default nobody */
+	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--web.login-penalty-exempt=10.0.0.0/8",
+			       "--web.login-penalty-exempt", "fd00::/8", "--web.login-penalty-exempt=192.0.2.7",
+			       "--web.login-penalty-exempt=::1", "--web.login-penalty-exempt=0.0.0.0/0", NULL),
+			 KV_CONFIG_RUN);
+	assert_int_equal(c.n_web_penalty_exempt, 5); /* in order; what each matches: test_cidr.c */
+	static const unsigned char v4[16] = {[10] = 0xff, [11] = 0xff, [12] = 10, [13] = 200, [15] = 9};
+	static const unsigned char v6[16] = {0xfd, 0x99, [15] = 1};
+	assert_true(kv_cidr_match(c.web_penalty_exempt, 1, v4) && !kv_cidr_match(c.web_penalty_exempt, 1, v6));
+	assert_true(kv_cidr_match(c.web_penalty_exempt + 1, 1, v6));
+	kv_config_free(&c);
+}
+
 static void test_timeout_yields_to_short_interval(void **state)
 {
 	(void)state;
@@ -483,12 +515,19 @@ static void test_key_group_regexes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),         cmocka_unit_test(test_every_flag_both_forms),
-		cmocka_unit_test(test_sources),          cmocka_unit_test(test_master_groups),
-		cmocka_unit_test(test_reconcile_flags),  cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_refusals_say_why), cmocka_unit_test(test_admin_urls_accepted),
-		cmocka_unit_test(test_admin_url_length), cmocka_unit_test(test_timeout_yields_to_short_interval),
-		cmocka_unit_test(test_durations),        cmocka_unit_test(test_key_group_regexes),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_flag_both_forms),
+		cmocka_unit_test(test_sources),
+		cmocka_unit_test(test_master_groups),
+		cmocka_unit_test(test_reconcile_flags),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_refusals_say_why),
+		cmocka_unit_test(test_admin_urls_accepted),
+		cmocka_unit_test(test_admin_url_length),
+		cmocka_unit_test(test_timeout_yields_to_short_interval),
+		cmocka_unit_test(test_login_penalty_exempt),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_key_group_regexes),
 		cmocka_unit_test(test_dialects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

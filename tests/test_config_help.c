@@ -93,6 +93,7 @@ static void test_help_lists_every_flag(void **state)
 		"--web.read-timeout",
 		"--web.idle-timeout",
 		"--web.config.file",
+		"--web.login-penalty-exempt",
 		"--run-as-user",
 		"--limits.max-tenants",
 		"--limits.max-objects",

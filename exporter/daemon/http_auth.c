@@ -12,15 +12,16 @@
 
 #include <mooncake_kv/common.h>
 
-#include "kv_clock.h"
 #include "kv_http_auth.h"
 #include "kv_log.h"
 
 #define CACHE_SLOTS  64   /* verified credentials kept */
 #define CACHE_TTL_S  60.0 /* each, at most this long after its bcrypt */
 #define PEER_SLOTS   256  /* addresses whose failures are remembered */
-#define PEER_FAILS   5    /* failures within PEER_WINDOW_S before an address waits */
-#define PEER_WINDOW  10.0 /* seconds: and it waits until it has been quiet this long */
+#define PEER_FAILS   5    /* failures, each within PEER_WINDOW of the one before: a penalty */
+#define PEER_WINDOW  10.0 /* seconds */
+#define PENALTY_S    30.0 /* a penalty ends this long after the address's last failure */
+#define PENALTY_GAP  5.0  /* seconds: while it lasts, one password check an address at most */
 #define QUEUE_MAX    4    /* password checks waiting for the checker thread: more are refused */
 #define MAX_CRED     1024 /* decoded bytes: longer is malformed */
 #define DIGEST_BYTES 32
@@ -36,19 +37,29 @@ struct kv_auth_job {
 	char cred[MAX_CRED + 1]; /* user:password, NUL-terminated at the colon */
 	size_t len, ulen;
 	unsigned char addr[16];
+	bool ticket; /* admitted whatever the address's penalty: no second look at run */
 	char peer[64];
 	kv_auth_done done;
 	void *cls;
 };
 
+/* An address that failed lately.  Its penalty (fails at PEER_FAILS) ends
+ * PENALTY_S after its last failure, whatever it tries meanwhile: a try
+ * refused unchecked is no failure.  While it lasts, one check in PENALTY_GAP
+ * is made (a right password gets in; a wrong one renews the penalty), and a
+ * credential verified before is checked again when its cache entry expired. */
 typedef struct peer_fails {
 	unsigned char addr[16];
-	unsigned fails;
-	double last; /* 0: empty */
+	unsigned fails;    /* at most PEER_FAILS */
+	double last;       /* its last failure; 0: empty */
+	double next_check; /* penalized: no check before this */
 } peer_fails;
 
 struct kv_http_auth {
 	const kv_webconfig *w;
+	const kv_cidr *exempt; /* never penalized */
+	size_t n_exempt;
+	kv_auth_clock clock;   /* every decision's */
 	const char *costliest; /* the hash an unknown user is checked against */
 	unsigned char key[DIGEST_BYTES];
 	pthread_mutex_t lock; /* the cache, the peers, the queue, the log's rate limit */
@@ -73,12 +84,15 @@ static unsigned cost_of(const char *hash)
 
 static void *check(void *arg);
 
-kv_http_auth *kv_http_auth_new(const kv_webconfig *w)
+kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, size_t n_exempt, kv_auth_clock clock)
 {
 	kv_http_auth *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->w = w;
+	a->exempt = exempt;
+	a->n_exempt = n_exempt;
+	a->clock = clock;
 	for (size_t i = 0; i < w->n_users; i++)
 		if (!a->costliest || cost_of(w->users[i].hash) > cost_of(a->costliest))
 			a->costliest = w->users[i].hash;
@@ -189,8 +203,8 @@ static peer_fails *peer_slot(kv_http_auth *a, const unsigned char addr[16], bool
 	peer_fails *stalest = &a->peers[0];
 	for (size_t i = 0; i < PEER_SLOTS; i++) {
 		peer_fails *p = &a->peers[i];
-		if (p->last != 0 && now - p->last > PEER_WINDOW)
-			p->last = 0; /* quiet long enough: forgotten */
+		if (p->last != 0 && (p->fails < PEER_FAILS ? now - p->last > PEER_WINDOW : now - p->last >= PENALTY_S))
+			p->last = 0; /* quiet long enough, or its penalty over: forgotten */
 		if (p->last != 0 && !memcmp(p->addr, addr, 16))
 			return p;
 		if (p->last < stalest->last)
@@ -203,12 +217,39 @@ static peer_fails *peer_slot(kv_http_auth *a, const unsigned char addr[16], bool
 	return stalest;
 }
 
-static bool cache_has(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], double now)
+/* Whether d is cached now; *was: verified before, its entry expired since
+ * (and not yet replaced). */
+static bool cache_has(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], double now, bool *was)
 {
-	bool hit = false;
-	for (size_t i = 0; i < CACHE_SLOTS; i++) /* every slot, hit or not */
-		hit |= a->cache[i].until > now && same(a->cache[i].digest, d, DIGEST_BYTES);
+	bool hit = false, old = false;
+	for (size_t i = 0; i < CACHE_SLOTS; i++) { /* every slot, hit or not */
+		bool match = a->cache[i].until != 0 && same(a->cache[i].digest, d, DIGEST_BYTES);
+		hit |= match && a->cache[i].until > now;
+		old |= match && a->cache[i].until <= now;
+	}
+	*was = old && !hit;
 	return hit;
+}
+
+/* Under the lock.  Whether a credential from addr may be checked now; while
+ * the address's penalty lasts, this takes its one check in PENALTY_GAP.  A
+ * credential verified before (was) and an exempt address are always.
+ * *ticket: admitted whatever the address does meanwhile (not penalized: a
+ * penalty that begins before the check is made refuses it). */
+static bool admits(kv_http_auth *a, const unsigned char addr[16], bool was, double now, bool *ticket)
+{
+	*ticket = true;
+	if (was || kv_cidr_match(a->exempt, a->n_exempt, addr))
+		return true;
+	peer_fails *p = peer_slot(a, addr, false, now);
+	if (!p || p->fails < PEER_FAILS) {
+		*ticket = false;
+		return true;
+	}
+	if (now < p->next_check)
+		return false;
+	p->next_check = now + PENALTY_GAP;
+	return true;
 }
 
 static void cache_put(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], double now)
@@ -216,6 +257,9 @@ static void cache_put(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], doub
 	cached *oldest = &a->cache[0];
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (a->cache[i].until < oldest->until)
+			oldest = &a->cache[i];
+	for (size_t i = 0; i < CACHE_SLOTS; i++) /* its own expired entry, when it has one */
+		if (a->cache[i].until != 0 && same(a->cache[i].digest, d, DIGEST_BYTES))
 			oldest = &a->cache[i];
 	memcpy(oldest->digest, d, DIGEST_BYTES);
 	oldest->until = now + CACHE_TTL_S;
@@ -259,7 +303,7 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 	atomic_fetch_add(&a->failures[f], 1);
 	unsigned held = 0;
 	pthread_mutex_lock(&a->lock);
-	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], kv_mono(), &held);
+	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], a->clock(), &held);
 	pthread_mutex_unlock(&a->lock);
 	if (!say)
 		return f;
@@ -276,7 +320,7 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 }
 
 enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now, kv_auth_job **job)
+					 const char *peer, kv_auth_job **job)
 {
 	*job = NULL;
 	if (!authorization)
@@ -298,11 +342,9 @@ enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorizat
 	memcpy(j->addr, addr, 16);
 	snprintf(j->peer, sizeof(j->peer), "%s", peer);
 	pthread_mutex_lock(&a->lock);
-	bool hit = cache_has(a, j->digest, now);
-	peer_fails *p = hit ? NULL : peer_slot(a, addr, false, now);
-	bool waits = p && p->fails >= PEER_FAILS;
-	if (waits)
-		p->last = now; /* it keeps waiting while it keeps trying */
+	double now = a->clock();
+	bool was, hit = cache_has(a, j->digest, now, &was);
+	bool waits = !hit && !admits(a, addr, was, now, &j->ticket); /* refused here: it extends nothing */
 	pthread_mutex_unlock(&a->lock);
 	if (hit || waits) {
 		kv_auth_job_free(j);
@@ -312,12 +354,11 @@ enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorizat
 	return KV_AUTH_PENDING;
 }
 
-enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j, double now)
+enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
 {
 	const char *user = j->cred, *password = j->cred + j->ulen + 1;
 	pthread_mutex_lock(&a->lock);
-	peer_fails *p = peer_slot(a, j->addr, false, now);
-	bool waits = p && p->fails >= PEER_FAILS; /* it failed meanwhile */
+	bool ticket, waits = !j->ticket && !admits(a, j->addr, false, a->clock(), &ticket); /* penalized meanwhile */
 	pthread_mutex_unlock(&a->lock);
 	if (waits)
 		return fail(a, KV_LOGIN_THROTTLED, j->peer, NULL);
@@ -325,16 +366,17 @@ enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j, double n
 	atomic_fetch_add(&a->checks, 1);
 	bool known;
 	const char *hash = hash_for(a->w, user, j->ulen, &known, a->costliest);
-	double started = kv_mono();
 	bool ok = bcrypt_matches(password, hash) && known;
 
 	pthread_mutex_lock(&a->lock);
-	now += kv_mono() - started; /* the bcrypt's time, on the caller's clock */
+	double now = a->clock(); /* after the bcrypt */
+	peer_fails *p;
 	if (ok) {
 		cache_put(a, j->digest, now);
-	} else if ((p = peer_slot(a, j->addr, true, now))) {
-		p->fails++;
-		p->last = now;
+	} else if (!kv_cidr_match(a->exempt, a->n_exempt, j->addr) && (p = peer_slot(a, j->addr, true, now))) {
+		if (p->fails < PEER_FAILS && ++p->fails == PEER_FAILS)
+			p->next_check = now + PENALTY_GAP; /* the penalty begins */
+		p->last = now;                             /* a failure: the penalty, begun or not, runs from here */
 	}
 	pthread_mutex_unlock(&a->lock);
 	return ok ? KV_LOGIN__COUNT : fail(a, known ? KV_LOGIN_WRONG_PASSWORD : KV_LOGIN_UNKNOWN_USER, j->peer, user);
@@ -373,12 +415,12 @@ bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void
 }
 
 enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now)
+					 const char *peer)
 {
 	kv_auth_job *j;
-	enum kv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, now, &j);
+	enum kv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, &j);
 	if (r == KV_AUTH_PENDING) {
-		r = kv_http_auth_run(a, j, now);
+		r = kv_http_auth_run(a, j);
 		kv_auth_job_free(j);
 	}
 	return r;
@@ -403,7 +445,7 @@ static void *check(void *arg)
 		bool stopping = a->stop;
 		pthread_mutex_unlock(&a->lock);
 		enum kv_login_failure r = stopping ? fail(a, KV_LOGIN_THROTTLED, j->peer, NULL)
-						   : kv_http_auth_run(a, j, kv_mono());
+						   : kv_http_auth_run(a, j);
 		kv_auth_done done = j->done;
 		void *cls = j->cls;
 		kv_auth_job_free(j);

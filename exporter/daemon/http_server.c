@@ -290,7 +290,7 @@ static enum kv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, 
 	const char *peer = kv_http_guard_peer(c, addr);
 	const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	kv_auth_job *job;
-	enum kv_login_failure why = kv_http_auth_begin(h->auth, creds, addr, peer, kv_mono(), &job);
+	enum kv_login_failure why = kv_http_auth_begin(h->auth, creds, addr, peer, &job);
 	if (why != KV_AUTH_PENDING)
 		return why;
 	if (!(r = malloc(sizeof(*r)))) {
@@ -471,7 +471,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 				  .idle_timeout = cfg->web_idle_timeout};
 	h->guard = kv_http_guard_new(&limits, cfg->state_serve ? reap_copies : NULL);
 	if (x->web && x->web->n_users)
-		h->auth = kv_http_auth_new(x->web);
+		h->auth = kv_http_auth_new(x->web, cfg->web_penalty_exempt, cfg->n_web_penalty_exempt, kv_mono);
 	if (!h->guard || (x->web && x->web->n_users && !h->auth)) {
 		kv_log(KV_LOG_ERROR, "cannot start the HTTP server: out of memory", NULL);
 		kv_http_auth_free(h->auth);

@@ -10,6 +10,7 @@
 #include <mooncake_kv/scrape.h>
 #include <mooncake_kv/keygroups.h>
 
+#include "kv_cidr.h"
 #include "kv_log.h"
 
 /* The longest admin URL taken (refused at flag time beyond): the poller
@@ -73,8 +74,10 @@ typedef struct kv_config {
 	double web_read_header_timeout; /* seconds: accept (or a kept-alive connection's next line) to headers */
 	double web_read_timeout;        /* seconds: the whole request */
 	double web_idle_timeout;        /* seconds: a kept-alive wait, or an answer's stalled reader */
-	bool state_serve;               /* --state.serve: GET /state hands this exporter's state to the next one */
-	char **state_peers;             /* --state.peer, in order: take the state from the first that gives it */
+	kv_cidr *web_penalty_exempt;    /* --web.login-penalty-exempt: never penalized for failed logins */
+	size_t n_web_penalty_exempt;
+	bool state_serve;   /* --state.serve: GET /state hands this exporter's state to the next one */
+	char **state_peers; /* --state.peer, in order: take the state from the first that gives it */
 	size_t n_state_peers;
 	double state_peer_timeout; /* seconds for one peer, connection to last byte */
 	size_t state_peer_max_bytes;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the flag parser (config.c) and the source parser (config_source.c)
- * share; nothing outside them uses it. */
+ * share, the value checks of config_values.c among it; nothing outside them
+ * uses it. */
 #ifndef KV_CONFIG_PARSE_H
 #define KV_CONFIG_PARSE_H
 
@@ -20,6 +21,8 @@ struct parse {
 
 /* Writes the reason into p->err; returns KV_EINVAL. */
 int kv_parse_err(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A whole number from min to max, digits only.  Returns 0 or KV_EINVAL. */
+int kv_parse_size(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out);
 /* http:// or https:// */
 bool kv_url_ok(const char *u);
 /* What an admin URL lacks: NULL when nothing, else why, written into

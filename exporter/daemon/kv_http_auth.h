@@ -11,11 +11,16 @@
  * - an unknown user pays the same bcrypt as a known one: it is checked
  *   against the costliest configured hash, and the answer thrown away;
  *   names and hashes are compared without an early exit;
- * - a peer address that failed too often lately is refused unchecked for a
- *   while, and password checks run on one thread of their own, one at a
- *   time, from a short queue (a request beyond it is refused), so that a
- *   storm of wrong passwords costs one core at most and never holds the
- *   server's threads, which answer everyone else meanwhile.
+ * - a peer address that failed too often lately is penalized: its tries
+ *   are refused unchecked, but for one password check every few seconds
+ *   and the credentials verified before, until a bounded time after its
+ *   last failure (whatever it tries meanwhile); addresses listed exempt
+ *   never are;
+ * - password checks run on one thread of their own, one at a time, from a
+ *   short queue (a request beyond it is refused), so that a storm of wrong
+ *   passwords costs one core at most and never holds the server's threads,
+ *   which answer everyone else meanwhile.
+ * Every decision reads the one clock given at creation.
  * Every failure is counted by reason (kv_login_failure) and logged,
  * rate-limited, with its peer. */
 #ifndef KV_HTTP_AUTH_H
@@ -27,13 +32,19 @@
 
 #include <mooncake_kv/scrape.h>
 
+#include "kv_cidr.h"
 #include "kv_webconfig.h"
 
 typedef struct kv_http_auth kv_http_auth;
 
+/* Seconds on a clock that never steps: the daemon's kv_mono, a test's own. */
+typedef double (*kv_auth_clock)(void);
+
 /* Starts the checker thread.  NULL when out of memory or no thread.  w (its
- * users) must outlive the checker. */
-kv_http_auth *kv_http_auth_new(const kv_webconfig *w);
+ * users) and exempt[0..n_exempt) (addresses never penalized) must outlive
+ * the checker; clock is read by every decision, the checker's and the
+ * callers'. */
+kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, size_t n_exempt, kv_auth_clock clock);
 void kv_http_auth_free(kv_http_auth *a);
 
 /* Beside the failures: a password check is needed, *job holds it. */
@@ -43,24 +54,23 @@ typedef struct kv_auth_job kv_auth_job;
 typedef void (*kv_auth_done)(void *cls, enum kv_login_failure result);
 
 /* Starts checking an Authorization header's value (NULL: none) from a peer
- * (its address as 16 bytes, IPv4 mapped, and its text for the logs) at now
- * (kv_mono() seconds: the cache's and the peers' clock).  Returns
+ * (its address as 16 bytes, IPv4 mapped, and its text for the logs).  Returns
  * KV_LOGIN__COUNT when the credential is good (a verified one, cached), a
  * failure decided without a password check (counted), or KV_AUTH_PENDING
  * with *job: give it to kv_http_auth_queue, or to kv_http_auth_run. */
 enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now, kv_auth_job **job);
+					 const char *peer, kv_auth_job **job);
 /* Queues the check for the checker thread, which calls done(cls, result)
  * when it is made (KV_LOGIN__COUNT: good; else the failure, counted) and
  * frees the job.  False when the queue is full or stopping: the job is
  * freed, counted as throttled, and done is not called. */
 bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void *cls);
 /* Makes the check here instead (the job stays the caller's to free). */
-enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j, double now);
+enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j);
 void kv_auth_job_free(kv_auth_job *j);
 /* begin, then run here: the whole check in the caller's thread. */
 enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, double now);
+					 const char *peer);
 /* Stops the checker thread; what is still queued is answered throttled
  * (its done called).  Before the server stops, so that no request stays
  * suspended. */

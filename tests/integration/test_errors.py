@@ -73,7 +73,10 @@ def test_flag_time_refusals(procs):
              '([HOST]:PORT)'),
             (["--log.level=verbose"], '--log.level "verbose" is not one of debug, info, warn, error'),
             (["--log.format", "text"], '--log.format "text" is not one of logfmt, json'),
-            (["--stream.dialect=main"], '--stream.dialect "main" is not one of auto, media, object')):
+            (["--stream.dialect=main"], '--stream.dialect "main" is not one of auto, media, object'),
+            (["--web.login-penalty-exempt", "10.1.0.0/8"],
+             '--web.login-penalty-exempt "10.1.0.0/8" has bits set beyond its prefix length (write the '
+             "network's first address)")):
         assert refused("--zmq.endpoint", NOWHERE, *args) == want, (args, want)
 
 

@@ -847,11 +847,13 @@ def measure_login_cpu(procs):
         assert ask(exp, "/metrics", (USER, "wrong"), src=attacker(0), timeout=5)[0] == 401
     n, t0 = 2000, time.monotonic()
     c2, k2 = cpu(exp), checks(exp.metrics())
-    for i in range(n):
-        assert ask(exp, "/metrics", (USER, "wrong"), src=attacker(0), timeout=5)[0] == 429
+    for i in range(n):  # a penalized address still gets one check every 5 s (its 401s): counted below
+        assert ask(exp, "/metrics", (USER, "wrong"), src=attacker(0), timeout=5)[0] in (401, 429)
     took = time.monotonic() - t0
     c3, k3 = cpu(exp), checks(exp.metrics())
-    assert k3 == k2, (k2, k3)
+    assert k3 - k2 <= took / 5 + 1, (k2, k3, took)
+    n -= k3 - k2
+    c3 -= (k3 - k2) * (c1 - c0) / 40  # those checks' CPU, at the checked ones' rate
     print("  checked (bcrypt cost 10): %.1f ms of exporter CPU per wrong password (40, %.2f s CPU)"
           % ((c1 - c0) / 40 * 1000, c1 - c0))
     print("  throttled (429 unchecked): %.3f ms of exporter CPU per wrong password (%d in %.1f s, %.2f s CPU)"
