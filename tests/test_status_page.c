@@ -227,6 +227,46 @@ static void test_limit(void **state)
 	assert_int_equal(kv_status_limit("0"), 0);
 	assert_int_equal(kv_status_limit("2001"), KV_STATUS_LIMIT_MAX);
 	assert_int_equal(kv_status_limit("99999999999999999999999999"), KV_STATUS_LIMIT_MAX);
+	/* read strictly, as /status reads it: a whole number from 0 to 2000
+	 * (docs/operating.md, "The status page"), anything else refused with
+	 * one line that says why */
+	static const struct {
+		const char *text;
+		size_t limit; /* 0 with a reason: refused */
+		const char *why;
+	} cases[] = {
+		{NULL, 100, NULL},
+		{"0", 0, NULL},
+		{"7", 7, NULL},
+		{"007", 7, NULL},
+		{"2000", 2000, NULL},
+		{"banana", 0, "not a whole number"},
+		{"", 0, "empty"},
+		{"12x", 0, "not a whole number"},
+		{"-1", 0, "not a whole number"},
+		{"+5", 0, "not a whole number"},
+		{" 5", 0, "not a whole number"},
+		{"1.5", 0, "not a whole number"},
+		{"2001", 0, "over 2000"},
+		{"99999999999999999999999999", 0, "over 2000"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t v = 12345;
+		const char *why = "unset";
+		enum kv_err rc = kv_status_limit_parse(cases[i].text, &v, &why);
+		if (!cases[i].why) {
+			assert_int_equal(rc, KV_OK);
+			assert_int_equal(v, cases[i].limit);
+			assert_null(why);
+			continue;
+		}
+		assert_int_equal(rc, KV_EINVAL);
+		assert_int_equal(v, KV_STATUS_LIMIT_DEFAULT);
+		assert_non_null(why);
+		assert_non_null(strstr(why, cases[i].why));
+		assert_non_null(strstr(why, "limit"));
+		assert_null(strchr(why, '\n')); /* one line; the server ends it */
+	}
 
 	tn a[] = {{"b", "t1", 0, 10}, {"b", "t2", 0, 20}, {"b", "t3", 4, 1}, {"b", "t4", 0, 40}, {"b", "t5", 0, 30}};
 	kv_tenant_snap v[5];

@@ -6,7 +6,8 @@ labels in data- attributes, docs/design.md "The status page") equals the sample 
 gives for the same moment, the streams settled first, for sources, members and tenants;
 every member and tenant /metrics knows has its row; tenants come stale first, then by
 objects; a stale tenant shows every reason and since when; the filter and the limit say
-what they left out; with basic auth on, /status without credentials is 401.
+what they left out, and a bad limit is refused with 400 saying why; with basic auth on,
+/status without credentials is 401.
 
 Without a chromium on the PATH the stories print why and pass, except under CI=true,
 where tools/deps.sh has installed it and its absence fails them. With
@@ -397,6 +398,31 @@ def test_filter_and_limit(procs):
     dom, m = page_and_metrics(procs, exp, "/status?limit=0")
     assert rows(dom, "tenant") == [] and len(rows(dom, "member")) == 3
     assert int(dom.by_id("tenants-left-out").text()) == len(tenants)
+
+
+def test_bad_limit(procs):
+    """A ?limit= that is no whole number from 0 to 2,000 (docs/operating.md, "The status
+    page") is refused with 400 and one line that says why, counted as every malformed
+    request (mooncake_kv_http_connections_rejected_total{reason="malformed"}) and
+    logged; not shown as the default page."""
+    exp = Exporter(procs, EXPORTER, ["name=lone,zmq=tcp://127.0.0.1:%d" % free_port()])
+    malformed = lambda: exp.metrics().get("mooncake_kv_http_connections_rejected_total", reason="malformed")
+    before = malformed()
+    bad = {"banana": b"not a whole number", "2001": b"over 2000", "-1": b"not a whole number",
+           "1.5": b"not a whole number", "": b"empty", "99999999999999999999999": b"over 2000"}
+    for text, why in bad.items():
+        status, headers, body = http_get(exp.url + "/status?limit=" + text)
+        assert status == 400, (text, status, body[:200])
+        assert headers["Content-Type"] == "text/plain; charset=utf-8", headers
+        assert body.endswith(b"\n") and body.count(b"\n") == 1 and why in body and b"limit" in body, (text, body)
+        assert b"<html" not in body
+    assert malformed() == before + len(bad), (before, malformed())
+    assert "bad limit: not a whole number" in procs.log(exp.proc)
+    # the good ones still answer the page: the bounds, and no limit at all
+    for q in ("?limit=0", "?limit=2000", "?limit=007", "", "?tenant=x"):
+        status, headers, body = http_get(exp.url + "/status" + q)
+        assert status == 200 and body.startswith(b"<!DOCTYPE html>"), (q, status, body[:200])
+    assert malformed() == before + len(bad)
 
 
 def test_basic_auth(procs):

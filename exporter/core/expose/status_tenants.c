@@ -12,19 +12,42 @@
 
 typedef struct kv_buf B;
 
+#define TEXT_(n) #n
+#define TEXT(n)  TEXT_(n)
+#define MAX_TEXT TEXT(KV_STATUS_LIMIT_MAX)
+
+enum kv_err kv_status_limit_parse(const char *text, size_t *limit, const char **why)
+{
+	*limit = KV_STATUS_LIMIT_DEFAULT;
+	*why = NULL;
+	if (!text) /* not asked: the default */
+		return KV_OK;
+	size_t v = 0;
+	if (!*text)
+		*why = "bad limit: empty; give a whole number from 0 to " MAX_TEXT;
+	for (const char *p = text; *p && !*why; p++) {
+		if (*p < '0' || *p > '9')
+			*why = "bad limit: not a whole number; give one from 0 to " MAX_TEXT;
+		else if ((v = v * 10 + (size_t)(*p - '0')) > KV_STATUS_LIMIT_MAX) /* and no overflow however long */
+			*why = "bad limit: over " MAX_TEXT ", the most tenants the page shows";
+	}
+	if (*why)
+		return KV_EINVAL;
+	*limit = v;
+	return KV_OK;
+}
+
 size_t kv_status_limit(const char *text)
 {
-	if (!text || !*text)
-		return KV_STATUS_LIMIT_DEFAULT;
-	size_t v = 0;
-	for (const char *p = text; *p; p++) {
+	size_t v;
+	const char *why;
+	if (kv_status_limit_parse(text, &v, &why) == KV_OK)
+		return v;
+	/* the lenient reading of old: digits over the most are the most */
+	for (const char *p = text; *p; p++)
 		if (*p < '0' || *p > '9')
 			return KV_STATUS_LIMIT_DEFAULT;
-		v = v * 10 + (size_t)(*p - '0');
-		if (v > KV_STATUS_LIMIT_MAX)
-			v = KV_STATUS_LIMIT_MAX; /* and no overflow however long */
-	}
-	return v;
+	return *text ? KV_STATUS_LIMIT_MAX : KV_STATUS_LIMIT_DEFAULT;
 }
 
 static unsigned char lower(unsigned char c)
