@@ -57,8 +57,12 @@ static const char style[] =
 	"border-bottom:1px solid var(--line)}"
 	".scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;width:100%;font-size:12.5px}"
-	"th,td{padding:5px 7px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top;"
+	"th,td{padding:5px 6px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top;"
 	"white-space:nowrap}"
+	/* what comes from the wire or a flag (ids, a model's name) may wrap anywhere: no table is
+	 * wider than the window for a long one */
+	"tbody th,td.id,td.stream{white-space:normal;overflow-wrap:anywhere}td.stream{min-width:11em}"
+	"th.sum,td.sum{border-left:1px solid var(--line)}"
 	"thead th{background:var(--head);color:var(--muted);font-size:12px;font-weight:600;"
 	"border-bottom:1px solid var(--line)}"
 	"thead tr.group th{text-align:center;border-bottom:1px solid var(--soft)}"
@@ -161,7 +165,7 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		kv_html_attr(b, "data-member", m->label);
 	kv_buf_adds(b, "><th scope=\"row\">");
 	kv_html_escs(b, m->label ? m->label : "(stream only)");
-	kv_buf_adds(b, "</th><td>");
+	kv_buf_adds(b, "</th><td class=\"stream\">");
 	enum kv_ha_role role = kv_ha_role_of(m->ha.state);
 	if (role == KV_ROLE_UNKNOWN && m->ha.answered)
 		role = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
@@ -201,7 +205,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		dash(b, "td");
 	kv_html_u64(b, "td", "mooncake_kv_messages_received_total", NULL, NULL, m->stats.messages);
 	kv_html_u64(b, "td", "mooncake_kv_sequence_gaps_total", NULL, NULL, m->seq.gaps);
-	kv_html_u64(b, "td", "mooncake_kv_sequence_missing_total", NULL, NULL, m->seq.missing);
+	/* the total, then its parts: queue + transport + unattributed = missing */
+	kv_html_u64_as(b, "td", "n sum", "mooncake_kv_sequence_missing_total", m->seq.missing);
 	if (m->has_master) {
 		kv_html_u64(b, "td", "mooncake_kv_queue_lost_events_total", NULL, NULL, M->loss.queue);
 		kv_html_u64(b, "td", "mooncake_kv_transport_lost_messages_total", NULL, NULL, M->loss.transport);
@@ -219,16 +224,22 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	kv_buf_adds(b, "</tr>\n");
 }
 
+/* Loss by cause reads as a total and its parts: every missing sequence
+ * number is in exactly one of queue, transport and unattributed after a
+ * poll (docs/design.md, "Loss by cause"). */
 static const char members_head[] =
 	"<div class=\"scroll\"><table class=\"members\"><thead>"
-	"<tr class=\"group\"><th colspan=\"3\"></th><th colspan=\"3\">Sequence</th><th></th>"
-	"<th colspan=\"5\">Loss by cause</th><th colspan=\"2\"></th></tr>"
+	"<tr class=\"group\"><th colspan=\"3\"></th><th colspan=\"3\">Sequence</th><th colspan=\"2\">Messages</th>"
+	"<th colspan=\"4\" class=\"sum\">Loss by cause: missing numbers</th><th colspan=\"2\"></th></tr>"
 	"<tr><th scope=\"col\">Member</th><th scope=\"col\">Stream</th><th scope=\"col\">Master</th>"
 	"<th scope=\"col\" class=\"n\">last</th><th scope=\"col\" class=\"n\">master's</th>"
-	"<th scope=\"col\" class=\"n\">behind</th><th scope=\"col\" class=\"n\">Messages</th>"
-	"<th scope=\"col\" class=\"n\">gaps</th><th scope=\"col\" class=\"n\">missing</th>"
-	"<th scope=\"col\" class=\"n\">queue</th><th scope=\"col\" class=\"n\">transport</th>"
-	"<th scope=\"col\" class=\"n\">unattributed</th><th scope=\"col\" class=\"n\">Restarts</th>"
+	"<th scope=\"col\" class=\"n\">behind</th><th scope=\"col\" class=\"n\">received</th>"
+	"<th scope=\"col\" class=\"n\">gaps</th>"
+	"<th scope=\"col\" class=\"n sum\" title=\"mooncake_kv_sequence_missing_total: the total\">missing</th>"
+	"<th scope=\"col\" class=\"n\" title=\"of them, dropped by the publisher's full queue\">= queue</th>"
+	"<th scope=\"col\" class=\"n\" title=\"of them, lost after the publisher\">+ transport</th>"
+	"<th scope=\"col\" class=\"n\" title=\"of them, whose counters a restart took\">+ unattributed</th>"
+	"<th scope=\"col\" class=\"n\">Restarts</th>"
 	"<th scope=\"col\" class=\"t\">Last event</th></tr></thead><tbody>\n";
 
 /* Each member's rejected messages and events, by reason (the non-zero). */
