@@ -235,6 +235,8 @@ static void test_same_column_once(void **state)
 	assert_non_null(strstr(b.data, " All are of backend <code id=\"tenants-backend\">be-x</code>.</p>"));
 	assert_int_equal(count(b.data, "<td class=\"id\">"), 0);
 	assert_int_equal(count(b.data, " data-backend=\"be-x\""), 2); /* still on each row */
+	/* the group heading spans Tenant, State, Stale since and Objects */
+	assert_non_null(strstr(b.data, "<th colspan=\"4\"></th><th colspan=\"2\">By medium</th>"));
 	kv_buf_free(&b);
 	b = page(s, 2, NULL, 100); /* two sources, two backends: both columns */
 	assert_non_null(strstr(b.data, backend_col));
@@ -243,6 +245,7 @@ static void test_same_column_once(void **state)
 	assert_null(strstr(b.data, "tenants-source"));
 	assert_int_equal(count(b.data, "<td class=\"id\">"), 8);
 	assert_non_null(strstr(b.data, "<td class=\"id\">be-&lt;y&gt;</td>"));
+	assert_non_null(strstr(b.data, "<th colspan=\"6\"></th><th colspan=\"2\">By medium</th>"));
 	kv_buf_free(&b);
 	b = page(s, 2, "east", 100); /* two sources, those shown of one: said once, both */
 	assert_null(strstr(b.data, backend_col));

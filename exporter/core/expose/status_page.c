@@ -59,9 +59,11 @@ static const char style[] =
 	"table{border-collapse:collapse;width:100%;font-size:12.5px}"
 	"th,td{padding:5px 6px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top;"
 	"white-space:nowrap}"
-	/* what comes from the wire or a flag (ids, a model's name) may wrap anywhere: no table is
-	 * wider than the window for a long one */
-	"tbody th,td.id,td.stream{white-space:normal;overflow-wrap:anywhere}td.stream{min-width:11em}"
+	/* what comes from the wire or a flag (ids, a model's name) may wrap: no table is wider
+	 * than the window for a long one; a model's name anywhere, so that its cell gives way
+	 * before an id does */
+	"tbody th,td.id,td.stream{white-space:normal;overflow-wrap:break-word}td.stream{min-width:11em}"
+	"td.stream small{overflow-wrap:anywhere}"
 	"th.sum,td.sum{border-left:1px solid var(--line)}"
 	"thead th{background:var(--head);color:var(--muted);font-size:12px;font-weight:600;"
 	"border-bottom:1px solid var(--line)}"

@@ -278,7 +278,7 @@ static void table_head(B *b, bool sources, bool backends, bool residency)
 		"<th scope=\"col\" class=\"n\">disk</th><th scope=\"col\" class=\"n\">cpu_only</th>"
 		"<th scope=\"col\" class=\"n\">disk_only</th><th scope=\"col\" class=\"n\">cpu_and_disk</th>%s</tr>"
 		"</thead><tbody>\n",
-		3 + sources + backends, residency ? "<th colspan=\"2\">Lives (residency)</th>" : "",
+		4 + sources + backends, residency ? "<th colspan=\"2\">Lives (residency)</th>" : "",
 		sources ? "<th scope=\"col\">Source</th>" : "", backends ? "<th scope=\"col\">Backend</th>" : "",
 		residency ? "<th scope=\"col\" class=\"n\">observed</th><th scope=\"col\" class=\"n\">unobserved"
 			    "</th>"
