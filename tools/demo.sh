@@ -31,7 +31,7 @@ fi
 
 if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
   tools/deps.sh
-  echo "building (meson + ninja in build/): about a minute the first time, seconds after ..."
+  echo "building (meson + ninja in build/): a minute the first time, seconds after"
   [ -d build ] || meson setup build >/dev/null
   if ! out=$(ninja -C build 2>&1); then
     echo "$out"
