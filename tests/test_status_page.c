@@ -146,6 +146,21 @@ static void test_member_model(void **state)
 	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1); /* m1: no event, no model */
 	assert_true(kv_label_value_clean(b.data, b.len));
 	kv_buf_free(&b);
+	/* two masters: the model on each row while they differ, said once in
+	 * the heading when they agree */
+	kv_source_snap_release(&s[1]);
+	s[1] = (kv_source_snap){.name = "ha"};
+	assert_int_equal(kv_snapshot_members(&s[1], 2), KV_OK);
+	s[1].members[0].model = s[1].members[1].model = *c;
+	strcpy(s[1].members[1].model.lora_name, "other");
+	b = page(&s[1], 1, NULL, 100);
+	assert_int_equal(count(b.data, "<br><small title=\"mooncake_kv_publisher_model_info\">"), 2);
+	kv_buf_free(&b);
+	strcpy(s[1].members[1].model.lora_name, c->lora_name);
+	b = page(&s[1], 1, NULL, 100);
+	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1);
+	assert_non_null(strstr(b.data, "LoRA sql&quot;x</small> <small>(every master)</small> "));
+	kv_buf_free(&b);
 	drop(&s[0]);
 	drop(&s[1]);
 }
@@ -275,40 +290,20 @@ static void test_limit(void **state)
 	/* read strictly, as /status reads it: a whole number from 0 to 2000
 	 * (docs/operating.md, "The status page"), anything else refused with
 	 * one line that says why */
-	static const struct {
-		const char *text;
-		size_t limit; /* 0 with a reason: refused */
-		const char *why;
-	} cases[] = {{NULL, 100, NULL},
-		     {"0", 0, NULL},
-		     {"7", 7, NULL},
-		     {"007", 7, NULL},
-		     {"2000", 2000, NULL},
-		     {"banana", 0, "not a whole number"},
-		     {"", 0, "empty"},
-		     {"12x", 0, "not a whole number"},
-		     {"-1", 0, "not a whole number"},
-		     {"+5", 0, "not a whole number"},
-		     {" 5", 0, "not a whole number"},
-		     {"1.5", 0, "not a whole number"},
-		     {"2001", 0, "over 2000"},
-		     {"99999999999999999999999999", 0, "over 2000"}};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		size_t v = 12345;
-		const char *why = "unset";
-		enum kv_err rc = kv_status_limit_parse(cases[i].text, &v, &why);
-		if (!cases[i].why) {
-			assert_int_equal(rc, KV_OK);
-			assert_int_equal(v, cases[i].limit);
-			assert_null(why);
-			continue;
-		}
-		assert_int_equal(rc, KV_EINVAL);
-		assert_int_equal(v, KV_STATUS_LIMIT_DEFAULT);
-		assert_non_null(why);
-		assert_non_null(strstr(why, cases[i].why));
-		assert_non_null(strstr(why, "limit"));
-		assert_null(strchr(why, '\n')); /* one line; the server ends it */
+	const char *good[] = {NULL, "0", "7", "007", "2000"},
+		   *bad[] = {"banana", "", "12x", "-1", "+5", " 5", "1.5", "2001", "99999999999999999999999999"};
+	size_t want[] = {100, 0, 7, 7, 2000}, n;
+	const char *why, *words[] = {"not a whole", "empty",       "not a whole", "not a whole", "not a whole",
+				     "not a whole", "not a whole", "over 2000",   "over 2000"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		assert_int_equal(kv_status_limit_parse(good[i], &n, &why), KV_OK);
+		assert_int_equal(n, want[i]);
+		assert_null(why);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(kv_status_limit_parse(bad[i], &n, &why), KV_EINVAL);
+		assert_int_equal(n, KV_STATUS_LIMIT_DEFAULT);
+		assert_true(why && strstr(why, words[i]) && strstr(why, "bad limit") && !strchr(why, '\n'));
 	}
 
 	tn a[] = {{"b", "t1", 0, 10}, {"b", "t2", 0, 20}, {"b", "t3", 4, 1}, {"b", "t4", 0, 40}, {"b", "t5", 0, 30}};
@@ -568,10 +563,13 @@ static void test_page_equals_metrics(void **state)
 	assert_true(head && q && t && u && head < q && q < t && t < u);
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_master_role\" data-l=\"role=leader\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_publisher_dialect\""));
-	/* both members published (the standby too): neither stamped a model, as Mooncake main */
+	/* both members published (the standby too): neither stamped a model,
+	 * said once for both in the source's heading, not on each row */
 	assert_int_equal(count(html.data, "<small title=\"mooncake_kv_publisher_model_info\">model <span "
-					  "class=\"none\">none named on its events</span></small>"),
-			 2);
+					  "class=\"none\">none named on its events</span></small> <small>(every "
+					  "master)</small> "),
+			 1);
+	assert_int_equal(count(html.data, "mooncake_kv_publisher_model_info"), 1);
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_reconciliations_total\" data-l=\"result=ok\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_objects\" data-v=\"5\""));
 	assert_int_equal(count(html.data, " data-tenant=\""), 4);

@@ -141,9 +141,10 @@ static void totals(B *b, const kv_exporter_snap *x)
 /* The model a member's publisher stamps on its events, as the labels of
  * mooncake_kv_publisher_model_info give it: text, not a figure (a figure
  * names one label, the info series has five).  Mooncake main stamps none. */
-static void model(B *b, const kv_model_ctx *c)
+static void model(B *b, const kv_model_ctx *c, const char *before)
 {
-	kv_buf_adds(b, "<br><small title=\"mooncake_kv_publisher_model_info\">model ");
+	kv_buf_adds(b, before);
+	kv_buf_adds(b, "<small title=\"mooncake_kv_publisher_model_info\">model ");
 	if (*c->model_name)
 		kv_html_escs(b, c->model_name);
 	else
@@ -155,9 +156,24 @@ static void model(B *b, const kv_model_ctx *c)
 	kv_buf_adds(b, "</small>");
 }
 
-/* One member's row: its stream (connection, dialect, the model stamped),
- * its master (up, its role), the sequence, loss by cause, the last event. */
-static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s, size_t idx)
+/* Every master of a source of several stamps the same model: the page
+ * says it once, in the source's heading, not on each row. */
+static bool one_model(const kv_source_snap *s)
+{
+	if (s->n_members < 2)
+		return false;
+	for (size_t i = 0; i < s->n_members; i++) {
+		const kv_model_ctx *a = &s->members[0].model, *c = &s->members[i].model;
+		if (!c->seen || strcmp(a->model_name, c->model_name) || strcmp(a->lora_name, c->lora_name))
+			return false;
+	}
+	return true;
+}
+
+/* One member's row: its stream (connection, dialect, the model stamped
+ * unless the heading says it), its master (up, its role), the sequence,
+ * loss by cause, the last event. */
+static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s, size_t idx, bool models)
 {
 	const kv_member_snap *m = &s->members[idx];
 	const kv_master *M = &m->master;
@@ -177,8 +193,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	     standby ? "standing by" : "disconnected", standby ? "" : "bad");
 	if (m->dialect.decided) /* else no word, as no sample */
 		word(b, "mooncake_kv_publisher_dialect", "dialect", kv_dialect_name(m->dialect.dialect), "pill");
-	if (m->model.seen) /* else nothing, as no sample */
-		model(b, &m->model);
+	if (m->model.seen && models) /* else nothing, as no sample */
+		model(b, &m->model, "<br>");
 	kv_buf_adds(b, "<br><small>reconnects: ");
 	kv_html_u64(b, "span", "mooncake_kv_subscriber_reconnects_total", NULL, NULL, m->stats.reconnects);
 	kv_buf_adds(b, "</small></td><td>");
@@ -435,6 +451,11 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 	kv_buf_adds(b, "\"><h3>Source <code>");
 	kv_html_escs(b, s->name);
 	kv_buf_printf(b, "</code> <small>%zu %s</small> ", s->n_members, s->n_members == 1 ? "master" : "masters");
+	bool once = one_model(s);
+	if (once) {
+		model(b, &s->members[0].model, "");
+		kv_buf_adds(b, " <small>(every master)</small> ");
+	}
 	if (s->leadership.dropped)
 		kv_buf_adds(b, "<span class=\"pill warn\">its master stands by: no tenant figures</span>");
 	else
@@ -445,7 +466,7 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 	kv_buf_adds(b, "</h3>");
 	kv_buf_adds(b, members_head);
 	for (size_t i = 0; i < s->n_members; i++)
-		member_row(b, x, s, i);
+		member_row(b, x, s, i, !once);
 	kv_buf_adds(b, "</tbody></table></div><dl class=\"facts\"><dt>Stale tenants by reason</dt><dd>");
 	chips(b, "mooncake_kv_stale_tenants", "reason", stale_name, by_reason, KV_STALE__BITS, false);
 	if (!s->leadership.dropped)
