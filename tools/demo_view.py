@@ -5,12 +5,16 @@ what it says as a short table a person reads at a glance, every number from
 that one answer.
 
   demo_view.py show [--title TEXT] [--json FILE] [--since T] [wait options] URL [CONDITION...]
-      one table: per source the model its events name, its masters (role,
-      stream, dialect, last sequence, loss by cause), leadership,
-      reconciliation and handover;
+      one table: per source the model its events name and the dialect
+      they are read in (once when its masters agree), its masters (role,
+      stream, last sequence, the master's, behind), what each lost (the
+      missing numbers as a total and its parts by cause, restarts),
+      leadership, reconciliation and handover;
       per tenant its objects, where they are (cpu only, disk only, both),
-      the lives seen whole, and exact or stale (why, since when); quotas
-      and key groups where the exporter has them.  With conditions, waits
+      the lives seen whole, and exact or stale, the stale ones' reasons and
+      since when a line per distinct pair; quotas and key groups where the
+      exporter has them.  Every line fits the terminal (COLUMNS off one,
+      else 80).  With conditions, waits
       for them first (as `wait`) and shows the answer that met them.
       --json appends one JSON line: the /metrics text read, the lines
       printed and the figures behind them.
