@@ -146,6 +146,21 @@ static void test_member_model(void **state)
 	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1); /* m1: no event, no model */
 	assert_true(kv_label_value_clean(b.data, b.len));
 	kv_buf_free(&b);
+	/* two masters: the model on each row while they differ, said once in
+	 * the heading when they agree */
+	kv_source_snap_release(&s[1]);
+	s[1] = (kv_source_snap){.name = "ha"};
+	assert_int_equal(kv_snapshot_members(&s[1], 2), KV_OK);
+	s[1].members[0].model = s[1].members[1].model = *c;
+	strcpy(s[1].members[1].model.lora_name, "other");
+	b = page(&s[1], 1, NULL, 100);
+	assert_int_equal(count(b.data, "<br><small title=\"mooncake_kv_publisher_model_info\">"), 2);
+	kv_buf_free(&b);
+	strcpy(s[1].members[1].model.lora_name, c->lora_name);
+	b = page(&s[1], 1, NULL, 100);
+	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1);
+	assert_non_null(strstr(b.data, "LoRA sql&quot;x</small> <small>(every master)</small> "));
+	kv_buf_free(&b);
 	drop(&s[0]);
 	drop(&s[1]);
 }
@@ -216,6 +231,51 @@ static void test_filter(void **state)
 	drop(&s[1]);
 }
 
+/* A column that would say the same on every row is said once, above the
+ * table: the backend where every tenant shown has the same, the source
+ * where they are all of one of several; the column where they differ. */
+static void test_same_column_once(void **state)
+{
+	(void)state;
+	tn a[] = {{"be-x", "t1", 0, 1}, {"be-x", "t2", 1, 2}};
+	tn c[] = {{"be-x", "t3", 0, 4}, {"be-<y>", "t4", 0, 5}};
+	kv_tenant_snap va[2], vc[2];
+	kv_source_snap s[2];
+	source_of(&s[0], "east", va, a, 2);
+	source_of(&s[1], "west", vc, c, 2);
+	const char *backend_col = "<th scope=\"col\">Backend</th>", *source_col = "<th scope=\"col\">Source</th>";
+	kv_buf b = page(s, 1, NULL, 100); /* one source, one backend */
+	assert_null(strstr(b.data, backend_col));
+	assert_null(strstr(b.data, source_col));
+	assert_non_null(strstr(b.data, " All are of backend <code id=\"tenants-backend\">be-x</code>.</p>"));
+	assert_int_equal(count(b.data, "<td class=\"id\">"), 0);
+	assert_int_equal(count(b.data, " data-backend=\"be-x\""), 2); /* still on each row */
+	/* the group heading spans Tenant, State, Stale since and Objects */
+	assert_non_null(strstr(b.data, "<th colspan=\"4\"></th><th colspan=\"2\">By medium</th>"));
+	kv_buf_free(&b);
+	b = page(s, 2, NULL, 100); /* two sources, two backends: both columns */
+	assert_non_null(strstr(b.data, backend_col));
+	assert_non_null(strstr(b.data, source_col));
+	assert_null(strstr(b.data, "tenants-backend"));
+	assert_null(strstr(b.data, "tenants-source"));
+	assert_int_equal(count(b.data, "<td class=\"id\">"), 8);
+	assert_non_null(strstr(b.data, "<td class=\"id\">be-&lt;y&gt;</td>"));
+	assert_non_null(strstr(b.data, "<th colspan=\"6\"></th><th colspan=\"2\">By medium</th>"));
+	kv_buf_free(&b);
+	b = page(s, 2, "east", 100); /* two sources, those shown of one: said once, both */
+	assert_null(strstr(b.data, backend_col));
+	assert_null(strstr(b.data, source_col));
+	assert_non_null(strstr(b.data, " All are of source <code id=\"tenants-source\">east</code>, backend "
+				       "<code id=\"tenants-backend\">be-x</code>.</p>"));
+	kv_buf_free(&b);
+	b = page(s, 2, "t4", 100); /* one row */
+	assert_non_null(strstr(b.data, " It is of source <code id=\"tenants-source\">west</code>, backend "
+				       "<code id=\"tenants-backend\">be-&lt;y&gt;</code>.</p>"));
+	kv_buf_free(&b);
+	drop(&s[0]);
+	drop(&s[1]);
+}
+
 static void test_limit(void **state)
 {
 	(void)state;
@@ -227,6 +287,24 @@ static void test_limit(void **state)
 	assert_int_equal(kv_status_limit("0"), 0);
 	assert_int_equal(kv_status_limit("2001"), KV_STATUS_LIMIT_MAX);
 	assert_int_equal(kv_status_limit("99999999999999999999999999"), KV_STATUS_LIMIT_MAX);
+	/* read strictly, as /status reads it: a whole number from 0 to 2000
+	 * (docs/operating.md, "The status page"), anything else refused with
+	 * one line that says why */
+	const char *good[] = {NULL, "0", "7", "007", "2000"},
+		   *bad[] = {"banana", "", "12x", "-1", "+5", " 5", "1.5", "2001", "99999999999999999999999999"};
+	size_t want[] = {100, 0, 7, 7, 2000}, n;
+	const char *why, *words[] = {"not a whole", "empty",       "not a whole", "not a whole", "not a whole",
+				     "not a whole", "not a whole", "over 2000",   "over 2000"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		assert_int_equal(kv_status_limit_parse(good[i], &n, &why), KV_OK);
+		assert_int_equal(n, want[i]);
+		assert_null(why);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_int_equal(kv_status_limit_parse(bad[i], &n, &why), KV_EINVAL);
+		assert_int_equal(n, KV_STATUS_LIMIT_DEFAULT);
+		assert_true(why && strstr(why, words[i]) && strstr(why, "bad limit") && !strchr(why, '\n'));
+	}
 
 	tn a[] = {{"b", "t1", 0, 10}, {"b", "t2", 0, 20}, {"b", "t3", 4, 1}, {"b", "t4", 0, 40}, {"b", "t5", 0, 30}};
 	kv_tenant_snap v[5];
@@ -476,13 +554,22 @@ static void test_page_equals_metrics(void **state)
 	/* the figures an operator asks for first are there */
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_state_stale_reason\" data-l=\"reason=gap\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_state_stale_since_timestamp_seconds\""));
-	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_sequence_missing_total\" data-v=\"2\""));
+	assert_non_null(
+		strstr(html.data, "<td class=\"n sum\" data-m=\"mooncake_kv_sequence_missing_total\" data-v=\"2\""));
+	/* loss by cause reads as the total and its parts, in that order, as
+	 * queue + transport + unattributed = missing (docs/design.md) */
+	const char *head = strstr(html.data, ">missing</th>"), *q = strstr(html.data, ">= queue</th>"),
+		   *t = strstr(html.data, ">+ transport</th>"), *u = strstr(html.data, ">+ unattributed</th>");
+	assert_true(head && q && t && u && head < q && q < t && t < u);
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_master_role\" data-l=\"role=leader\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_publisher_dialect\""));
-	/* both members published (the standby too): neither stamped a model, as Mooncake main */
+	/* both members published (the standby too): neither stamped a model,
+	 * said once for both in the source's heading, not on each row */
 	assert_int_equal(count(html.data, "<small title=\"mooncake_kv_publisher_model_info\">model <span "
-					  "class=\"none\">none named on its events</span></small>"),
-			 2);
+					  "class=\"none\">none named on its events</span></small> <small>(every "
+					  "master)</small> "),
+			 1);
+	assert_int_equal(count(html.data, "mooncake_kv_publisher_model_info"), 1);
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_reconciliations_total\" data-l=\"result=ok\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_objects\" data-v=\"5\""));
 	assert_int_equal(count(html.data, " data-tenant=\""), 4);
@@ -495,10 +582,15 @@ static void test_page_equals_metrics(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escaping), cmocka_unit_test(test_member_model),
-		cmocka_unit_test(test_order),    cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_limit),    cmocka_unit_test(test_many),
-		cmocka_unit_test(test_document), cmocka_unit_test(test_page_equals_metrics),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_member_model),
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_same_column_once),
+		cmocka_unit_test(test_document),
+		cmocka_unit_test(test_page_equals_metrics),
 	};
 	return cmocka_run_group_tests_name("status_page", tests, NULL, NULL);
 }

@@ -11,13 +11,27 @@
 # Also read: KV_EXPORTER, KV_SIM (binaries to run instead of building build/),
 # DEMO_PORT_BASE (ten loopback ports from there instead of the usual ones),
 # DEMO_WAIT_FACTOR (multiplies every wait's bound: slow builds), DEMO_JSON
-# (a file the viewer appends each table to, with the /metrics text it read).
+# (a file the viewer appends each table to, with the /metrics text it read),
+# DEMO_SCREENSHOT (a PNG file: headless Chromium takes /status there after the
+# failover, 1280 px wide; how docs/status-page.png is made), DEMO_KEEP_LOGS
+# (keep the log folder after a clean stop too; a failed run always keeps it).
+# Every line it prints fits 80 columns (the terminal's width, else COLUMNS).
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
+shot=${DEMO_SCREENSHOT:-}
+if [ -n "$shot" ]; then
+  case $shot in /*) ;; *) shot=$caller/$shot ;; esac
+  browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+  if [ -z "$browser" ]; then
+    echo "demo: DEMO_SCREENSHOT needs a headless Chromium (Debian: apt-get install chromium)" >&2
+    exit 1
+  fi
+fi
 
 if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
   tools/deps.sh
-  echo "building (meson + ninja in build/): about a minute the first time, seconds after ..."
+  echo "building (meson + ninja in build/): a minute the first time, seconds after"
   [ -d build ] || meson setup build >/dev/null
   if ! out=$(ninja -C build 2>&1); then
     echo "$out"
@@ -62,9 +76,14 @@ cleanup() {
     for f in "$logdir"/*.log; do
       [ -s "$f" ] && { echo "--- the last lines of $f:"; tail -n 5 "$f"; }
     done >&2
-    echo "demo: failed (exit $rc); every process stopped; logs in $logdir" >&2
+    echo "demo: failed (exit $rc); every process stopped; its logs are kept, to" >&2
+    echo "  see why, in $logdir" >&2
+  elif [ -n "${DEMO_KEEP_LOGS:-}" ]; then
+    echo "demo stopped: every process it started has exited; its logs are kept"
+    echo "  (DEMO_KEEP_LOGS) in $logdir"
   else
-    echo "demo stopped: every process it started has exited (logs in $logdir)"
+    rm -rf -- "$logdir"
+    echo "demo stopped: every process it started has exited; its logs removed"
   fi
   exit "$rc"
 }
@@ -153,11 +172,13 @@ start sim-listed "$sim" --pub "$PUB4" --status "$STATUS4" --seed 9 --tenants 4 -
 
 cat <<MSG
 
-Started: the exporter and three simulated Mooncake stores. While the demo runs (Ctrl-C stops it):
-  http://$WEB/status    what the exporter knows, as a page for a person
-  http://$WEB/metrics   the same for Prometheus (what the tables below are read from)
-  http://$WEB/runbook   what each alert means and what to do
-  $logdir/   every process's log
+Started: the exporter and three simulated Mooncake stores. While the demo runs
+(Ctrl-C stops it):
+  http://$WEB/status   what the exporter knows, for a person
+  http://$WEB/metrics  the same for Prometheus (the tables below)
+  http://$WEB/runbook  what each alert means and what to do
+  every process's log, removed when the demo stops cleanly:
+  $logdir/
 
 MSG
 
@@ -204,6 +225,20 @@ tenant default rebuilt from the new leader's listing." \
   "the new leader's 25 refused puts and tenant default rebuilt from its listing" 20 \
   'mooncake_kv_tenant_quota_rejects_total{source="default"} >= 25' \
   'mooncake_kv_state_stale{source="default",tenant_id="default"} == 0'
+if [ -n "$shot" ]; then
+  # what a person sees at this point, as the README shows it: the page at 1280 px,
+  # tall enough for every source and tenant
+  "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$logdir/chromium" --hide-scrollbars --window-size=1280,2000 \
+    --screenshot="$shot" "http://$WEB/status" > "$logdir/chromium.log" 2>&1 || {
+    echo "demo: chromium could not take the screenshot (see $logdir/chromium.log)" >&2
+    exit 1
+  }
+  echo "The status page as it is now, in:"
+  echo "  $shot"
+  echo
+fi
 
 stage "$WEB2" "4/4 Handover: a second exporter, http://$WEB2, started with --state.peer http://$WEB \
 and took its state instead of starting blind; notice fresh's tenants as exact as before, each master's \
@@ -213,11 +248,14 @@ waiting; both exporters keep serving." \
   'mooncake_kv_bootstrap_total{result="taken"} == 3' \
   'mooncake_kv_bootstrap_joins_total{result="continued"} == 3'
 
-echo "That is the story. Both exporters keep serving until the demo stops:"
-echo "  http://$WEB/status and http://$WEB2/status (the second, taken over from the first)"
-echo "  http://$WEB/metrics and http://$WEB2/metrics, http://$WEB/runbook"
-echo "Alerts for these figures: alerts/mooncake-kv.rules.yml, each linking its runbook section."
+echo "That is the story. Both exporters keep serving until the demo stops (the"
+echo "second took over from the first):"
+echo "  the first:  http://$WEB/status  http://$WEB/metrics"
+echo "  the second: http://$WEB2/status  http://$WEB2/metrics"
+echo "  the runbook: http://$WEB/runbook"
+echo "Alerts for these figures: alerts/mooncake-kv.rules.yml, each linking its"
+echo "runbook section."
 echo
 "${view[@]}" watch "http://$WEB2" --seconds "${DEMO_SECONDS:-0}" --every 2 --since "$t0" \
-  --title "Live: the stores keep running, and the second exporter's table follows them" \
+  --title "Live: the second exporter's table, as the stores keep running" \
   ${DEMO_JSON:+--json "$DEMO_JSON"}

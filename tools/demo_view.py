@@ -5,12 +5,16 @@ what it says as a short table a person reads at a glance, every number from
 that one answer.
 
   demo_view.py show [--title TEXT] [--json FILE] [--since T] [wait options] URL [CONDITION...]
-      one table: per source the model its events name, its masters (role,
-      stream, dialect, last sequence, loss by cause), leadership,
-      reconciliation and handover;
+      one table: per source the model its events name and the dialect
+      they are read in (once when its masters agree), its masters (role,
+      stream, last sequence, the master's, behind), what each lost (the
+      missing numbers as a total and its parts by cause, restarts),
+      leadership, reconciliation and handover;
       per tenant its objects, where they are (cpu only, disk only, both),
-      the lives seen whole, and exact or stale (why, since when); quotas
-      and key groups where the exporter has them.  With conditions, waits
+      the lives seen whole, and exact or stale, the stale ones' reasons and
+      since when a line per distinct pair; quotas and key groups where the
+      exporter has them.  Every line fits the terminal (COLUMNS off one,
+      else 80).  With conditions, waits
       for them first (as `wait`) and shows the answer that met them.
       --json appends one JSON line: the /metrics text read, the lines
       printed and the figures behind them.
@@ -289,19 +293,48 @@ def size(b):
 
 
 def loss_words(loss):
+    """A member's loss as a total and its parts, in the metrics' words: every
+    missing sequence number is in one bucket once a poll has attributed it
+    (queue + transport + unattributed = missing; docs/design.md, "Loss by
+    cause"), the newest waiting for the next poll; restarts apart."""
     parts = []
-    if loss["queue_events"]:
-        parts.append("%s dropped by its queue" % plural(loss["queue_events"], "event"))
-    if loss["transport_messages"]:
-        parts.append("%s lost in transport" % plural(loss["transport_messages"], "message"))
-    if loss["unattributed_messages"]:
-        parts.append("%s lost, cause unknown" % plural(loss["unattributed_messages"], "message"))
+    missing = loss["missing"] or 0
+    if missing:
+        causes = []
+        if loss["queue_events"]:
+            causes.append("%s dropped by the publisher's queue" % num(loss["queue_events"]))
+        if loss["transport_messages"]:
+            causes.append("%s lost in transport" % num(loss["transport_messages"]))
+        if loss["unattributed_messages"]:
+            causes.append("%s unattributed (cause unknown)" % num(loss["unattributed_messages"]))
+        waiting = missing - sum(loss[k] or 0 for k in ("queue_events", "transport_messages", "unattributed_messages"))
+        if waiting > 0:
+            causes.append("%s not attributed yet" % num(waiting))
+        parts.append("%s missing: %s" % (num(missing), ", ".join(causes)))
     if loss["tail_late_messages"]:
         parts.append("%s of a lost tail came late" % plural(loss["tail_late_messages"], "message"))
     if loss["restarts"]:
         parts.append("%s restarted" % ("publisher" if loss["restarts"] == 1
                                        else "publisher %s" % plural(loss["restarts"], "time")))
-    return ", ".join(parts) if parts else "none"
+    return "; ".join(parts) if parts else "none"
+
+
+def stale_groups(tenants, now):
+    """The stale tenants by reasons and since when, each distinct pair once
+    with its tenants: [(since, reasons, [tenant])], since "" when unknown."""
+    groups = []
+    for t in tenants:
+        if not t["stale"]:
+            continue
+        since = duration(now - t["stale_since"]) if t["stale_since"] is not None else ""
+        reasons = ", ".join(reason_words(r) for r in t["reasons"])
+        for g in groups:
+            if g[0] == since and g[1] == reasons:
+                g[2].append(t)
+                break
+        else:
+            groups.append((since, reasons, [t]))
+    return groups
 
 
 def state_words(t, now):
@@ -349,9 +382,30 @@ def model_lines(src):
     for w, members in contexts:
         who = ""
         if len(src["members"]) > 1:  # a standby that never published names none yet
-            who = " (%s)" % ("every master" if len(members) == len(src["members"])
+            who = " (%s)" % ("every" + NBSP + "master" if len(members) == len(src["members"])
                              else "the events of " + ", ".join(members))
         out.append("model: %s%s" % (w, who))
+    return out
+
+
+def dialect_lines(src):
+    """The dialect the source's masters' streams are read in, once when they
+    agree, else one line per dialect naming its masters."""
+    groups = []
+    for m in src["members"]:
+        w = DIALECT_WORDS.get(m["dialect"], "not yet known")
+        for g in groups:
+            if g[0] == w:
+                g[1].append(m["member"])
+                break
+        else:
+            groups.append((w, [m["member"]]))
+    out = []
+    for w, members in groups:
+        who = ""
+        if len(src["members"]) > 1:
+            who = " of " + ("every" + NBSP + "master" if len(members) == len(src["members"]) else ", ".join(members))
+        out.append("dialect%s: %s" % (who, w))
     return out
 
 
@@ -453,9 +507,12 @@ NBSP = "\u00a0"  # joins words prose() keeps on one line
 
 
 def prose(text, width, indent="  "):
-    """A line of words, wrapped at `width` (or 120), continued further in."""
+    """A line of words, wrapped at `width` (or 120), continued further in:
+    four spaces in at least, so that a reader (tests/integration/
+    test_demo.py) can join a line's continuations."""
     return [line.replace(NBSP, " ") for line in textwrap.wrap(
-        text, width=width or 120, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)]
+        text, width=width or 120, initial_indent=indent, subsequent_indent=max(indent + "  ", "    "),
+        break_on_hyphens=False)]
 
 
 def render(view, url, width=None, color=False):
@@ -470,7 +527,7 @@ def render(view, url, width=None, color=False):
         return c(GREEN, text) if text == "exact" else c(YELLOW, text) if text.startswith("stale") else text
 
     def loss_paint(text):
-        return text if text == "none" else c(RED, text)
+        return c(RED, text)
     lines = []
     for src in view["sources"]:
         head = prose("%s: %s" % (src["source"], source_headline(src)), width, indent="")
@@ -478,16 +535,23 @@ def render(view, url, width=None, color=False):
         lines += head
         for line in model_lines(src):
             lines += prose(line, width)
-        rows = [["  master", "role", "stream", "dialect", "last seq", "master said", "lost, by cause"]]
+        for line in dialect_lines(src):
+            lines += prose(line, width)
+        rows = [["  master", "role", "stream", "last seq", "master said", "behind"]]
         for m in src["members"]:
             stream = "connected" if m["connected"] else "standing by" if m["role"] == "standby" else "not connected"
             if not m["admin_up"]:
                 stream += ", admin down"
-            dialect = DIALECT_WORDS.get(m["dialect"], "not yet known")
-            rows.append(["  " + m["member"], m["role"] or "-", stream, dialect, num(m["last_sequence"]),
-                         num(m["master_last_sequence"]), loss_words(m["loss"])
-                         + ("; %s behind" % num(m["behind"]) if m["behind"] else "")])
-        lines += table(rows, "<<<<>><", width, loss_paint)
+            rows.append(["  " + m["member"], m["role"] or "-", stream, num(m["last_sequence"]),
+                         num(m["master_last_sequence"]), num(m["behind"])])
+        lines += table(rows, "<<<>>>", width)
+        losses = [(m["member"], loss_words(m["loss"])) for m in src["members"]]
+        if all(w == "none" for _, w in losses):
+            lines.append("  lost: none")
+        else:
+            for member, words in losses:
+                lost = prose(("lost by %s: " % member if len(losses) > 1 else "lost: ") + words, width)
+                lines += [loss_paint(l) if words != "none" else l for l in lost]
         if src["reconcile"]:
             lines += prose("reconciliation: " + reconcile_words(src["reconcile"], now), width)
         if src["handover"]:
@@ -498,12 +562,18 @@ def render(view, url, width=None, color=False):
         for t in src["tenants"]:
             name = t["tenant_id"] if len(backends) < 2 else t["backend_id"] + "/" + t["tenant_id"]
             life = t["lives_seconds"] / t["lives_seen"] if t["lives_seen"] else None
+            state = "exact" if t["stale"] == 0 else "stale" if t["stale"] else "-"
             rows.append(["  " + name, num(t["objects"]), num(t["cpu_only"]), num(t["disk_only"]),
-                         num(t["cpu_and_disk"]), num(t["lives_seen"]), short_duration(life), state_words(t, now)])
+                         num(t["cpu_and_disk"]), num(t["lives_seen"]), short_duration(life), state])
         if len(rows) > 1:
             lines += table(rows, "<>>>>>><", width, state_paint)
         else:
             lines.append("  no tenant yet")
+        for since, reasons, ts in stale_groups(src["tenants"], now):
+            names = ", ".join(t["tenant_id"] if len(backends) < 2 else t["backend_id"] + "/" + t["tenant_id"]
+                              for t in ts)
+            lines += [c(YELLOW, l) for l in prose("stale%s (%s): %s" % (" since " + since if since else "", names,
+                                                                      reasons), width)]
         q = src["quotas"]
         if q is not None:
             words = []
@@ -548,15 +618,20 @@ def header(title, url, width, since=None, when=None, color=False):
     at = time.strftime("%H:%M:%S", time.localtime(when))
     if since:
         at += ", %.1f s into the demo" % (when - since)
-    out.append("  (what %s/metrics says at %s)" % (url.rstrip("/"), at))
+    out += prose("(what %s/metrics says at %s)" % (url.rstrip("/"), at), width)
     out.append("")
     return out
 
 
 def term_width():
+    """The terminal's columns; not on a terminal, COLUMNS, else 80: every
+    line the demo prints fits them."""
     if sys.stdout.isatty():
-        return shutil.get_terminal_size((100, 40)).columns
-    return None
+        return shutil.get_terminal_size((80, 40)).columns
+    try:
+        return max(40, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 80
 
 
 def one_table(url, title, json_path, since=None, s=None):
@@ -566,8 +641,8 @@ def one_table(url, title, json_path, since=None, s=None):
     s = s or scrape(url)
     view = model(s)
     width = term_width()
-    color = width is not None and not os.environ.get("NO_COLOR")
-    lines = header(title, url, width or 100, since, s.when) + render(view, url, width)
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    lines = header(title, url, width, since, s.when) + render(view, url, width)
     if json_path:
         with open(json_path, "a") as f:
             f.write(json.dumps({"url": url, "title": title, "time": view["time"], "metrics": s.text,
@@ -580,7 +655,9 @@ def one_table(url, title, json_path, since=None, s=None):
 # ---------------------------------------------------------------- commands
 
 LEGEND = ("How to read it: last seq is the number of the last message the exporter received from the master's "
-          "publisher, master said the one the master reported at its last poll; cpu only, disk only and both say "
+          "publisher, master said the one the master reported at its last poll, behind how far the stream is "
+          "behind it; lost counts the missing sequence numbers and what took them (the publisher's queue, "
+          "transport, or unattributed when a restart took the counters that would tell); cpu only, disk only and both say "
           "where a tenant's objects are; lives seen counts the objects whose whole life (stored, then removed) "
           "the exporter saw, mean life how long they lasted; a stale tenant's figures may be incomplete, for the "
           "reasons named, since the time shown.")
@@ -590,7 +667,7 @@ def cmd_show(a):
     s = wait(a) if a.conditions else None
     lines = one_table(a.url, a.title, a.json, a.since, s)
     if a.legend:
-        lines += [""] + prose(LEGEND, min(term_width() or 100, 100), indent="")
+        lines += [""] + prose(LEGEND, min(term_width(), 100), indent="")
     print("\n".join(lines), flush=True)
 
 
@@ -616,8 +693,9 @@ def cmd_watch(a):
     except OSError:
         fits = False
     every = a.every if fits else max(a.every, 15)
-    print("%s: a new table every %g s%s." % (a.title or "Live", every,
-                                             " for %g s" % a.seconds if end else ", until Ctrl-C"), flush=True)
+    print("\n".join(prose("%s: a new table every %g s%s." % (a.title or "Live", every, " for %g s" % a.seconds
+                                                             if end else ", until Ctrl-C"), term_width(), indent="")),
+          flush=True)
     shown, first = 0, True
     while end is None or time.time() < end:
         if not (first and fits):

@@ -156,15 +156,22 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	return reply(c, MHD_HTTP_OK, eo.openmetrics ? KV_CONTENT_TYPE_OPENMETRICS : KV_CONTENT_TYPE, body, len, gz);
 }
 
+static enum MHD_Result refuse(kv_http *h, struct MHD_Connection *c, unsigned status, const char *why);
+
 /* GET /status: the page of the same snapshot as a scrape's, rendered by
- * the core (kv_scrape_status_html); ?tenant= filters, ?limit= bounds. */
+ * the core (kv_scrape_status_html); ?tenant= filters, ?limit= bounds (a
+ * limit that is no whole number in range: 400, counted and logged as
+ * every malformed request). */
 static enum MHD_Result status_page(kv_http *h, struct MHD_Connection *c)
 {
 	kv_status_opts o = {
 		.filter = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant"),
-		.limit = kv_status_limit(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")),
 		.metrics_path = h->x->config->telemetry_path,
 	};
+	const char *why;
+	if (kv_status_limit_parse(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &o.limit, &why) !=
+	    KV_OK)
+		return refuse(h, c, MHD_HTTP_BAD_REQUEST, why);
 	kv_scrape *sc;
 	kv_exporter_info info;
 	kv_buf out;

@@ -119,13 +119,20 @@ typedef struct kv_status_opts {
 	/* NULL or "": every tenant; else those whose source, backend_id or
 	 * tenant_id holds it (ASCII letters in either case) */
 	const char *filter;
-	size_t limit;             /* tenants shown at most: kv_status_limit() */
+	size_t limit;             /* tenants shown at most: kv_status_limit_parse() */
 	const char *metrics_path; /* where the page links /metrics; NULL: "/metrics" */
 } kv_status_opts;
 
-/* The limit a query's `limit=` asks for: NULL, empty or not a decimal
- * number: KV_STATUS_LIMIT_DEFAULT; above KV_STATUS_LIMIT_MAX: that; 0 shows
- * the sources alone. */
+/* The limit a query's `limit=` asks for, read strictly: NULL (not asked):
+ * KV_STATUS_LIMIT_DEFAULT; a whole number from 0 (the sources alone) to
+ * KV_STATUS_LIMIT_MAX: that.  Returns KV_OK, or KV_EINVAL for anything else
+ * (empty, a sign, a letter, over the most) with *why the one line that says
+ * why (static text, no newline) for the refusal; *limit is then the
+ * default. */
+KV_EXTERN enum kv_err kv_status_limit_parse(const char *text, size_t *limit, const char **why);
+/* The same, read leniently (what /status did before it refused a bad
+ * limit): NULL, empty or not a decimal number: KV_STATUS_LIMIT_DEFAULT;
+ * above KV_STATUS_LIMIT_MAX: that. */
 KV_EXTERN size_t kv_status_limit(const char *text);
 
 /* Appends the page to out.  x->now_ms dates it (0: no ages shown).

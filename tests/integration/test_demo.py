@@ -20,6 +20,8 @@ with the binaries under test (KV_EXPORTER, KV_SIM) on ports of its own
   stale for its quota eviction, the new leader in stage 3, the second
   exporter's state taken from the first in stage 4, both still serving;
 - Ctrl-C stops it cleanly (exit 0, every process gone);
+- a clean stop removes its log folder, a failure keeps it and says where;
+- at 80 columns (COLUMNS=80) every line it prints fits them;
 - a port in use, or a process that dies, fails it at once with a message.
 
 usage: test_demo.py EXPORTER SIM [PROMTOOL] [-k NAME]
@@ -90,7 +92,7 @@ class Demo:
         self.json = os.path.join(procs.dir, "demo-%d.jsonl" % self.base)
         env = dict(os.environ, KV_EXPORTER=exporter, KV_SIM=sim, DEMO_PORT_BASE=str(self.base),
                    DEMO_SECONDS=str(seconds), DEMO_JSON=self.json, DEMO_WAIT_FACTOR="%g" % factor(),
-                   TMPDIR=procs.dir, NO_COLOR="1")
+                   TMPDIR=procs.dir, NO_COLOR="1", COLUMNS="80")
         env.update(extra_env or {})
         self.t0 = time.time()
         self.proc = subprocess.Popen(["bash", DEMO], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -137,6 +139,11 @@ class Demo:
             self.proc.wait()
 
 
+def log_folders(procs):
+    """The demo's log folders left in TMPDIR (the test's folder)."""
+    return sorted(os.path.join(procs.dir, d) for d in os.listdir(procs.dir) if d.startswith("mooncake-kv-demo."))
+
+
 def value(m, name, **labels):
     key = (name, frozenset(labels.items()))
     return m.get(key)
@@ -159,19 +166,61 @@ def number(text):
 
 
 TENANT_ROW = re.compile(r"^  (\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(-|[\d.]+ s|\d+ min(?: \d+ s)?)"
-                        r"\s+(exact|stale.*)$")
+                        r"\s+(exact|stale|-)$")
 MASTER_ROW = re.compile(r"^  (127\.0\.0\.1:\d+)\s+(leader|standby|unknown|-)\s+(connected|not connected|standing by)"
-                        r"(?:, admin down)?\s+(object \(v0\.3\.12\)|media \(main since #3818\)|not yet known)\s+([\d,]+|-)\s+([\d,]+|-)"
-                        r"\s+(.*)$")
+                        r"(?:, admin down)?\s+([\d,]+|-)\s+([\d,]+|-)\s+([\d,]+|-)$")
+STALE_LINE = re.compile(r"^  stale(?: since (.+?))? \((.+?)\): (.*)$")
+COLUMNS = 80
+DIALECTS = {"object": "object (v0.3.12)", "media": "media (main since #3818)"}
+
+
+def logical(lines):
+    """The lines with each wrapped line's continuations (four spaces in, then a word)
+    joined to it."""
+    out = []
+    for line in lines:
+        if out and re.match(r"^    \S", line):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
+def loss_words(m, src, member, single):
+    """A member's loss as the demo must say it, from /metrics: the missing numbers
+    and their parts (queue + transport + unattributed, the rest not attributed yet),
+    then a lost tail's late messages and the restarts."""
+    v = lambda name: member_value(m, name, src, member, single) or 0
+    num = demo_view.num
+    missing, queue = v("mooncake_kv_sequence_missing_total"), v("mooncake_kv_queue_lost_events_total")
+    transport = v("mooncake_kv_transport_lost_messages_total")
+    unattributed = v("mooncake_kv_unattributed_lost_messages_total")
+    late, restarts = v("mooncake_kv_sequence_tail_late_messages_total"), v("mooncake_kv_master_restarts_total")
+    parts = []
+    if missing:
+        causes = (["%s dropped by the publisher's queue" % num(queue)] if queue else []) + \
+                 (["%s lost in transport" % num(transport)] if transport else []) + \
+                 (["%s unattributed (cause unknown)" % num(unattributed)] if unattributed else []) + \
+                 (["%s not attributed yet" % num(missing - queue - transport - unattributed)]
+                  if missing > queue + transport + unattributed else [])
+        parts.append("%s missing: %s" % (num(missing), ", ".join(causes)))
+    if late:
+        parts.append("%s of a lost tail came late" % demo_view.plural(late, "message"))
+    if restarts:
+        parts.append("publisher restarted" if restarts == 1 else "publisher restarted %s" %
+                     demo_view.plural(restarts, "time"))
+    return "; ".join(parts) or "none"
 
 
 def check_record(rec, printed):
     """One table against the /metrics text it was read from: every figure
     on it is that text's, every tenant and master is on it, and its lines
     are the ones the demo printed."""
-    lines = rec["lines"]
-    block = "\n".join(lines)
+    block = "\n".join(rec["lines"])
     assert block in printed, "a table the viewer recorded is not what the demo printed:\n" + block
+    wide = [l for l in rec["lines"] if len(l) > COLUMNS]
+    assert not wide, "lines wider than %d columns:\n%s" % (COLUMNS, "\n".join(wide))
+    lines = logical(rec["lines"])
     m = parse_metrics(rec["metrics"])
     now = rec["time"]
     sources = []
@@ -218,26 +267,30 @@ def check_record(rec, printed):
             connected = member_value(m, "mooncake_kv_subscriber_connected", src, member, single)
             assert row.group(3) == ("connected" if connected == 1 else "standing by" if role == ["standby"]
                                     else "not connected"), (member, row.group(3), role)
-            dialect = [dict(l)["dialect"] for l, v in
-                       find(m, "mooncake_kv_publisher_dialect", source=src, member=member).items() if v == 1]
-            assert row.group(4) == ({"object": "object (v0.3.12)", "media": "media (main since #3818)"}[dialect[0]]
-                                    if dialect else "not yet known"), (member, row.group(4), dialect)
-            assert number(row.group(5)) == member_value(m, "mooncake_kv_last_sequence", src, member, single)
-            assert number(row.group(6)) == member_value(m, "mooncake_kv_master_last_sequence", src, member, single)
-            loss = row.group(7)
-            queue = member_value(m, "mooncake_kv_queue_lost_events_total", src, member, single)
-            restarts = member_value(m, "mooncake_kv_master_restarts_total", src, member, single)
-            transport = member_value(m, "mooncake_kv_transport_lost_messages_total", src, member, single)
-            unattributed = member_value(m, "mooncake_kv_unattributed_lost_messages_total", src, member, single)
-            if queue:
-                assert "%s dropped by its queue" % demo_view.plural(queue, "event") in loss, loss
-            if transport:
-                assert "%s lost in transport" % demo_view.plural(transport, "message") in loss, loss
-            if unattributed:
-                assert "%s lost, cause unknown" % demo_view.plural(unattributed, "message") in loss, loss
-            assert bool(restarts) == ("restarted" in loss), (loss, restarts)
-            if not (queue or transport or unattributed or restarts):
-                assert loss.startswith("none"), loss
+            assert number(row.group(4)) == member_value(m, "mooncake_kv_last_sequence", src, member, single)
+            assert number(row.group(5)) == member_value(m, "mooncake_kv_master_last_sequence", src, member, single)
+            assert number(row.group(6)) == member_value(m, "mooncake_kv_sequence_behind", src, member, single)
+        # loss: the missing numbers as a total and its parts, one line per master
+        # (one line for the source when none lost anything)
+        want_loss = {member: loss_words(m, src, member, single) for member in members}
+        lost = [l for l in bl if l.startswith("  lost")]
+        if all(w == "none" for w in want_loss.values()):
+            assert lost == ["  lost: none"], (src, lost)
+        elif single:
+            assert lost == ["  lost: " + want_loss[members[0]]], (src, lost, want_loss)
+        else:
+            assert sorted(lost) == sorted("  lost by %s: %s" % i for i in want_loss.items()), (src, lost, want_loss)
+        # the dialect each master's stream is read in: once when they agree
+        dialects = {}
+        for member in members:
+            d = [dict(l)["dialect"] for l, v in find(m, "mooncake_kv_publisher_dialect", source=src,
+                                                        member=member).items() if v == 1]
+            dialects.setdefault(DIALECTS[d[0]] if d else "not yet known", []).append(member)
+        want_dialects = []
+        for words, who in dialects.items():
+            of = "" if single else " of " + ("every master" if len(who) == len(members) else ", ".join(who))
+            want_dialects.append("  dialect%s: %s" % (of, words))
+        assert sorted(l for l in bl if l.startswith("  dialect")) == sorted(want_dialects), (src, want_dialects, bl)
         # the model context each master's events name: one line per distinct
         # context, naming its masters unless every master of the source has it
         contexts = {}
@@ -297,18 +350,24 @@ def check_record(rec, printed):
             assert row.group(7) == demo_view.short_duration(life), (row.group(7), life)
             stale = value(m, "mooncake_kv_state_stale", **key)
             state = row.group(8)
+            # a stale tenant's reasons and since when: on the one line below the table
+            # of the tenants that share them
+            said = [sm for sm in map(STALE_LINE.match, bl) if sm and tenant in sm.group(2).split(", ")]
             if stale == 0:
-                assert state == "exact", (src, tenant, state)
+                assert state == "exact" and not said, (src, tenant, state, said)
             else:
+                assert state == "stale" and len(said) == 1, (src, tenant, state, said)
+                sm = said[0]
                 reasons = [dict(l)["reason"] for l, v in find(m, "mooncake_kv_state_stale_reason", **key).items()
                            if v == 1]
-                sm = re.match(r"^stale since (.*): (.*)$", state)
-                assert sm, state
-                assert sorted(sm.group(2).split(", ")) == sorted(demo_view.reason_words(r) for r in reasons), \
-                    (state, reasons)
+                assert sorted(sm.group(3).split(", ")) == sorted(demo_view.reason_words(r) for r in reasons), \
+                    (sm.group(0), reasons)
                 since = value(m, "mooncake_kv_state_stale_since_timestamp_seconds", **key)
-                assert sm.group(1) == demo_view.duration(now - since), (state, now - since)
+                assert sm.group(1) == demo_view.duration(now - since), (sm.group(0), now - since)
             seen_tenants += 1
+        named_stale = [t for sm in map(STALE_LINE.match, bl) if sm for t in sm.group(2).split(", ")]
+        assert sorted(named_stale) == sorted(t for t in tenants if value(
+            m, "mooncake_kv_state_stale", source=src, backend_id=want[t], tenant_id=t)), (src, named_stale)
         # objects per model: the key groups' figures, every named group with objects
         groups = find(m, "mooncake_kv_objects_by_key_group", source=src)
         named = sorted({dict(l)["key_group"] for l, v in groups.items() if dict(l)["key_group"] and v})
@@ -354,12 +413,14 @@ def check_story(demo, records, printed):
     two = parse_metrics(stages[1]["metrics"])
     assert sum(find(two, "mooncake_kv_queue_lost_events_total", source="default").values()) > 0
     assert sum(find(two, "mooncake_kv_master_restarts_total", source="default").values()) >= 1
-    assert "dropped by its queue, publisher restarted" in "\n".join(stages[1]["lines"])
-    assert re.search(r"^  tenant-2 .* stale since \S+ s: quota eviction$", "\n".join(stages[1]["lines"]), re.M)
+    two_text = "\n".join(logical(stages[1]["lines"]))
+    assert re.search(r"^  lost by \S+: [\d,]+ missing: [\d,]+ dropped by the publisher's queue.*; publisher restarted$",
+                     two_text, re.M), two_text
+    assert re.search(r"^  stale since \S+ s \(tenant-2\): quota eviction$", two_text, re.M), two_text
     three = parse_metrics(stages[2]["metrics"])
     assert value(three, "mooncake_kv_master_leader", source="default", member=status2) == 1
-    assert "default: 2 masters, %s leads; 1 failover;" % status2 in "\n".join(stages[2]["lines"])
-    four = "\n".join(stages[3]["lines"])
+    assert "default: 2 masters, %s leads; 1 failover;" % status2 in "\n".join(logical(stages[2]["lines"]))
+    four = "\n".join(logical(stages[3]["lines"]))
     assert four.count("handover: state taken from the peer exporter") == 3, four
     # every URL it printed answers while it runs (the live view is on): both exporters
     for url in (web, web2):
@@ -383,8 +444,13 @@ def test_demo_tells_the_story(procs):
         rc = demo.finish(scaled(60) + seconds)
         printed = demo.text()
         assert rc == 0, "exit %d:\n%s" % (rc, printed)
-        assert "demo stopped: every process it started has exited" in printed, printed
+        assert "demo stopped: every process it started has exited; its logs removed" in printed, printed
         assert listening(demo.base) == [], listening(demo.base)
+        assert log_folders(procs) == [], log_folders(procs)
+        # at 80 columns (COLUMNS, as a terminal of 80) every line it printed fits, but
+        # those that name the log folder, which is where TMPDIR says
+        wide = [l for _, l in demo.lines if len(l) > COLUMNS and procs.dir not in l]
+        assert not wide, "lines wider than %d columns:\n%s" % (COLUMNS, "\n".join(wide))
         check_story(demo, demo.records(), printed)
     finally:
         demo.kill()
@@ -397,8 +463,9 @@ def test_demo_stops_on_ctrl_c(procs):
         os.killpg(demo.proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
         rc = demo.finish(scaled(15))
         assert rc == 0, "exit %d:\n%s" % (rc, demo.text())
-        assert "demo stopped: every process it started has exited" in demo.text(), demo.text()
+        assert "demo stopped: every process it started has exited; its logs removed" in demo.text(), demo.text()
         assert listening(demo.base) == [], listening(demo.base)
+        assert log_folders(procs) == [], log_folders(procs)
     finally:
         demo.kill()
 
@@ -424,8 +491,12 @@ def test_demo_fails_loudly(procs):
         rc = demo.finish(scaled(30))
         assert rc == 1, (rc, demo.text())
         assert re.search(r"demo: sim-\w+ \(pid \d+\) exited while waiting for ", demo.text()), demo.text()
-        assert "demo: failed (exit 1); every process stopped" in demo.text(), demo.text()
+        assert "demo: failed (exit 1); every process stopped; its logs are kept" in demo.text(), demo.text()
         assert listening(demo.base) == [], listening(demo.base)
+        # a failed run keeps its logs, and says where
+        kept = log_folders(procs)
+        assert len(kept) == 1 and kept[0] in demo.text(), (kept, demo.text())
+        assert os.path.exists(os.path.join(kept[0], "exporter.log")), os.listdir(kept[0])
     finally:
         demo.kill()
 

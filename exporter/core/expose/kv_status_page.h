@@ -44,6 +44,8 @@ void kv_html_fig_open(kv_buf *b, const char *tag, const char *cls, const char *f
 		      const char *v);
 /* A whole figure whose text is its value: <tag class="n" ...>v</tag>. */
 void kv_html_u64(kv_buf *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v);
+/* The same, unlabelled, of class cls (which holds "n"). */
+void kv_html_u64_as(kv_buf *b, const char *tag, const char *cls, const char *family, uint64_t v);
 /* A labelled count: <span class="chip" ...>lv <b>v</b></span>. */
 void kv_html_chip(kv_buf *b, const char *family, const char *ln, const char *lv, uint64_t v);
 /* An unlabelled count by its words: <span class="chip" ...>text <b>v</b></span>. */

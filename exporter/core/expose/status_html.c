@@ -116,15 +116,26 @@ static void grouped(B *b, const char *t)
 	}
 }
 
-void kv_html_u64(B *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v)
+static void u64_fig(B *b, const char *tag, const char *cls, const char *family, const char *ln, const char *lv,
+		    uint64_t v)
 {
 	char t[KV_FMT_MAX + 1];
 	*kv_fmt_u64(t, v) = '\0';
-	kv_html_fig_open(b, tag, "n", family, ln, lv, t);
+	kv_html_fig_open(b, tag, cls, family, ln, lv, t);
 	grouped(b, t);
 	kv_buf_adds(b, "</");
 	kv_buf_adds(b, tag);
 	kv_buf_addc(b, '>');
+}
+
+void kv_html_u64(B *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v)
+{
+	u64_fig(b, tag, "n", family, ln, lv, v);
+}
+
+void kv_html_u64_as(B *b, const char *tag, const char *cls, const char *family, uint64_t v)
+{
+	u64_fig(b, tag, cls, family, NULL, NULL, v);
 }
 
 /* A chip: its word (escaped: a label value; or the program's own text),

@@ -57,8 +57,14 @@ static const char style[] =
 	"border-bottom:1px solid var(--line)}"
 	".scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;width:100%;font-size:12.5px}"
-	"th,td{padding:5px 7px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top;"
+	"th,td{padding:5px 6px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top;"
 	"white-space:nowrap}"
+	/* what comes from the wire or a flag (ids, a model's name) may wrap: no table is wider
+	 * than the window for a long one; a model's name anywhere, so that its cell gives way
+	 * before an id does */
+	"tbody th,td.id,td.stream{white-space:normal;overflow-wrap:break-word}td.stream{min-width:11em}"
+	"td.stream small{overflow-wrap:anywhere}"
+	"th.sum,td.sum{border-left:1px solid var(--line)}"
 	"thead th{background:var(--head);color:var(--muted);font-size:12px;font-weight:600;"
 	"border-bottom:1px solid var(--line)}"
 	"thead tr.group th{text-align:center;border-bottom:1px solid var(--soft)}"
@@ -135,9 +141,10 @@ static void totals(B *b, const kv_exporter_snap *x)
 /* The model a member's publisher stamps on its events, as the labels of
  * mooncake_kv_publisher_model_info give it: text, not a figure (a figure
  * names one label, the info series has five).  Mooncake main stamps none. */
-static void model(B *b, const kv_model_ctx *c)
+static void model(B *b, const kv_model_ctx *c, const char *before)
 {
-	kv_buf_adds(b, "<br><small title=\"mooncake_kv_publisher_model_info\">model ");
+	kv_buf_adds(b, before);
+	kv_buf_adds(b, "<small title=\"mooncake_kv_publisher_model_info\">model ");
 	if (*c->model_name)
 		kv_html_escs(b, c->model_name);
 	else
@@ -149,9 +156,24 @@ static void model(B *b, const kv_model_ctx *c)
 	kv_buf_adds(b, "</small>");
 }
 
-/* One member's row: its stream (connection, dialect, the model stamped),
- * its master (up, its role), the sequence, loss by cause, the last event. */
-static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s, size_t idx)
+/* Every master of a source of several stamps the same model: the page
+ * says it once, in the source's heading, not on each row. */
+static bool one_model(const kv_source_snap *s)
+{
+	if (s->n_members < 2)
+		return false;
+	for (size_t i = 0; i < s->n_members; i++) {
+		const kv_model_ctx *a = &s->members[0].model, *c = &s->members[i].model;
+		if (!c->seen || strcmp(a->model_name, c->model_name) || strcmp(a->lora_name, c->lora_name))
+			return false;
+	}
+	return true;
+}
+
+/* One member's row: its stream (connection, dialect, the model stamped
+ * unless the heading says it), its master (up, its role), the sequence,
+ * loss by cause, the last event. */
+static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s, size_t idx, bool models)
 {
 	const kv_member_snap *m = &s->members[idx];
 	const kv_master *M = &m->master;
@@ -161,7 +183,7 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		kv_html_attr(b, "data-member", m->label);
 	kv_buf_adds(b, "><th scope=\"row\">");
 	kv_html_escs(b, m->label ? m->label : "(stream only)");
-	kv_buf_adds(b, "</th><td>");
+	kv_buf_adds(b, "</th><td class=\"stream\">");
 	enum kv_ha_role role = kv_ha_role_of(m->ha.state);
 	if (role == KV_ROLE_UNKNOWN && m->ha.answered)
 		role = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
@@ -171,8 +193,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	     standby ? "standing by" : "disconnected", standby ? "" : "bad");
 	if (m->dialect.decided) /* else no word, as no sample */
 		word(b, "mooncake_kv_publisher_dialect", "dialect", kv_dialect_name(m->dialect.dialect), "pill");
-	if (m->model.seen) /* else nothing, as no sample */
-		model(b, &m->model);
+	if (m->model.seen && models) /* else nothing, as no sample */
+		model(b, &m->model, "<br>");
 	kv_buf_adds(b, "<br><small>reconnects: ");
 	kv_html_u64(b, "span", "mooncake_kv_subscriber_reconnects_total", NULL, NULL, m->stats.reconnects);
 	kv_buf_adds(b, "</small></td><td>");
@@ -201,7 +223,8 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		dash(b, "td");
 	kv_html_u64(b, "td", "mooncake_kv_messages_received_total", NULL, NULL, m->stats.messages);
 	kv_html_u64(b, "td", "mooncake_kv_sequence_gaps_total", NULL, NULL, m->seq.gaps);
-	kv_html_u64(b, "td", "mooncake_kv_sequence_missing_total", NULL, NULL, m->seq.missing);
+	/* the total, then its parts: queue + transport + unattributed = missing */
+	kv_html_u64_as(b, "td", "n sum", "mooncake_kv_sequence_missing_total", m->seq.missing);
 	if (m->has_master) {
 		kv_html_u64(b, "td", "mooncake_kv_queue_lost_events_total", NULL, NULL, M->loss.queue);
 		kv_html_u64(b, "td", "mooncake_kv_transport_lost_messages_total", NULL, NULL, M->loss.transport);
@@ -219,16 +242,22 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	kv_buf_adds(b, "</tr>\n");
 }
 
+/* Loss by cause reads as a total and its parts: every missing sequence
+ * number is in exactly one of queue, transport and unattributed after a
+ * poll (docs/design.md, "Loss by cause"). */
 static const char members_head[] =
 	"<div class=\"scroll\"><table class=\"members\"><thead>"
-	"<tr class=\"group\"><th colspan=\"3\"></th><th colspan=\"3\">Sequence</th><th></th>"
-	"<th colspan=\"5\">Loss by cause</th><th colspan=\"2\"></th></tr>"
+	"<tr class=\"group\"><th colspan=\"3\"></th><th colspan=\"3\">Sequence</th><th colspan=\"2\">Messages</th>"
+	"<th colspan=\"4\" class=\"sum\">Loss by cause: missing numbers</th><th colspan=\"2\"></th></tr>"
 	"<tr><th scope=\"col\">Member</th><th scope=\"col\">Stream</th><th scope=\"col\">Master</th>"
 	"<th scope=\"col\" class=\"n\">last</th><th scope=\"col\" class=\"n\">master's</th>"
-	"<th scope=\"col\" class=\"n\">behind</th><th scope=\"col\" class=\"n\">Messages</th>"
-	"<th scope=\"col\" class=\"n\">gaps</th><th scope=\"col\" class=\"n\">missing</th>"
-	"<th scope=\"col\" class=\"n\">queue</th><th scope=\"col\" class=\"n\">transport</th>"
-	"<th scope=\"col\" class=\"n\">unattributed</th><th scope=\"col\" class=\"n\">Restarts</th>"
+	"<th scope=\"col\" class=\"n\">behind</th><th scope=\"col\" class=\"n\">received</th>"
+	"<th scope=\"col\" class=\"n\">gaps</th>"
+	"<th scope=\"col\" class=\"n sum\" title=\"mooncake_kv_sequence_missing_total: the total\">missing</th>"
+	"<th scope=\"col\" class=\"n\" title=\"of them, dropped by the publisher's full queue\">= queue</th>"
+	"<th scope=\"col\" class=\"n\" title=\"of them, lost after the publisher\">+ transport</th>"
+	"<th scope=\"col\" class=\"n\" title=\"of them, whose counters a restart took\">+ unattributed</th>"
+	"<th scope=\"col\" class=\"n\">Restarts</th>"
 	"<th scope=\"col\" class=\"t\">Last event</th></tr></thead><tbody>\n";
 
 /* Each member's rejected messages and events, by reason (the non-zero). */
@@ -422,6 +451,11 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 	kv_buf_adds(b, "\"><h3>Source <code>");
 	kv_html_escs(b, s->name);
 	kv_buf_printf(b, "</code> <small>%zu %s</small> ", s->n_members, s->n_members == 1 ? "master" : "masters");
+	bool once = one_model(s);
+	if (once) {
+		model(b, &s->members[0].model, "");
+		kv_buf_adds(b, " <small>(every master)</small> ");
+	}
 	if (s->leadership.dropped)
 		kv_buf_adds(b, "<span class=\"pill warn\">its master stands by: no tenant figures</span>");
 	else
@@ -432,7 +466,7 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 	kv_buf_adds(b, "</h3>");
 	kv_buf_adds(b, members_head);
 	for (size_t i = 0; i < s->n_members; i++)
-		member_row(b, x, s, i);
+		member_row(b, x, s, i, !once);
 	kv_buf_adds(b, "</tbody></table></div><dl class=\"facts\"><dt>Stale tenants by reason</dt><dd>");
 	chips(b, "mooncake_kv_stale_tenants", "reason", stale_name, by_reason, KV_STALE__BITS, false);
 	if (!s->leadership.dropped)

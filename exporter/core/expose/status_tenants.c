@@ -12,19 +12,42 @@
 
 typedef struct kv_buf B;
 
+#define TEXT_(n) #n
+#define TEXT(n)  TEXT_(n)
+#define MAX_TEXT TEXT(KV_STATUS_LIMIT_MAX)
+
+enum kv_err kv_status_limit_parse(const char *text, size_t *limit, const char **why)
+{
+	*limit = KV_STATUS_LIMIT_DEFAULT;
+	*why = NULL;
+	if (!text) /* not asked: the default */
+		return KV_OK;
+	size_t v = 0;
+	if (!*text)
+		*why = "bad limit: empty; give a whole number from 0 to " MAX_TEXT;
+	for (const char *p = text; *p && !*why; p++) {
+		if (*p < '0' || *p > '9')
+			*why = "bad limit: not a whole number; give one from 0 to " MAX_TEXT;
+		else if ((v = v * 10 + (size_t)(*p - '0')) > KV_STATUS_LIMIT_MAX) /* and no overflow however long */
+			*why = "bad limit: over " MAX_TEXT ", the most tenants the page shows";
+	}
+	if (*why)
+		return KV_EINVAL;
+	*limit = v;
+	return KV_OK;
+}
+
 size_t kv_status_limit(const char *text)
 {
-	if (!text || !*text)
-		return KV_STATUS_LIMIT_DEFAULT;
-	size_t v = 0;
-	for (const char *p = text; *p; p++) {
+	size_t v;
+	const char *why;
+	if (kv_status_limit_parse(text, &v, &why) == KV_OK)
+		return v;
+	/* the lenient reading of old: digits over the most are the most */
+	for (const char *p = text; *p; p++)
 		if (*p < '0' || *p > '9')
 			return KV_STATUS_LIMIT_DEFAULT;
-		v = v * 10 + (size_t)(*p - '0');
-		if (v > KV_STATUS_LIMIT_MAX)
-			v = KV_STATUS_LIMIT_MAX; /* and no overflow however long */
-	}
-	return v;
+	return *text ? KV_STATUS_LIMIT_MAX : KV_STATUS_LIMIT_DEFAULT;
 }
 
 static unsigned char lower(unsigned char c)
@@ -148,6 +171,19 @@ static int select_tenants(const kv_exporter_snap *x, const char *filter, size_t 
 	return KV_OK;
 }
 
+/* The picks differ in their source (else in their backend). */
+static bool differ(const selection *sel, bool source)
+{
+	for (size_t i = 1; i < sel->n; i++) {
+		const pick *a = &sel->v[0], *p = &sel->v[i];
+		if (source ? p->si != a->si
+			   : p->t->backend_len != a->t->backend_len ||
+				     memcmp(p->t->backend_id, a->t->backend_id, a->t->backend_len))
+			return true;
+	}
+	return false;
+}
+
 static void form(B *b, const char *filter, size_t limit)
 {
 	kv_buf_adds(b, "<form method=\"get\"><label>Tenant, backend or source holds "
@@ -177,20 +213,23 @@ static void labels(B *b, const kv_source_snap *s, const kv_tenant_snap *t)
 /* A tenant's row: its ids, exact or stale (why, since when), its objects
  * by medium and placement, its lives. */
 static void tenant_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s, const kv_tenant_snap *t, bool sources,
-		       bool residency)
+		       bool backends, bool residency)
 {
 	const kv_tenant_counts *c = &t->counts;
 	kv_buf_printf(b, "<tr class=\"%s\"", t->stale ? "stale" : "exact");
 	labels(b, s, t);
 	kv_buf_adds(b, ">");
 	if (sources) {
-		kv_buf_adds(b, "<td>");
+		kv_buf_adds(b, "<td class=\"id\">");
 		kv_html_escs(b, s->name);
 		kv_buf_adds(b, "</td>");
 	}
-	kv_buf_adds(b, "<td>");
-	kv_html_esc(b, t->backend_id, t->backend_len);
-	kv_buf_adds(b, "</td><th scope=\"row\">");
+	if (backends) {
+		kv_buf_adds(b, "<td class=\"id\">");
+		kv_html_esc(b, t->backend_id, t->backend_len);
+		kv_buf_adds(b, "</td>");
+	}
+	kv_buf_adds(b, "<th scope=\"row\">");
 	kv_html_esc(b, t->tenant_id, t->tenant_len);
 	kv_buf_adds(b, "</th><td class=\"state\">");
 	kv_html_fig_open(b, "span", t->stale ? "pill warn" : "pill ok", "mooncake_kv_state_stale", NULL, NULL,
@@ -225,21 +264,22 @@ static void tenant_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	kv_buf_adds(b, "</tr>\n");
 }
 
-/* The table's head: the source's column where there are several. */
-static void table_head(B *b, bool sources, bool residency)
+/* The table's head: the source's and the backend's columns where the
+ * rows differ in them. */
+static void table_head(B *b, bool sources, bool backends, bool residency)
 {
 	kv_buf_printf(
 		b,
 		"<div class=\"scroll\"><table class=\"tenants\"><thead><tr class=\"group\">"
 		"<th colspan=\"%d\"></th><th colspan=\"2\">By medium</th><th colspan=\"3\">By placement</th>%s</tr>"
-		"<tr>%s<th scope=\"col\">Backend</th><th scope=\"col\">Tenant</th>"
+		"<tr>%s%s<th scope=\"col\">Tenant</th>"
 		"<th scope=\"col\">State, and why</th><th scope=\"col\" class=\"t\">Stale since</th>"
 		"<th scope=\"col\" class=\"n\">Objects</th><th scope=\"col\" class=\"n\">cpu</th>"
 		"<th scope=\"col\" class=\"n\">disk</th><th scope=\"col\" class=\"n\">cpu_only</th>"
 		"<th scope=\"col\" class=\"n\">disk_only</th><th scope=\"col\" class=\"n\">cpu_and_disk</th>%s</tr>"
 		"</thead><tbody>\n",
-		sources ? 6 : 5, residency ? "<th colspan=\"2\">Lives (residency)</th>" : "",
-		sources ? "<th scope=\"col\">Source</th>" : "",
+		4 + sources + backends, residency ? "<th colspan=\"2\">Lives (residency)</th>" : "",
+		sources ? "<th scope=\"col\">Source</th>" : "", backends ? "<th scope=\"col\">Backend</th>" : "",
 		residency ? "<th scope=\"col\" class=\"n\">observed</th><th scope=\"col\" class=\"n\">unobserved"
 			    "</th>"
 			  : "");
@@ -258,12 +298,28 @@ int kv_status_tenants(B *b, const kv_exporter_snap *x, const kv_status_opts *o)
 		b,
 		"<p class=\"count\">Showing <b id=\"tenants-shown\">%zu</b> of <b id=\"tenants-matching\">%zu</b> "
 		"tenants%s (<b id=\"tenants-stale\">%zu</b> stale); <b id=\"tenants-left-out\">%zu</b> left out "
-		"by the limit.</p>\n",
+		"by the limit.",
 		sel.n, sel.matching, filter ? " that match" : "", sel.stale, sel.matching - sel.n);
-	bool residency = kv_any_residency(x), sources = x->n_sources > 1;
-	table_head(b, sources, residency);
+	/* a column that would say the same on every row says it once, here */
+	bool sources = x->n_sources > 1 && differ(&sel, true), backends = differ(&sel, false);
+	bool one_source = sel.n && !sources && x->n_sources > 1, one_backend = sel.n && !backends;
+	if (one_source || one_backend)
+		kv_buf_adds(b, sel.n == 1 ? " It is of " : " All are of ");
+	if (one_source) {
+		kv_buf_adds(b, "source <code id=\"tenants-source\">");
+		kv_html_escs(b, x->sources[sel.v[0].si].name);
+		kv_buf_adds(b, one_backend ? "</code>, " : "</code>.");
+	}
+	if (one_backend) {
+		kv_buf_adds(b, "backend <code id=\"tenants-backend\">");
+		kv_html_esc(b, sel.v[0].t->backend_id, sel.v[0].t->backend_len);
+		kv_buf_adds(b, "</code>.");
+	}
+	kv_buf_adds(b, "</p>\n");
+	bool residency = kv_any_residency(x);
+	table_head(b, sources, backends, residency);
 	for (size_t i = 0; i < sel.n; i++)
-		tenant_row(b, x, &x->sources[sel.v[i].si], sel.v[i].t, sources, residency);
+		tenant_row(b, x, &x->sources[sel.v[i].si], sel.v[i].t, sources, backends, residency);
 	kv_buf_adds(b, "</tbody></table></div>\n");
 	free(sel.v);
 	return KV_OK;
