@@ -423,7 +423,9 @@ static void print_usage(FILE *out)
 		snprintf(head, sizeof(head), "%s=%.*s", f->name, vlen, f->help);
 		fprintf(out, "  %-36s %s\n", head, gap ? gap + 2 : "");
 	}
-	fputs("\n  --help, --version\n", out);
+	fputs("\n  --help                               these flags (-h too)\n"
+	      "  --version                            the version and revision\n",
+	      out);
 }
 
 static int set_defaults(kv_config *c)

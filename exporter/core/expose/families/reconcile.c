@@ -60,6 +60,7 @@ static const kv_family families[] = {
 	 .help = "Reconciliations of a tenant with the master (tenant default, and every tenant of a master that "
 		 "lists tenants), by result (ok, failed, aborted by a limit, superseded by a break in the stream).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "result",
 	 .shown = any_reconciles,
 	 .samples = reconciliations_total},
 	{.name = "mooncake_kv_reconcile_corrections_total",
@@ -67,6 +68,7 @@ static const kv_family families[] = {
 	 .help = "Objects reconciliation corrected: added (the master had them, the stream's view did not), removed "
 		 "(the other way round), medium (on other media): the drift the stream alone would have shown.",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "kind",
 	 .shown = any_reconciles,
 	 .samples = reconcile_corrections_total},
 	{.name = "mooncake_kv_reconcile_duration_seconds",
