@@ -93,7 +93,9 @@ static const kv_family families[] = {
 	 .kind = KV_GAUGE,
 	 .help = "1 when the master lists the keys of any tenant (GET /api/v1/tenant_keys): every tenant is "
 		 "reconciled; 0 when it lists tenant default only (upstream as released): only default is.  Absent "
-		 "until a tenant other than default, stale or due its periodic check, gave a reason to ask.",
+		 "until a tenant other than default, stale or due its periodic check, gave a reason to ask, or a "
+		 "peer's "
+		 "state said it (a handover).",
 	 .scope = KV_SCOPE_MEMBER,
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .shown = any_reconciles,
