@@ -54,7 +54,7 @@ static inline bytes write_all(kv_store *s)
 
 /* Reads p[0..n) for store s in pieces of random sizes; the result of end. */
 static inline enum kv_boot_result read_into(kv_store *s, const unsigned char *p, size_t n, uint64_t max,
-				     enum kv_boot_result *took)
+					    enum kv_boot_result *took)
 {
 	kv_store *stores[] = {s};
 	kv_handover *h = kv_handover_new(stores, 1, max);
