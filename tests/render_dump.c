@@ -6,20 +6,43 @@
  * drops), in the format and with the families a scrape with those flags
  * would serve (--metrics.exclude, --metrics.tenant-summary; OpenMetrics
  * with every counter that started with the exporter created at
- * DUMP_CREATED). */
+ * DUMP_CREATED).
+ *   render_dump --families
+ * prints every family of the tables instead, one a line, from its row: its
+ * name, type, label names (kv_family_label_names) and help, tab-separated
+ * (what tools/gen_reference.py writes docs/reference.md from). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mooncake_kv/scrape.h>
 
+#include "kv_family.h"
 #include "kv_render.h"
 #include "support/zmqcap.h"
 
 #define DUMP_CREATED 1795982000.25
 
+static int families_list(void)
+{
+	kv_buf labels;
+	kv_buf_init(&labels);
+	for (size_t t = 0; t < kv_family_tables_n; t++)
+		for (size_t i = 0; i < kv_family_tables[t]->n; i++) {
+			const kv_family *f = &kv_family_tables[t]->v[i];
+			kv_family_label_names(f, &labels);
+			printf("%s\t%s\t%.*s\t%s\n", f->name, kv_kind_name(f->kind), (int)labels.len,
+			       labels.len ? labels.data : "", f->help);
+		}
+	bool ok = kv_buf_ok(&labels);
+	kv_buf_free(&labels);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--families"))
+		return families_list();
 	bool openmetrics = false, summary = false;
 	const char *exclude = NULL;
 	int first = 1;

@@ -6,7 +6,9 @@
  * the same stream on; the join's proof in each case (an overlap with the
  * same digest, the next number, a gap, another message at the peer's
  * number, a restarted publisher); every truncation and bit flip refused;
- * another store, other members, smaller limits refused. */
+ * another store, other members, smaller limits refused; whether each master
+ * lists tenants carried in the source's annex, which a later version may
+ * add to. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,9 +19,9 @@
 
 #include "kv_pack.h"
 #include "kv_state_io.h"
+#include "kv_store_impl.h"
 #include "support/store_fixture.h"
-
-#define TS0 1795982104000LL
+#include "support/handover_fixture.h"
 
 typedef struct world {
 	kv_budget budget;
@@ -30,6 +32,8 @@ typedef struct world {
 
 /* The next world_make's store never hands its state over (no --state.serve). */
 static bool never_handed_over;
+/* The next world_make's store reconciles (mooncake_kv_master_lists_tenants shows). */
+static bool reconciling;
 
 static kv_store *world_make(world *w, const char *name, size_t n, int dialect, bool groups, uint64_t seed,
 			    size_t max_tenants)
@@ -52,7 +56,9 @@ static kv_store *world_make(world *w, const char *name, size_t n, int dialect, b
 			    .budget = &w->budget,
 			    .seed = seed,
 			    .max_tenants = max_tenants,
-			    .never_handed_over = never_handed_over};
+			    .never_handed_over = never_handed_over,
+			    .reconcile = reconciling,
+			    .reconcile_interval = 600};
 	assert_non_null(w->s = kv_store_new(&cfg));
 	return w->s;
 }
@@ -64,15 +70,6 @@ static void world_free(world *w)
 }
 
 /* --- a random history, the same for every store fed it --- */
-
-static uint64_t rng;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static const char *const tenants[] = {"default", "tenant-a", "t\"b\\", "bad\xff", "groupless"};
 
@@ -122,108 +119,6 @@ static void play(history *h, int dialect, size_t n, kv_store *a, kv_store *b)
 			feed_msg(b, 0, &m, h->ts + 5);
 		msg_destroy(&m);
 	}
-}
-
-/* --- the stream --- */
-
-typedef struct bytes {
-	unsigned char *p;
-	size_t n, cap;
-	size_t fail_after; /* the sink stops past this many bytes (0: never) */
-} bytes;
-
-static int to_bytes(void *arg, const void *p, size_t n)
-{
-	bytes *b = arg;
-	if (b->fail_after && b->n + n > b->fail_after)
-		return -1;
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2;
-		assert_non_null(b->p = realloc(b->p, b->cap));
-	}
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-	return 0;
-}
-
-static bytes write_all(kv_store *s)
-{
-	bytes b = {0};
-	kv_store *stores[] = {s};
-	assert_int_equal(kv_handover_write(stores, 1, TS0, to_bytes, &b), KV_OK);
-	return b;
-}
-
-/* Reads p[0..n) for store s in pieces of random sizes; the result of end. */
-static enum kv_boot_result read_into(kv_store *s, const unsigned char *p, size_t n, uint64_t max,
-				     enum kv_boot_result *took)
-{
-	kv_store *stores[] = {s};
-	kv_handover *h = kv_handover_new(stores, 1, max);
-	assert_non_null(h);
-	enum kv_boot_result r = KV_BOOT_TAKEN;
-	for (size_t at = 0; at < n && r == KV_BOOT_TAKEN;) {
-		size_t step = 1 + (size_t)(next_rand() % 70000);
-		if (step > n - at)
-			step = n - at;
-		r = kv_handover_feed(h, p + at, step);
-		at += step;
-	}
-	if (r == KV_BOOT_TAKEN)
-		r = kv_handover_end(h);
-	enum kv_boot_result t = r == KV_BOOT_TAKEN ? kv_handover_take(h, 0) : r;
-	if (took)
-		*took = t;
-	kv_handover_free(h);
-	return r;
-}
-
-/* The per-tenant series of a store's scrape (every line naming a tenant),
- * and the stream's numbering. */
-static char *tenant_lines(kv_store *s)
-{
-	kv_buf text = render(s);
-	char *out = calloc(1, text.len + 1), *o = out;
-	assert_non_null(out);
-	for (char *line = text.data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
-		bool keep = line[0] != '#' && (memmem(line, len, "tenant_id=\"", 11) != NULL ||
-					       strncmp(line, "mooncake_kv_sequence_", 21) == 0 ||
-					       strncmp(line, "mooncake_kv_tenants", 19) == 0);
-		if (keep && len < text.len) {
-			memcpy(o, line, len);
-			o += len;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	kv_buf_free(&text);
-	return out;
-}
-
-static void assert_same(kv_store *a, kv_store *b)
-{
-	char *x = tenant_lines(a), *y = tenant_lines(b);
-	assert_true(strlen(x) > 1000);
-	if (strcmp(x, y) != 0) {
-		/* the first line that differs, for the log */
-		size_t i = 0;
-		while (x[i] == y[i])
-			i++;
-		while (i && x[i - 1] != '\n')
-			i--;
-		fail_msg("first difference:\nA: %.200s\nB: %.200s", x + i, y + i);
-	}
-	free(x);
-	free(y);
-}
-
-static bool has_line(kv_store *s, const char *needle)
-{
-	kv_buf text = render(s);
-	bool found = strstr(text.data, needle) != NULL;
-	kv_buf_free(&text);
-	return found;
 }
 
 /* A from empty (proven, so its tenants are exact), a history, a gap that
@@ -517,6 +412,108 @@ static void test_refusals(void **state)
 	world_free(&b);
 }
 
+/* A stream copied record by record, as a later version might write it:
+ * each member's annex with a field more, and the annex with a record of a
+ * type this version does not know. */
+typedef struct later {
+	kv_pack_w w;
+	bool in_annex;
+} later;
+
+static int copy_later(void *arg, unsigned type, kv_pack_r *r)
+{
+	later *l = arg;
+	size_t n = (size_t)(r->end - r->p);
+	if (type == KV_REC_SOURCE)
+		l->in_annex = n > 7 && !memcmp(r->p + 1, "annex:", 6);
+	if (type == KV_REC_SOURCE_END && l->in_annex) {
+		kv_pack_begin(&l->w, 77);
+		kv_pack_bytes(&l->w, "later", 5);
+		kv_pack_end(&l->w);
+	}
+	kv_pack_begin(&l->w, type);
+	kv_pack_raw(&l->w, r->p, n);
+	if (type == KV_REC_MEMBER_ANNEX)
+		kv_pack_u64(&l->w, 12345);
+	kv_pack_end(&l->w);
+	return KV_PACK_OK;
+}
+
+static bytes as_later(const bytes *in)
+{
+	bytes out = {0};
+	later l = {0};
+	kv_pack_in pin;
+	assert_int_equal(kv_pack_w_init(&l.w, to_bytes, &out), KV_OK);
+	assert_int_equal(kv_pack_in_init(&pin, 1 << 30, copy_later, &l), KV_OK);
+	assert_int_equal(kv_pack_in_feed(&pin, in->p, in->n), KV_PACK_OK);
+	assert_int_equal(kv_pack_in_end(&pin), KV_PACK_OK);
+	assert_int_equal(kv_pack_finish(&l.w), KV_OK);
+	kv_pack_in_free(&pin);
+	kv_pack_w_free(&l.w);
+	return out;
+}
+
+/* Whether each master lists tenants is handed over: the taker serves
+ * mooncake_kv_master_lists_tenants at once, as its peer knew it, instead of
+ * learning it at a tenant's periodic turn.  A peer that never asked writes
+ * no annex (its stream is what version 1 wrote); an annex with what a later
+ * version adds is taken all the same. */
+static void test_listing_carried(void **state)
+{
+	(void)state;
+	static const struct {
+		enum kv_listed how;
+		const char *line;
+	} cases[] = {
+		{KV_LISTED_TAKE, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 1\n"},
+		{KV_LISTED_DEFAULT_ONLY, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 0\n"},
+		{KV_LISTED_TAKE, NULL}, /* never asked */
+	};
+	reconciling = true;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		world a, b, c;
+		history h;
+		rng = 11 + i;
+		setup_pair(&a, &b, 1, false, &h, false);
+		assert_false(has_line(a.s, "mooncake_kv_master_lists_tenants{"));
+		if (cases[i].line) {
+			kv_store_lists_note(a.s, 0, cases[i].how, 1795982100.0);
+			assert_true(has_line(a.s, cases[i].line));
+		}
+		bytes out = write_all(a.s);
+		enum kv_boot_result took;
+		assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, &took), KV_BOOT_TAKEN);
+		assert_int_equal(took, KV_BOOT_TAKEN);
+		assert_true(cases[i].line ? has_line(b.s, cases[i].line)
+					  : !has_line(b.s, "mooncake_kv_master_lists_tenants{"));
+		/* the annex is a source of its own: only where there is something to say */
+		assert_int_equal(memmem(out.p, out.n, "annex:m", 7) != NULL, cases[i].line != NULL);
+		bytes ext = as_later(&out);
+		assert_int_equal(ext.n > out.n, cases[i].line != NULL);
+		world_make(&c, "m", 1, 1, false, 5, 100);
+		assert_int_equal(read_into(c.s, ext.p, ext.n, 1 << 30, &took), KV_BOOT_TAKEN);
+		assert_int_equal(took, KV_BOOT_TAKEN);
+		assert_true(cases[i].line ? has_line(c.s, cases[i].line)
+					  : !has_line(c.s, "mooncake_kv_master_lists_tenants{"));
+		assert_same(a.s, c.s);
+		const char *corpus = getenv("HANDOVER_CORPUS_ANNEX"); /* tests/fuzz/corpus/handover/annex.bin */
+		if (corpus && i == 0) {
+			FILE *f = fopen(corpus, "wb");
+			assert_non_null(f);
+			fputc(0x20, f); /* the fuzz target's first byte: pieces of 1 + 32 * 37 bytes, key groups off */
+			fwrite(ext.p, 1, ext.n, f);
+			fclose(f);
+		}
+		free(out.p);
+		free(ext.p);
+		world_free(&a);
+		world_free(&b);
+		world_free(&c);
+	}
+	reconciling = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_join_cases),
 		cmocka_unit_test(test_digests_only_when_served),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_listing_carried),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,6 +105,7 @@ static void test_record_and_adopt(void **state)
 	assert_int_equal(d->counts.placement[KV_PLACE_DISK_ONLY], 3); /* a, b, c */
 	assert_int_equal(d->counts.placement[KV_PLACE_CPU_ONLY], 1);  /* d */
 	assert_int_equal(d->stale, 0);
+	assert_int_equal(d->groups.n, 0); /* no key groups: none, as the stream keeps it (a handover refuses any) */
 	assert_int_equal(kv_state_object_media(s, d, S("a")), KV_MEDIUM_DISK);
 	assert_int_equal(atomic_load(&budget.objects), 4 + 2);
 	assert_true(kv_state_find_tenant(s, S("b"), S("other"))->stale != 0); /* others untouched */

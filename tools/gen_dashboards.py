@@ -277,7 +277,8 @@ def tenants():
               desc="Yes: the master lists any tenant's keys (tools/upstream/tenant-listing.patch), so every tenant "
                    "is reconciled and made exact again; default only: upstream as released, only tenant default "
                    "is (docs/guide.md, \"Every tenant reconciled\"). No value until a tenant other than default, "
-                   "stale or due its periodic check, gave a reason to ask."),
+                   "stale or due its periodic check, gave a reason to ask, or a peer's state said it (a "
+                   "handover)."),
         panel("timeseries", "Bytes evicted for the quota",
               [(f"sum by (instance, source, tenant_id) "
                 f"(increase(mooncake_kv_tenant_evicted_bytes_total{{{TEN}}}[{RI}]))",

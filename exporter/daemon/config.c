@@ -328,7 +328,9 @@ static void print_usage(FILE *out)
 			fprintf(out, "%s(default %s)", gap ? " " : "", f->def);
 		fputc('\n', out);
 	}
-	fputs("\n  --help, --version\n", out);
+	fputs("\n  --help                               these flags (-h too)\n"
+	      "  --version                            the version and revision\n",
+	      out);
 }
 
 /* Every flag's default, through the flag's own setter: the table is the

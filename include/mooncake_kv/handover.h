@@ -6,8 +6,9 @@
  * records of bounded size, closed by a checksum of everything before it.
  * It holds, per store: its members' numbering (the publisher process as the
  * stream knows it, the last sequence number and event id, the digest of the
- * message that carried the last number), their dialects and loss books, who
- * led, and the state: every tenant with its figures, stale reasons and since
+ * message that carried the last number), their dialects and loss books,
+ * whether each one's master lists tenants (in the store's annex, which an
+ * exporter older than it skips), who led, and the state: every tenant with its figures, stale reasons and since
  * when, key groups, reconciliation times, objects with their media and
  * births.  It is written with bounded memory through a sink and read in
  * pieces of any size; nothing read is used before the checksum matched.

@@ -7,6 +7,7 @@ simulator's ground truth.
 
 usage: test_ha.py EXPORTER SIM [PROMTOOL] [-k NAME]
 Prints one line per test and closes with 'N passed, N failed'."""
+import os
 import re
 import subprocess
 import sys
@@ -245,6 +246,41 @@ def test_sidecar_exporters_count_the_store_once(procs):
     eq(old, "mooncake_kv_master_leader", 0, source="default", member=sim.members[0])
     for m in (old, new):
         promtool_check(m)
+
+
+def test_reference_lists_the_labels_of_live_metrics(procs):
+    """docs/reference.md lists each family's labels from the families' rows: a live
+    exporter (a source of two masters, a sidecar source of one with reconciliation,
+    key groups, quotas, refused puts, quota evictions) serves every sample of every
+    family it shows with exactly those label names."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    sys.path.insert(0, os.path.join(root, "tools"))
+    import gen_reference
+    with open(os.path.join(root, "docs", "reference.md")) as f:
+        rows = gen_reference.reference_rows(f.read())
+    sim = Sim(procs, SIM, ["sleep:seconds=0.6", "steady:rate=2000,seconds=1", "quota-reject:count=5",
+                           "quota-evict:count=50", "steady:rate=2000,seconds=0.5", "truth", "wait"],
+              seed=53, members=2, extra=["--quotas", "on", "--quota-bytes", "2000000"])
+    exp = Exporter(procs, EXPORTER, [sim.ha_source("ha"), sim.member_source("one", 0) + ",reconcile=true"],
+                   extra=["--key.group-regex", "^(?<model>[^/]+)/", "--master.reconcile-interval", "1s"])
+    sim.start()
+    sim.truth_written()
+
+    def everything():
+        m = exp.metrics()
+        return all(m.find(name) for name in ("mooncake_kv_tenant_quota_rejects_total", "mooncake_kv_tenant_evicted_bytes_total",
+                                             "mooncake_kv_master_keys", "mooncake_kv_publisher_dialect",
+                                             "mooncake_kv_reconciliations_total", "mooncake_kv_master_role",
+                                             "mooncake_kv_objects_by_key_group_medium"))
+    wait_for(everything, 30, "the quota, key count, dialect, reconcile, HA and key group families")
+    text = http_get(exp.url + "/metrics")[2].decode()
+    samples = gen_reference.sample_labels(text)
+    shown = {name for name, _ in samples}
+    # both sources give their masters' admin URLs; only "ha" has several
+    errors = gen_reference.label_mismatches(rows, samples, lambda source, several: source == "ha" or not several)
+    assert not errors, "\n".join(errors)
+    assert len(shown) >= 100, "only %d families shown: %s" % (len(shown), sorted(shown))
+    print("%d of the reference's %d families served, every sample with its listed labels" % (len(shown), len(rows)))
 
 
 if __name__ == "__main__":

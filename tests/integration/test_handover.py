@@ -3,7 +3,9 @@
 "Restarts and upgrades"): exporter A watches a store from empty; exporter B starts
 from A while the simulator publishes 20,000 operations a second, and equals A and
 the simulator's truth for every tenant, medium, key group and lifetime bucket; A
-loses nothing while it serves; then A restarts from B and equals it again.  And
+loses nothing while it serves; then A restarts from B and equals it again.  Whether
+the master lists tenants comes with the state: B knows it at once and reconciles a
+tenant that turns stale without a periodic turn of its own.  And
 what is never taken: a peer of another store, one that is not there, one that
 stalls, one whose copy was corrupted on the way: the new exporter starts as
 without a peer, and says why.
@@ -21,7 +23,7 @@ import urllib.request
 
 from harness import Exporter, Sim, free_port, run_tests, wait_for
 from harness import check_truth, promtool_check, settle
-from test_exact import FromEmpty
+from test_exact import FromEmpty, check_master
 from test_residency import check_residency
 
 EXPORTER, SIM = sys.argv[1], sys.argv[2]
@@ -111,6 +113,65 @@ def test_handover_under_traffic(procs):
         assert seen > 1000 and unseen == 0, (seen, unseen)
         promtool_check(m.text)
     print("  (B started from A in %.2f s, traffic flowing)" % took_s)
+
+
+def test_lists_tenants_carried(procs):
+    """A reconciles every tenant of a master that lists tenants (every reconcile
+    interval a second) and so knows it does; B takes A's state with an interval of
+    10 minutes, so its own periodic turn is an hour away: right after the handover B
+    serves mooncake_kv_master_lists_tenants 1, and when the master's quota evicts
+    tenant-2's objects without an event (release v0.3.12), B reconciles it at once,
+    equal to what the master holds."""
+    handed = os.path.join(procs.dir, "handed")
+    done = os.path.join(procs.dir, "done")
+    sim = Sim(procs, SIM, ["steady:rate=1500,until=" + handed, "quota-evict:count=300,tenant=2",
+                           "steady:rate=1500,until=" + done, "sleep:seconds=0.5", "truth", "wait"],
+              seed=504, extra=["--tenants", "4", "--keys", "400", "--preload", "600", "--lists-tenants", "yes",
+                               "--mooncake", "v0.3.12", "--quotas", "on", "--quota-bytes", "100000000"])
+    a = Exporter(procs, EXPORTER, [sim.source("l") + ",reconcile=true"],
+                 extra=["--state.serve", "--master.reconcile-interval", "1s"])
+    sim.start()
+
+    def knows(exp):
+        got = exp.metrics().find("mooncake_kv_master_lists_tenants", source="l", member=sim.status_addr)
+        return next(iter(got.values()), None)  # None while absent
+
+    def all_exact(exp):
+        stale = exp.metrics().find("mooncake_kv_state_stale", source="l")
+        return len(stale) == 4 and set(stale.values()) == {0}
+    wait_for(lambda: knows(a) == 1 and all_exact(a), 30, "A reconciled every tenant and knows the master lists them")
+    b = Exporter(procs, EXPORTER, [sim.source("l") + ",reconcile=true"],
+                 extra=["--state.peer", a.url, "--master.reconcile-interval", "10m"])
+    seen = {}
+
+    def taken():
+        seen["m"] = b.metrics()
+        return sum(seen["m"].find("mooncake_kv_bootstrap_total", source="l").values()) > 0
+    wait_for(taken, 10, "B took A's state")
+    m = seen["m"]  # the first scrape after the take (the take counts and sets under one lock)
+    assert boot(m, "l", "taken") == 1, m.find("mooncake_kv_bootstrap_total")
+    # at once: the handover said it, no tenant of B was due
+    assert m.find("mooncake_kv_master_lists_tenants", source="l", member=sim.status_addr), \
+        "B does not know whether the master lists tenants"
+    assert m.get("mooncake_kv_master_lists_tenants", source="l", member=sim.status_addr) == 1
+    wait_for(lambda: b.metrics().get("mooncake_kv_bootstrap_joins_total", source="l", result="continued") == 1,
+             10, "B's stream proved it continues A's")
+    assert all_exact(b)
+    procs.stop(a.proc)  # B alone from here
+    ok_before = b.metrics().get("mooncake_kv_reconciliations_total", source="l", result="ok")
+    open(handed, "w").close()
+    wait_for(lambda: b.metrics().get("mooncake_kv_tenant_stale_transitions_total", source="l",
+                                     reason="quota_eviction") == 1, 20, "the eviction turns tenant-2 stale in B")
+    wait_for(lambda: all_exact(b), 30, "B reconciled tenant-2, traffic flowing")
+    m = b.metrics()
+    assert m.get("mooncake_kv_reconciliations_total", source="l", result="ok") > ok_before
+    assert m.get("mooncake_kv_tenant_exact_transitions_total", source="l", cause="reconciled") >= 1
+    open(done, "w").close()
+    truth = sim.truth_written()
+    assert truth["silent_removals"] > 0 and truth["gaps"] == 0 and truth["restarts"] == 0
+    m = settle(b, dict(truth, messages=0), "l")  # B counts only the messages it received
+    for tenant in ("default", "tenant-1", "tenant-2", "tenant-3"):
+        check_master(m, truth, "l", tenant)
 
 
 def test_refusals(procs):

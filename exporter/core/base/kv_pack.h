@@ -52,6 +52,8 @@ void kv_pack_f64(kv_pack_w *w, double v);
 /* Eight bytes as they are: a hash gains nothing from a varint. */
 void kv_pack_fixed64(kv_pack_w *w, uint64_t v);
 void kv_pack_bytes(kv_pack_w *w, const void *p, size_t n);
+/* Bytes as they are, without their length: a record's payload copied. */
+void kv_pack_raw(kv_pack_w *w, const void *p, size_t n);
 void kv_pack_end(kv_pack_w *w);
 /* Writes the trailer and hands everything to the sink.  Returns 0 or the
  * first failure. */

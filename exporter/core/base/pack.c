@@ -111,12 +111,17 @@ void kv_pack_f64(kv_pack_w *w, double v)
 	kv_pack_fixed64(w, b);
 }
 
-void kv_pack_bytes(kv_pack_w *w, const void *src, size_t n)
+void kv_pack_raw(kv_pack_w *w, const void *src, size_t n)
 {
-	kv_pack_u64(w, n);
 	unsigned char *p = room(w, n);
 	if (p && n)
 		memcpy(p, src, n);
+}
+
+void kv_pack_bytes(kv_pack_w *w, const void *src, size_t n)
+{
+	kv_pack_u64(w, n);
+	kv_pack_raw(w, src, n);
 }
 
 int kv_pack_finish(kv_pack_w *w)

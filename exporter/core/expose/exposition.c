@@ -46,6 +46,28 @@ const kv_family *kv_family_find(const char *name, size_t len, size_t *index)
 	return NULL;
 }
 
+static const char *const scope_labels[] = {
+	[KV_SCOPE_EXPORTER] = "",
+	[KV_SCOPE_SOURCE] = "source",
+	[KV_SCOPE_MEMBER] = "source",
+	[KV_SCOPE_TENANT] = "source,backend_id,tenant_id",
+	[KV_SCOPE_GROUP] = "source,backend_id,tenant_id,key_group",
+	[KV_SCOPE_QUOTA] = "source,tenant_id",
+};
+
+void kv_family_label_names(const kv_family *f, kv_buf *out)
+{
+	kv_buf_reset(out);
+	kv_buf_adds(out, scope_labels[f->scope]);
+	if (f->scope == KV_SCOPE_MEMBER)
+		kv_buf_adds(out, f->flags & KV_FAM_MEMBER_ALWAYS ? ",member" : ",(member)");
+	if (f->labels) {
+		if (out->len)
+			kv_buf_addc(out, ',');
+		kv_buf_adds(out, f->labels);
+	}
+}
+
 static bool ends_with(const char *s, size_t n, const char *suffix)
 {
 	size_t k = strlen(suffix);

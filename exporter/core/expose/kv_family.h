@@ -69,6 +69,10 @@ typedef struct kv_family {
 	enum kv_kind kind;
 	const char *help;
 	enum kv_scope scope;
+	/* The labels each of its samples carries after its scope's, as its
+	 * accessor writes them, comma-separated ("reason"); NULL for none.  A
+	 * histogram's le is not one.  docs/reference.md lists them. */
+	const char *labels;
 	unsigned flags;                           /* KV_FAM_* */
 	bool (*shown)(const kv_exporter_snap *x); /* NULL: always (HELP and TYPE even without samples) */
 	kv_samples_fn samples;
@@ -116,6 +120,12 @@ static inline bool kv_scope_per_tenant(enum kv_scope s)
 {
 	return s == KV_SCOPE_TENANT || s == KV_SCOPE_GROUP || s == KV_SCOPE_QUOTA;
 }
+
+/* The names of the labels of the family's samples, comma-separated, in the
+ * order the renderer writes them: its scope's, then its own (`labels`);
+ * "(member)" for the member label that only a source of several masters
+ * has.  Into out, which it empties first. */
+void kv_family_label_names(const kv_family *f, kv_buf *out);
 
 /* The tables, in the order the exposition gives them. */
 typedef struct kv_family_table {

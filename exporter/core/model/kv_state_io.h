@@ -22,6 +22,9 @@ enum kv_handover_record {
 	KV_REC_TENANT = 6,
 	KV_REC_OBJECTS = 7,
 	KV_REC_SOURCE_END = 8,
+	/* in a source's annex (handover.c): one a member, what version 1 did
+	 * not carry (whether its master lists tenants) */
+	KV_REC_MEMBER_ANNEX = 9,
 };
 
 /* Objects per KV_REC_OBJECTS record: 18 bytes each at most. */

@@ -60,9 +60,11 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	*old = t->objects;
 	t->objects = fresh->objects;
 	memcpy(t->counts.placement, fresh->placement, sizeof(t->counts.placement));
-	/* the groups' objects are the fresh table's; their events go on */
+	/* the groups' objects are the fresh table's; their events go on.  The
+	 * fresh table counts by group 0 without key groups: the state keeps
+	 * none then, as the stream does (a handover refuses a tenant with any) */
 	kv_group_vec_empty(&t->groups);
-	for (uint32_t i = 0; i < fresh->groups.n; i++) {
+	for (uint32_t i = 0; s->matcher && i < fresh->groups.n; i++) {
 		kv_group_counts *g = kv_group_vec_at(&t->groups, fresh->groups.v[i].id);
 		if (g)
 			memcpy(g->placement, fresh->groups.v[i].placement, sizeof(g->placement));

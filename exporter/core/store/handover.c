@@ -2,15 +2,25 @@
 /* A store's state into a handover stream, and back into a store
  * (mooncake_kv/handover.h).  The stream: a header, then per store a source
  * record, a record per member, the state's records (kv_state_io.h) and an
- * end; a trailer closes it (kv_pack.h). */
+ * end, and after that end, where it has anything to say, the source's
+ * annex; a trailer closes it (kv_pack.h).
+ *
+ * The annex carries what version 1 of the format did not: it is a source of
+ * its own, named ANNEX_PREFIX and the source's name (a name no --source can
+ * have), so that an exporter older than it skips it as a source it does not
+ * watch, and takes the rest as before.  Its records are read by type (one it
+ * does not know is skipped), each field after those a reader knows ignored:
+ * what is added later goes there too, and older readers keep taking it. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_handover_fields.h"
 #include "kv_state_io.h"
 #include "kv_store_impl.h"
 
 static const char magic[] = "mooncake-kv-state";
-#define MAX_LABEL 4096
+#define ANNEX_PREFIX "annex:"
+#define MAX_LABEL    4096
 
 const char *kv_boot_result_name(enum kv_boot_result r)
 {
@@ -35,138 +45,6 @@ size_t kv_store_joins_waiting(const kv_store *s)
 	return n;
 }
 
-/* --- what a member carries: the same fields written and read, in order --- */
-
-typedef struct member_carry {
-	kv_stream_carry stream;
-	kv_dialect_choice dialect;
-	bool have_status;
-	kv_master_status status; /* its counters only */
-	uint64_t last_sequence;
-	kv_loss loss;
-} member_carry;
-
-/* One visitor writes or reads every field, so the two cannot drift apart. */
-typedef struct fields {
-	kv_pack_w *w; /* writing, or */
-	kv_pack_r *r; /* reading */
-} fields;
-
-static void f_u64(fields *f, uint64_t *v)
-{
-	if (f->w)
-		kv_pack_u64(f->w, *v);
-	else
-		*v = kv_unpack_u64(f->r);
-}
-
-static void f_i64(fields *f, int64_t *v)
-{
-	if (f->w)
-		kv_pack_i64(f->w, *v);
-	else
-		*v = kv_unpack_i64(f->r);
-}
-
-static void f_f64(fields *f, double *v)
-{
-	if (f->w)
-		kv_pack_f64(f->w, *v);
-	else
-		*v = kv_unpack_f64(f->r);
-}
-
-static void f_bool(fields *f, bool *v)
-{
-	uint64_t u = *v;
-	if (f->w)
-		kv_pack_u64(f->w, u);
-	else
-		*v = kv_unpack_bool(f->r);
-}
-
-static void f_int(fields *f, int *v, int lo, int hi)
-{
-	int64_t x = *v;
-	f_i64(f, &x);
-	if (f->r && (x < lo || x > hi)) {
-		f->r->bad = true;
-		x = lo;
-	}
-	*v = (int)x;
-}
-
-static void f_seqtrack(fields *f, kv_seqtrack *t)
-{
-	f_bool(f, &t->started);
-	f_bool(f, &t->eid_started);
-	f_bool(f, &t->epoch_whole);
-	f_bool(f, &t->from_one);
-	f_bool(f, &t->absent_seen);
-	uint64_t *u[] = {&t->last_seq,    &t->last_event_id, &t->counted_upto,  &t->eid_counted_upto,
-			 &t->eid_unread,  &t->gaps,          &t->missing,       &t->epoch_missing,
-			 &t->duplicates,  &t->resets,        &t->event_id_gaps, &t->event_ids_missing,
-			 &t->tail_losses, &t->tail_late};
-	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
-		f_u64(f, u[i]);
-}
-
-static void f_loss(fields *f, kv_loss *l)
-{
-	f_bool(f, &l->polled);
-	f_bool(f, &l->epoch_based);
-	f_bool(f, &l->orphan);
-	f_bool(f, &l->tail_watch);
-	f_bool(f, &l->behind_known);
-	uint64_t *u[] = {&l->resets_seen, &l->credit,       &l->credit_messages,  &l->closed_done,   &l->epoch_done,
-			 &l->epoch_used,  &l->dropped_prev, &l->tail_master_last, &l->tail_position, &l->behind,
-			 &l->restarts,    &l->queue,        &l->transport,        &l->unattributed};
-	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
-		f_u64(f, u[i]);
-	f_f64(f, &l->tail_since);
-}
-
-static void f_member(fields *f, member_carry *m)
-{
-	kv_stream_carry *c = &m->stream;
-	f_seqtrack(f, &c->seq);
-	f_bool(f, &c->ts_seen);
-	f_i64(f, &c->ts_max);
-	f_bool(f, &c->has_digest);
-	f_u64(f, &c->digest);
-	f_bool(f, &c->has_batch_ms);
-	f_i64(f, &c->batch_ms);
-	f_i64(f, &c->batch_at_ms);
-	kv_dialect_choice *d = &m->dialect;
-	int dialect = (int)d->dialect, basis = (int)d->basis;
-	f_bool(f, &d->fixed);
-	f_bool(f, &d->decided);
-	f_int(f, &dialect, 0, KV_DIALECT__COUNT - 1);
-	f_int(f, &basis, 0, KV_DIALECT_BY_NO_ANSWER);
-	d->dialect = (enum kv_dialect)dialect;
-	d->basis = (enum kv_dialect_basis)basis;
-	f_u64(f, &d->switches);
-	f_bool(f, &m->have_status);
-	f_bool(f, &m->status.enabled);
-	f_u64(f, &m->status.published_batches);
-	f_u64(f, &m->status.published_events);
-	f_u64(f, &m->status.dropped_events);
-	f_u64(f, &m->last_sequence);
-	f_loss(f, &m->loss);
-}
-
-static void f_leadership(fields *f, kv_leadership *h)
-{
-	f_int(f, &h->leader, -1, 1 << 20);
-	f_int(f, &h->last_leader, -1, 1 << 20);
-	f_bool(f, &h->has_view);
-	f_bool(f, &h->split_brain);
-	f_bool(f, &h->dropped);
-	uint64_t *u[] = {&h->view, &h->failovers, &h->split_brains, &h->split_runs[0], &h->split_runs[1], &h->observed};
-	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
-		f_u64(f, u[i]);
-}
-
 /* --- writing --- */
 
 struct sink {
@@ -185,33 +63,73 @@ static void write_label(kv_pack_w *w, const char *label)
 	kv_pack_bytes(w, label ? label : "", label ? strlen(label) : 0);
 }
 
-static void write_store(kv_pack_w *w, const kv_store *s)
+static void write_source(kv_pack_w *w, const kv_store *s, const char *prefix, const kv_leadership *lead)
 {
 	kv_pack_begin(w, KV_REC_SOURCE);
-	write_label(w, s->cfg.name);
+	size_t np = strlen(prefix), nn = s->cfg.name ? strlen(s->cfg.name) : 0;
+	char *name = malloc(np + nn + 1);
+	if (name) {
+		memcpy(name, prefix, np);
+		memcpy(name + np, s->cfg.name ? s->cfg.name : "", nn + 1);
+	}
+	write_label(w, name ? name : "");
+	free(name);
 	kv_pack_u64(w, s->cfg.ha);
 	kv_pack_u64(w, s->n);
 	kv_pack_u64(w, s->cfg.key_groups != NULL);
-	fields f = {w, NULL};
-	kv_leadership lead = s->leadership;
-	f_leadership(&f, &lead);
+	kv_fields f = {w, NULL};
+	kv_leadership copy = *lead;
+	kv_fields_leadership(&f, &copy);
 	kv_pack_end(w);
+}
+
+/* Whether the store has anything for its annex: a member's listing known. */
+static bool has_annex(const kv_store *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->parts[i].lists != KV_LISTS_UNKNOWN)
+			return true;
+	return false;
+}
+
+static void write_annex(kv_pack_w *w, const kv_store *s)
+{
+	/* a source record an older reader takes as well formed, then skips */
+	write_source(w, s, ANNEX_PREFIX, &(kv_leadership){.leader = -1, .last_leader = -1});
 	for (size_t i = 0; i < s->n; i++) {
 		const kv_store_part *p = &s->parts[i];
-		member_carry m = {.dialect = p->dialect,
-				  .have_status = p->master.have_status,
-				  .status = p->master.status,
-				  .last_sequence = p->master.last_sequence,
-				  .loss = p->master.loss};
+		kv_pack_begin(w, KV_REC_MEMBER_ANNEX);
+		write_label(w, p->cfg.label);
+		kv_pack_u64(w, (uint64_t)p->lists);
+		kv_pack_f64(w, p->lists_at);
+		kv_pack_end(w);
+	}
+	kv_pack_begin(w, KV_REC_SOURCE_END);
+	kv_pack_end(w);
+}
+
+static void write_store(kv_pack_w *w, const kv_store *s)
+{
+	write_source(w, s, "", &s->leadership);
+	kv_fields f = {w, NULL};
+	for (size_t i = 0; i < s->n; i++) {
+		const kv_store_part *p = &s->parts[i];
+		kv_member_carry m = {.dialect = p->dialect,
+				     .have_status = p->master.have_status,
+				     .status = p->master.status,
+				     .last_sequence = p->master.last_sequence,
+				     .loss = p->master.loss};
 		kv_stream_carry_get(p->stream, &m.stream);
 		kv_pack_begin(w, KV_REC_MEMBER);
 		write_label(w, p->cfg.label);
-		f_member(&f, &m);
+		kv_fields_member(&f, &m);
 		kv_pack_end(w);
 	}
 	kv_state_write(s->state, w);
 	kv_pack_begin(w, KV_REC_SOURCE_END);
 	kv_pack_end(w);
+	if (has_annex(s))
+		write_annex(w, s);
 }
 
 enum kv_err kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_ms,
@@ -225,7 +143,10 @@ enum kv_err kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_m
 	kv_pack_bytes(&w, magic, sizeof(magic) - 1);
 	kv_pack_u64(&w, KV_HANDOVER_VERSION);
 	kv_pack_i64(&w, taken_ms);
-	kv_pack_u64(&w, n);
+	size_t sources = n; /* an annex counts as a source: an older reader skips it as one */
+	for (size_t i = 0; i < n; i++)
+		sources += has_annex(stores[i]);
+	kv_pack_u64(&w, sources);
 	kv_pack_end(&w);
 	for (size_t i = 0; i < n; i++)
 		write_store(&w, stores[i]);
@@ -241,7 +162,7 @@ typedef struct candidate {
 	enum kv_boot_result refused; /* KV_BOOT_TAKEN: nothing of it refused */
 	bool whole;                  /* its end record came */
 	kv_leadership lead;
-	member_carry *members;
+	kv_member_carry *members;
 	size_t n_members;
 	kv_state *state;
 } candidate;
@@ -254,8 +175,9 @@ struct kv_handover {
 	int64_t taken_ms;
 	uint64_t sources_left;
 	candidate *c;
-	long cur;  /* the store whose source is being read; -1 none */
-	bool skip; /* a source nobody here takes: its records until its end */
+	long cur;   /* the store whose source is being read; -1 none */
+	long annex; /* the store whose annex is being read; -1 none */
+	bool skip;  /* a source nobody here takes: its records until its end */
 	kv_state_load load;
 	bool loading;
 };
@@ -314,10 +236,23 @@ static int read_source(kv_handover *h, kv_pack_r *r)
 	uint64_t n_members = kv_unpack_max(r, 1u << 12);
 	bool groups = kv_unpack_bool(r);
 	kv_leadership lead = {0};
-	fields f = {NULL, r};
-	f_leadership(&f, &lead);
+	kv_fields f = {NULL, r};
+	kv_fields_leadership(&f, &lead);
 	if (!kv_unpack_done(r) || lead.leader >= (int)n_members || lead.last_leader >= (int)n_members)
 		return KV_PACK_MALFORMED;
+	size_t np = sizeof(ANNEX_PREFIX) - 1;
+	if (name.len >= np && !memcmp(name.ptr, ANNEX_PREFIX, np)) {
+		/* the annex of a source read whole before it, else nothing to us */
+		kv_str of = {name.ptr + np, (uint32_t)(name.len - np)};
+		for (size_t i = 0; i < h->n; i++)
+			if (label_is(of, h->stores[i]->cfg.name) && h->c[i].whole && n_members == h->stores[i]->n) {
+				h->annex = (long)i;
+				h->c[i].n_members = 0; /* counts the annex's members now */
+				return KV_PACK_OK;
+			}
+		h->skip = true;
+		return KV_PACK_OK;
+	}
 	for (size_t i = 0; i < h->n; i++) {
 		const kv_store *s = h->stores[i];
 		if (!label_is(name, s->cfg.name))
@@ -349,9 +284,9 @@ static int read_member(kv_handover *h, kv_pack_r *r)
 	if (c->n_members == s->n || c->state)
 		return KV_PACK_MALFORMED;
 	kv_str label = kv_unpack_bytes(r, MAX_LABEL);
-	member_carry *m = &c->members[c->n_members];
-	fields f = {NULL, r};
-	f_member(&f, m);
+	kv_member_carry *m = &c->members[c->n_members];
+	kv_fields f = {NULL, r};
+	kv_fields_member(&f, m);
 	if (!kv_unpack_done(r))
 		return KV_PACK_MALFORMED;
 	const kv_store_part *p = &s->parts[c->n_members++];
@@ -360,6 +295,41 @@ static int read_member(kv_handover *h, kv_pack_r *r)
 	    (p->cfg.dialect >= 0 && m->dialect.decided && (int)m->dialect.dialect != p->cfg.dialect))
 		c->refused = KV_BOOT_MISMATCH;
 	return KV_PACK_OK;
+}
+
+/* A member's annex: its fields in order, any after them (a later
+ * version's) ignored.  A member of another label is left as it was. */
+static int read_member_annex(kv_handover *h, kv_pack_r *r)
+{
+	candidate *c = &h->c[h->annex];
+	const kv_store *s = h->stores[h->annex];
+	if (c->n_members == s->n)
+		return KV_PACK_MALFORMED;
+	kv_str label = kv_unpack_bytes(r, MAX_LABEL);
+	uint64_t lists = kv_unpack_max(r, KV_LISTS_DEFAULT_ONLY);
+	double at = kv_unpack_f64(r);
+	if (r->bad)
+		return KV_PACK_MALFORMED;
+	kv_member_carry *m = &c->members[c->n_members];
+	if (label_is(label, s->parts[c->n_members++].cfg.label)) {
+		m->lists = (enum kv_lists)lists;
+		m->lists_at = at;
+	}
+	return KV_PACK_OK;
+}
+
+static int on_annex(kv_handover *h, unsigned type, kv_pack_r *r)
+{
+	if (type == KV_REC_MEMBER_ANNEX)
+		return read_member_annex(h, r);
+	if (type == KV_REC_SOURCE_END) {
+		if (h->c[h->annex].n_members != h->stores[h->annex]->n)
+			return KV_PACK_MALFORMED;
+		h->annex = -1;
+		return KV_PACK_OK;
+	}
+	/* a later version's record: skipped, as an older reader skips the annex */
+	return type == KV_REC_HEADER || type == KV_REC_SOURCE ? KV_PACK_MALFORMED : KV_PACK_OK;
 }
 
 /* The source's records are over: its state is whole, or refused. */
@@ -384,6 +354,8 @@ static int on_record(void *arg, unsigned type, kv_pack_r *r)
 	kv_handover *h = arg;
 	if (!h->header)
 		return type == KV_REC_HEADER ? read_header(h, r) : KV_PACK_MALFORMED;
+	if (h->annex >= 0)
+		return on_annex(h, type, r);
 	if (type == KV_REC_SOURCE)
 		return read_source(h, r);
 	if (h->skip) { /* what a source nobody here takes holds is not read */
@@ -420,6 +392,7 @@ kv_handover *kv_handover_new(kv_store *const *stores, size_t n, uint64_t max_byt
 	h->stores = stores;
 	h->n = n;
 	h->cur = -1;
+	h->annex = -1;
 	if (!(h->c = calloc(n ? n : 1, sizeof(*h->c))) || kv_pack_in_init(&h->in, max_bytes, on_record, h) != KV_OK) {
 		kv_handover_free(h);
 		return NULL;
@@ -455,7 +428,7 @@ enum kv_boot_result kv_handover_feed(kv_handover *h, const void *p, size_t n)
 enum kv_boot_result kv_handover_end(kv_handover *h)
 {
 	enum kv_pack_error e = kv_pack_in_end(&h->in);
-	if (e == KV_PACK_OK && (h->sources_left || h->cur >= 0 || h->skip))
+	if (e == KV_PACK_OK && (h->sources_left || h->cur >= 0 || h->annex >= 0 || h->skip))
 		e = KV_PACK_MALFORMED; /* whole and checksummed, yet not every source came */
 	return result_of(e);
 }
@@ -481,7 +454,7 @@ enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
 		kv_state_set_ha(s->state, s->cfg.ha);
 		for (size_t k = 0; k < s->n; k++) {
 			kv_store_part *p = &s->parts[k];
-			const member_carry *m = &c->members[k];
+			const kv_member_carry *m = &c->members[k];
 			kv_stream_rebind(p->stream, s->state);
 			kv_stream_carry_set(p->stream, &m->stream);
 			p->dialect = m->dialect;
@@ -493,6 +466,8 @@ enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
 			p->master.status.dropped_events = m->status.dropped_events;
 			p->master.last_sequence = m->last_sequence;
 			p->master.loss = m->loss;
+			p->lists = m->lists; /* unknown without the annex (an older peer's) */
+			p->lists_at = m->lists_at;
 		}
 		s->leadership = c->lead;
 		kv_state_free(old);

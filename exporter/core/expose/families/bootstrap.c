@@ -50,6 +50,7 @@ static const kv_family families[] = {
 		 "taken, or why not (unreachable, timeout, http_status, too_large, truncated, checksum, malformed, "
 		 "version, absent, mismatch, limit, out_of_memory).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "result",
 	 .shown = any_tried,
 	 .samples = bootstrap_total},
 	{.name = "mooncake_kv_bootstrap_joins_total",
@@ -57,6 +58,7 @@ static const kv_family families[] = {
 	 .help = "Members whose stream, after the state was taken, proved it continues the peer's (continued) or "
 		 "could not (broken: every tenant turned stale, reason bootstrap).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "result",
 	 .shown = any_tried,
 	 .samples = bootstrap_joins_total},
 	{.name = "mooncake_kv_bootstrap_joins_waiting",

@@ -44,6 +44,7 @@ static const kv_family families[] = {
 		 "--web.max-connections or --web.max-connections-per-address), header_timeout, request_timeout "
 		 "(the request did not arrive in time), malformed (answered 400 or 501).",
 	 .scope = KV_SCOPE_EXPORTER,
+	 .labels = "reason",
 	 .shown = served,
 	 .samples = http_connections_rejected_total},
 	{.name = "mooncake_kv_http_login_failures_total",
@@ -52,6 +53,7 @@ static const kv_family families[] = {
 		 "throttled (refused unchecked: the peer failed too often lately, or too many checks were running); "
 		 "0 without --web.config.file users.",
 	 .scope = KV_SCOPE_EXPORTER,
+	 .labels = "reason",
 	 .shown = served,
 	 .samples = http_login_failures_total},
 	{.name = "mooncake_kv_http_password_checks_total",

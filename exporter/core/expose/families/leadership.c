@@ -99,6 +99,7 @@ static const kv_family families[] = {
 		 "standby (standing by, a candidate, recovering, catching up) or unknown (no answer, or no "
 		 "/ha_status: then leader while its status answers 200).",
 	 .scope = KV_SCOPE_MEMBER,
+	 .labels = "role",
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .shown = kv_any_polled,
 	 .samples = master_role},
@@ -114,6 +115,7 @@ static const kv_family families[] = {
 	 .help = "Failed reads of the master's /ha_status or /leader, by reason (a master without them, 404, is not "
 		 "counted).",
 	 .scope = KV_SCOPE_MEMBER,
+	 .labels = "reason",
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .shown = kv_any_polled,
 	 .samples = master_ha_poll_errors_total},

@@ -117,6 +117,7 @@ static const kv_family families[] = {
 	 .help = "Puts the leader refused for the tenant's quota, by reason: the master's "
 		 "mooncake_tenant_quota_reject_total, read from its /metrics.",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "tenant_id,reason",
 	 .flags = KV_FAM_MIRRORED,
 	 .shown = kv_any_polled,
 	 .samples = tenant_quota_rejects_total},
@@ -126,6 +127,7 @@ static const kv_family families[] = {
 		 "mooncake_tenant_evict_bytes_total, read from its /metrics. On Mooncake main the objects it erases "
 		 "publish nothing: a rise turns the tenant stale (reason quota_eviction).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "tenant_id",
 	 .flags = KV_FAM_MIRRORED,
 	 .shown = kv_any_polled,
 	 .samples = tenant_evicted_bytes_total},
@@ -158,6 +160,7 @@ static const kv_family families[] = {
 	 .help = "Failed reads of the leader's /api/v1/tenant_quotas, by reason (409, quotas not enabled, is not "
 		 "counted).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "reason",
 	 .shown = kv_any_polled,
 	 .samples = master_quota_poll_errors_total},
 };

@@ -60,6 +60,7 @@ static const kv_family families[] = {
 	 .help = "Reconciliations of a tenant with the master (tenant default, and every tenant of a master that "
 		 "lists tenants), by result (ok, failed, aborted by a limit, superseded by a break in the stream).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "result",
 	 .shown = any_reconciles,
 	 .samples = reconciliations_total},
 	{.name = "mooncake_kv_reconcile_corrections_total",
@@ -67,6 +68,7 @@ static const kv_family families[] = {
 	 .help = "Objects reconciliation corrected: added (the master had them, the stream's view did not), removed "
 		 "(the other way round), medium (on other media): the drift the stream alone would have shown.",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "kind",
 	 .shown = any_reconciles,
 	 .samples = reconcile_corrections_total},
 	{.name = "mooncake_kv_reconcile_duration_seconds",
@@ -91,7 +93,9 @@ static const kv_family families[] = {
 	 .kind = KV_GAUGE,
 	 .help = "1 when the master lists the keys of any tenant (GET /api/v1/tenant_keys): every tenant is "
 		 "reconciled; 0 when it lists tenant default only (upstream as released): only default is.  Absent "
-		 "until a tenant other than default, stale or due its periodic check, gave a reason to ask.",
+		 "until a tenant other than default, stale or due its periodic check, gave a reason to ask, or a "
+		 "peer's "
+		 "state said it (a handover).",
 	 .scope = KV_SCOPE_MEMBER,
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .shown = any_reconciles,

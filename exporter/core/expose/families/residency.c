@@ -132,6 +132,7 @@ static const kv_family families[] = {
 	 .help = "Events whose timestamp gave no residency: older than one the same publisher process sent before "
 		 "(backwards), or no unix milliseconds (invalid). Their events are applied.",
 	 .scope = KV_SCOPE_MEMBER,
+	 .labels = "reason",
 	 .shown = kv_any_residency,
 	 .samples = event_timestamps_unusable_total},
 };

@@ -127,6 +127,7 @@ static const kv_family families[] = {
 	 .kind = KV_GAUGE,
 	 .help = "Version and git revision of the exporter; always 1.",
 	 .scope = KV_SCOPE_EXPORTER,
+	 .labels = "version,revision",
 	 .samples = exporter_build_info},
 	{.name = "mooncake_kv_tracked_objects",
 	 .kind = KV_GAUGE,

@@ -314,23 +314,27 @@ static const kv_family families[] = {
 	 .help = "Messages (frame_count, sequence_length, msgpack_parse, payload_shape) and events (the rest) "
 		 "rejected, by reason.",
 	 .scope = KV_SCOPE_MEMBER,
+	 .labels = "reason",
 	 .samples = decode_errors_total},
 	{.name = "mooncake_kv_stale_tenants",
 	 .kind = KV_GAUGE,
 	 .help = "Tenants whose figures may be incomplete, by reason (a tenant can have several) since its last "
 		 "cleared event.",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "reason",
 	 .samples = stale_tenants},
 	{.name = "mooncake_kv_tenant_stale_transitions_total",
 	 .kind = KV_COUNTER,
 	 .help = "Tenants that stopped being exact, by the reason that did it (one count per transition).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "reason",
 	 .samples = tenant_stale_transitions_total},
 	{.name = "mooncake_kv_tenant_exact_transitions_total",
 	 .kind = KV_COUNTER,
 	 .help = "Stale tenants that became exact again, by cause: cleared (the media dialect), reconciled, "
 		 "empty_store (the master proved the store empty before its publisher's first message).",
 	 .scope = KV_SCOPE_SOURCE,
+	 .labels = "cause",
 	 .samples = tenant_exact_transitions_total},
 	{.name = "mooncake_kv_watched_from_empty",
 	 .kind = KV_GAUGE,
@@ -349,6 +353,7 @@ static const kv_family families[] = {
 		 "main since #3818: that medium only) or object (release v0.3.12's: the whole object). Absent until it "
 		 "is known.",
 	 .scope = KV_SCOPE_MEMBER,
+	 .labels = "dialect",
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .samples = publisher_dialect},
 	{.name = "mooncake_kv_publisher_model_info",
@@ -357,6 +362,7 @@ static const kv_family families[] = {
 		 "model_name, lora_name, block_size, dp_rank (empty for none; names cut to " CAP " bytes) and whether "
 		 "an additional_salt is set (its value is never shown). Always 1; absent until an event arrives.",
 	 .scope = KV_SCOPE_MEMBER,
+	 .labels = "model_name,lora_name,block_size,dp_rank,additional_salt",
 	 .flags = KV_FAM_MEMBER_ALWAYS,
 	 .samples = publisher_model_info},
 	{.name = "mooncake_kv_publisher_model_changes_total",
