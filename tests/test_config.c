@@ -374,6 +374,7 @@ static void test_admin_url_length(void **state)
 			assert_int_equal(rc, KV_EINVAL);
 			assert_non_null(strstr(err, "is longer than 1024 characters"));
 			assert_null(strchr(err, '\n'));
+			kv_config_free(&c); /* what was set before the refusal */
 		}
 	}
 }
