@@ -90,7 +90,7 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([sys.executable, generator, tmp], check=True)
     for f in files:
         if open(os.path.join(tmp, f)).read() != open(os.path.join(dash_dir, f)).read():
-            problems.append("%s differs from what tools/gen_dashboards.py writes: run it" % f)
+            problems.append("%s differs from what tools/gen/gen_dashboards.py writes: run it" % f)
 
 if problems:
     print("\n".join(problems))

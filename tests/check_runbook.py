@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Runbook links: every runbook_url of the rules is BASE#section, BASE the one
-line of alerts/runbook-base.txt (set there, in one place; tools/set_runbook_base.py
+line of alerts/runbook-base.txt (set there, in one place; tools/gen/set_runbook_base.py
 rewrites what derives from it), section a heading of docs/runbook.md, and the
 rules' tests and the Kubernetes PrometheusRule use the same base.  The base
 must be an https URL a browser reaches whatever the deployment: not the

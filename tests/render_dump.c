@@ -10,7 +10,7 @@
  *   render_dump --families
  * prints every family of the tables instead, one a line, from its row: its
  * name, type, label names (kv_family_label_names) and help, tab-separated
- * (what tools/gen_reference.py writes docs/reference.md from). */
+ * (what tools/gen/gen_reference.py writes docs/reference.md from). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 exporter=$(realpath "$1")
-python3 "$root/tools/gen_k8s.py" --check
+python3 "$root/tools/gen/gen_k8s.py" --check
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
   echo "SKIP: node and npm are needed to validate the manifests (Debian: nodejs npm)"
   exit 77

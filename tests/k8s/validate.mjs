@@ -64,7 +64,7 @@ check("kustomization.yaml lists every manifest but the example", () => {
 check("the PrometheusRule's rules are alerts/mooncake-kv.rules.yml's", () => {
   const rule = objects.find((o) => o.obj.kind === "PrometheusRule").obj;
   const rules = parse(readFileSync(path.join(root, "alerts", "mooncake-kv.rules.yml"), "utf8"));
-  assert(isDeepStrictEqual(rule.spec, rules), "they differ: run tools/gen_k8s.py");
+  assert(isDeepStrictEqual(rule.spec, rules), "they differ: run tools/gen/gen_k8s.py");
 });
 
 check("the dashboard ConfigMaps are dashboards/'s JSON, labelled for Grafana's sidecar", () => {

@@ -3,19 +3,19 @@
 # Rewrites every generated artifact from the code, in the order they feed
 # each other: builds, then the render goldens (tests/fixtures/render, from
 # the renderer over the captures), docs/reference.md (from --help and the
-# renderer), the dashboards (tools/gen_dashboards.py) and the Kubernetes
-# manifests, which embed the dashboards and the rules (tools/gen_k8s.py).
+# renderer), the dashboards (tools/gen/gen_dashboards.py) and the Kubernetes
+# manifests, which embed the dashboards and the rules (tools/gen/gen_k8s.py).
 # Run it after adding or changing a metric family, a flag or a panel, then
 # read the diff (`git diff --stat`; the goldens' text with zcat).
-#   tools/regen.sh [BUILD_DIR]      (default: build)
+#   tools/gen/regen.sh [BUILD_DIR]      (default: build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build}
 [ -d "$build" ] || meson setup "$build" >/dev/null
 ninja -C "$build" mooncake-kv-exporter tests/render_dump >/dev/null
 python3 tests/check_render_golden.py "$build/tests/render_dump" tests/fixtures --write
-python3 tools/gen_reference.py --write docs/reference.md "$build/mooncake-kv-exporter" "$build/tests/render_dump" \
+python3 tools/gen/gen_reference.py --write docs/reference.md "$build/mooncake-kv-exporter" "$build/tests/render_dump" \
   tests/fixtures/upstream/drops.zmqcap tests/fixtures/upstream/edge.zmqcap
-python3 tools/gen_dashboards.py
-python3 tools/gen_k8s.py
+python3 tools/gen/gen_dashboards.py
+python3 tools/gen/gen_k8s.py
 git status --short -- tests/fixtures/render docs/reference.md dashboards deploy/kubernetes

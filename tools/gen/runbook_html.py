@@ -55,5 +55,5 @@ def c_string(s):
 
 page = convert(open(sys.argv[1], encoding="utf-8").read())
 with open(sys.argv[2], "w", encoding="utf-8") as f:
-    f.write("/* Generated from docs/runbook.md by tools/runbook_html.py: do not edit. */\n"
+    f.write("/* Generated from docs/runbook.md by tools/gen/runbook_html.py: do not edit. */\n"
             "static const char runbook_html[] =\n%s;\n" % c_string(page))

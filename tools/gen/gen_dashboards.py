@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Writes the Grafana dashboards of dashboards/ from the panel lists below.
 
-Edit here, then run `tools/gen_dashboards.py`: tests check that the JSON in
+Edit here, then run `tools/gen/gen_dashboards.py`: tests check that the JSON in
 dashboards/ is what this script writes, and that every query uses metrics
 the exporter exports."""
 import json
@@ -497,7 +497,7 @@ def keygroups():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "dashboards")
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "dashboards")
     for name, d in (("overview", overview()), ("tenants", tenants()), ("exporter", exporter()),
                     ("key-groups", keygroups())):
         with open(os.path.join(out, "mooncake-kv-%s.json" % name), "w") as f:

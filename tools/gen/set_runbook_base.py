@@ -8,13 +8,13 @@ whatever the deployment; point it at an internal copy (a wiki, a Git mirror)
 where that is what the operators read.  Section anchors are the runbook's
 headings, as GitHub and the exporter's own /runbook both make them.
 
-usage: tools/set_runbook_base.py [BASE]   (no BASE: reapply the current one)"""
+usage: tools/gen/set_runbook_base.py [BASE]   (no BASE: reapply the current one)"""
 import os
 import re
 import subprocess
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 BASE_FILE = os.path.join(ROOT, "alerts", "runbook-base.txt")
 FILES = [os.path.join(ROOT, "alerts", "mooncake-kv.rules.yml"),
          os.path.join(ROOT, "alerts", "tests", "mooncake-kv.rules.test.yml")]
