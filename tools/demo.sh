@@ -16,9 +16,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
-  tools/deps.sh
+  tools/deps.sh demo  # what the demo needs only: tools/test.sh installs the test tools
   echo "building (meson + ninja in build/): about a minute the first time, seconds after ..."
-  [ -d build ] || meson setup build >/dev/null
+  # without the tests (tools/test.sh configures them in): the demo needs no test library
+  [ -d build ] || meson setup build -Dtests=false >/dev/null
   if ! out=$(ninja -C build 2>&1); then
     echo "$out"
     echo "demo: the build failed" >&2
