@@ -79,7 +79,7 @@ meson_pass() {
   "$@" --logbase "$name" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   if [ $rc -eq 77 ]; then # tools/clockpass.sh: cannot run here, and says why
-    skip "$name" "$(grep -o 'not run: .*' "$log" | tail -n 1)"
+    skip "$name" "$(grep -o 'not run: .*' "$log" | tail -n 1 | sed 's/^not run: //')"
     rm -f "$log"
     return
   fi
