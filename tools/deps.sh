@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian packages the build, the tests and the demo need, when
-# any is missing. Safe to run again: it does nothing when all are there.
+# Installs the Debian packages a command needs, when any is missing. Safe to
+# run again: it does nothing when all are there.
+#   tools/deps.sh demo   what tools/demo.sh needs: build the exporter and the
+#                        simulator, run them, show the tables (python3)
+#   tools/deps.sh test   (the default) that and what tools/test.sh needs: the
+#                        tools the tests run, the
+#                        sanitizers' and the fuzzers' compiler, the package's
+#                        build tools, Node.js for the Kubernetes manifests
 set -euo pipefail
 
-packages=(
-  gcc meson ninja-build pkg-config
+what=${1:-test}
+
+demo=(
+  gcc meson ninja-build pkg-config python3
   libzmq3-dev libmsgpack-dev libmicrohttpd-dev libcurl4-openssl-dev
-  libjansson-dev libxxhash-dev zlib1g-dev libcmocka-dev
-  libgnutls28-dev libcrypt-dev libyaml-dev libpcre2-dev openssl
-  valgrind curl prometheus prometheus-alertmanager python3 clang libclang-rt-14-dev clang-format
-  debhelper dpkg-dev fakeroot lintian help2man systemd
+  libjansson-dev libxxhash-dev zlib1g-dev
+  libgnutls28-dev libcrypt-dev libyaml-dev libpcre2-dev
+  libcmocka-dev  # the simulator comes with -Dtests=true, whose configuration looks for it
+)
+test=(
+  openssl curl valgrind clang libclang-rt-14-dev clang-format
+  prometheus prometheus-alertmanager  # promtool, amtool, and a real Prometheus (test_prometheus.py)
+  debhelper dpkg-dev fakeroot lintian help2man systemd  # the Debian package (tests/package)
   chromium  # headless, it renders /status in tests/integration/test_status_page.py
 )
-
 # Node.js validates the Kubernetes manifests (tests/k8s); any node and npm on
 # the PATH do, else Debian's.
-commands=(node:nodejs npm:npm)
+test_commands=(node:nodejs npm:npm)
+
+case $what in
+demo) packages=("${demo[@]}") commands=() ;;
+test) packages=("${demo[@]}" "${test[@]}") commands=("${test_commands[@]}") ;;
+*) echo "usage: tools/deps.sh [demo|test]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,7 +44,7 @@ for c in "${commands[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "deps: installing ${missing[*]}" >&2
+echo "deps: installing for the $what: ${missing[*]}" >&2
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
