@@ -31,7 +31,7 @@ fi
 
 if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
   tools/deps.sh demo  # what the demo needs only: tools/test.sh installs the test tools
-  echo "building (meson + ninja in build/): about a minute the first time, seconds after ..."
+  echo "building (meson + ninja in build/): a minute the first time, seconds after"
   # the simulator comes with -Dtests=true; only the two programs are built
   if [ -d build ]; then meson configure build -Dtests=true >/dev/null; else meson setup build >/dev/null; fi
   if ! out=$(ninja -C build mooncake-kv-exporter tools/mooncake-kv-sim 2>&1); then

@@ -6,6 +6,7 @@
 #   plain         the meson suite (unit, integration, rules, install), warnings as errors
 #   clock-1min    the meson suite where CLOCK_MONOTONIC and CLOCK_BOOTTIME read a
 #                 minute (a machine just booted), two busy loops competing for the cores
+#                 (tools/clockpass.sh; root, as the next)
 #   clock-10y     the meson suite where they read ten years (tools/clockpass.sh; root)
 #   asan          the meson suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   tsan          the stories that drive threads against each other, under ThreadSanitizer
