@@ -294,9 +294,10 @@ def main():
         wait_for(lambda: http_get(exp.url + "/-/ready")[0] == 200, 10, "the exporter is ready")
         text = TextProxy(exp.port)
         prom = Prom(procs, exp.port, text.port)
-        # counters must have samples from before the incidents for increase() to see them
-        wait_for(lambda: prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"], 20,
-                 "prometheus scraped the exporter")
+        # counters must have samples from before the incidents for increase() to see them, and from
+        # before the healthy traffic in both jobs, for its figures to be judged from start to end
+        wait_for(lambda: len(prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"]) == 2, 20,
+                 "prometheus scraped the exporter in both formats")
         watch = Watch(prom, exp)
         watch.start()
 
