@@ -4,7 +4,9 @@ rules of alerts/ loaded, while the simulator plays an upstream master (no
 `cleared`, textual keys, silent removals): a healthy run, then one incident
 at a time (a queue overflow, malformed messages, the master's clock stepping
 back, a publisher restart, a master crash, a standby and its promotion).  Checks:
-  - during the healthy run no alert is pending or firing;
+  - during the healthy run the exporter reports it healthy (messages arrive,
+    never behind, every read of the master answered) and no alert is
+    pending or firing;
   - each incident raises exactly its one alert, and no other;
   - every dashboard query and every rule expression parses and (but for the
     quiet alerts and a table of problems that is empty when all is well)
@@ -19,6 +21,14 @@ its expression is a ten-minute increase that a lone failed read at an
 incident's edge keeps pending, and the `for` is what lets that lone error
 pass (promtool's "the other reads of the admin API" shows it never fires).
 
+Every window is judged on what the exporter reports and Prometheus saw, not
+on wall time: the simulator keeps its traffic steady until the test opens
+the next gate (its `until=`).  The healthy run lasts until Prometheus has
+scraped the exporter's messages moving HEALTHY_SCRAPES times and evaluated
+the rules after; each incident's window, until its alert is raised and
+SETTLE_POLLS more alert polls have passed (so another alert it raised
+wrongly would show in it), each wait bounded by timing.py.
+
 usage: test_prometheus.py EXPORTER SIM PROMETHEUS REPO_ROOT
 Prints one line per check and closes with 'N passed, N failed'."""
 import http.server
@@ -31,19 +41,26 @@ import time
 import urllib.parse
 
 from harness import Exporter, Procs, Sim, free_port, http_get, wait_for
+from timing import scaled
 
 EXPORTER, SIM, PROMETHEUS = sys.argv[1:4]
 ROOT = os.path.abspath(sys.argv[4])
 RULES = os.path.join(ROOT, "alerts", "mooncake-kv.rules.yml")
 
-STEADY = "steady:rate=300,seconds=14"
-STORY = ["sleep:seconds=1", "steady:rate=300,seconds=40",
-         "burst:events=3000", STEADY,
-         "garbage:count=10", STEADY,
-         "clock:ms=-3000", STEADY,
-         "restart", STEADY,
-         "crash:seconds=12", STEADY,
-         "standby:seconds=8", STEADY, "wait"]
+
+
+def story(gate):
+    """The simulator's phases: steady traffic until gate(i) exists, then incident i."""
+    steady = ["steady:rate=300,until=" + gate(i) for i in range(7)]
+    return ["sleep:seconds=1", steady[0],
+            "burst:events=3000", steady[1],
+            "garbage:count=10", steady[2],
+            "clock:ms=-3000", steady[3],
+            "restart", steady[4],
+            "crash:seconds=12", steady[5],
+            "standby:seconds=8", steady[6], "wait"]
+
+
 # each incident, how the exporter's /metrics shows it has begun, and its one alert
 INCIDENTS = [
     ("queue overflow", lambda m: m.get("mooncake_kv_master_dropped_events_total", 0) > 0,
@@ -52,10 +69,15 @@ INCIDENTS = [
     ("clock step back", lambda m: m.get("mooncake_kv_event_timestamps_unusable_total", 0) > 0,
      "MooncakeKVEventTimestampsUnusable"),
     ("publisher restart", lambda m: m.get("mooncake_kv_master_restarts_total", 0) >= 1, "MooncakeKVPublisherReset"),
-    ("master crash", lambda m: m.get("mooncake_kv_master_up", 1) == 0, "MooncakeKVMasterDown"),
+    # both gone, as the exporter reports it: a lone status poll that timed out is no crash
+    ("master crash", lambda m: m.get("mooncake_kv_master_up", 1) == 0 and
+     m.get("mooncake_kv_subscriber_connected", 1) == 0, "MooncakeKVMasterDown"),
     ("standby and promotion", lambda m: m.get("mooncake_kv_master_standby", 0) == 1, "MooncakeKVMasterFailover"),
 ]
-HEALTHY_SECONDS = 12  # at least, once Prometheus has scraped
+HEALTHY_SCRAPES = 12  # scrapes of the healthy traffic in which the exporter's messages moved
+SETTLE_POLLS = 8      # alert polls after an incident's alert is raised (one a second)
+# what the exporter reports of its reads of the master: none may fail while all is well
+READ_ERRORS = "mooncake_kv_master_(ha_|keys_|quota_)?poll_errors_total"
 # panels that list problems: empty when all is well
 EMPTY_WHEN_HEALTHY = {"Tenants over quota", "Puts refused for the quota", "State taken from a peer at start-up"}
 # the simulator plays release v0.3.12, whose object dialect never sends cleared: the
@@ -112,8 +134,12 @@ class Prom:
         status, _, body = http_get(self.url + path + "?" + urllib.parse.urlencode(params), timeout=10)
         return status, json.loads(body)
 
-    def query(self, expr):
-        return self.api("/api/v1/query", query=expr)
+    def query(self, expr, at=None):
+        return self.api("/api/v1/query", query=expr, **({"time": "%.3f" % at} if at else {}))
+
+    def samples(self, expr, at=None):
+        """{labels: value} of an instant query."""
+        return {frozenset(r["metric"].items()): float(r["value"][1]) for r in self.query(expr, at)[1]["data"]["result"]}
 
     def active_alerts(self):
         _, r = self.api("/api/v1/alerts")
@@ -183,6 +209,8 @@ class Watch(threading.Thread):
         self.raised = {}   # alert -> time of the third active poll in a row
         self.active_runs = {}
         self.any_active = []  # (time, names) of every poll with an active alert
+        self.polls = 0        # alert polls done
+        self.caught_up = None  # when the exporter first reported its stream caught up
         self.long_for = long_for_alerts()
 
     def run(self):
@@ -190,6 +218,9 @@ class Watch(threading.Thread):
         while not self.stop:
             now = time.time()
             figures = source_figures(self.exp)
+            if self.caught_up is None and figures.get("mooncake_kv_sequence_behind") == 0 and \
+                    figures.get("mooncake_kv_master_up") == 1 and figures.get("mooncake_kv_subscriber_connected") == 1:
+                self.caught_up = now
             for name, began, _ in INCIDENTS:
                 if name not in self.began and figures and began(figures):
                     self.began[name] = now
@@ -211,6 +242,7 @@ class Watch(threading.Thread):
                 for a in list(self.active_runs):
                     if a not in active:
                         self.active_runs[a] = 0
+                self.polls += 1
             time.sleep(0.25)
 
 
@@ -232,12 +264,29 @@ def main():
             raise AssertionError(msg)
 
     try:
+        def gate(i):
+            return os.path.join(procs.dir, "go-%d" % i)
+
+        def go(i):  # the simulator's steady traffic i ends: incident i begins
+            open(gate(i), "w").close()
+
+        def until(pred, seconds):  # a bounded wait whose outcome the checks below judge
+            try:
+                wait_for(pred, seconds, "")
+            except AssertionError:
+                pass
+
         # an upstream master (the simulator's default), with quotas that no tenant reaches
-        sim = Sim(procs, SIM, STORY, seed=77, extra=["--mooncake", "v0.3.12", "--queue", "1000", "--tenants", "4",
-                                                     "--quotas", "on", "--quota-bytes", "100000000"], truth=False)
-        # reconciling, as an operator would: every dashboard panel then has series
+        sim = Sim(procs, SIM, story(gate), seed=77, extra=["--mooncake", "v0.3.12", "--queue", "1000",
+                                                           "--tenants", "4", "--quotas", "on",
+                                                           "--quota-bytes", "100000000"], truth=False)
+        # reconciling, as an operator would: every dashboard panel then has series.  Its reads of
+        # the master are bounded as every wait of the tests is (timing.py): a fixed 150 ms timed
+        # out on a loaded machine, and each read that fails is (rightly) an alert pending
+        poll = "%dms" % round(1000 * scaled(0.25))
         exp = Exporter(procs, EXPORTER, [sim.source("m0") + ",reconcile=true"],
-                       extra=["--master.timeout", "150ms", "--master.reconcile-interval", "1s",
+                       extra=["--master.poll-interval", poll, "--master.timeout", poll,
+                              "--master.reconcile-interval", "1s",
                               "--key.group-regex", "^(?<model>[^/]+)/"])
         # the master first, as in production: the exporter and Prometheus join a healthy one
         sim.start()
@@ -245,30 +294,58 @@ def main():
         wait_for(lambda: http_get(exp.url + "/-/ready")[0] == 200, 10, "the exporter is ready")
         text = TextProxy(exp.port)
         prom = Prom(procs, exp.port, text.port)
-        # counters must have samples from before the incidents for increase() to see them
-        wait_for(lambda: prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"], 20,
-                 "prometheus scraped the exporter")
+        # counters must have samples from before the incidents for increase() to see them, and from
+        # before the healthy traffic in both jobs, for its figures to be judged from start to end
+        wait_for(lambda: len(prom.query("mooncake_kv_messages_received_total")[1]["data"]["result"]) == 2, 20,
+                 "prometheus scraped the exporter in both formats")
         watch = Watch(prom, exp)
         watch.start()
-        healthy_start = time.time()
-        wait_for(lambda: "standby and promotion" in watch.began, 170, "the story reached its last incident")
-        last = watch.began["standby and promotion"]
-        while time.time() < last + 16:  # the promotion and a few evaluations after it
-            time.sleep(0.5)
+
+        # the healthy traffic: from when the exporter reports its stream caught up, until Prometheus
+        # has scraped its messages moving HEALTHY_SCRAPES times and evaluated the rules after
+        wait_for(lambda: watch.caught_up, 30, "the exporter reports its stream caught up")
+        healthy_start = watch.caught_up
+        moved = 'changes(mooncake_kv_messages_received_total{job="mooncake-kv",source="m0"}[%ds])'
+        wait_for(lambda: sum(prom.samples(moved % max(1, time.time() - healthy_start)).values()) >= HEALTHY_SCRAPES,
+                 60, "Prometheus scraped %d moves of the healthy traffic" % HEALTHY_SCRAPES)
+        n = watch.polls
+        wait_for(lambda: watch.polls >= n + 3, 10, "three alert polls after them")
+        healthy_end = time.time()
+        go(0)
+
+        # each incident's window: until its alert is raised and SETTLE_POLLS more alert polls have passed
+        windows, opened = [], healthy_end
+        for i, (name, _, alert) in enumerate(INCIDENTS):
+            until(lambda alert=alert, opened=opened: watch.raised.get(alert, 0) >= opened, 60)
+            n = watch.polls
+            until(lambda n=n: watch.polls >= n + SETTLE_POLLS, 30)
+            windows.append((opened, time.time()))
+            opened = time.time()
+            if i + 1 < len(INCIDENTS):
+                go(i + 1)
         watch.stop = True
         watch.join(5)
-        print("(story and scrapes took %.0f s)" % (time.time() - t0))
+        print("(story and scrapes took %.0f s; healthy traffic %.0f s, incidents %s s)" % (
+            time.time() - t0, healthy_end - healthy_start, " ".join("%.0f" % (b - a) for a, b in windows)))
 
-        healthy_end = watch.began.get("queue overflow", 0) - 1
+        def reported_healthy():
+            w = "[%ds]" % max(1, healthy_end - healthy_start)
+            behind = prom.samples('max_over_time(mooncake_kv_sequence_behind{job="mooncake-kv",source="m0"}%s)' % w,
+                                  healthy_end)
+            expect(behind and set(behind.values()) == {0}, "mooncake_kv_sequence_behind over the window: %s" % behind)
+            reads = '{__name__=~"%s",job="mooncake-kv",source="m0"}' % READ_ERRORS
+            before, after = prom.samples(reads, healthy_start), prom.samples(reads, healthy_end)
+            failed = {dict(k)["__name__"] + "{" + dict(k)["reason"] + "}": v - before.get(k, 0)
+                      for k, v in after.items() if v != before.get(k, 0)}
+            expect(after and not failed, "reads of the master failed: %s" % failed)
+        check("the exporter reports the healthy traffic healthy (never behind, every master read answered)",
+              reported_healthy)
+        active = [a for t, a in watch.any_active if healthy_start <= t <= healthy_end]
         check("no alert is pending or firing during the healthy traffic (%.0f s)" % (healthy_end - healthy_start),
-              lambda: expect(healthy_end - healthy_start >= HEALTHY_SECONDS and
-                             not [a for t, a in watch.any_active if t < healthy_end],
-                             [a for t, a in watch.any_active if t < healthy_end]))
+              lambda: expect(not active, active))
         check("every incident happened, in order", lambda: expect(
             [n for n, _, _ in INCIDENTS] == sorted(watch.began, key=watch.began.get), watch.began))
-        for i, (name, _, alert) in enumerate(INCIDENTS):
-            start = watch.began.get(name, float("inf")) - 2
-            end = watch.began[INCIDENTS[i + 1][0]] - 2 if i + 1 < len(INCIDENTS) else float("inf")
+        for (name, _, alert), (start, end) in zip(INCIDENTS, windows):
             got = sorted(a for a, t in watch.raised.items() if start <= t < end)
             check("incident %s raises exactly %s" % (name, alert),
                   lambda got=got, alert=alert: expect(got == [alert], "raised: %s" % got))
