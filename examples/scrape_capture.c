@@ -26,7 +26,7 @@
 
 #define MAX_FRAMES 16 /* upstream sends 3; more is still a message to judge */
 
-#if KV_VERSION_NUM < 0x000400
+#if MKV_VERSION_NUM < 0x000400
 #error "this example needs mooncake-kv 0.4.0 or later"
 #endif
 
@@ -45,7 +45,7 @@ static int read_u32(FILE *f, uint32_t *v)
 
 /* The next message: its frames point into *buf, valid until the next call.
  * 1: a message; 0: the end; -1: a broken capture (why in *why). */
-static int next_message(FILE *f, unsigned char **buf, size_t *cap, kv_frame *frames, size_t *n, const char **why)
+static int next_message(FILE *f, unsigned char **buf, size_t *cap, mkv_frame *frames, size_t *n, const char **why)
 {
 	uint32_t count, len[MAX_FRAMES];
 	size_t off[MAX_FRAMES], used = 0;
@@ -81,7 +81,7 @@ static int next_message(FILE *f, unsigned char **buf, size_t *cap, kv_frame *fra
 		used += len[i];
 	}
 	for (uint32_t i = 0; i < count; i++)
-		frames[i] = (kv_frame){*buf + off[i], len[i]};
+		frames[i] = (mkv_frame){*buf + off[i], len[i]};
 	*n = count;
 	return 1;
 }
@@ -106,12 +106,12 @@ int main(int argc, char **argv)
 	}
 	/* one store of one master, not polled: its stream alone; the capture's
 	 * publisher is Mooncake main's, whose `removed` erases the object */
-	kv_budget budget;
-	kv_budget_init(&budget, 1000, 1000000);
-	kv_store_member member = {.label = NULL, .has_status = false, .dialect = KV_DIALECT_OBJECT};
-	kv_store_cfg cfg = {.name = "capture", .members = &member, .n_members = 1, .budget = &budget, .seed = 1};
-	kv_store *store = kv_store_new(&cfg);
-	kv_scrape *scrape = kv_scrape_new(1);
+	mkv_budget budget;
+	mkv_budget_init(&budget, 1000, 1000000);
+	mkv_store_member member = {.label = NULL, .has_status = false, .dialect = MKV_DIALECT_OBJECT};
+	mkv_store_cfg cfg = {.name = "capture", .members = &member, .n_members = 1, .budget = &budget, .seed = 1};
+	mkv_store *store = mkv_store_new(&cfg);
+	mkv_scrape *scrape = mkv_scrape_new(1);
 	if (!store || !scrape) {
 		fprintf(stderr, "scrape_capture: out of memory\n");
 		return 1;
@@ -119,12 +119,12 @@ int main(int argc, char **argv)
 
 	unsigned char *buf = NULL;
 	size_t cap = 0, n;
-	kv_frame frames[MAX_FRAMES];
+	mkv_frame frames[MAX_FRAMES];
 	const char *why = NULL;
 	int rc;
-	kv_store_connected(store, 0, now_ms()); /* the capture's subscriber was connected throughout */
+	mkv_store_connected(store, 0, now_ms()); /* the capture's subscriber was connected throughout */
 	while ((rc = next_message(f, &buf, &cap, frames, &n, &why)) == 1)
-		if (kv_store_ingest(store, 0, frames, n, now_ms(), NULL) != KV_OK) {
+		if (mkv_store_ingest(store, 0, frames, n, now_ms(), NULL) != MKV_OK) {
 			fprintf(stderr, "scrape_capture: out of memory: a message's events were lost (counted)\n");
 			break;
 		}
@@ -137,18 +137,18 @@ int main(int argc, char **argv)
 
 	/* a scrape: the copy (under the store's lock, were there threads), then
 	 * the text */
-	kv_member_live live = {.backlog = 0};
-	kv_exporter_info info = {
-		.version = KV_VERSION_STRING, .revision = "example", .budget = &budget, .now_ms = now_ms()};
-	kv_buf out;
-	kv_buf_init(&out);
-	if (kv_scrape_store(scrape, 0, store, &live) != KV_OK || kv_scrape_render(scrape, &info, &out) != KV_OK) {
+	mkv_member_live live = {.backlog = 0};
+	mkv_exporter_info info = {
+		.version = MKV_VERSION_STRING, .revision = "example", .budget = &budget, .now_ms = now_ms()};
+	mkv_buf out;
+	mkv_buf_init(&out);
+	if (mkv_scrape_store(scrape, 0, store, &live) != MKV_OK || mkv_scrape_render(scrape, &info, &out) != MKV_OK) {
 		fprintf(stderr, "scrape_capture: out of memory while rendering\n");
 		return 1;
 	}
-	fwrite(kv_buf_str(&out), 1, out.len, stdout);
-	kv_buf_free(&out);
-	kv_scrape_free(scrape);
-	kv_store_free(store);
+	fwrite(mkv_buf_str(&out), 1, out.len, stdout);
+	mkv_buf_free(&out);
+	mkv_scrape_free(scrape);
+	mkv_store_free(store);
 	return 0;
 }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every name of the project's code that a maintainer's page names exists: a
-`kv_*` or `KV_*` identifier in docs/design.md, CONTRIBUTING.md or
+`mkv_*`, `kvd_*` or `kv_*` identifier (`MKV_*`, `KVD_*`, `KV_*`) in
+docs/design.md, CONTRIBUTING.md or
 tests/README.md is defined or used somewhere in the C sources (exporter/,
 include/, tests/, tools/, examples/).  A design page that traces a frame
 through functions renamed or gone sends its reader nowhere.  Upstream's own
@@ -20,12 +21,12 @@ for top in ("exporter", "include", "tests", "tools", "examples"):
         for f in files:
             if f.endswith((".c", ".h", ".in")):
                 with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
-                    words.update(re.findall(r"\b[kK][vV]_\w+", fh.read()))
+                    words.update(re.findall(r"\b(?:[mM]?[kK][vV]|[kK][vV][dD])_\w+", fh.read()))
 problems, seen = [], 0
 for page in pages:
     with open(page, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
-            for name in re.findall(r"\b(?:kv|KV)_\w+", line):
+            for name in re.findall(r"\b(?:mkv|MKV|kvd|KVD|kv|KV)_\w+", line):
                 if UPSTREAM.match(name) or name.endswith("_"):  # a prefix: `kv_store_*`
                     continue
                 seen += 1

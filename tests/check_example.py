@@ -106,17 +106,17 @@ def main():
         bad = ['%s is %s, the capture\'s truth says %s' % (k, got.get(k, 'absent'), v)
                for k, v in want.items() if got.get(k) != v]
         if 'mooncake_kv_exporter_build_info{version="%s",revision="example"}' % version not in got:
-            bad.append('no exporter_build_info with version %s (the .pc\'s): the example printed KV_VERSION_STRING' % version)
+            bad.append('no exporter_build_info with version %s (the .pc\'s): the example printed MKV_VERSION_STRING' % version)
 
         if cxx != '-':
             prog = os.path.join(tmp, 'probe.cc')
             with open(prog, 'w') as f:
                 f.writelines('#include <mooncake_kv/%s>\n' % h for h in public)
                 f.write('#include <cstdio>\nint main() {\n'
-                        '\tkv_buf b;\n\tkv_buf_init(&b);\n\tkv_buf_adds(&b, kv_poll_error_name(KV_POLL_TIMEOUT));\n'
-                        '\tchar err[128];\n\tkv_keygroup_re *re = kv_keygroup_compile("^(?<m>[^/]+)/", err, sizeof(err));\n'
-                        '\tstd::printf("%s %zu\\n", kv_buf_str(&b), re ? kv_keygroup_names(re) : 0);\n'
-                        '\tkv_keygroup_free(re);\n\tkv_buf_free(&b);\n\treturn 0;\n}\n')
+                        '\tmkv_buf b;\n\tmkv_buf_init(&b);\n\tmkv_buf_adds(&b, mkv_poll_error_name(MKV_POLL_TIMEOUT));\n'
+                        '\tchar err[128];\n\tmkv_keygroup_re *re = mkv_keygroup_compile("^(?<m>[^/]+)/", err, sizeof(err));\n'
+                        '\tstd::printf("%s %zu\\n", mkv_buf_str(&b), re ? mkv_keygroup_names(re) : 0);\n'
+                        '\tmkv_keygroup_free(re);\n\tmkv_buf_free(&b);\n\treturn 0;\n}\n')
             cflags = run([pkg_config, '--cflags', 'mooncake-kv'], 'pkg-config', env=env).split()
             libs = run([pkg_config, '--libs', '--static', 'mooncake-kv'], 'pkg-config', env=env).split()
             exe = os.path.join(tmp, 'probe')

@@ -7,6 +7,9 @@
            declare, both ways: nothing declared is missing, nothing
            exported is undeclared.  Names reserved to the implementation
            (__*, _X*: a sanitizer's, the compiler's) are not the core's.
+  prefix   every exported symbol, public macro and tag carries the
+           project's prefix (mkv_, MKV_): an embedding program's own
+           names cannot collide with them.
   version  include/mooncake_kv/version.h says the project's version
            (meson.build's), in each of its macros.
 
@@ -199,16 +202,35 @@ def exported(nm, library):
     return {n for n in names if not RESERVED.match(n)}
 
 
+def check_prefix(nm_names, include):
+    """Everything of the interface carries the project's prefix, so that a
+    program embedding the archive keeps its own names: every exported
+    symbol mkv_, every macro of the public headers MKV_ (or a header guard,
+    MOONCAKE_KV_*_H), every tag mkv_."""
+    bad = ['%s is exported without the mkv_ prefix' % n for n in sorted(nm_names) if not n.startswith('mkv_')]
+    for h in sorted(os.listdir(os.path.join(include, PUBLIC))):
+        if not h.endswith('.h'):
+            continue
+        text = open(os.path.join(include, PUBLIC, h)).read()
+        for n in re.findall(r'^\s*#\s*define\s+(\w+)', text, re.M):
+            if not n.startswith('MKV_') and not re.match(r'MOONCAKE_KV_\w+_H$', n):
+                bad.append('%s/%s defines %s without the MKV_ prefix' % (PUBLIC, h, n))
+        for n in re.findall(r'\b(?:struct|union|enum)\s+(\w+)', re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)):
+            if not n.startswith('mkv_'):
+                bad.append('%s/%s declares the tag %s without the mkv_ prefix' % (PUBLIC, h, n))
+    return bad
+
+
 def check_version(include, version):
     text = open(os.path.join(include, PUBLIC, 'version.h')).read()
-    macros = dict(re.findall(r'#define\s+(KV_VERSION_\w+)\s+(\S+)', text))
+    macros = dict(re.findall(r'#define\s+(MKV_VERSION_\w+)\s+(\S+)', text))
     want = version.split('.')
     bad = []
     for k, v in zip(('MAJOR', 'MINOR', 'PATCH'), want):
-        if macros.get('KV_VERSION_' + k) != str(int(v)):
-            bad.append('KV_VERSION_%s is %s, the project is %s' % (k, macros.get('KV_VERSION_' + k), version))
-    if macros.get('KV_VERSION_STRING') != '"%s"' % version:
-        bad.append('KV_VERSION_STRING is %s, the project is %s' % (macros.get('KV_VERSION_STRING'), version))
+        if macros.get('MKV_VERSION_' + k) != str(int(v)):
+            bad.append('MKV_VERSION_%s is %s, the project is %s' % (k, macros.get('MKV_VERSION_' + k), version))
+    if macros.get('MKV_VERSION_STRING') != '"%s"' % version:
+        bad.append('MKV_VERSION_STRING is %s, the project is %s' % (macros.get('MKV_VERSION_STRING'), version))
     return ['version.h: ' + b + ' (meson.build\'s project version)' for b in bad]
 
 
@@ -222,11 +244,12 @@ def main():
     if not decl:
         sys.exit('interface: no declaration found in the public headers (the reader is broken)')
     have = exported(nm, library)
-    bad = ['%s is declared in include/%s/ but %s does not export it (not defined, or not KV_EXTERN)'
+    bad = ['%s is declared in include/%s/ but %s does not export it (not defined, or not MKV_EXTERN)'
            % (n, PUBLIC, os.path.basename(library)) for n in sorted(decl - have)]
     bad += ['%s is exported by %s but no public header declares it (make it static, or leave it hidden)'
             % (n, os.path.basename(library)) for n in sorted(have - decl)]
     bad += check_version(include, version)
+    bad += check_prefix(have, include)
     for b in bad:
         print('interface: ' + b)
     if bad:

@@ -25,8 +25,8 @@
 
 static int families_list(void)
 {
-	kv_buf labels;
-	kv_buf_init(&labels);
+	mkv_buf labels;
+	mkv_buf_init(&labels);
 	for (size_t t = 0; t < kv_family_tables_n; t++)
 		for (size_t i = 0; i < kv_family_tables[t]->n; i++) {
 			const kv_family *f = &kv_family_tables[t]->v[i];
@@ -34,8 +34,8 @@ static int families_list(void)
 			printf("%s\t%s\t%.*s\t%s\n", f->name, kv_kind_name(f->kind), (int)labels.len,
 			       labels.len ? labels.data : "", f->help);
 		}
-	bool ok = kv_buf_ok(&labels);
-	kv_buf_free(&labels);
+	bool ok = mkv_buf_ok(&labels);
+	mkv_buf_free(&labels);
 	return ok ? 0 : 1;
 }
 
@@ -62,20 +62,20 @@ int main(int argc, char **argv)
 	argv += first - 1;
 	argc -= first - 1;
 	size_t n = (size_t)argc - 1;
-	kv_budget budget;
+	mkv_budget budget;
 	char err[128];
-	kv_keygroup_re *re = kv_keygroup_compile("^(?<p>[^/]+)/", err, sizeof(err)); /* every family shows */
-	kv_budget_init(&budget, 1000, 1000000);
+	mkv_keygroup_re *re = mkv_keygroup_compile("^(?<p>[^/]+)/", err, sizeof(err)); /* every family shows */
+	mkv_budget_init(&budget, 1000, 1000000);
 	kv_stream **st = calloc(n, sizeof(*st));
 	kv_source_snap *src = calloc(n, sizeof(*src));
 	char(*names)[24] = calloc(n, sizeof(*names));
 	for (size_t i = 0; i < n; i++) {
 		zmqcap *c = zmqcap_open(argv[i + 1]);
-		if (!c || !(st[i] = kv_stream_new(&budget, 1)) || kv_stream_set_keygroups(st[i], re) != KV_OK) {
+		if (!c || !(st[i] = kv_stream_new(&budget, 1)) || kv_stream_set_keygroups(st[i], re) != MKV_OK) {
 			fprintf(stderr, "cannot read %s\n", argv[i + 1]);
 			return 1;
 		}
-		kv_frame f[ZMQCAP_MAX_FRAMES];
+		mkv_frame f[ZMQCAP_MAX_FRAMES];
 		size_t nf;
 		while (zmqcap_next(c, f, &nf) == 1)
 			kv_stream_ingest(st[i], f, nf, 1795982104700, NULL);
@@ -114,8 +114,8 @@ int main(int argc, char **argv)
 					.last_success = 1795982100.0,
 					.last_keys = 4000};
 	/* and that took its state from a peer */
-	src[0].boot = (kv_boot_stats){.results = {[KV_BOOT_UNREACHABLE] = 1, [KV_BOOT_TAKEN] = 1}, .continued = 1};
-	kv_master_record(&src[0].members[0].master, 1795982105.0, 0.003, KV_POLL_OK, 200, &ms, &pos);
+	src[0].boot = (kv_boot_stats){.results = {[MKV_BOOT_UNREACHABLE] = 1, [MKV_BOOT_TAKEN] = 1}, .continued = 1};
+	kv_master_record(&src[0].members[0].master, 1795982105.0, 0.003, MKV_POLL_OK, 200, &ms, &pos);
 	kv_exporter_snap x = {.info = {.version = "test",
 				       .revision = "none",
 				       .process = {.ok = true,
@@ -128,35 +128,35 @@ int main(int argc, char **argv)
 				       /* and a front door that turned some away */
 				       .http = {.ok = true,
 						.connections = 3,
-						.rejected = {[KV_HTTP_REJECT_ADDRESS_LIMIT] = 4},
-						.login_failures = {[KV_LOGIN_WRONG_PASSWORD] = 2}}},
+						.rejected = {[MKV_HTTP_REJECT_ADDRESS_LIMIT] = 4},
+						.login_failures = {[MKV_LOGIN_WRONG_PASSWORD] = 2}}},
 			      .sources = src,
 			      .n_sources = n,
 			      .tracked_objects = atomic_load(&budget.objects),
 			      .max_objects = 1000000,
 			      .max_tenants = 1000};
-	kv_family_filter *families = NULL;
+	mkv_family_filter *families = NULL;
 	if (exclude || summary) {
-		families = kv_family_filter_new(exclude, summary, err, sizeof(err));
+		families = mkv_family_filter_new(exclude, summary, err, sizeof(err));
 		if (!families) {
 			fprintf(stderr, "--exclude: %s\n", err);
 			return 2;
 		}
 	}
-	kv_expo_opts eo = {.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families};
-	kv_buf out;
-	kv_buf_init(&out);
+	mkv_expo_opts eo = {.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families};
+	mkv_buf out;
+	mkv_buf_init(&out);
 	int rc = kv_render(&out, &x, &eo);
 	fwrite(out.data, 1, out.len, stdout);
-	kv_family_filter_free(families);
-	kv_buf_free(&out);
+	mkv_family_filter_free(families);
+	mkv_buf_free(&out);
 	for (size_t i = 0; i < n; i++) {
 		kv_source_snap_release(&src[i]);
 		kv_stream_free(st[i]);
 	}
 	free(st);
-	kv_keygroup_free(re);
+	mkv_keygroup_free(re);
 	free(src);
 	free(names);
-	return rc == KV_OK ? 0 : 1;
+	return rc == MKV_OK ? 0 : 1;
 }

@@ -21,41 +21,41 @@
 static void test_buf_grows_and_stays_terminated(void **state)
 {
 	(void)state;
-	kv_buf b;
-	kv_buf_init(&b);
+	mkv_buf b;
+	mkv_buf_init(&b);
 	assert_null(b.data);
 	for (int i = 0; i < 3000; i++)
-		kv_buf_adds(&b, "abc");
+		mkv_buf_adds(&b, "abc");
 	assert_int_equal(b.len, 9000);
 	assert_true(b.cap > b.len);
 	assert_int_equal(b.data[b.len], '\0');
 	assert_int_equal(memcmp(b.data + 8997, "abc", 3), 0);
-	kv_buf_addc(&b, 'x');
-	kv_buf_add(&b, "\0y", 2); /* binary-safe */
+	mkv_buf_addc(&b, 'x');
+	mkv_buf_add(&b, "\0y", 2); /* binary-safe */
 	assert_int_equal(b.len, 9003);
 	assert_int_equal(b.data[9001], '\0');
 	assert_int_equal(b.data[9002], 'y');
-	assert_true(kv_buf_ok(&b));
+	assert_true(mkv_buf_ok(&b));
 
-	kv_buf_reset(&b);
+	mkv_buf_reset(&b);
 	assert_int_equal(b.len, 0);
-	kv_buf_printf(&b, "%s=%d;", "n", 42);
-	kv_buf_printf(&b, "%0500d", 7); /* longer than what is left of nothing */
+	mkv_buf_printf(&b, "%s=%d;", "n", 42);
+	mkv_buf_printf(&b, "%0500d", 7); /* longer than what is left of nothing */
 	assert_int_equal(b.len, 5 + 500);
 	assert_int_equal(strncmp(b.data, "n=42;000", 8), 0);
 
 	size_t len;
-	char *p = kv_buf_steal(&b, &len);
+	char *p = mkv_buf_steal(&b, &len);
 	assert_int_equal(len, 505);
 	assert_null(b.data);
 	assert_int_equal(b.len, 0);
 	free(p);
-	kv_buf_free(&b); /* nothing left: a no-op */
+	mkv_buf_free(&b); /* nothing left: a no-op */
 }
 
-static const char *num(kv_buf *b, double v)
+static const char *num(mkv_buf *b, double v)
 {
-	kv_buf_reset(b);
+	mkv_buf_reset(b);
 	kv_buf_add_double(b, v);
 	return b->data;
 }
@@ -63,10 +63,10 @@ static const char *num(kv_buf *b, double v)
 static void test_buf_numbers(void **state)
 {
 	(void)state;
-	kv_buf b;
-	kv_buf_init(&b);
+	mkv_buf b;
+	mkv_buf_init(&b);
 	kv_buf_add_u64(&b, 0);
-	kv_buf_addc(&b, ' ');
+	mkv_buf_addc(&b, ' ');
 	kv_buf_add_u64(&b, 18446744073709551615ull);
 	assert_string_equal(b.data, "0 18446744073709551615");
 	assert_string_equal(num(&b, 0), "0");
@@ -81,7 +81,7 @@ static void test_buf_numbers(void **state)
 	double third = 1.0 / 3.0;
 	assert_true(strtod(num(&b, third), NULL) == third);
 	assert_true(strtod(num(&b, 1e300), NULL) == 1e300);
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 }
 
 /* Writing in place: the room asked for is there, what was used is kept and
@@ -89,19 +89,19 @@ static void test_buf_numbers(void **state)
 static void test_buf_room(void **state)
 {
 	(void)state;
-	kv_buf b;
-	kv_buf_init(&b);
-	kv_buf_adds(&b, "ab");
-	char *w = kv_buf_room(&b, 10000);
+	mkv_buf b;
+	mkv_buf_init(&b);
+	mkv_buf_adds(&b, "ab");
+	char *w = mkv_buf_room(&b, 10000);
 	assert_non_null(w);
 	assert_true(b.cap >= b.len + 10000 + 1);
 	memcpy(w, "cdef", 4);
-	kv_buf_used(&b, 3);
+	mkv_buf_used(&b, 3);
 	assert_int_equal(b.len, 5);
 	assert_string_equal(b.data, "abcde");
 	b.failed = true; /* a failed buffer gives no room */
-	assert_null(kv_buf_room(&b, 1));
-	kv_buf_free(&b);
+	assert_null(mkv_buf_room(&b, 1));
+	mkv_buf_free(&b);
 }
 
 /* kv_array_grow: first, then doubling, clamped at max; at max, or when the

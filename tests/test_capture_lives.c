@@ -22,14 +22,14 @@ static void test_upstream_timestamps(void **state)
 		zmqcap *z = zmqcap_open(path);
 		assert_non_null(z);
 		kv_decoder *d = kv_decoder_new();
-		kv_frame frames[ZMQCAP_MAX_FRAMES];
+		mkv_frame frames[ZMQCAP_MAX_FRAMES];
 		size_t n, events = 0;
 		int64_t newest = 0;
 		uint64_t last_seq = 0;
 		while (zmqcap_next(z, frames, &n) == 1) {
 			kv_batch b;
-			assert_int_equal(kv_decode(d, frames, n, &b), KV_OK);
-			if (b.reject != KV_R_OK)
+			assert_int_equal(kv_decode(d, frames, n, &b), MKV_OK);
+			if (b.reject != MKV_R_OK)
 				continue;
 			if (b.seq <= last_seq) /* a new publisher process: a new clock */
 				newest = 0;
@@ -37,7 +37,7 @@ static void test_upstream_timestamps(void **state)
 			assert_true(b.timestamp_ms >= newest);
 			newest = b.timestamp_ms;
 			for (size_t i = 0; i < b.n_events; i++) {
-				if (b.events[i].reject != KV_R_OK)
+				if (b.events[i].reject != MKV_R_OK)
 					continue;
 				assert_false(b.events[i].timestamp_bad);
 				assert_true(b.events[i].timestamp_ms == b.timestamp_ms);
@@ -49,7 +49,7 @@ static void test_upstream_timestamps(void **state)
 		zmqcap_close(z);
 	}
 
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st = replay(&budget, "volume.zmqcap.gz");
 	const kv_state *s = kv_stream_state(st);
 	uint64_t unobserved = 0;
@@ -75,9 +75,9 @@ static void test_upstream_timestamps(void **state)
 static void test_conductor(void **state)
 {
 	(void)state;
-	kv_budget budget;
+	mkv_budget budget;
 	json_t *truth = load_json("conductor.truth.json");
-	kv_stream *st = replay_in(&budget, "conductor.zmqcap.gz", KV_DIALECT_MEDIA);
+	kv_stream *st = replay_in(&budget, "conductor.zmqcap.gz", MKV_DIALECT_MEDIA);
 	const kv_state *s = kv_stream_state(st);
 	const json_t *stats = json_object_get(truth, "publisher_stats");
 	assert_int_equal((uint64_t)json_number_value(json_object_get(stats, "dropped_events")), 0);

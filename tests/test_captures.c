@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-static kv_str key_from_json(const char *k, size_t len, char *buf, size_t cap)
+static mkv_str key_from_json(const char *k, size_t len, char *buf, size_t cap)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < len && n < cap; n++) {
@@ -34,7 +34,7 @@ static kv_str key_from_json(const char *k, size_t len, char *buf, size_t cap)
 			buf[n] = k[i++];
 		}
 	}
-	return (kv_str){buf, (uint32_t)n};
+	return (mkv_str){buf, (uint32_t)n};
 }
 
 static size_t key_to_json(const char *k, size_t len, char *buf, size_t cap)
@@ -59,9 +59,9 @@ static unsigned medium_bit(const json_t *m)
 		return 0;
 	const char *s = json_string_value(m);
 	if (strcasecmp(s, "cpu") == 0)
-		return KV_MEDIUM_CPU;
+		return MKV_MEDIUM_CPU;
 	if (strcasecmp(s, "disk") == 0)
-		return KV_MEDIUM_DISK;
+		return MKV_MEDIUM_DISK;
 	return 0;
 }
 
@@ -173,15 +173,15 @@ static void expect_final_state(const kv_stream *st, const json_t *final)
 		const json_t *keys;
 		json_object_foreach((json_t *)tenants, tname, keys)
 		{
-			kv_str b = {backend, (uint32_t)strlen(backend)};
-			kv_str tn = {tname, (uint32_t)strlen(tname)};
+			mkv_str b = {backend, (uint32_t)strlen(backend)};
+			mkv_str tn = {tname, (uint32_t)strlen(tname)};
 			const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), b, tn);
 			size_t live = 0;
 			void *it = json_object_iter((json_t *)keys);
 			for (; it; it = json_object_iter_next((json_t *)keys, it)) {
 				char kb[1024];
-				kv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
-							   sizeof(kb));
+				mkv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
+							    sizeof(kb));
 				const json_t *media = json_object_iter_value(it);
 				unsigned want = 0;
 				size_t i;
@@ -207,32 +207,32 @@ static void expect_model(const kv_stream *st, const struct model *m)
 	json_object_foreach(m->tenants, id, mt)
 	{
 		const char *sep = strchr(id, '\x1f');
-		kv_str b = {id, (uint32_t)(sep - id)};
-		kv_str tn = {sep + 1, (uint32_t)strlen(sep + 1)};
+		mkv_str b = {id, (uint32_t)(sep - id)};
+		mkv_str tn = {sep + 1, (uint32_t)strlen(sep + 1)};
 		const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), b, tn);
 		assert_non_null(t);
 		const json_t *keys = json_object_get(mt, "keys");
-		uint64_t place[KV_PLACE__COUNT] = {0};
+		uint64_t place[MKV_PLACE__COUNT] = {0};
 		void *it = json_object_iter((json_t *)keys);
 		for (; it; it = json_object_iter_next((json_t *)keys, it)) {
 			char kb[1024];
-			kv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
-						   sizeof(kb));
+			mkv_str key = key_from_json(json_object_iter_key(it), json_object_iter_key_len(it), kb,
+						    sizeof(kb));
 			unsigned want = (unsigned)json_integer_value(json_object_iter_value(it));
 			assert_int_equal(kv_state_object_media(kv_stream_state(st), t, key), want);
-			place[kv_placement_of(want)]++;
+			place[mkv_placement_of(want)]++;
 		}
-		for (int p = 0; p < KV_PLACE__COUNT; p++)
+		for (int p = 0; p < MKV_PLACE__COUNT; p++)
 			assert_int_equal(t->counts.placement[p], place[p]);
-		assert_int_equal(t->counts.events[KV_EV_STORED], json_integer_value(json_object_get(mt, "stored")));
-		assert_int_equal(t->counts.events[KV_EV_REMOVED], json_integer_value(json_object_get(mt, "removed")));
-		assert_int_equal(t->counts.events[KV_EV_CLEARED], json_integer_value(json_object_get(mt, "cleared")));
+		assert_int_equal(t->counts.events[MKV_EV_STORED], json_integer_value(json_object_get(mt, "stored")));
+		assert_int_equal(t->counts.events[MKV_EV_REMOVED], json_integer_value(json_object_get(mt, "removed")));
+		assert_int_equal(t->counts.events[MKV_EV_CLEARED], json_integer_value(json_object_get(mt, "cleared")));
 		assert_int_equal(t->counts.stored_duplicates, json_integer_value(json_object_get(mt, "dup")));
 		assert_int_equal(t->counts.removed_unknown, json_integer_value(json_object_get(mt, "unknown")));
 	}
 	const kv_stream_stats *ss = kv_stream_stats_of(st);
-	assert_int_equal(ss->decode_errors[KV_R_UNKNOWN_MEDIUM], m->rejected_medium_unknown);
-	assert_int_equal(ss->decode_errors[KV_R_MISSING_FIELD], m->rejected_medium_missing);
+	assert_int_equal(ss->decode_errors[MKV_R_UNKNOWN_MEDIUM], m->rejected_medium_unknown);
+	assert_int_equal(ss->decode_errors[MKV_R_MISSING_FIELD], m->rejected_medium_missing);
 	assert_int_equal(ss->keyless_events, m->keyless);
 }
 
@@ -252,14 +252,14 @@ static void expect_capture(const kv_stream *st, const json_t *cap)
 	assert_int_equal(kv_stream_seq(st)->duplicates, 0);
 	assert_int_equal(kv_stream_seq(st)->last_seq, (uint64_t)json_number_value(json_object_get(cap, "seq_last")));
 	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 0); /* no transport loss in any capture */
-	for (int r = KV_R_FRAME_COUNT; r <= KV_R_PAYLOAD_SHAPE; r++)
+	for (int r = MKV_R_FRAME_COUNT; r <= MKV_R_PAYLOAD_SHAPE; r++)
 		assert_int_equal(kv_stream_stats_of(st)->decode_errors[r], 0);
 }
 
 static void run_scenario(const char *name)
 {
 	char file[128];
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 	struct model m;
 
@@ -380,7 +380,7 @@ static void test_edge(void **state)
 static void test_volume(void **state)
 {
 	(void)state;
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 	json_t *truth = load_json("volume.truth.json");
 	json_t *final = load_json("volume.final_state.json");
@@ -396,11 +396,11 @@ static void test_volume(void **state)
 		const kv_tenant *t = kv_state_find_tenant(kv_stream_state(st), js(b), js(tn));
 		assert_non_null(t);
 		assert_int_equal(kv_tenant_objects(t), json_number_value(json_object_get(sum, "keys_present")));
-		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU),
+		assert_int_equal(kv_tenant_on_medium(t, MKV_MEDIUM_CPU),
 				 json_number_value(json_object_get(sum, "on_cpu")));
-		assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK),
+		assert_int_equal(kv_tenant_on_medium(t, MKV_MEDIUM_DISK),
 				 json_number_value(json_object_get(sum, "on_disk")));
-		assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK],
+		assert_int_equal(t->counts.placement[MKV_PLACE_CPU_AND_DISK],
 				 json_number_value(json_object_get(sum, "on_both")));
 	}
 	uint64_t stored = 0, removed = 0, applied = 0;
@@ -411,8 +411,8 @@ static void test_volume(void **state)
 		*(strcmp(json_string_value(json_object_get(cc, "kind")), "stored") == 0 ? &stored : &removed) += n;
 	}
 	for (size_t t = 0; t < kv_state_tenant_count(kv_stream_state(st)); t++) {
-		applied += kv_state_tenant_at(kv_stream_state(st), t)->counts.events[KV_EV_STORED];
-		applied += kv_state_tenant_at(kv_stream_state(st), t)->counts.events[KV_EV_REMOVED];
+		applied += kv_state_tenant_at(kv_stream_state(st), t)->counts.events[MKV_EV_STORED];
+		applied += kv_state_tenant_at(kv_stream_state(st), t)->counts.events[MKV_EV_REMOVED];
 	}
 	assert_int_equal(applied, stored + removed);
 	assert_int_equal(stored + removed, (uint64_t)json_number_value(json_object_get(truth, "num_calls")));
@@ -437,9 +437,9 @@ static void expect_media_status(const json_t *stats)
 	kv_master_status st;
 	assert_true(len > 0 && len < sizeof(body));
 	assert_int_equal(json_object_size(answer), 5);
-	assert_int_equal(kv_master_parse(body, len, &st), KV_POLL_OK);
+	assert_int_equal(kv_master_parse(body, len, &st), MKV_POLL_OK);
 	assert_true(st.has_keyless && !st.has_unparsed);
-	assert_int_equal(st.dialect, KV_DIALECT_MEDIA);
+	assert_int_equal(st.dialect, MKV_DIALECT_MEDIA);
 	assert_int_equal(st.published_events, (uint64_t)json_number_value(json_object_get(stats, "published_events")));
 	json_decref(answer);
 }
@@ -456,17 +456,17 @@ static void expect_media_status(const json_t *stats)
 static void test_main3818(void **state)
 {
 	(void)state;
-	kv_budget budget;
+	mkv_budget budget;
 	json_t *truth = load_json("main3818.truth.json");
 	expect_media_status(json_object_get(truth, "publisher_stats"));
-	kv_stream *st = replay_in(&budget, "main3818.zmqcap.gz", KV_DIALECT_MEDIA);
+	kv_stream *st = replay_in(&budget, "main3818.zmqcap.gz", MKV_DIALECT_MEDIA);
 	const kv_state *s = kv_stream_state(st);
 	const kv_stream_stats *ss = kv_stream_stats_of(st);
 	assert_int_equal(ss->batch_events.count, (uint64_t)json_number_value(json_object_get(truth, "messages")));
 	assert_int_equal(kv_stream_seq(st)->missing, 0);
 	assert_int_equal(ss->timestamps_backwards, 0);
 	assert_int_equal(ss->keyless_events, 0);
-	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) /* the model context decodes */
+	for (int r = MKV_R_OK + 1; r < MKV_R__COUNT; r++) /* the model context decodes */
 		assert_int_equal(ss->decode_errors[r], 0);
 
 	const json_t *bounds = json_object_get(truth, "bucket_bounds_s");
@@ -482,12 +482,12 @@ static void test_main3818(void **state)
 	{
 		const kv_tenant *t = check_tenant(s, backend, tname, want);
 #define WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
-		assert_int_equal(t->counts.events[KV_EV_STORED], WANT("stored_events"));
-		assert_int_equal(t->counts.events[KV_EV_REMOVED], WANT("removed_events"));
+		assert_int_equal(t->counts.events[MKV_EV_STORED], WANT("stored_events"));
+		assert_int_equal(t->counts.events[MKV_EV_REMOVED], WANT("removed_events"));
 		assert_int_equal(t->counts.stored_duplicates, WANT("stored_duplicates"));
 		assert_int_equal(t->counts.removed_unknown, 0);
-		events += t->counts.events[KV_EV_STORED] + t->counts.events[KV_EV_REMOVED] +
-			  t->counts.events[KV_EV_CLEARED];
+		events += t->counts.events[MKV_EV_STORED] + t->counts.events[MKV_EV_REMOVED] +
+			  t->counts.events[MKV_EV_CLEARED];
 		whole += t->counts.life.count;
 		cleared += WANT("cleared");
 		withheld += WANT("cleared_withheld");

@@ -178,17 +178,17 @@ static void test_reconciliation_ends_the_wait(void **state)
 		ev1(f, "stored", tn, "cpu", "k1"); /* put again */
 		kv_recon_log log;
 		kv_recon_log_init(&log, 100);
-		assert_int_equal(kv_state_record_start(s, S(B), S(tn), &log), KV_OK);
+		assert_int_equal(kv_state_record_start(s, S(B), S(tn), &log), MKV_OK);
 		if (round) /* while the listing is read: k1's late removal */
 			ev1(f, "removed", tn, "cpu", "k1");
 		/* the master's listing: k1, the new object */
 		kv_recon_table fresh = {0};
 		assert_int_equal(
-			kv_recon_put(&fresh, kv_state_key_hash(s, S("k1")), KV_MEDIUM_CPU, KV_GROUP_NONE, KV_NO_BIRTH),
-			KV_OK);
-		assert_int_equal(kv_recon_replay(&fresh, log.ev, log.n), KV_OK);
+			kv_recon_put(&fresh, kv_state_key_hash(s, S("k1")), MKV_MEDIUM_CPU, KV_GROUP_NONE, KV_NO_BIRTH),
+			MKV_OK);
+		assert_int_equal(kv_recon_replay(&fresh, log.ev, log.n), MKV_OK);
 		kv_objtable old;
-		assert_int_equal(kv_state_adopt(s, &fresh, 0, &old), KV_OK);
+		assert_int_equal(kv_state_adopt(s, &fresh, 0, &old), MKV_OK);
 		kv_objtable_clear(&old);
 		kv_recon_table_free(&fresh);
 		kv_state_record_stop(s);
@@ -219,7 +219,7 @@ static int to_bytes(void *arg, const void *p, size_t n)
 	b->p = realloc(b->p, b->n + n);
 	memcpy(b->p + b->n, p, n);
 	b->n += n;
-	return KV_OK;
+	return MKV_OK;
 }
 
 static int to_load(void *arg, unsigned type, kv_pack_r *r)
@@ -239,17 +239,17 @@ static void test_wait_handed_over(void **state)
 	assert_true(kv_state_tenant_waits(tenant(f->st, "t")));
 	struct bytes b = {0};
 	kv_pack_w w;
-	assert_int_equal(kv_pack_w_init(&w, to_bytes, &b), KV_OK);
+	assert_int_equal(kv_pack_w_init(&w, to_bytes, &b), MKV_OK);
 	kv_state_write(kv_stream_state(f->st), &w);
-	assert_int_equal(kv_pack_finish(&w), KV_OK);
+	assert_int_equal(kv_pack_finish(&w), MKV_OK);
 	kv_pack_w_free(&w);
 
-	kv_budget budget;
-	kv_budget_init(&budget, 1000, 1000000);
+	mkv_budget budget;
+	mkv_budget_init(&budget, 1000, 1000000);
 	kv_state_load l;
 	kv_state_load_init(&l, &budget, NULL);
 	kv_pack_in in;
-	assert_int_equal(kv_pack_in_init(&in, 1 << 20, to_load, &l), KV_OK);
+	assert_int_equal(kv_pack_in_init(&in, 1 << 20, to_load, &l), MKV_OK);
 	assert_int_equal(kv_pack_in_feed(&in, b.p, b.n), KV_PACK_OK);
 	assert_int_equal(kv_pack_in_end(&in), KV_PACK_OK);
 	kv_pack_in_free(&in);
@@ -266,10 +266,10 @@ static void test_wait_handed_over(void **state)
 	assert_int_equal(t->stale, 0);
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, "removed", 100, B, "u", "cpu", "k1"); /* u expects nothing */
-	assert_int_equal(feed(st, 100, &e, 1), KV_OK);
+	assert_int_equal(feed(st, 100, &e, 1), MKV_OK);
 	assert_int_equal(u->stale, 0);
 	ev_init(&e, EV_UPSTREAM, "removed", 101, B, "t", "cpu", "k2"); /* k2 was put after t's cleared */
-	assert_int_equal(feed(st, 101, &e, 1), KV_OK);
+	assert_int_equal(feed(st, 101, &e, 1), MKV_OK);
 	assert_int_equal(t->stale, KV_STALE_REMOVED_AFTER_CLEARED);
 	kv_stream_free(st);
 	kv_state_free(taken);

@@ -131,12 +131,12 @@ static void test_every_flag_both_forms(void **state)
 		KV_CONFIG_RUN);
 	assert_true(c.tenant_summary);
 	assert_non_null(c.families);
-	assert_true(kv_family_filter_drops("process_open_fds", 16, c.families));
-	assert_true(kv_family_filter_drops("mooncake_kv_objects_by_placement", 32, c.families));
-	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, c.families));
+	assert_true(mkv_family_filter_drops("process_open_fds", 16, c.families));
+	assert_true(mkv_family_filter_drops("mooncake_kv_objects_by_placement", 32, c.families));
+	assert_false(mkv_family_filter_drops("mooncake_kv_objects", 19, c.families));
 	/* the summary has no residency per tenant */
-	assert_true(kv_family_filter_drops("mooncake_kv_object_lifetime_seconds", 35, c.families));
-	assert_true(kv_family_filter_drops("mooncake_kv_object_age_mean_seconds", 35, c.families));
+	assert_true(mkv_family_filter_drops("mooncake_kv_object_lifetime_seconds", 35, c.families));
+	assert_true(mkv_family_filter_drops("mooncake_kv_object_age_mean_seconds", 35, c.families));
 	kv_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
 	assert_null(c.families);  /* every family, no filter to run */
@@ -178,8 +178,8 @@ static void test_dialects(void **state)
 			       "name=a,zmq=tcp://a:1,dialect=media", "--source=name=b,zmq=tcp://b:1",
 			       "--source=name=c,zmq=tcp://c:1,dialect=auto", NULL),
 			 KV_CONFIG_RUN);
-	assert_int_equal(kv_config_dialect(&c, &c.sources[0]), KV_DIALECT_MEDIA);
-	assert_int_equal(kv_config_dialect(&c, &c.sources[1]), KV_DIALECT_OBJECT);
+	assert_int_equal(kv_config_dialect(&c, &c.sources[0]), MKV_DIALECT_MEDIA);
+	assert_int_equal(kv_config_dialect(&c, &c.sources[1]), MKV_DIALECT_OBJECT);
 	assert_int_equal(kv_config_dialect(&c, &c.sources[2]), -1);
 	kv_config_free(&c);
 }
@@ -215,7 +215,7 @@ static void test_master_groups(void **state)
 	kv_config_free(&c);
 }
 
-/* Each bad command line fails with KV_EINVAL and a reason naming the part. */
+/* Each bad command line fails with MKV_EINVAL and a reason naming the part. */
 static const struct bad {
 	const char *args[4];
 	const char *reason;
@@ -300,7 +300,7 @@ static void test_bad_values(void **state)
 		char err[256];
 		const char *const *a = bad[i].args;
 		int rc = parse(&c, err, sizeof(err), a[0], a[0] ? a[1] : NULL, a[0] && a[1] ? a[2] : NULL, NULL);
-		if (rc != KV_EINVAL || !strstr(err, bad[i].reason))
+		if (rc != MKV_EINVAL || !strstr(err, bad[i].reason))
 			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0] ? a[0] : "", rc, err);
 		kv_config_free(&c);
 	}
@@ -371,7 +371,7 @@ static void test_admin_url_length(void **state)
 			assert_int_equal(rc, KV_CONFIG_RUN);
 			kv_config_free(&c);
 		} else {
-			assert_int_equal(rc, KV_EINVAL);
+			assert_int_equal(rc, MKV_EINVAL);
 			assert_non_null(strstr(err, "is longer than 1024 characters"));
 			assert_null(strchr(err, '\n'));
 			kv_config_free(&c); /* what was set before the refusal */
@@ -405,7 +405,7 @@ static void test_refusals_say_why(void **state)
 		char err[256];
 		const char *const *a = said[i].args;
 		int rc = parse(&c, err, sizeof(err), a[0], a[0] ? a[1] : NULL, a[0] && a[1] ? a[2] : NULL, NULL);
-		if (rc != KV_EINVAL || strcmp(err, said[i].reason) != 0)
+		if (rc != MKV_EINVAL || strcmp(err, said[i].reason) != 0)
 			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0], rc, err);
 		kv_config_free(&c);
 	}
@@ -468,8 +468,8 @@ static void test_durations(void **state)
 		double d = -99;
 		int rc = kv_parse_duration(cases[i].s, &d);
 		if (cases[i].want < 0)
-			assert_int_equal(rc, KV_EINVAL);
-		else if (rc != KV_OK || d != cases[i].want)
+			assert_int_equal(rc, MKV_EINVAL);
+		else if (rc != MKV_OK || d != cases[i].want)
 			fail_msg("%s: rc %d, %g", cases[i].s, rc, d);
 	}
 }
@@ -487,13 +487,13 @@ static void test_key_group_regexes(void **state)
 			 KV_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 2);
 	assert_string_equal(c.sources[0].members[0].zmq, "tcp://127.0.0.1:1");
-	const kv_keygroup_re *a = kv_config_keygroups(&c, &c.sources[0]), *b = kv_config_keygroups(&c, &c.sources[1]);
+	const mkv_keygroup_re *a = kv_config_keygroups(&c, &c.sources[0]), *b = kv_config_keygroups(&c, &c.sources[1]);
 	assert_non_null(a);
 	assert_ptr_equal(b, c.key_groups);
-	assert_int_equal(kv_keygroup_names(a), 2);
-	assert_int_equal(kv_keygroup_names(b), 1);
+	assert_int_equal(mkv_keygroup_names(a), 2);
+	assert_int_equal(mkv_keygroup_names(b), 1);
 	kv_keygroup_matcher *m = kv_keygroup_matcher_new(a);
-	char out[KV_KEYGROUP_MAX_LEN];
+	char out[MKV_KEYGROUP_MAX_LEN];
 	size_t n = kv_keygroup_of(m, "prod_b,a,", 9, out);
 	assert_int_equal(n, 8); /* the comma at the end is the pattern's, outside the group */
 	assert_memory_equal(out, "prod/b,a", 8);
@@ -501,14 +501,14 @@ static void test_key_group_regexes(void **state)
 	kv_config_free(&c);
 
 	assert_int_equal(parse(&c, err, sizeof(err), "--source=group_regex=(?<x>a),name=a,zmq=tcp://127.0.0.1:1", NULL),
-			 KV_EINVAL);
+			 MKV_EINVAL);
 	assert_non_null(strstr(err, "needs name=NAME"));
 	kv_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), "--source=name=a,zmq=tcp://127.0.0.1:1,group_regex=(?<x>a", NULL),
-			 KV_EINVAL);
+			 MKV_EINVAL);
 	assert_string_equal(err, "source \"a\": group_regex: missing closing parenthesis at offset 6"); /* the end */
 	kv_config_free(&c);
-	assert_int_equal(parse(&c, err, sizeof(err), EP, "--key.group-regex=(a)", NULL), KV_EINVAL);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--key.group-regex=(a)", NULL), MKV_EINVAL);
 	assert_non_null(strstr(err, "--key.group-regex: needs a named group"));
 	kv_config_free(&c);
 }

@@ -188,74 +188,74 @@ struct ev_case {
 	enum ev_flavour fl;
 	const char *type, *medium, *key;
 	void (*mut)(ev_spec *);
-	enum kv_reason want;
-	enum kv_event_type want_type;
+	enum mkv_reason want;
+	enum mkv_event_type want_type;
 	unsigned want_medium;
 	bool want_key;
 };
 
-#define OK_STORED(m) KV_R_OK, KV_EV_STORED, (m), true
-#define REJ(r)       (r), 0, 0, false
+#define OK_STORED(m)  MKV_R_OK, MKV_EV_STORED, (m), true
+#define OK_REMOVED(m) MKV_R_OK, MKV_EV_REMOVED, (m), true
+#define OK_CLEARED    MKV_R_OK, MKV_EV_CLEARED, 0, false
+#define REJ(r)        (r), 0, 0, false
 
 static const struct ev_case ev_cases[] = {
-	{"spec stored", EV_SPEC, "stored", "cpu", "k1", m_none, OK_STORED(KV_MEDIUM_CPU)},
-	{"spec stored disk", EV_SPEC, "stored", "disk", "k1", m_none, OK_STORED(KV_MEDIUM_DISK)},
-	{"spec removed", EV_SPEC, "removed", "disk", "k1", m_none, KV_R_OK, KV_EV_REMOVED, KV_MEDIUM_DISK, true},
-	{"spec cleared", EV_SPEC, "cleared", NULL, NULL, m_none, KV_R_OK, KV_EV_CLEARED, 0, false},
-	{"spec no legacy stored", EV_SPEC_NO_LEGACY, "stored", "cpu", "k", m_none, OK_STORED(KV_MEDIUM_CPU)},
-	{"spec no legacy cleared", EV_SPEC_NO_LEGACY, "cleared", NULL, NULL, m_none, KV_R_OK, KV_EV_CLEARED, 0, false},
-	{"upstream stored", EV_UPSTREAM, "stored", "cpu", "42", m_none, OK_STORED(KV_MEDIUM_CPU)},
-	{"upstream removed", EV_UPSTREAM, "removed", "cpu", "42", m_none, KV_R_OK, KV_EV_REMOVED, KV_MEDIUM_CPU, true},
-	{"any field order", EV_UPSTREAM, "stored", "disk", "k", m_reversed, OK_STORED(KV_MEDIUM_DISK)},
-	{"unknown fields ignored", EV_SPEC, "stored", "cpu", "k", m_extra_fields, OK_STORED(KV_MEDIUM_CPU)},
-	{"unused fields not validated", EV_SPEC, "stored", "cpu", "k", m_odd_unused_fields, OK_STORED(KV_MEDIUM_CPU)},
-	{"legacy only stored", EV_SPEC, "stored", "cpu", "k", m_only_legacy_stored, OK_STORED(KV_MEDIUM_CPU)},
-	{"legacy only removed", EV_SPEC, "stored", "cpu", "k", m_only_legacy_removed, KV_R_OK, KV_EV_REMOVED,
-	 KV_MEDIUM_CPU, true},
-	{"legacy only cleared", EV_SPEC, "cleared", NULL, NULL, m_only_legacy_cleared, KV_R_OK, KV_EV_CLEARED, 0,
-	 false},
+	{"spec stored", EV_SPEC, "stored", "cpu", "k1", m_none, OK_STORED(MKV_MEDIUM_CPU)},
+	{"spec stored disk", EV_SPEC, "stored", "disk", "k1", m_none, OK_STORED(MKV_MEDIUM_DISK)},
+	{"spec removed", EV_SPEC, "removed", "disk", "k1", m_none, OK_REMOVED(MKV_MEDIUM_DISK)},
+	{"spec cleared", EV_SPEC, "cleared", NULL, NULL, m_none, OK_CLEARED},
+	{"spec no legacy stored", EV_SPEC_NO_LEGACY, "stored", "cpu", "k", m_none, OK_STORED(MKV_MEDIUM_CPU)},
+	{"spec no legacy cleared", EV_SPEC_NO_LEGACY, "cleared", NULL, NULL, m_none, OK_CLEARED},
+	{"upstream stored", EV_UPSTREAM, "stored", "cpu", "42", m_none, OK_STORED(MKV_MEDIUM_CPU)},
+	{"upstream removed", EV_UPSTREAM, "removed", "cpu", "42", m_none, OK_REMOVED(MKV_MEDIUM_CPU)},
+	{"any field order", EV_UPSTREAM, "stored", "disk", "k", m_reversed, OK_STORED(MKV_MEDIUM_DISK)},
+	{"unknown fields ignored", EV_SPEC, "stored", "cpu", "k", m_extra_fields, OK_STORED(MKV_MEDIUM_CPU)},
+	{"unused fields not validated", EV_SPEC, "stored", "cpu", "k", m_odd_unused_fields, OK_STORED(MKV_MEDIUM_CPU)},
+	{"legacy only stored", EV_SPEC, "stored", "cpu", "k", m_only_legacy_stored, OK_STORED(MKV_MEDIUM_CPU)},
+	{"legacy only removed", EV_SPEC, "stored", "cpu", "k", m_only_legacy_removed, OK_REMOVED(MKV_MEDIUM_CPU)},
+	{"legacy only cleared", EV_SPEC, "cleared", NULL, NULL, m_only_legacy_cleared, OK_CLEARED},
 	{"nil event_type falls back to legacy", EV_SPEC, "stored", "cpu", "k", m_nil_event_type,
-	 OK_STORED(KV_MEDIUM_CPU)},
-	{"event_type wins over legacy", EV_SPEC, "stored", "cpu", "k", m_types_disagree, OK_STORED(KV_MEDIUM_CPU)},
-	{"legacy unknown", EV_SPEC, "stored", "cpu", "k", m_only_legacy_unknown, REJ(KV_R_UNKNOWN_EVENT_TYPE)},
-	{"no type at all", EV_SPEC, "stored", "cpu", "k", m_neither_type, REJ(KV_R_MISSING_FIELD)},
-	{"no type, no legacy", EV_SPEC_NO_LEGACY, "stored", "cpu", "k", m_no_event_type, REJ(KV_R_MISSING_FIELD)},
-	{"unknown event_type", EV_SPEC, "stored", "cpu", "k", m_bad_event_type, REJ(KV_R_UNKNOWN_EVENT_TYPE)},
+	 OK_STORED(MKV_MEDIUM_CPU)},
+	{"event_type wins over legacy", EV_SPEC, "stored", "cpu", "k", m_types_disagree, OK_STORED(MKV_MEDIUM_CPU)},
+	{"legacy unknown", EV_SPEC, "stored", "cpu", "k", m_only_legacy_unknown, REJ(MKV_R_UNKNOWN_EVENT_TYPE)},
+	{"no type at all", EV_SPEC, "stored", "cpu", "k", m_neither_type, REJ(MKV_R_MISSING_FIELD)},
+	{"no type, no legacy", EV_SPEC_NO_LEGACY, "stored", "cpu", "k", m_no_event_type, REJ(MKV_R_MISSING_FIELD)},
+	{"unknown event_type", EV_SPEC, "stored", "cpu", "k", m_bad_event_type, REJ(MKV_R_UNKNOWN_EVENT_TYPE)},
 	{"bad event_type not rescued", EV_SPEC, "stored", "cpu", "k", m_bad_event_type_good_legacy,
-	 REJ(KV_R_UNKNOWN_EVENT_TYPE)},
-	{"event_type not a string", EV_SPEC, "stored", "cpu", "k", m_int_event_type, REJ(KV_R_FIELD_TYPE)},
-	{"missing tenant", EV_SPEC, "stored", "cpu", "k", m_no_tenant, REJ(KV_R_MISSING_FIELD)},
-	{"nil tenant", EV_SPEC, "stored", "cpu", "k", m_nil_tenant, REJ(KV_R_MISSING_FIELD)},
-	{"int tenant", EV_SPEC, "stored", "cpu", "k", m_int_tenant, REJ(KV_R_FIELD_TYPE)},
-	{"missing backend", EV_SPEC, "removed", "cpu", "k", m_no_backend, REJ(KV_R_MISSING_FIELD)},
-	{"array backend", EV_SPEC, "removed", "cpu", "k", m_array_backend, REJ(KV_R_FIELD_TYPE)},
-	{"cleared missing tenant", EV_SPEC, "cleared", NULL, NULL, m_no_tenant, REJ(KV_R_MISSING_FIELD)},
-	{"missing medium", EV_SPEC, "stored", "cpu", "k", m_no_medium, REJ(KV_R_MISSING_FIELD)},
-	{"nil medium on stored", EV_UPSTREAM, "stored", "cpu", "k", m_nil_medium, REJ(KV_R_MISSING_FIELD)},
-	{"int medium", EV_SPEC, "stored", "cpu", "k", m_int_medium, REJ(KV_R_FIELD_TYPE)},
-	{"medium CPU", EV_UPSTREAM, "stored", "cpu", "k", m_medium_CPU, OK_STORED(KV_MEDIUM_CPU)},
-	{"medium Disk", EV_UPSTREAM, "stored", "cpu", "k", m_medium_Disk, OK_STORED(KV_MEDIUM_DISK)},
-	{"medium nvme", EV_UPSTREAM, "stored", "cpu", "k", m_medium_nvme, REJ(KV_R_UNKNOWN_MEDIUM)},
-	{"medium empty string", EV_UPSTREAM, "removed", "cpu", "k", m_medium_empty, REJ(KV_R_UNKNOWN_MEDIUM)},
-	{"medium with suffix", EV_UPSTREAM, "stored", "cpu", "k", m_medium_cpu_prefix, REJ(KV_R_UNKNOWN_MEDIUM)},
-	{"cleared ignores medium", EV_SPEC, "cleared", NULL, NULL, m_cleared_with_medium, KV_R_OK, KV_EV_CLEARED, 0,
+	 REJ(MKV_R_UNKNOWN_EVENT_TYPE)},
+	{"event_type not a string", EV_SPEC, "stored", "cpu", "k", m_int_event_type, REJ(MKV_R_FIELD_TYPE)},
+	{"missing tenant", EV_SPEC, "stored", "cpu", "k", m_no_tenant, REJ(MKV_R_MISSING_FIELD)},
+	{"nil tenant", EV_SPEC, "stored", "cpu", "k", m_nil_tenant, REJ(MKV_R_MISSING_FIELD)},
+	{"int tenant", EV_SPEC, "stored", "cpu", "k", m_int_tenant, REJ(MKV_R_FIELD_TYPE)},
+	{"missing backend", EV_SPEC, "removed", "cpu", "k", m_no_backend, REJ(MKV_R_MISSING_FIELD)},
+	{"array backend", EV_SPEC, "removed", "cpu", "k", m_array_backend, REJ(MKV_R_FIELD_TYPE)},
+	{"cleared missing tenant", EV_SPEC, "cleared", NULL, NULL, m_no_tenant, REJ(MKV_R_MISSING_FIELD)},
+	{"missing medium", EV_SPEC, "stored", "cpu", "k", m_no_medium, REJ(MKV_R_MISSING_FIELD)},
+	{"nil medium on stored", EV_UPSTREAM, "stored", "cpu", "k", m_nil_medium, REJ(MKV_R_MISSING_FIELD)},
+	{"int medium", EV_SPEC, "stored", "cpu", "k", m_int_medium, REJ(MKV_R_FIELD_TYPE)},
+	{"medium CPU", EV_UPSTREAM, "stored", "cpu", "k", m_medium_CPU, OK_STORED(MKV_MEDIUM_CPU)},
+	{"medium Disk", EV_UPSTREAM, "stored", "cpu", "k", m_medium_Disk, OK_STORED(MKV_MEDIUM_DISK)},
+	{"medium nvme", EV_UPSTREAM, "stored", "cpu", "k", m_medium_nvme, REJ(MKV_R_UNKNOWN_MEDIUM)},
+	{"medium empty string", EV_UPSTREAM, "removed", "cpu", "k", m_medium_empty, REJ(MKV_R_UNKNOWN_MEDIUM)},
+	{"medium with suffix", EV_UPSTREAM, "stored", "cpu", "k", m_medium_cpu_prefix, REJ(MKV_R_UNKNOWN_MEDIUM)},
+	{"cleared ignores medium", EV_SPEC, "cleared", NULL, NULL, m_cleared_with_medium, OK_CLEARED},
+	{"keyless stored", EV_UPSTREAM, "stored", "cpu", "42", m_no_key, MKV_R_OK, MKV_EV_STORED, MKV_MEDIUM_CPU,
 	 false},
-	{"keyless stored", EV_UPSTREAM, "stored", "cpu", "42", m_no_key, KV_R_OK, KV_EV_STORED, KV_MEDIUM_CPU, false},
-	{"nil key is keyless", EV_SPEC, "removed", "cpu", "42", m_nil_key, KV_R_OK, KV_EV_REMOVED, KV_MEDIUM_CPU,
+	{"nil key is keyless", EV_SPEC, "removed", "cpu", "42", m_nil_key, MKV_R_OK, MKV_EV_REMOVED, MKV_MEDIUM_CPU,
 	 false},
-	{"int key", EV_SPEC, "stored", "cpu", "42", m_int_key, REJ(KV_R_FIELD_TYPE)},
-	{"bin key", EV_SPEC, "stored", "cpu", "42", m_bin_key, OK_STORED(KV_MEDIUM_CPU)},
-	{"negative event_id", EV_SPEC, "stored", "cpu", "k", m_negative_event_id, REJ(KV_R_FIELD_TYPE)},
-	{"string event_id", EV_SPEC, "stored", "cpu", "k", m_string_event_id, REJ(KV_R_FIELD_TYPE)},
-	{"no event_id still applies", EV_SPEC, "stored", "cpu", "k", m_no_event_id, OK_STORED(KV_MEDIUM_CPU)},
-	{"u64 max event_id", EV_SPEC, "stored", "cpu", "k", m_big_event_id, OK_STORED(KV_MEDIUM_CPU)},
+	{"int key", EV_SPEC, "stored", "cpu", "42", m_int_key, REJ(MKV_R_FIELD_TYPE)},
+	{"bin key", EV_SPEC, "stored", "cpu", "42", m_bin_key, OK_STORED(MKV_MEDIUM_CPU)},
+	{"negative event_id", EV_SPEC, "stored", "cpu", "k", m_negative_event_id, REJ(MKV_R_FIELD_TYPE)},
+	{"string event_id", EV_SPEC, "stored", "cpu", "k", m_string_event_id, REJ(MKV_R_FIELD_TYPE)},
+	{"no event_id still applies", EV_SPEC, "stored", "cpu", "k", m_no_event_id, OK_STORED(MKV_MEDIUM_CPU)},
+	{"u64 max event_id", EV_SPEC, "stored", "cpu", "k", m_big_event_id, OK_STORED(MKV_MEDIUM_CPU)},
 };
 
 static void decode_one(const ev_spec *e, kv_batch *b, kv_decoder *d, msg *m)
 {
 	msg_build(m, 1, 1795982104612, e, 1);
-	assert_int_equal(kv_decode(d, m->frames, 3, b), KV_OK);
-	assert_int_equal(b->reject, KV_R_OK);
+	assert_int_equal(kv_decode(d, m->frames, 3, b), MKV_OK);
+	assert_int_equal(b->reject, MKV_R_OK);
 	assert_int_equal(b->n_events, 1);
 }
 
@@ -274,8 +274,8 @@ static void test_event_table(void **state)
 		decode_one(&e, &b, d, &m);
 		const kv_event *ev = &b.events[0];
 		print_message("case: %s\n", c->name);
-		assert_string_equal(kv_reason_name(ev->reject), kv_reason_name(c->want));
-		if (c->want != KV_R_OK)
+		assert_string_equal(mkv_reason_name(ev->reject), mkv_reason_name(c->want));
+		if (c->want != MKV_R_OK)
 			continue;
 		assert_int_equal(ev->type, c->want_type);
 		assert_int_equal(ev->medium, c->want_medium);
@@ -316,13 +316,13 @@ static void test_event_fields_zero_copy(void **state)
 
 /* --- whole-message rejections --- */
 
-static void expect_message(kv_decoder *d, const kv_frame *f, size_t n, enum kv_reason want, bool want_seq)
+static void expect_message(kv_decoder *d, const mkv_frame *f, size_t n, enum mkv_reason want, bool want_seq)
 {
 	kv_batch b;
-	assert_int_equal(kv_decode(d, f, n, &b), KV_OK);
-	assert_string_equal(kv_reason_name(b.reject), kv_reason_name(want));
+	assert_int_equal(kv_decode(d, f, n, &b), MKV_OK);
+	assert_string_equal(mkv_reason_name(b.reject), mkv_reason_name(want));
 	assert_int_equal(b.has_seq, want_seq);
-	if (want != KV_R_OK)
+	if (want != MKV_R_OK)
 		assert_int_equal(b.n_events, 0);
 }
 
@@ -336,26 +336,26 @@ static void test_frames(void **state)
 	ev_init(&e, EV_SPEC, "stored", 1, BACKEND, "t", "cpu", "k");
 	msg_build(&m, 5, 1, &e, 1);
 
-	expect_message(d, m.frames, 3, KV_R_OK, true);
-	expect_message(d, m.frames, 2, KV_R_FRAME_COUNT, false);
-	expect_message(d, m.frames, 1, KV_R_FRAME_COUNT, false);
-	kv_frame four[4] = {m.frames[0], m.frames[1], m.frames[2], m.frames[2]};
-	expect_message(d, four, 4, KV_R_FRAME_COUNT, false);
+	expect_message(d, m.frames, 3, MKV_R_OK, true);
+	expect_message(d, m.frames, 2, MKV_R_FRAME_COUNT, false);
+	expect_message(d, m.frames, 1, MKV_R_FRAME_COUNT, false);
+	mkv_frame four[4] = {m.frames[0], m.frames[1], m.frames[2], m.frames[2]};
+	expect_message(d, four, 4, MKV_R_FRAME_COUNT, false);
 
-	kv_frame f[3] = {m.frames[0], {m.seq_be, 7}, m.frames[2]};
-	expect_message(d, f, 3, KV_R_SEQUENCE_LENGTH, false);
+	mkv_frame f[3] = {m.frames[0], {m.seq_be, 7}, m.frames[2]};
+	expect_message(d, f, 3, MKV_R_SEQUENCE_LENGTH, false);
 	unsigned char nine[9] = {0};
-	f[1] = (kv_frame){nine, 9};
-	expect_message(d, f, 3, KV_R_SEQUENCE_LENGTH, false);
+	f[1] = (mkv_frame){nine, 9};
+	expect_message(d, f, 3, MKV_R_SEQUENCE_LENGTH, false);
 
 	/* A non-empty topic is accepted: only its presence is required. */
-	f[0] = (kv_frame){"kv", 2};
+	f[0] = (mkv_frame){"kv", 2};
 	f[1] = m.frames[1];
-	expect_message(d, f, 3, KV_R_OK, true);
+	expect_message(d, f, 3, MKV_R_OK, true);
 
 	/* Sequence is big-endian. */
 	static const unsigned char be[8] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-	f[1] = (kv_frame){be, 8};
+	f[1] = (mkv_frame){be, 8};
 	kv_batch b;
 	kv_decode(d, f, 3, &b);
 	assert_int_equal(b.seq, 0x0102030405060708ull);
@@ -367,7 +367,7 @@ struct raw_case {
 	const char *name;
 	const char *bytes;
 	size_t len;
-	enum kv_reason want;
+	enum mkv_reason want;
 };
 
 #define RAW(n, s, r)                   \
@@ -376,27 +376,27 @@ struct raw_case {
 	}
 
 static const struct raw_case raw_cases[] = {
-	RAW("empty payload", "", KV_R_MSGPACK_PARSE),
-	RAW("truncated array", "\x93\x01", KV_R_MSGPACK_PARSE),
-	RAW("reserved byte 0xc1", "\xc1", KV_R_MSGPACK_PARSE),
-	RAW("trailing bytes", "\x93\x01\x90\x00\x00", KV_R_MSGPACK_PARSE),
+	RAW("empty payload", "", MKV_R_MSGPACK_PARSE),
+	RAW("truncated array", "\x93\x01", MKV_R_MSGPACK_PARSE),
+	RAW("reserved byte 0xc1", "\xc1", MKV_R_MSGPACK_PARSE),
+	RAW("trailing bytes", "\x93\x01\x90\x00\x00", MKV_R_MSGPACK_PARSE),
 	RAW("str claims more than there is",
 	    "\x93\x01\x91\x81\xa8"
 	    "event_id"
 	    "\xdb\xff\xff\xff\xff",
-	    KV_R_MSGPACK_PARSE),
-	RAW("array of 2^32-1 elements, 3 bytes", "\x93\x01\xdd\xff\xff\xff\xff", KV_R_MSGPACK_PARSE),
-	RAW("not an array", "\x81\xa1\x61\x01", KV_R_PAYLOAD_SHAPE),
-	RAW("array of 2", "\x92\x01\x90", KV_R_PAYLOAD_SHAPE),
-	RAW("timestamp is a string", "\x93\xa1\x31\x90\x00", KV_R_PAYLOAD_SHAPE),
-	RAW("timestamp above int64", "\x93\xcf\xff\xff\xff\xff\xff\xff\xff\xff\x90\x00", KV_R_PAYLOAD_SHAPE),
-	RAW("events not an array", "\x93\x01\x80\x00", KV_R_PAYLOAD_SHAPE),
-	RAW("dp_rank a string", "\x93\x01\x90\xa1\x30", KV_R_PAYLOAD_SHAPE),
-	RAW("empty batch", "\x93\x01\x90\x00", KV_R_OK),
-	RAW("nil dp_rank", "\x93\x01\x90\xc0", KV_R_OK),
-	RAW("negative timestamp", "\x93\xff\x90\x00", KV_R_OK),
-	RAW("uint64 timestamp (upstream)", "\x93\xcf\x00\x00\x01\xa2\x28\xc5\x1a\x24\x90\x00", KV_R_OK),
-	RAW("extra trailing element", "\x94\x01\x90\x00\xa1\x78", KV_R_OK),
+	    MKV_R_MSGPACK_PARSE),
+	RAW("array of 2^32-1 elements, 3 bytes", "\x93\x01\xdd\xff\xff\xff\xff", MKV_R_MSGPACK_PARSE),
+	RAW("not an array", "\x81\xa1\x61\x01", MKV_R_PAYLOAD_SHAPE),
+	RAW("array of 2", "\x92\x01\x90", MKV_R_PAYLOAD_SHAPE),
+	RAW("timestamp is a string", "\x93\xa1\x31\x90\x00", MKV_R_PAYLOAD_SHAPE),
+	RAW("timestamp above int64", "\x93\xcf\xff\xff\xff\xff\xff\xff\xff\xff\x90\x00", MKV_R_PAYLOAD_SHAPE),
+	RAW("events not an array", "\x93\x01\x80\x00", MKV_R_PAYLOAD_SHAPE),
+	RAW("dp_rank a string", "\x93\x01\x90\xa1\x30", MKV_R_PAYLOAD_SHAPE),
+	RAW("empty batch", "\x93\x01\x90\x00", MKV_R_OK),
+	RAW("nil dp_rank", "\x93\x01\x90\xc0", MKV_R_OK),
+	RAW("negative timestamp", "\x93\xff\x90\x00", MKV_R_OK),
+	RAW("uint64 timestamp (upstream)", "\x93\xcf\x00\x00\x01\xa2\x28\xc5\x1a\x24\x90\x00", MKV_R_OK),
+	RAW("extra trailing element", "\x94\x01\x90\x00\xa1\x78", MKV_R_OK),
 };
 
 static void test_payload_table(void **state)
@@ -432,7 +432,7 @@ static void test_deep_nesting(void **state)
 	msg_set_raw_payload(&m, 1, buf, n);
 	kv_batch b;
 	kv_decode(d, m.frames, 3, &b);
-	assert_int_not_equal(b.reject, KV_R_OK);
+	assert_int_not_equal(b.reject, MKV_R_OK);
 	msg_destroy(&m);
 	kv_decoder_free(d);
 }
@@ -453,12 +453,12 @@ static void test_bad_event_in_batch(void **state)
 	msg_build(&m, 1, 1, e, 4);
 	kv_batch b;
 	kv_decode(d, m.frames, 3, &b);
-	assert_int_equal(b.reject, KV_R_OK);
+	assert_int_equal(b.reject, MKV_R_OK);
 	assert_int_equal(b.n_events, 4);
-	assert_int_equal(b.events[0].reject, KV_R_OK);
-	assert_int_equal(b.events[1].reject, KV_R_UNKNOWN_MEDIUM);
-	assert_int_equal(b.events[2].reject, KV_R_OK);
-	assert_int_equal(b.events[3].reject, KV_R_MISSING_FIELD);
+	assert_int_equal(b.events[0].reject, MKV_R_OK);
+	assert_int_equal(b.events[1].reject, MKV_R_UNKNOWN_MEDIUM);
+	assert_int_equal(b.events[2].reject, MKV_R_OK);
+	assert_int_equal(b.events[3].reject, MKV_R_MISSING_FIELD);
 	/* event ids survive a rejection, for continuity tracking */
 	assert_true(b.events[1].has_event_id);
 	assert_int_equal(b.events[3].event_id, 4);
@@ -477,12 +477,12 @@ static void test_event_not_a_map(void **state)
 	msg_set_raw_payload(&m, 1, "\x93\x01\x94\x05\xa1\x78\x80\xc0\x00", 9);
 	kv_batch b;
 	kv_decode(d, m.frames, 3, &b);
-	assert_int_equal(b.reject, KV_R_OK);
+	assert_int_equal(b.reject, MKV_R_OK);
 	assert_int_equal(b.n_events, 4);
-	assert_int_equal(b.events[0].reject, KV_R_EVENT_SHAPE);
-	assert_int_equal(b.events[1].reject, KV_R_EVENT_SHAPE);
-	assert_int_equal(b.events[2].reject, KV_R_MISSING_FIELD);
-	assert_int_equal(b.events[3].reject, KV_R_EVENT_SHAPE);
+	assert_int_equal(b.events[0].reject, MKV_R_EVENT_SHAPE);
+	assert_int_equal(b.events[1].reject, MKV_R_EVENT_SHAPE);
+	assert_int_equal(b.events[2].reject, MKV_R_MISSING_FIELD);
+	assert_int_equal(b.events[3].reject, MKV_R_EVENT_SHAPE);
 	msg_destroy(&m);
 	kv_decoder_free(d);
 }
@@ -502,7 +502,7 @@ static void test_large_batches(void **state)
 		kv_batch b;
 		msg_build(&m, s + 1, 1, e, sizes[s]);
 		kv_decode(d, m.frames, 3, &b);
-		assert_int_equal(b.reject, KV_R_OK);
+		assert_int_equal(b.reject, MKV_R_OK);
 		assert_int_equal(b.n_events, sizes[s]);
 		if (sizes[s])
 			assert_int_equal(b.events[sizes[s] - 1].event_id, sizes[s]);
@@ -567,8 +567,8 @@ static void test_integer_widths(void **state)
 		msg_set_raw_payload(&m, 1, buf, n);
 		kv_batch b;
 		kv_decode(d, m.frames, 3, &b);
-		assert_int_equal(b.reject, KV_R_OK);
-		assert_int_equal(b.events[0].reject, KV_R_OK);
+		assert_int_equal(b.reject, MKV_R_OK);
+		assert_int_equal(b.events[0].reject, MKV_R_OK);
 		assert_int_equal(b.events[0].event_id, ids[i].want);
 	}
 	msg_destroy(&m);
@@ -579,12 +579,12 @@ static void test_names(void **state)
 {
 	(void)state;
 	/* every reason has a distinct label value */
-	for (int i = 0; i < KV_R__COUNT; i++)
-		for (int j = i + 1; j < KV_R__COUNT; j++)
-			assert_string_not_equal(kv_reason_name(i), kv_reason_name(j));
-	assert_string_equal(kv_reason_name(KV_R__COUNT), "invalid");
-	assert_string_equal(kv_event_type_name(KV_EV_CLEARED), "cleared");
-	assert_string_equal(kv_placement_name(KV_PLACE_CPU_AND_DISK), "cpu_and_disk");
+	for (int i = 0; i < MKV_R__COUNT; i++)
+		for (int j = i + 1; j < MKV_R__COUNT; j++)
+			assert_string_not_equal(mkv_reason_name(i), mkv_reason_name(j));
+	assert_string_equal(mkv_reason_name(MKV_R__COUNT), "invalid");
+	assert_string_equal(mkv_event_type_name(MKV_EV_CLEARED), "cleared");
+	assert_string_equal(mkv_placement_name(MKV_PLACE_CPU_AND_DISK), "cpu_and_disk");
 }
 
 int main(void)

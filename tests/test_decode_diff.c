@@ -43,7 +43,7 @@ static struct {
 	unsigned compared, accepted_events, deep;
 } seen;
 
-static void same_str(kv_str a, kv_str b)
+static void same_str(mkv_str a, mkv_str b)
 {
 	assert_int_equal(a.len, b.len);
 	if (a.len)
@@ -51,15 +51,15 @@ static void same_str(kv_str a, kv_str b)
 }
 
 /* Decodes frames with both and compares everything. */
-static void compare(const kv_frame *f, size_t n)
+static void compare(const mkv_frame *f, size_t n)
 {
 	kv_batch a, b;
 	int ra = kv_decode(mine, f, n, &a), rb = ref_decode(ref, f, n, &b);
 	seen.compared++;
-	if (rb == KV_ENOMEM && b.reject == KV_R_MSGPACK_PARSE) { /* msgpack-c's stack */
+	if (rb == MKV_ENOMEM && b.reject == MKV_R_MSGPACK_PARSE) { /* msgpack-c's stack */
 		seen.deep++;
-		assert_int_equal(ra, KV_OK);
-		assert_true(a.reject == KV_R_MSGPACK_PARSE || a.reject == KV_R_PAYLOAD_SHAPE);
+		assert_int_equal(ra, MKV_OK);
+		assert_true(a.reject == MKV_R_MSGPACK_PARSE || a.reject == MKV_R_PAYLOAD_SHAPE);
 		assert_int_equal(a.n_events, 0);
 		return;
 	}
@@ -68,7 +68,7 @@ static void compare(const kv_frame *f, size_t n)
 	assert_int_equal(a.has_seq, b.has_seq);
 	assert_true(a.seq == b.seq);
 	assert_int_equal(a.n_events, b.n_events);
-	if (a.reject == KV_R_OK)
+	if (a.reject == MKV_R_OK)
 		assert_true(a.timestamp_ms == b.timestamp_ms);
 	for (size_t i = 0; i < a.n_events; i++) {
 		const kv_event *x = &a.events[i], *y = &b.events[i];
@@ -83,7 +83,7 @@ static void compare(const kv_frame *f, size_t n)
 		same_str(x->tenant_id, y->tenant_id);
 		same_str(x->backend_id, y->backend_id);
 		same_str(x->object_key, y->object_key);
-		seen.accepted_events += x->reject == KV_R_OK;
+		seen.accepted_events += x->reject == MKV_R_OK;
 	}
 }
 
@@ -91,7 +91,7 @@ static unsigned char seqb[8] = {0, 0, 0, 0, 0, 0, 0, 42};
 
 static void compare_payload(const void *p, size_t len)
 {
-	kv_frame f[3] = {{"", 0}, {seqb, 8}, {p, len}};
+	mkv_frame f[3] = {{"", 0}, {seqb, 8}, {p, len}};
 	compare(f, 3);
 }
 
@@ -379,7 +379,7 @@ static void test_captures(void **state)
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		zmqcap *c = zmqcap_open(path);
 		assert_non_null(c);
-		kv_frame f[ZMQCAP_MAX_FRAMES];
+		mkv_frame f[ZMQCAP_MAX_FRAMES];
 		size_t n;
 		unsigned msgs = 0;
 		while (zmqcap_next(c, f, &n) == 1) {

@@ -23,16 +23,16 @@ static void test_flag_fixes_it(void **state)
 {
 	(void)state;
 	kv_dialect_choice c;
-	kv_dialect_init(&c, KV_DIALECT_OBJECT, true);
+	kv_dialect_init(&c, MKV_DIALECT_OBJECT, true);
 	assert_true(c.decided && c.fixed);
-	assert_int_equal(c.dialect, KV_DIALECT_OBJECT);
+	assert_int_equal(c.dialect, MKV_DIALECT_OBJECT);
 	assert_int_equal(c.basis, KV_DIALECT_BY_FLAG);
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_MEDIA, true), KV_DIALECT_SAME);
-	assert_int_equal(kv_dialect_give_up(&c), KV_DIALECT_SAME);
-	assert_int_equal(c.dialect, KV_DIALECT_OBJECT);
-	kv_dialect_init(&c, KV_DIALECT_MEDIA, false);
-	assert_int_equal(c.dialect, KV_DIALECT_MEDIA);
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_OBJECT, false), KV_DIALECT_SAME);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_MEDIA, true), MKV_DIALECT_SAME);
+	assert_int_equal(kv_dialect_give_up(&c), MKV_DIALECT_SAME);
+	assert_int_equal(c.dialect, MKV_DIALECT_OBJECT);
+	kv_dialect_init(&c, MKV_DIALECT_MEDIA, false);
+	assert_int_equal(c.dialect, MKV_DIALECT_MEDIA);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_OBJECT, false), MKV_DIALECT_SAME);
 }
 
 static void test_auto_without_status_url_is_the_guide(void **state)
@@ -41,7 +41,7 @@ static void test_auto_without_status_url_is_the_guide(void **state)
 	kv_dialect_choice c;
 	kv_dialect_init(&c, -1, false);
 	assert_true(c.decided && !c.fixed);
-	assert_int_equal(c.dialect, KV_DIALECT_MEDIA);
+	assert_int_equal(c.dialect, MKV_DIALECT_MEDIA);
 	assert_string_equal(kv_dialect_basis_name(c.basis), "no_status_url");
 }
 
@@ -49,16 +49,16 @@ static void test_auto_without_status_url_is_the_guide(void **state)
 static void test_auto_first_answer_decides(void **state)
 {
 	(void)state;
-	for (int d = 0; d < KV_DIALECT__COUNT; d++) {
+	for (int d = 0; d < MKV_DIALECT__COUNT; d++) {
 		kv_dialect_choice c;
 		kv_dialect_init(&c, -1, true);
 		assert_false(c.decided);
-		assert_int_equal(kv_dialect_observe(&c, (enum kv_dialect)d, false), KV_DIALECT_DECIDED);
+		assert_int_equal(kv_dialect_observe(&c, (enum mkv_dialect)d, false), MKV_DIALECT_DECIDED);
 		assert_true(c.decided);
 		assert_int_equal(c.dialect, d);
 		assert_int_equal(c.basis, KV_DIALECT_BY_STATUS);
-		assert_int_equal(kv_dialect_give_up(&c), KV_DIALECT_SAME); /* the wait ends: nothing to do */
-		assert_int_equal(kv_dialect_observe(&c, (enum kv_dialect)d, true), KV_DIALECT_SAME);
+		assert_int_equal(kv_dialect_give_up(&c), MKV_DIALECT_SAME); /* the wait ends: nothing to do */
+		assert_int_equal(kv_dialect_observe(&c, (enum mkv_dialect)d, true), MKV_DIALECT_SAME);
 		assert_int_equal(c.switches, 0);
 	}
 }
@@ -70,15 +70,15 @@ static void test_fallback_then_switch_both_ways(void **state)
 	(void)state;
 	kv_dialect_choice c;
 	kv_dialect_init(&c, -1, true);
-	assert_int_equal(kv_dialect_give_up(&c), KV_DIALECT_DECIDED);
-	assert_int_equal(c.dialect, KV_DIALECT_MEDIA);
+	assert_int_equal(kv_dialect_give_up(&c), MKV_DIALECT_DECIDED);
+	assert_int_equal(c.dialect, MKV_DIALECT_MEDIA);
 	assert_string_equal(kv_dialect_basis_name(c.basis), "no_status_answer");
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_OBJECT, true), KV_DIALECT_SWITCHED);
-	assert_int_equal(c.dialect, KV_DIALECT_OBJECT);
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_OBJECT, true), KV_DIALECT_SAME);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_OBJECT, true), MKV_DIALECT_SWITCHED);
+	assert_int_equal(c.dialect, MKV_DIALECT_OBJECT);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_OBJECT, true), MKV_DIALECT_SAME);
 	/* the master was upgraded in place */
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_MEDIA, true), KV_DIALECT_SWITCHED);
-	assert_int_equal(c.dialect, KV_DIALECT_MEDIA);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_MEDIA, true), MKV_DIALECT_SWITCHED);
+	assert_int_equal(c.dialect, MKV_DIALECT_MEDIA);
 	assert_int_equal(c.switches, 2);
 }
 
@@ -90,13 +90,13 @@ static void test_fallback_corrected_before_any_event(void **state)
 	kv_dialect_choice c;
 	kv_dialect_init(&c, -1, true);
 	kv_dialect_give_up(&c);
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_OBJECT, false), KV_DIALECT_DECIDED);
-	assert_int_equal(c.dialect, KV_DIALECT_OBJECT);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_OBJECT, false), MKV_DIALECT_DECIDED);
+	assert_int_equal(c.dialect, MKV_DIALECT_OBJECT);
 	assert_int_equal(c.switches, 0);
 	/* the same word as the fallback's, before any event: nothing to say */
 	kv_dialect_init(&c, -1, true);
 	kv_dialect_give_up(&c);
-	assert_int_equal(kv_dialect_observe(&c, KV_DIALECT_MEDIA, false), KV_DIALECT_SAME);
+	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_MEDIA, false), MKV_DIALECT_SAME);
 	assert_int_equal(c.basis, KV_DIALECT_BY_STATUS);
 }
 
@@ -111,23 +111,23 @@ static const char CONDUCTOR[] = "{" COUNTERS ",\"skipped_unparsed_keys\":0,\"inv
 
 /* One poll of the member: its status answer (a format of two %u, the
  * publisher's messages), no /ha_status. */
-static void answer(fixture *f, const char *fmt, unsigned batches, kv_poll_news *n)
+static void answer(fixture *f, const char *fmt, unsigned batches, mkv_poll_news *n)
 {
 	snprintf(f->body, sizeof(f->body), fmt, batches, batches);
-	kv_poll_answers a = {.t0 = T0, .t1 = T0 + 0.01, .interval = 5, .status = ok(f->body)};
-	a.ha = (kv_answer){.err = KV_POLL_HTTP_STATUS, .http = 404};
-	a.leader = (kv_answer){.err = KV_POLL_CONNECT};
-	kv_store_poll_begin(f->s, 0);
-	kv_store_poll_answers(f->s, 0, &a, n);
+	mkv_poll_answers a = {.t0 = T0, .t1 = T0 + 0.01, .interval = 5, .status = ok(f->body)};
+	a.ha = (mkv_answer){.err = MKV_POLL_HTTP_STATUS, .http = 404};
+	a.leader = (mkv_answer){.err = MKV_POLL_CONNECT};
+	mkv_store_poll_begin(f->s, 0);
+	mkv_store_poll_answers(f->s, 0, &a, n);
 }
 
-static bool has(kv_store *s, const char *line)
+static bool has(mkv_store *s, const char *line)
 {
-	kv_buf out = render(s);
+	mkv_buf out = render(s);
 	char want[512];
 	snprintf(want, sizeof(want), "\n%s\n", line);
 	bool found = strstr(out.data, want) != NULL;
-	kv_buf_free(&out);
+	mkv_buf_free(&out);
 	return found;
 }
 
@@ -149,15 +149,15 @@ static void test_store_each_shape(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fixture f;
-		kv_store *s = make(&f, 1, false);
-		kv_poll_news n;
+		mkv_store *s = make(&f, 1, false);
+		mkv_poll_news n;
 		print_message("case %zu: %s\n", i, cases[i].body);
 		answer(&f, cases[i].body, 0, &n);
-		assert_int_equal(n.err, KV_POLL_OK);
-		assert_int_equal(n.dialect_news, KV_DIALECT_DECIDED);
+		assert_int_equal(n.err, MKV_POLL_OK);
+		assert_int_equal(n.dialect_news, MKV_DIALECT_DECIDED);
 		assert_string_equal(n.dialect.name, cases[i].want);
 		assert_string_equal(n.dialect.basis, "status_fields");
-		kv_store_free(s);
+		mkv_store_free(s);
 	}
 }
 
@@ -168,9 +168,9 @@ static void test_store_lacking_fields(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, false);
-	kv_poll_news n;
-	kv_dialect_info d;
+	mkv_store *s = make(&f, 1, false);
+	mkv_poll_news n;
+	mkv_dialect_info d;
 	static const char *const lacking[] = {
 		"{\"published_batches\":%u,\"published_events\":%u,\"dropped_events\":0,\"skipped_unparsed_keys\":0}",
 		"{" COUNTERS "}",
@@ -178,32 +178,32 @@ static void test_store_lacking_fields(void **state)
 	};
 	for (size_t i = 0; i < sizeof(lacking) / sizeof(lacking[0]); i++) {
 		answer(&f, lacking[i], 0, &n);
-		assert_int_equal(n.err, KV_POLL_FIELD);
-		assert_int_equal(n.dialect_news, KV_DIALECT_SAME);
-		kv_store_dialect(s, 0, &d);
+		assert_int_equal(n.err, MKV_POLL_FIELD);
+		assert_int_equal(n.dialect_news, MKV_DIALECT_SAME);
+		mkv_store_dialect(s, 0, &d);
 		assert_false(d.decided);
 	}
 	assert_true(has(s, "mooncake_kv_master_poll_errors_total{source=\"m\",reason=\"field\"} 3"));
-	assert_int_equal(kv_store_dialect_give_up(s, 0, &d), KV_DIALECT_DECIDED);
+	assert_int_equal(mkv_store_dialect_give_up(s, 0, &d), MKV_DIALECT_DECIDED);
 	assert_string_equal(d.name, "media");
 	assert_string_equal(d.basis, "no_status_answer");
-	assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
+	assert_int_equal(put(s, 0, 1, 0, 2, NULL), MKV_OK);
 	answer(&f, MAIN, 1, &n);
-	assert_int_equal(n.dialect_news, KV_DIALECT_SWITCHED);
+	assert_int_equal(n.dialect_news, MKV_DIALECT_SWITCHED);
 	assert_string_equal(n.dialect.name, "object");
 	assert_true(has(s, "mooncake_kv_stale_tenants{source=\"m\",reason=\"dialect\"} 1"));
-	kv_store_free(s);
+	mkv_store_free(s);
 }
 
 /* One message of the member: a stored or removed event per key. */
-static void events(kv_store *s, uint64_t seq, uint64_t eid, const char *type, const char *medium, const char *key)
+static void events(mkv_store *s, uint64_t seq, uint64_t eid, const char *type, const char *medium, const char *key)
 {
 	ev_spec e;
 	ev_init(&e, EV_SPEC, type, eid, B, "default", medium, key);
 	msg m;
 	msg_init(&m);
 	msg_build(&m, seq, (int64_t)(T0 * 1000), &e, 1);
-	assert_int_equal(kv_store_ingest(s, 0, m.frames, 3, (int64_t)(T0 * 1000), NULL), KV_OK);
+	assert_int_equal(mkv_store_ingest(s, 0, m.frames, 3, (int64_t)(T0 * 1000), NULL), MKV_OK);
 	msg_destroy(&m);
 }
 
@@ -216,8 +216,8 @@ static void test_store_upgrade_in_place(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, false);
-	kv_poll_news n;
+	mkv_store *s = make(&f, 1, false);
+	mkv_poll_news n;
 	answer(&f, MAIN, 0, &n);
 	assert_string_equal(n.dialect.name, "object");
 	events(s, 1, 1, "stored", "cpu", "a");
@@ -225,12 +225,12 @@ static void test_store_upgrade_in_place(void **state)
 	events(s, 3, 3, "removed", "cpu", "a"); /* main: the whole object */
 	assert_true(has(s, OBJECTS "0"));
 	answer(&f, MAIN, 3, &n);
-	assert_int_equal(n.dialect_news, KV_DIALECT_SAME);
+	assert_int_equal(n.dialect_news, MKV_DIALECT_SAME);
 
 	/* upgraded to a build of the guide: its first message, then its answer */
 	events(s, 1, 1, "stored", "cpu", "b");
 	answer(&f, GUIDE, 1, &n);
-	assert_int_equal(n.dialect_news, KV_DIALECT_SWITCHED);
+	assert_int_equal(n.dialect_news, MKV_DIALECT_SWITCHED);
 	assert_string_equal(n.dialect.name, "media");
 	assert_int_equal(n.restarts, 1);
 	assert_true(has(s, "mooncake_kv_publisher_dialect{source=\"m\",member=\"127.0.0.1:1\",dialect=\"media\"} 1"));
@@ -241,15 +241,15 @@ static void test_store_upgrade_in_place(void **state)
 
 	/* and back: a build of main again, answering before its first message */
 	answer(&f, MAIN, 0, &n);
-	assert_int_equal(n.dialect_news, KV_DIALECT_SWITCHED);
+	assert_int_equal(n.dialect_news, MKV_DIALECT_SWITCHED);
 	assert_string_equal(n.dialect.name, "object");
 	events(s, 1, 1, "stored", "cpu", "b");
 	events(s, 2, 2, "removed", "disk", "b"); /* main: the whole object, whatever its medium */
 	assert_true(has(s, OBJECTS "0"));
-	kv_dialect_info d;
-	kv_store_dialect(s, 0, &d);
+	mkv_dialect_info d;
+	mkv_store_dialect(s, 0, &d);
 	assert_string_equal(d.name, "object");
-	kv_store_free(s);
+	mkv_store_free(s);
 }
 
 int main(void)

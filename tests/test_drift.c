@@ -15,7 +15,7 @@
 #include "support/state_fixture.h"
 
 struct store {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_state *st;
 };
 
@@ -104,7 +104,7 @@ static void test_drift_over_exact_tenants(void **state)
 	assert_true(kv_drift_blame(&d, true, &spare));
 	assert_false(spare);
 	/* one stale tenant: the sum is no longer judged, the streak ends */
-	assert_int_equal(kv_state_mark_tenant_stale(s->st, (kv_str){"bob", 3}, KV_STALE_DRIFT), 1);
+	assert_int_equal(kv_state_mark_tenant_stale(s->st, (mkv_str){"bob", 3}, KV_STALE_DRIFT), 1);
 	assert_false(kv_drift_observe(&d, true, 0, 320, s->st));
 	assert_int_equal(d.polls, 0);
 	assert_false(kv_drift_blame(&d, false, &spare));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The exposition as served (kv_render with kv_expo_opts): the text format,
+/* The exposition as served (kv_render with mkv_expo_opts): the text format,
  * OpenMetrics 1.0 when asked (the spec's family names, UNIT, _created and
  * # EOF), and the families an operator turned off left out, each decided
  * as the family is written.  tests/check_render_golden.py holds every
@@ -30,7 +30,7 @@ static int setup(void **state)
 {
 	(void)state;
 	src = (kv_source_snap){.name = "m0", .residency = true, .has_groups = true};
-	assert_int_equal(kv_snapshot_members(&src, 1), KV_OK);
+	assert_int_equal(kv_snapshot_members(&src, 1), MKV_OK);
 	kv_member_snap *m = &src.members[0];
 	m->connected = true;
 	m->stats.messages = 6;
@@ -46,9 +46,9 @@ static int setup(void **state)
 	assert_true(src.tenants && src.group_pool && src.group_names);
 	src.tenants[0] = (kv_tenant_snap){
 		.backend_id = "b", .tenant_id = "t", .backend_len = 1, .tenant_len = 1, .n_groups = 1};
-	src.tenants[0].counts.events[KV_EV_STORED] = 3;
+	src.tenants[0].counts.events[MKV_EV_STORED] = 3;
 	src.n_tenants = 1;
-	src.group_names[0] = (kv_str){"g", 1};
+	src.group_names[0] = (mkv_str){"g", 1};
 	src.n_group_names = 1;
 	snap = (kv_exporter_snap){
 		.info = {.version = "1", .revision = "r", .process = {.ok = true, .cpu_seconds = 1.5}},
@@ -64,13 +64,13 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *served(const kv_expo_opts *o)
+static char *served(const mkv_expo_opts *o)
 {
-	kv_buf out;
-	kv_buf_init(&out);
-	assert_int_equal(kv_render(&out, &snap, o), KV_OK);
+	mkv_buf out;
+	mkv_buf_init(&out);
+	assert_int_equal(kv_render(&out, &snap, o), MKV_OK);
 	size_t n;
-	char *s = kv_buf_steal(&out, &n);
+	char *s = mkv_buf_steal(&out, &n);
 	assert_non_null(s);
 	return s;
 }
@@ -103,7 +103,7 @@ static bool has_line(const char *s, const char *whole)
 static void test_text(void **state)
 {
 	(void)state;
-	char *plain = served(NULL), *zero = served(&(kv_expo_opts){.created = CREATED});
+	char *plain = served(NULL), *zero = served(&(mkv_expo_opts){.created = CREATED});
 	/* the text format is the same with or without options that do not ask for more */
 	assert_string_equal(plain, zero);
 	assert_true(has_line(plain, "# HELP mooncake_kv_messages_received_total Multipart messages received from the "
@@ -143,7 +143,7 @@ static size_t check_counters(const char *s)
 static void test_openmetrics(void **state)
 {
 	(void)state;
-	char *s = served(&(kv_expo_opts){.openmetrics = true, .created = CREATED});
+	char *s = served(&(mkv_expo_opts){.openmetrics = true, .created = CREATED});
 	size_t len = strlen(s);
 	/* # EOF ends it, once */
 	assert_true(len > 6 && !strcmp(s + len - 6, "# EOF\n"));
@@ -188,7 +188,7 @@ static void test_openmetrics(void **state)
 	free(s);
 
 	/* no start given: no _created */
-	s = served(&(kv_expo_opts){.openmetrics = true});
+	s = served(&(mkv_expo_opts){.openmetrics = true});
 	assert_null(strstr(s, "_created"));
 	assert_true(check_counters(s) > 30);
 	free(s);
@@ -217,9 +217,9 @@ static void test_filters(void **state)
 	/* the summary leaves out a tenant's detail: per tenant only objects, the
 	 * medium mix and staleness; per key group only objects (the
 	 * --metrics.tenant-summary of docs/reference.md) */
-	kv_family_filter *f = kv_family_filter_new(NULL, true, err, sizeof(err));
+	mkv_family_filter *f = mkv_family_filter_new(NULL, true, err, sizeof(err));
 	assert_non_null(f);
-	s = served(&(kv_expo_opts){.families = f});
+	s = served(&(mkv_expo_opts){.families = f});
 	families_of(s, kept, sizeof(kept));
 	for (const char *p = all + 1; *p;) {
 		size_t n = strcspn(p, " ");
@@ -239,32 +239,33 @@ static void test_filters(void **state)
 			    "mooncake_kv_object_age_tracked_objects mooncake_kv_key_group_object_lifetime_seconds "
 			    "mooncake_kv_key_group_object_lifetime_unobserved_total ");
 	assert_true(has_line(s, "mooncake_kv_objects{source=\"m0\",backend_id=\"b\",tenant_id=\"t\"} 0"));
-	assert_true(kv_family_filter_drops("mooncake_kv_events_received_total", 33, f));
-	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, f));
+	assert_true(mkv_family_filter_drops("mooncake_kv_events_received_total", 33, f));
+	assert_false(mkv_family_filter_drops("mooncake_kv_objects", 19, f));
 	free(s);
-	kv_family_filter_free(f);
+	mkv_family_filter_free(f);
 
 	/* the regex matches whole names only, and takes a family's _created with it */
-	assert_non_null(f = kv_family_filter_new("mooncake_kv_object_table_bytes|process_.*", false, err, sizeof(err)));
-	s = served(&(kv_expo_opts){.openmetrics = true, .created = CREATED, .families = f});
+	assert_non_null(
+		f = mkv_family_filter_new("mooncake_kv_object_table_bytes|process_.*", false, err, sizeof(err)));
+	s = served(&(mkv_expo_opts){.openmetrics = true, .created = CREATED, .families = f});
 	assert_null(strstr(s, "object_table_bytes"));
 	assert_null(strstr(s, "process_"));
 	assert_non_null(strstr(s, "\nmooncake_kv_objects{"));
 	assert_true(check_counters(s) > 30);
 	free(s);
-	assert_true(kv_family_filter_drops("process_anything", 16, f)); /* no family of ours: the regex alone */
-	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, f));
-	kv_family_filter_free(f);
-	assert_non_null(f = kv_family_filter_new("mooncake_kv_object", false, err, sizeof(err)));
-	s = served(&(kv_expo_opts){.families = f});
+	assert_true(mkv_family_filter_drops("process_anything", 16, f)); /* no family of ours: the regex alone */
+	assert_false(mkv_family_filter_drops("mooncake_kv_objects", 19, f));
+	mkv_family_filter_free(f);
+	assert_non_null(f = mkv_family_filter_new("mooncake_kv_object", false, err, sizeof(err)));
+	s = served(&(mkv_expo_opts){.families = f});
 	char *plain = served(NULL);
 	assert_string_equal(s, plain); /* a prefix is no match */
 	free(s);
 	free(plain);
-	kv_family_filter_free(f);
-	assert_false(kv_family_filter_drops("mooncake_kv_objects", 19, NULL));
+	mkv_family_filter_free(f);
+	assert_false(mkv_family_filter_drops("mooncake_kv_objects", 19, NULL));
 
-	assert_null(kv_family_filter_new("(unclosed", false, err, sizeof(err)));
+	assert_null(mkv_family_filter_new("(unclosed", false, err, sizeof(err)));
 	assert_non_null(strstr(err, "at offset"));
 }
 
@@ -273,14 +274,14 @@ static void test_accept(void **state)
 	(void)state;
 	/* Prometheus 2.42's default */
 	assert_true(
-		kv_expo_wants_openmetrics("application/openmetrics-text;version=1.0.0,application/"
-					  "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;"
-					  "q=0.1"));
-	assert_true(kv_expo_wants_openmetrics("text/plain;q=0.5, application/openmetrics-text; q=0.9"));
-	assert_false(kv_expo_wants_openmetrics("application/openmetrics-text;q=0, text/plain"));
-	assert_false(kv_expo_wants_openmetrics("text/plain;version=0.0.4"));
-	assert_false(kv_expo_wants_openmetrics("*/*"));
-	assert_false(kv_expo_wants_openmetrics(NULL));
+		mkv_expo_wants_openmetrics("application/openmetrics-text;version=1.0.0,application/"
+					   "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;"
+					   "q=0.1"));
+	assert_true(mkv_expo_wants_openmetrics("text/plain;q=0.5, application/openmetrics-text; q=0.9"));
+	assert_false(mkv_expo_wants_openmetrics("application/openmetrics-text;q=0, text/plain"));
+	assert_false(mkv_expo_wants_openmetrics("text/plain;version=0.0.4"));
+	assert_false(mkv_expo_wants_openmetrics("*/*"));
+	assert_false(mkv_expo_wants_openmetrics(NULL));
 }
 
 int main(void)

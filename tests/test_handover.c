@@ -24,10 +24,10 @@
 #include "support/handover_fixture.h"
 
 typedef struct world {
-	kv_budget budget;
-	kv_store_member members[2];
-	kv_keygroup_re *re;
-	kv_store *s;
+	mkv_budget budget;
+	mkv_store_member members[2];
+	mkv_keygroup_re *re;
+	mkv_store *s;
 } world;
 
 /* The next world_make's store never hands its state over (no --state.serve). */
@@ -35,38 +35,38 @@ static bool never_handed_over;
 /* The next world_make's store reconciles (mooncake_kv_master_lists_tenants shows). */
 static bool reconciling;
 
-static kv_store *world_make(world *w, const char *name, size_t n, int dialect, bool groups, uint64_t seed,
-			    size_t max_tenants)
+static mkv_store *world_make(world *w, const char *name, size_t n, int dialect, bool groups, uint64_t seed,
+			     size_t max_tenants)
 {
 	memset(w, 0, sizeof(*w));
-	kv_budget_init(&w->budget, max_tenants, 1000000);
+	mkv_budget_init(&w->budget, max_tenants, 1000000);
 	for (size_t i = 0; i < n; i++)
-		w->members[i] = (kv_store_member){
+		w->members[i] = (mkv_store_member){
 			.label = i ? "127.0.0.1:2" : "127.0.0.1:1", .has_status = true, .dialect = dialect};
 	char err[128];
 	if (groups)
-		assert_non_null(w->re = kv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err)));
-	kv_store_cfg cfg = {.name = name,
-			    .ha = n > 1,
-			    .polled = true,
-			    .members = w->members,
-			    .n_members = n,
-			    .key_groups = w->re,
-			    .residency = true,
-			    .budget = &w->budget,
-			    .seed = seed,
-			    .max_tenants = max_tenants,
-			    .never_handed_over = never_handed_over,
-			    .reconcile = reconciling,
-			    .reconcile_interval = 600};
-	assert_non_null(w->s = kv_store_new(&cfg));
+		assert_non_null(w->re = mkv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err)));
+	mkv_store_cfg cfg = {.name = name,
+			     .ha = n > 1,
+			     .polled = true,
+			     .members = w->members,
+			     .n_members = n,
+			     .key_groups = w->re,
+			     .residency = true,
+			     .budget = &w->budget,
+			     .seed = seed,
+			     .max_tenants = max_tenants,
+			     .never_handed_over = never_handed_over,
+			     .reconcile = reconciling,
+			     .reconcile_interval = 600};
+	assert_non_null(w->s = mkv_store_new(&cfg));
 	return w->s;
 }
 
 static void world_free(world *w)
 {
-	kv_store_free(w->s);
-	kv_keygroup_free(w->re);
+	mkv_store_free(w->s);
+	mkv_keygroup_free(w->re);
 }
 
 /* --- a random history, the same for every store fed it --- */
@@ -100,15 +100,15 @@ static void history_msg(history *h, msg *m, int dialect)
 	msg_build(m, ++h->seq, h->ts, e, n);
 }
 
-static kv_ingest_report feed_msg(kv_store *s, size_t member, msg *m, int64_t now)
+static mkv_ingest_report feed_msg(mkv_store *s, size_t member, msg *m, int64_t now)
 {
-	kv_ingest_report rep;
-	assert_int_equal(kv_store_ingest(s, member, m->frames, 3, now, &rep), KV_OK);
+	mkv_ingest_report rep;
+	assert_int_equal(mkv_store_ingest(s, member, m->frames, 3, now, &rep), MKV_OK);
 	return rep;
 }
 
 /* n messages of the history into every store of `to` (NULL ends the list). */
-static void play(history *h, int dialect, size_t n, kv_store *a, kv_store *b)
+static void play(history *h, int dialect, size_t n, mkv_store *a, mkv_store *b)
 {
 	for (size_t i = 0; i < n; i++) {
 		msg m;
@@ -128,7 +128,7 @@ static void setup_pair(world *a, world *b, int dialect, bool groups, history *h,
 	world_make(a, "m", 1, dialect, groups, 7, 100);
 	world_make(b, "m", 1, dialect, groups, 99, 100);
 	fixture f = {.s = a->s};
-	kv_poll_news news;
+	mkv_poll_news news;
 	poll(&f, 0, 0, NULL, &news); /* nothing published yet ... */
 	keys_read(a->s, 0, 0, NULL); /* ... no key ... */
 	poll(&f, 0, 0, NULL, &news); /* ... and still nothing: empty */
@@ -176,11 +176,11 @@ static void test_round_trip(void **state)
 		play(&h, dialect, 3, a.s, NULL);
 		assert_true(has_line(a.s, "mooncake_kv_state_stale{"));
 		bytes out = write_all(a.s);
-		enum kv_boot_result took;
-		assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, &took), KV_BOOT_TAKEN);
-		assert_int_equal(took, KV_BOOT_TAKEN);
+		enum mkv_boot_result took;
+		assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, &took), MKV_BOOT_TAKEN);
+		assert_int_equal(took, MKV_BOOT_TAKEN);
 		assert_same(a.s, b.s);
-		assert_int_equal(kv_store_joins_waiting(b.s), 1);
+		assert_int_equal(mkv_store_joins_waiting(b.s), 1);
 
 		replay_point after_tail = mark(&h);
 		rewind_to(&h, &before_tail);
@@ -188,11 +188,11 @@ static void test_round_trip(void **state)
 			msg m;
 			msg_init(&m);
 			history_msg(&h, &m, dialect);
-			kv_ingest_report rep = feed_msg(b.s, 0, &m, h.ts + 5);
-			assert_int_equal(rep.join, i == 2 ? KV_JOIN_CONTINUED : KV_JOIN_NONE);
+			mkv_ingest_report rep = feed_msg(b.s, 0, &m, h.ts + 5);
+			assert_int_equal(rep.join, i == 2 ? MKV_JOIN_CONTINUED : MKV_JOIN_NONE);
 			msg_destroy(&m);
 		}
-		assert_int_equal(kv_store_joins_waiting(b.s), 0);
+		assert_int_equal(mkv_store_joins_waiting(b.s), 0);
 		rewind_to(&h, &after_tail);
 		play(&h, dialect, 300, a.s, b.s);
 		assert_same(a.s, b.s);
@@ -200,7 +200,7 @@ static void test_round_trip(void **state)
 		world c;
 		world_make(&c, "m", 1, dialect, groups, 5, 100);
 		bytes out2 = write_all(b.s);
-		assert_int_equal(read_into(c.s, out2.p, out2.n, 1 << 30, &took), KV_BOOT_TAKEN);
+		assert_int_equal(read_into(c.s, out2.p, out2.n, 1 << 30, &took), MKV_BOOT_TAKEN);
 		assert_same(a.s, c.s);
 		free(out.p);
 		free(out2.p);
@@ -216,18 +216,18 @@ static void taken_pair(world *a, world *b, history *h)
 	rng = 42;
 	setup_pair(a, b, 1, false, h, false);
 	bytes out = write_all(a->s);
-	assert_int_equal(read_into(b->s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	assert_int_equal(read_into(b->s, out.p, out.n, 1 << 30, NULL), MKV_BOOT_TAKEN);
 	free(out.p);
 }
 
 /* The history's next message, into s (and into also, unless NULL): what it
  * decided of s's join. */
-static enum kv_join next_into(history *h, kv_store *s, kv_store *also)
+static enum mkv_join next_into(history *h, mkv_store *s, mkv_store *also)
 {
 	msg m;
 	msg_init(&m);
 	history_msg(h, &m, 1);
-	enum kv_join j = feed_msg(s, 0, &m, h->ts).join;
+	enum mkv_join j = feed_msg(s, 0, &m, h->ts).join;
 	if (also)
 		feed_msg(also, 0, &m, h->ts);
 	msg_destroy(&m);
@@ -241,7 +241,7 @@ static void test_join_cases(void **state)
 	history h;
 	/* idle since the copy: the next number, the next event id */
 	taken_pair(&a, &b, &h);
-	assert_int_equal(next_into(&h, b.s, a.s), KV_JOIN_CONTINUED);
+	assert_int_equal(next_into(&h, b.s, a.s), MKV_JOIN_CONTINUED);
 	assert_same(a.s, b.s);
 	world_free(&a);
 	world_free(&b);
@@ -249,7 +249,7 @@ static void test_join_cases(void **state)
 	/* a number skipped: not provably continuous */
 	taken_pair(&a, &b, &h);
 	h.seq++;
-	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
+	assert_int_equal(next_into(&h, b.s, NULL), MKV_JOIN_BROKEN);
 	assert_true(has_line(b.s, "mooncake_kv_state_stale_reason{source=\"m\",backend_id=\"" B
 				  "\",tenant_id=\"default\",reason=\"bootstrap\"} 1"));
 	assert_true(
@@ -264,7 +264,7 @@ static void test_join_cases(void **state)
 	/* the next number, from another process (its event ids start afresh) */
 	taken_pair(&a, &b, &h);
 	h.eid = 0;
-	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
+	assert_int_equal(next_into(&h, b.s, NULL), MKV_JOIN_BROKEN);
 	world_free(&a);
 	world_free(&b);
 
@@ -273,7 +273,7 @@ static void test_join_cases(void **state)
 	h.seq--;
 	h.eid -= 9;      /* ids A has seen, */
 	h.ts -= 1000000; /* a time before A's last: a payload A has not, and only its digest tells */
-	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
+	assert_int_equal(next_into(&h, b.s, NULL), MKV_JOIN_BROKEN);
 	world_free(&a);
 	world_free(&b);
 
@@ -281,14 +281,14 @@ static void test_join_cases(void **state)
 	taken_pair(&a, &b, &h);
 	h.seq = 0;
 	h.eid = 0;
-	assert_int_equal(next_into(&h, b.s, NULL), KV_JOIN_BROKEN);
+	assert_int_equal(next_into(&h, b.s, NULL), MKV_JOIN_BROKEN);
 	world_free(&a);
 	world_free(&b);
 }
 
 /* B takes A's copy, then A's last message comes again to B: what B decides.
  * Only A's digest of that message proves it held by the copy. */
-static enum kv_join last_again(bool a_serves, bool b_serves)
+static enum mkv_join last_again(bool a_serves, bool b_serves)
 {
 	world a, b;
 	history h = {.ts = TS0, .keys = 200};
@@ -302,9 +302,9 @@ static enum kv_join last_again(bool a_serves, bool b_serves)
 	replay_point last = mark(&h);
 	play(&h, 1, 1, a.s, NULL);
 	bytes out = write_all(a.s);
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), MKV_BOOT_TAKEN);
 	rewind_to(&h, &last);
-	enum kv_join j = next_into(&h, b.s, NULL);
+	enum mkv_join j = next_into(&h, b.s, NULL);
 	free(out.p);
 	world_free(&a);
 	world_free(&b);
@@ -317,9 +317,9 @@ static enum kv_join last_again(bool a_serves, bool b_serves)
 static void test_digests_only_when_served(void **state)
 {
 	(void)state;
-	assert_int_equal(last_again(true, true), KV_JOIN_CONTINUED);
-	assert_int_equal(last_again(true, false), KV_JOIN_CONTINUED);
-	assert_int_equal(last_again(false, true), KV_JOIN_BROKEN);
+	assert_int_equal(last_again(true, true), MKV_JOIN_CONTINUED);
+	assert_int_equal(last_again(true, false), MKV_JOIN_CONTINUED);
+	assert_int_equal(last_again(false, true), MKV_JOIN_BROKEN);
 }
 
 /* Every truncation and every bit flip is refused: nothing taken. */
@@ -343,69 +343,69 @@ static void test_refusals(void **state)
 	for (size_t n = 0; n < out.n; n += step) {
 		world c;
 		world_make(&c, "m", 1, 0, true, 1, 100);
-		enum kv_boot_result took;
-		assert_int_not_equal(read_into(c.s, out.p, n, 1 << 30, &took), KV_BOOT_TAKEN);
-		assert_int_not_equal(took, KV_BOOT_TAKEN);
+		enum mkv_boot_result took;
+		assert_int_not_equal(read_into(c.s, out.p, n, 1 << 30, &took), MKV_BOOT_TAKEN);
+		assert_int_not_equal(took, MKV_BOOT_TAKEN);
 		world_free(&c);
 	}
 	for (size_t at = 0; at < out.n; at += step) {
 		world c;
 		world_make(&c, "m", 1, 0, true, 1, 100);
 		out.p[at] ^= (unsigned char)(1u << (at % 8));
-		assert_int_not_equal(read_into(c.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+		assert_int_not_equal(read_into(c.s, out.p, out.n, 1 << 30, NULL), MKV_BOOT_TAKEN);
 		out.p[at] ^= (unsigned char)(1u << (at % 8));
 		world_free(&c);
 	}
 	/* whole again: taken */
-	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), KV_BOOT_TAKEN);
+	assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, NULL), MKV_BOOT_TAKEN);
 	/* too large for the limit */
 	world c;
 	world_make(&c, "m", 1, 0, true, 1, 100);
-	assert_int_equal(read_into(c.s, out.p, out.n, out.n - 1, NULL), KV_BOOT_TOO_LARGE);
+	assert_int_equal(read_into(c.s, out.p, out.n, out.n - 1, NULL), MKV_BOOT_TOO_LARGE);
 	world_free(&c);
 	/* another source's name: absent; other members or key groups: mismatch; fewer tenants allowed: limit */
-	enum kv_boot_result took;
+	enum mkv_boot_result took;
 	world_make(&c, "other", 1, 0, true, 1, 100);
-	assert_int_equal(read_into(c.s, out.p, out.n, 1 << 30, &took), KV_BOOT_TAKEN);
-	assert_int_equal(took, KV_BOOT_ABSENT);
+	assert_int_equal(read_into(c.s, out.p, out.n, 1 << 30, &took), MKV_BOOT_TAKEN);
+	assert_int_equal(took, MKV_BOOT_ABSENT);
 	world_free(&c);
 	world_make(&c, "m", 2, 0, true, 1, 100);
 	read_into(c.s, out.p, out.n, 1 << 30, &took);
-	assert_int_equal(took, KV_BOOT_MISMATCH);
+	assert_int_equal(took, MKV_BOOT_MISMATCH);
 	world_free(&c);
 	world_make(&c, "m", 1, 0, false, 1, 100);
 	read_into(c.s, out.p, out.n, 1 << 30, &took);
-	assert_int_equal(took, KV_BOOT_MISMATCH);
+	assert_int_equal(took, MKV_BOOT_MISMATCH);
 	world_free(&c);
 	world_make(&c, "m", 1, 1, true, 1, 100); /* told to read the object dialect */
 	read_into(c.s, out.p, out.n, 1 << 30, &took);
-	assert_int_equal(took, KV_BOOT_MISMATCH);
+	assert_int_equal(took, MKV_BOOT_MISMATCH);
 	world_free(&c);
 	world_make(&c, "m", 1, 0, true, 1, 2);
 	read_into(c.s, out.p, out.n, 1 << 30, &took);
-	assert_int_equal(took, KV_BOOT_LIMIT);
+	assert_int_equal(took, MKV_BOOT_LIMIT);
 	assert_int_equal(c.budget.tenants, 0); /* what was read of it went back */
 	world_free(&c);
 	/* another format version, whole and checksummed: refused as such */
 	bytes v2 = {0};
 	kv_pack_w pw;
-	assert_int_equal(kv_pack_w_init(&pw, to_bytes, &v2), KV_OK);
+	assert_int_equal(kv_pack_w_init(&pw, to_bytes, &v2), MKV_OK);
 	kv_pack_begin(&pw, KV_REC_HEADER);
 	kv_pack_bytes(&pw, "mooncake-kv-state", 17);
-	kv_pack_u64(&pw, KV_HANDOVER_VERSION + 1);
+	kv_pack_u64(&pw, MKV_HANDOVER_VERSION + 1);
 	kv_pack_i64(&pw, TS0);
 	kv_pack_u64(&pw, 1);
 	kv_pack_end(&pw);
-	assert_int_equal(kv_pack_finish(&pw), KV_OK);
+	assert_int_equal(kv_pack_finish(&pw), MKV_OK);
 	kv_pack_w_free(&pw);
 	world_make(&c, "m", 1, 0, true, 1, 100);
-	assert_int_equal(read_into(c.s, v2.p, v2.n, 1 << 30, &took), KV_BOOT_VERSION);
+	assert_int_equal(read_into(c.s, v2.p, v2.n, 1 << 30, &took), MKV_BOOT_VERSION);
 	world_free(&c);
 	free(v2.p);
 	/* a sink that stops: the writer says so */
 	bytes cut = {.fail_after = 1000};
-	kv_store *stores[] = {a.s};
-	assert_int_equal(kv_handover_write(stores, 1, TS0, to_bytes, &cut), KV_EINVAL);
+	mkv_store *stores[] = {a.s};
+	assert_int_equal(mkv_handover_write(stores, 1, TS0, to_bytes, &cut), MKV_EINVAL);
 	free(cut.p);
 	free(out.p);
 	world_free(&a);
@@ -444,11 +444,11 @@ static bytes as_later(const bytes *in)
 	bytes out = {0};
 	later l = {0};
 	kv_pack_in pin;
-	assert_int_equal(kv_pack_w_init(&l.w, to_bytes, &out), KV_OK);
-	assert_int_equal(kv_pack_in_init(&pin, 1 << 30, copy_later, &l), KV_OK);
+	assert_int_equal(kv_pack_w_init(&l.w, to_bytes, &out), MKV_OK);
+	assert_int_equal(kv_pack_in_init(&pin, 1 << 30, copy_later, &l), MKV_OK);
 	assert_int_equal(kv_pack_in_feed(&pin, in->p, in->n), KV_PACK_OK);
 	assert_int_equal(kv_pack_in_end(&pin), KV_PACK_OK);
-	assert_int_equal(kv_pack_finish(&l.w), KV_OK);
+	assert_int_equal(kv_pack_finish(&l.w), MKV_OK);
 	kv_pack_in_free(&pin);
 	kv_pack_w_free(&l.w);
 	return out;
@@ -482,9 +482,9 @@ static void test_listing_carried(void **state)
 			assert_true(has_line(a.s, cases[i].line));
 		}
 		bytes out = write_all(a.s);
-		enum kv_boot_result took;
-		assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, &took), KV_BOOT_TAKEN);
-		assert_int_equal(took, KV_BOOT_TAKEN);
+		enum mkv_boot_result took;
+		assert_int_equal(read_into(b.s, out.p, out.n, 1 << 30, &took), MKV_BOOT_TAKEN);
+		assert_int_equal(took, MKV_BOOT_TAKEN);
 		assert_true(cases[i].line ? has_line(b.s, cases[i].line)
 					  : !has_line(b.s, "mooncake_kv_master_lists_tenants{"));
 		/* the annex is a source of its own: only where there is something to say */
@@ -492,8 +492,8 @@ static void test_listing_carried(void **state)
 		bytes ext = as_later(&out);
 		assert_int_equal(ext.n > out.n, cases[i].line != NULL);
 		world_make(&c, "m", 1, 1, false, 5, 100);
-		assert_int_equal(read_into(c.s, ext.p, ext.n, 1 << 30, &took), KV_BOOT_TAKEN);
-		assert_int_equal(took, KV_BOOT_TAKEN);
+		assert_int_equal(read_into(c.s, ext.p, ext.n, 1 << 30, &took), MKV_BOOT_TAKEN);
+		assert_int_equal(took, MKV_BOOT_TAKEN);
 		assert_true(cases[i].line ? has_line(c.s, cases[i].line)
 					  : !has_line(c.s, "mooncake_kv_master_lists_tenants{"));
 		assert_same(a.s, c.s);

@@ -13,22 +13,22 @@
 
 #include <cmocka.h>
 
-static kv_str S(const char *s)
+static mkv_str S(const char *s)
 {
-	return (kv_str){s, (uint32_t)strlen(s)};
+	return (mkv_str){s, (uint32_t)strlen(s)};
 }
 
 static void apply(kv_state *s, const char *tenant, const char *type, const char *key, unsigned medium)
 {
-	kv_event e = {.type = !strcmp(type, "stored")    ? KV_EV_STORED
-			      : !strcmp(type, "removed") ? KV_EV_REMOVED
-							 : KV_EV_CLEARED,
+	kv_event e = {.type = !strcmp(type, "stored")    ? MKV_EV_STORED
+			      : !strcmp(type, "removed") ? MKV_EV_REMOVED
+							 : MKV_EV_CLEARED,
 		      .medium = (uint8_t)medium,
 		      .has_key = key != NULL,
 		      .backend_id = S("b"),
 		      .tenant_id = S(tenant),
 		      .object_key = S(key ? key : "")};
-	assert_int_equal(kv_state_apply(s, &e, KV_DIALECT_MEDIA), KV_OK);
+	assert_int_equal(kv_state_apply(s, &e, MKV_DIALECT_MEDIA), MKV_OK);
 }
 
 /* The figures of group `name` in tenant t, or NULL. */
@@ -36,7 +36,7 @@ static const kv_group_counts *in_group(const kv_state *s, const char *tenant, co
 {
 	const kv_tenant *t = kv_state_find_tenant(s, S("b"), S(tenant));
 	for (uint32_t i = 0; t && i < t->groups.n; i++) {
-		kv_str g = kv_state_group_name(s, t->groups.v[i].id);
+		mkv_str g = kv_state_group_name(s, t->groups.v[i].id);
 		if (g.len == strlen(name) && !memcmp(g.ptr, name, g.len))
 			return &t->groups.v[i];
 	}
@@ -49,28 +49,28 @@ static void test_set_semantics_per_group(void **state)
 {
 	(void)state;
 	char err[256];
-	kv_keygroup_re *re = kv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err));
-	kv_budget budget;
-	kv_budget_init(&budget, 10, 100);
+	mkv_keygroup_re *re = mkv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err));
+	mkv_budget budget;
+	mkv_budget_init(&budget, 10, 100);
 	kv_state *s = kv_state_new(&budget, 9);
-	assert_int_equal(kv_state_set_keygroups(s, re), KV_OK);
-	apply(s, "t", "stored", "llama/1", KV_MEDIUM_CPU);
-	apply(s, "t", "stored", "llama/1", KV_MEDIUM_CPU); /* again: idempotent */
-	apply(s, "t", "stored", "llama/1", KV_MEDIUM_DISK);
-	apply(s, "t", "stored", "llama/2", KV_MEDIUM_DISK);
-	apply(s, "t", "stored", "qwen/1", KV_MEDIUM_CPU);
-	apply(s, "t", "stored", "no-slash", KV_MEDIUM_CPU);
-	apply(s, "t", "removed", "llama/2", KV_MEDIUM_CPU); /* not on cpu: nothing moves */
-	apply(s, "t", "removed", "qwen/1", KV_MEDIUM_CPU);  /* gone */
-	apply(s, "t", "removed", "llama/1", KV_MEDIUM_DISK);
-	apply(s, "t", "stored", "llama/1", KV_MEDIUM_DISK); /* upsert: removed, then stored */
+	assert_int_equal(kv_state_set_keygroups(s, re), MKV_OK);
+	apply(s, "t", "stored", "llama/1", MKV_MEDIUM_CPU);
+	apply(s, "t", "stored", "llama/1", MKV_MEDIUM_CPU); /* again: idempotent */
+	apply(s, "t", "stored", "llama/1", MKV_MEDIUM_DISK);
+	apply(s, "t", "stored", "llama/2", MKV_MEDIUM_DISK);
+	apply(s, "t", "stored", "qwen/1", MKV_MEDIUM_CPU);
+	apply(s, "t", "stored", "no-slash", MKV_MEDIUM_CPU);
+	apply(s, "t", "removed", "llama/2", MKV_MEDIUM_CPU); /* not on cpu: nothing moves */
+	apply(s, "t", "removed", "qwen/1", MKV_MEDIUM_CPU);  /* gone */
+	apply(s, "t", "removed", "llama/1", MKV_MEDIUM_DISK);
+	apply(s, "t", "stored", "llama/1", MKV_MEDIUM_DISK); /* upsert: removed, then stored */
 
 	const kv_group_counts *llama = in_group(s, "t", "llama"), *qwen = in_group(s, "t", "qwen"),
 			      *none = in_group(s, "t", "");
 	assert_non_null(llama);
 	assert_int_equal(kv_group_objects(llama), 2);
-	assert_int_equal(llama->placement[KV_PLACE_CPU_AND_DISK], 1);
-	assert_int_equal(llama->placement[KV_PLACE_DISK_ONLY], 1);
+	assert_int_equal(llama->placement[MKV_PLACE_CPU_AND_DISK], 1);
+	assert_int_equal(llama->placement[MKV_PLACE_DISK_ONLY], 1);
 	assert_int_equal(llama->events[0], 5);
 	assert_int_equal(llama->events[1], 2);
 	assert_int_equal(kv_group_objects(qwen), 0);
@@ -85,7 +85,7 @@ static void test_set_semantics_per_group(void **state)
 	assert_int_equal(kv_group_objects(in_group(s, "t", "llama")), 0);
 	assert_int_equal(in_group(s, "t", "llama")->events[0], 5); /* events stay */
 	kv_state_free(s);
-	kv_keygroup_free(re);
+	mkv_keygroup_free(re);
 	assert_int_equal(atomic_load(&budget.key_groups), 0);
 }
 
@@ -94,18 +94,18 @@ static void test_overflow(void **state)
 {
 	(void)state;
 	char err[256];
-	kv_keygroup_re *re = kv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err));
-	kv_budget budget;
-	kv_budget_init(&budget, 10, 100);
+	mkv_keygroup_re *re = mkv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err));
+	mkv_budget budget;
+	mkv_budget_init(&budget, 10, 100);
 	budget.max_key_groups = 2;
 	kv_state *s1 = kv_state_new(&budget, 1), *s2 = kv_state_new(&budget, 2);
 	kv_state_set_keygroups(s1, re);
 	kv_state_set_keygroups(s2, re);
-	apply(s1, "t", "stored", "a/1", KV_MEDIUM_CPU);
-	apply(s2, "t", "stored", "b/1", KV_MEDIUM_CPU);
-	apply(s2, "t", "stored", "c/1", KV_MEDIUM_CPU); /* the third group of the process */
-	apply(s2, "t", "stored", "c/2", KV_MEDIUM_CPU);
-	apply(s2, "t", "stored", "a/3", KV_MEDIUM_CPU); /* s2's own "a": a new group for it, no room */
+	apply(s1, "t", "stored", "a/1", MKV_MEDIUM_CPU);
+	apply(s2, "t", "stored", "b/1", MKV_MEDIUM_CPU);
+	apply(s2, "t", "stored", "c/1", MKV_MEDIUM_CPU); /* the third group of the process */
+	apply(s2, "t", "stored", "c/2", MKV_MEDIUM_CPU);
+	apply(s2, "t", "stored", "a/3", MKV_MEDIUM_CPU); /* s2's own "a": a new group for it, no room */
 	assert_int_equal(kv_group_objects(in_group(s2, "t", "__overflow__")), 3);
 	assert_int_equal(kv_state_groups_overflow(s2), 3);
 	assert_null(in_group(s2, "t", "c"));
@@ -114,7 +114,7 @@ static void test_overflow(void **state)
 	kv_state_free(s2);
 	assert_int_equal(atomic_load(&budget.key_groups), 1);
 	kv_state_free(s1);
-	kv_keygroup_free(re);
+	mkv_keygroup_free(re);
 }
 
 int main(void)

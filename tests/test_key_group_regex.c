@@ -15,16 +15,16 @@
 
 static const char *group(const char *pattern, const char *key, size_t klen)
 {
-	static char out[KV_KEYGROUP_MAX_LEN + 1];
+	static char out[MKV_KEYGROUP_MAX_LEN + 1];
 	char err[256];
-	kv_keygroup_re *re = kv_keygroup_compile(pattern, err, sizeof(err));
+	mkv_keygroup_re *re = mkv_keygroup_compile(pattern, err, sizeof(err));
 	if (!re)
 		fail_msg("%s: %s", pattern, err);
 	kv_keygroup_matcher *m = kv_keygroup_matcher_new(re);
 	size_t n = kv_keygroup_of(m, key, klen, out);
 	out[n] = '\0';
 	kv_keygroup_matcher_free(m);
-	kv_keygroup_free(re);
+	mkv_keygroup_free(re);
 	return out;
 }
 #define G(p, k) group(p, k, strlen(k))
@@ -95,22 +95,22 @@ static void test_long_group_is_cut(void **state)
 	char key[600];
 	memset(key, 'k', 599);
 	key[599] = '\0';
-	assert_int_equal(strlen(G("^(?<all>.*)$", key)), KV_KEYGROUP_MAX_LEN);
+	assert_int_equal(strlen(G("^(?<all>.*)$", key)), MKV_KEYGROUP_MAX_LEN);
 }
 
 static void test_errors(void **state)
 {
 	(void)state;
 	char err[256];
-	assert_null(kv_keygroup_compile("^(?<model>[^@]+", err, sizeof(err)));
+	assert_null(mkv_keygroup_compile("^(?<model>[^@]+", err, sizeof(err)));
 	assert_non_null(strstr(err, "at offset 15"));
 	assert_non_null(strstr(err, "missing closing parenthesis"));
-	assert_null(kv_keygroup_compile("^([^@]+)@", err, sizeof(err)));
+	assert_null(mkv_keygroup_compile("^([^@]+)@", err, sizeof(err)));
 	assert_non_null(strstr(err, "needs a named group"));
-	kv_keygroup_re *re = kv_keygroup_compile("(?<a>x)(?<b>y)", err, sizeof(err));
+	mkv_keygroup_re *re = mkv_keygroup_compile("(?<a>x)(?<b>y)", err, sizeof(err));
 	assert_non_null(re);
-	assert_int_equal(kv_keygroup_names(re), 2);
-	kv_keygroup_free(re);
+	assert_int_equal(mkv_keygroup_names(re), 2);
+	mkv_keygroup_free(re);
 }
 
 int main(void)

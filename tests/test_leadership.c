@@ -18,8 +18,8 @@
 static enum kv_ha_state ha_state(const char *body, size_t len)
 {
 	enum kv_ha_state st = KV_HA_STANDBY;
-	enum kv_poll_error rc = kv_ha_parse_state(body, len, &st);
-	assert_int_equal(rc, st == KV_HA_UNKNOWN ? KV_POLL_FIELD : KV_POLL_OK);
+	enum mkv_poll_error rc = kv_ha_parse_state(body, len, &st);
+	assert_int_equal(rc, st == KV_HA_UNKNOWN ? MKV_POLL_FIELD : MKV_POLL_OK);
 	return st;
 }
 
@@ -50,16 +50,16 @@ static void test_parse_leader(void **state)
 	bool has;
 	uint64_t v = 0;
 	const char *ok = "{\"present\":true,\"leader_address\":\"10.0.0.1:50051\",\"view_version\":7}";
-	assert_int_equal(kv_ha_parse_leader(ok, strlen(ok), &has, &v), KV_POLL_OK);
+	assert_int_equal(kv_ha_parse_leader(ok, strlen(ok), &has, &v), MKV_POLL_OK);
 	assert_true(has);
 	assert_int_equal(v, 7);
 	const char *none = "{\"present\":false}";
-	assert_int_equal(kv_ha_parse_leader(none, strlen(none), &has, &v), KV_POLL_OK);
+	assert_int_equal(kv_ha_parse_leader(none, strlen(none), &has, &v), MKV_POLL_OK);
 	assert_false(has);
 	/* not JSON, and a key twice: unreadable */
-	assert_int_equal(kv_ha_parse_leader("", 0, &has, &v), KV_POLL_PARSE);
+	assert_int_equal(kv_ha_parse_leader("", 0, &has, &v), MKV_POLL_PARSE);
 	const char *twice = "{\"present\":true,\"present\":false,\"view_version\":1}";
-	assert_int_equal(kv_ha_parse_leader(twice, strlen(twice), &has, &v), KV_POLL_PARSE);
+	assert_int_equal(kv_ha_parse_leader(twice, strlen(twice), &has, &v), MKV_POLL_PARSE);
 	static const char *const bad[] = {
 		"[]",
 		"{\"present\":1}",
@@ -68,7 +68,7 @@ static void test_parse_leader(void **state)
 		"{\"present\":true,\"view_version\":\"7\"}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_ha_parse_leader(bad[i], strlen(bad[i]), &has, &v), KV_POLL_FIELD);
+		assert_int_equal(kv_ha_parse_leader(bad[i], strlen(bad[i]), &has, &v), MKV_POLL_FIELD);
 }
 
 /* A member as a poll sees it: s serving, standby, or down (no answer);
@@ -326,7 +326,7 @@ static void test_random_histories(void **state)
 /* --- the poller's policy: kv_leadership_observe --- */
 
 struct store {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_state *st;
 	kv_leadership l;
 	kv_member_role r[2];
@@ -386,7 +386,7 @@ static void test_standby_events(void **state)
 	kv_leadership_observe(l, r, 2, 0, &OBS_DOWN, false, s->st);
 	unsigned news = kv_leadership_observe(l, r, 2, 1, &OBS_SERVING, false, s->st);
 	assert_int_equal(r[1].standby_events, 5);
-	assert_true(news & KV_LEAD_FAILOVER);
+	assert_true(news & MKV_LEAD_FAILOVER);
 	kv_member_role_published(&r[1], 3);
 	assert_int_equal(r[1].standby_pending, 0);
 }
@@ -405,13 +405,13 @@ static void test_failover_marks_stale(void **state)
 	/* both serve (the leader's next answer says so): a split brain, not a
 	 * failover; nothing stale */
 	assert_int_equal(kv_leadership_observe(l, r, 2, 1, &OBS_SERVING, false, s->st), 0);
-	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_SERVING, false, s->st), KV_LEAD_SPLIT);
+	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_SERVING, false, s->st), MKV_LEAD_SPLIT);
 	assert_int_equal(l->leader, 0);
 	store_objects(s, &stale);
 	assert_false(stale & KV_STALE_FAILOVER);
 	/* the old leader stands by: leadership moved, the tenants are stale,
 	 * and their objects stay (the store still holds them) */
-	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_STANDBY, true, s->st), KV_LEAD_FAILOVER);
+	assert_int_equal(kv_leadership_observe(l, r, 2, 0, &OBS_STANDBY, true, s->st), MKV_LEAD_FAILOVER);
 	assert_int_equal(l->leader, 1);
 	assert_int_equal(store_objects(s, &stale), 4);
 	assert_true(stale & KV_STALE_FAILOVER);
@@ -431,11 +431,11 @@ static void test_one_master_drops_and_resumes(void **state)
 	assert_int_equal(store_objects(s, &stale), 3);
 	/* it stands by (503): another master leads the store, and its own
 	 * exporter describes it; this source's figures go, once */
-	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_STANDBY, true, s->st), KV_LEAD_DROPPED);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_STANDBY, true, s->st), MKV_LEAD_DROPPED);
 	assert_true(l->dropped);
 	assert_int_equal(store_objects(s, &stale), 0);
 	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_STANDBY, true, s->st), 0);
-	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), KV_LEAD_RESUMED);
+	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), MKV_LEAD_RESUMED);
 	assert_false(l->dropped);
 	assert_int_equal(kv_leadership_observe(l, r, 1, 0, &OBS_SERVING, false, s->st), 0);
 }

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 struct world {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 	/* the publisher process */
 	uint64_t next_seq, next_eid, batches, events, dropped;
@@ -31,7 +31,7 @@ static int setup(void **state)
 {
 	static struct world w;
 	memset(&w, 0, sizeof(w));
-	kv_budget_init(&w.budget, 100, 100000);
+	mkv_budget_init(&w.budget, 100, 100000);
 	w.st = kv_stream_new(&w.budget, 5);
 	w.next_seq = w.next_eid = 1;
 	w.now = 1000;
@@ -72,7 +72,7 @@ static void publish(struct world *w, bool delivered)
 	msg m;
 	msg_init(&m);
 	msg_build(&m, seq, (int64_t)(w->now * 1000), &e, 1);
-	assert_int_equal(kv_stream_ingest(w->st, m.frames, 3, (int64_t)(w->now * 1000), NULL), KV_OK);
+	assert_int_equal(kv_stream_ingest(w->st, m.frames, 3, (int64_t)(w->now * 1000), NULL), MKV_OK);
 	msg_destroy(&m);
 }
 

@@ -34,7 +34,7 @@ static void feed(kv_listing *l, struct got *g, const char *text, size_t step)
 	size_t len = strlen(text);
 	for (size_t at = 0; at < len; at += step) {
 		size_t n = len - at < step ? len - at : step;
-		assert_int_equal(kv_listing_feed(l, text + at, n), KV_OK);
+		assert_int_equal(kv_listing_feed(l, text + at, n), MKV_OK);
 		assert_true(kv_listing_split(l, false, take, g));
 	}
 	assert_true(kv_listing_split(l, true, take, g));
@@ -100,7 +100,7 @@ static void test_listing_limits(void **state)
 	kv_listing l;
 	kv_listing_init(&l, 3);
 	struct got g = {0};
-	assert_int_equal(kv_listing_feed(&l, "a\n,\nc\nd\ne\n", 11), KV_OK);
+	assert_int_equal(kv_listing_feed(&l, "a\n,\nc\nd\ne\n", 11), MKV_OK);
 	assert_false(kv_listing_split(&l, false, take, &g));
 	assert_true(l.too_long);
 	assert_int_equal(g.n, 2); /* a, c: the unaskable line counts toward the limit */
@@ -108,7 +108,7 @@ static void test_listing_limits(void **state)
 	assert_false(l.too_long);
 	/* the callback stops it: not too long */
 	struct got h = {.stop_after = 1};
-	assert_int_equal(kv_listing_feed(&l, "a\nb\n", 4), KV_OK);
+	assert_int_equal(kv_listing_feed(&l, "a\nb\n", 4), MKV_OK);
 	assert_false(kv_listing_split(&l, false, take, &h));
 	assert_false(l.too_long);
 	assert_int_equal(h.n, 1);
@@ -123,11 +123,11 @@ static void test_batch_url(void **state)
 	const char *base = "http://127.0.0.1:9003";
 	kv_keys_at at;
 	kv_keys_at_init(&at);
-	assert_int_equal(kv_keys_at_set(&at, base, (kv_str){"default", 7}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&at, base, (mkv_str){"default", 7}), MKV_OK);
 	assert_string_equal(at.listing.data, "http://127.0.0.1:9003/get_all_keys");
 	assert_false(kv_key_batch_full(&b, &at, 10));
-	assert_int_equal(kv_key_batch_add(&b, &at, "a b/c", 5), KV_OK);
-	assert_int_equal(kv_key_batch_add(&b, &at, "x~y_z.-", 7), KV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &at, "a b/c", 5), MKV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &at, "x~y_z.-", 7), MKV_OK);
 	assert_string_equal(b.url.data, "http://127.0.0.1:9003/batch_query_keys?keys=a%20b%2Fc,x~y_z.-");
 	assert_int_equal(b.n, 2);
 	assert_string_equal(kv_key_batch_key(&b, 0), "a b/c");
@@ -139,26 +139,26 @@ static void test_batch_url(void **state)
 	key[100] = '\0';
 	size_t added = 0;
 	while (!kv_key_batch_full(&b, &at, 100)) {
-		assert_int_equal(kv_key_batch_add(&b, &at, key, 100), KV_OK);
+		assert_int_equal(kv_key_batch_add(&b, &at, key, 100), MKV_OK);
 		added++;
 	}
 	assert_true(added > 10);
 	assert_true(b.url.len <= KV_KEYS_QUERY_BYTES + at.query.len + 300);
 	/* another tenant: the per-tenant endpoints, its id encoded */
 	kv_key_batch_reset(&b);
-	assert_int_equal(kv_keys_at_set(&at, base, (kv_str){"team a/&b", 9}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&at, base, (mkv_str){"team a/&b", 9}), MKV_OK);
 	assert_string_equal(at.listing.data, "http://127.0.0.1:9003/api/v1/tenant_keys?tenant_id=team%20a%2F%26b");
-	assert_int_equal(kv_key_batch_add(&b, &at, "k,1", 3), KV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &at, "k,1", 3), MKV_OK);
 	assert_string_equal(
 		b.url.data,
 		"http://127.0.0.1:9003/api/v1/tenant_batch_query_keys?tenant_id=team%20a%2F%26b&keys=k%2C1");
 	/* ids upstream's TenantId::IsValid refuses can be named by no request */
-	static const kv_str unnameable[] = {{"", 0}, {"_sys", 4}, {"a\tb", 3}, {"a\x7f", 2}, {"a\0b", 3}};
+	static const mkv_str unnameable[] = {{"", 0}, {"_sys", 4}, {"a\tb", 3}, {"a\x7f", 2}, {"a\0b", 3}};
 	for (size_t i = 0; i < sizeof(unnameable) / sizeof(unnameable[0]); i++) {
 		assert_false(kv_keys_tenant_nameable(unnameable[i]));
-		assert_int_equal(kv_keys_at_set(&at, base, unnameable[i]), KV_EINVAL);
+		assert_int_equal(kv_keys_at_set(&at, base, unnameable[i]), MKV_EINVAL);
 	}
-	assert_true(kv_keys_tenant_nameable((kv_str){"t\xc3\xa9", 3}));
+	assert_true(kv_keys_tenant_nameable((mkv_str){"t\xc3\xa9", 3}));
 	kv_keys_at_free(&at);
 	kv_key_batch_free(&b);
 }
@@ -171,8 +171,8 @@ static void test_listing_answer(void **state)
 	kv_keys_at d, t;
 	kv_keys_at_init(&d);
 	kv_keys_at_init(&t);
-	assert_int_equal(kv_keys_at_set(&d, "http://m", (kv_str){"default", 7}), KV_OK);
-	assert_int_equal(kv_keys_at_set(&t, "http://m", (kv_str){"tenant-1", 8}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&d, "http://m", (mkv_str){"default", 7}), MKV_OK);
+	assert_int_equal(kv_keys_at_set(&t, "http://m", (mkv_str){"tenant-1", 8}), MKV_OK);
 	assert_int_equal(kv_keys_listed(&d, 200, NULL), KV_LISTED_TAKE);
 	assert_int_equal(kv_keys_listed(&d, 503, NULL), KV_LISTED_STANDBY);
 	assert_int_equal(kv_keys_listed(&d, 404, NULL), KV_LISTED_REFUSED);
@@ -202,10 +202,10 @@ static void test_batch_answer(void **state)
 	kv_key_batch_init(&b);
 	kv_keys_at at;
 	kv_keys_at_init(&at);
-	assert_int_equal(kv_keys_at_set(&at, "http://m", (kv_str){"default", 7}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&at, "http://m", (mkv_str){"default", 7}), MKV_OK);
 	const char *keys[] = {"mem", "disk", "both", "nof", "gone", "failed", "unanswered", "empty"};
 	for (size_t i = 0; i < 8; i++)
-		assert_int_equal(kv_key_batch_add(&b, &at, keys[i], strlen(keys[i])), KV_OK);
+		assert_int_equal(kv_key_batch_add(&b, &at, keys[i], strlen(keys[i])), MKV_OK);
 	/* upstream's /batch_query_keys answer shape (master_admin_service.cpp) */
 	const char *body = "{\"success\":true,\"data\":{"
 			   "\"mem\":{\"ok\":true,\"values\":[{}]},"
@@ -217,11 +217,11 @@ static void test_batch_answer(void **state)
 			   "\"empty\":{\"ok\":true}}}";
 	unsigned media[8];
 	uint64_t unknown = 0;
-	assert_int_equal(kv_key_batch_parse(&b, &at, body, strlen(body), media, &unknown), KV_POLL_OK);
-	assert_int_equal(media[0], KV_MEDIUM_CPU);
-	assert_int_equal(media[1], KV_MEDIUM_DISK);
-	assert_int_equal(media[2], KV_MEDIA_ALL);
-	assert_int_equal(media[3], KV_MEDIUM_DISK);
+	assert_int_equal(kv_key_batch_parse(&b, &at, body, strlen(body), media, &unknown), MKV_POLL_OK);
+	assert_int_equal(media[0], MKV_MEDIUM_CPU);
+	assert_int_equal(media[1], MKV_MEDIUM_DISK);
+	assert_int_equal(media[2], MKV_MEDIA_ALL);
+	assert_int_equal(media[3], MKV_MEDIUM_DISK);
 	assert_int_equal(media[4], 0); /* removed since the listing: the replay says so */
 	assert_int_equal(media[5], 0);
 	assert_int_equal(media[6], 0);
@@ -230,7 +230,7 @@ static void test_batch_answer(void **state)
 	static const char *const bad[] = {"", "[]", "{\"success\":false,\"data\":{}}", "{\"success\":true,\"data\":[]}",
 					  "{\"success\":true,\"success\":true,\"data\":{}}"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_key_batch_parse(&b, &at, bad[i], strlen(bad[i]), media, &unknown), KV_POLL_PARSE);
+		assert_int_equal(kv_key_batch_parse(&b, &at, bad[i], strlen(bad[i]), media, &unknown), MKV_POLL_PARSE);
 	assert_int_equal(unknown, 2);
 	/* upstream writes an empty std::optional as null (yalantinglibs' iguana
 	 * json_writer.hpp): no replica of that kind, and no error */
@@ -238,24 +238,24 @@ static void test_batch_answer(void **state)
 			    "\"disk_values\":null,\"local_disk_values\":null,\"nof_values\":null},"
 			    "\"gone\":{\"ok\":false,\"error\":\"OBJECT_NOT_FOUND\",\"values\":null}}}";
 	unknown = 0;
-	assert_int_equal(kv_key_batch_parse(&b, &at, nulls, strlen(nulls), media, &unknown), KV_POLL_OK);
-	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(kv_key_batch_parse(&b, &at, nulls, strlen(nulls), media, &unknown), MKV_POLL_OK);
+	assert_int_equal(media[0], MKV_MEDIUM_CPU);
 	assert_int_equal(media[4], 0);
 	assert_int_equal(unknown, 6); /* the keys it did not answer */
 	/* asked per tenant, the answer must name that tenant */
-	assert_int_equal(kv_keys_at_set(&at, "http://m", (kv_str){"tenant-1", 8}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&at, "http://m", (mkv_str){"tenant-1", 8}), MKV_OK);
 	const char *named =
 		"{\"success\":true,\"tenant_id\":\"tenant-1\",\"data\":{\"mem\":{\"ok\":true,\"values\":[{}]}}}";
 	memset(media, 0xff, sizeof(media));
-	assert_int_equal(kv_key_batch_parse(&b, &at, named, strlen(named), media, &unknown), KV_POLL_OK);
-	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(kv_key_batch_parse(&b, &at, named, strlen(named), media, &unknown), MKV_POLL_OK);
+	assert_int_equal(media[0], MKV_MEDIUM_CPU);
 	static const char *const others[] = {"{\"success\":true,\"data\":{}}",
 					     "{\"success\":true,\"tenant_id\":\"default\",\"data\":{}}",
 					     "{\"success\":true,\"tenant_id\":\"tenant-10\",\"data\":{}}",
 					     "{\"success\":true,\"tenant_id\":1,\"data\":{}}"};
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
 		assert_int_equal(kv_key_batch_parse(&b, &at, others[i], strlen(others[i]), media, &unknown),
-				 KV_POLL_FIELD);
+				 MKV_POLL_FIELD);
 	kv_keys_at_free(&at);
 	kv_key_batch_free(&b);
 }
@@ -282,7 +282,7 @@ static void test_real_answers(void **state)
 	(void)state;
 	kv_keys_at a;
 	kv_keys_at_init(&a);
-	assert_int_equal(kv_keys_at_set(&a, "http://127.0.0.1:9003", (kv_str){"tenant-a", 8}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&a, "http://127.0.0.1:9003", (mkv_str){"tenant-a", 8}), MKV_OK);
 	size_t len;
 	char *text = slurp("answers.txt", &len);
 	unsigned listings = 0;
@@ -305,27 +305,27 @@ static void test_real_answers(void **state)
 	kv_key_batch_init(&b);
 	static const char *const keys[] = {"tenant-a-key-0", "tenant-b-key-0", "nope"};
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(kv_key_batch_add(&b, &a, keys[i], strlen(keys[i])), KV_OK);
+		assert_int_equal(kv_key_batch_add(&b, &a, keys[i], strlen(keys[i])), MKV_OK);
 	unsigned media[3];
 	uint64_t unknown = 0;
 	char *body = slurp("patched-batch-tenant-a.json", &len);
-	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), KV_POLL_OK);
-	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), MKV_POLL_OK);
+	assert_int_equal(media[0], MKV_MEDIUM_CPU);
 	assert_int_equal(media[1], 0); /* another tenant's key */
 	assert_int_equal(media[2], 0);
 	assert_int_equal(unknown, 0);
 	body = slurp("patched-batch-multitenancy-off.json", &len);
-	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), KV_POLL_FIELD);
+	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), MKV_POLL_FIELD);
 	kv_key_batch_free(&b);
 
 	/* upstream's own batch answer, of tenant default */
-	assert_int_equal(kv_keys_at_set(&a, "http://127.0.0.1:9003", (kv_str){"default", 7}), KV_OK);
+	assert_int_equal(kv_keys_at_set(&a, "http://127.0.0.1:9003", (mkv_str){"default", 7}), MKV_OK);
 	kv_key_batch_init(&b);
-	assert_int_equal(kv_key_batch_add(&b, &a, "default-key-0", 13), KV_OK);
-	assert_int_equal(kv_key_batch_add(&b, &a, "tenant-a-key-0", 14), KV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &a, "default-key-0", 13), MKV_OK);
+	assert_int_equal(kv_key_batch_add(&b, &a, "tenant-a-key-0", 14), MKV_OK);
 	body = slurp("batch-default.json", &len);
-	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), KV_POLL_OK);
-	assert_int_equal(media[0], KV_MEDIUM_CPU);
+	assert_int_equal(kv_key_batch_parse(&b, &a, body, len, media, &unknown), MKV_POLL_OK);
+	assert_int_equal(media[0], MKV_MEDIUM_CPU);
 	assert_int_equal(media[1], 0);
 	assert_int_equal(unknown, 0);
 	kv_key_batch_free(&b);

@@ -21,7 +21,7 @@
 static const char two[] = "{\"success\":true,\"data\":[" ENTRY("default", 1000, 900, 950, true, true) "," ENTRY(
 	"team-\\u00e9", 4096, 4096, 10, false, false) "]}";
 
-static void parse(kv_quotas *q, const char *body, size_t max, enum kv_poll_error want)
+static void parse(kv_quotas *q, const char *body, size_t max, enum mkv_poll_error want)
 {
 	assert_int_equal(kv_quotas_parse(q, body, strlen(body), max), want);
 }
@@ -30,7 +30,7 @@ static void test_parse(void **state)
 {
 	(void)state;
 	kv_quotas q = {0};
-	parse(&q, two, 100, KV_POLL_OK);
+	parse(&q, two, 100, MKV_POLL_OK);
 	assert_int_equal(q.mode, KV_QUOTAS_ON);
 	assert_int_equal(q.n, 2);
 	assert_int_equal(q.overflow, 0);
@@ -55,12 +55,12 @@ static void test_parse(void **state)
 		"{\"success\":true,\"data\":[" ENTRY("a", 1, 1, 1, 1, true) "]}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		enum kv_poll_error e = kv_quotas_parse(&q, bad[i], strlen(bad[i]), 100);
-		assert_true(e == KV_POLL_PARSE || e == KV_POLL_FIELD);
+		enum mkv_poll_error e = kv_quotas_parse(&q, bad[i], strlen(bad[i]), 100);
+		assert_true(e == MKV_POLL_PARSE || e == MKV_POLL_FIELD);
 		assert_int_equal(q.n, 2);
 		assert_int_equal(q.v[0].charged, 950);
 	}
-	parse(&q, "{\"success\":true,\"data\":[]}", 100, KV_POLL_OK);
+	parse(&q, "{\"success\":true,\"data\":[]}", 100, MKV_POLL_OK);
 	assert_int_equal(q.n, 0);
 	kv_quotas_free(&q);
 }
@@ -71,10 +71,10 @@ static void test_bounded(void **state)
 {
 	(void)state;
 	kv_quotas q = {0};
-	parse(&q, two, 1, KV_POLL_OK);
+	parse(&q, two, 1, MKV_POLL_OK);
 	assert_int_equal(q.n, 1);
 	assert_int_equal(q.overflow, 1);
-	parse(&q, "{\"success\":true,\"data\":[" ENTRY("a", 1, 1, 1, true, true) ",{}]}", 1, KV_POLL_FIELD);
+	parse(&q, "{\"success\":true,\"data\":[" ENTRY("a", 1, 1, 1, true, true) ",{}]}", 1, MKV_POLL_FIELD);
 	assert_int_equal(q.n, 1);
 	kv_quotas_free(&q);
 }
@@ -83,15 +83,15 @@ static void test_copy(void **state)
 {
 	(void)state;
 	kv_quotas q = {0}, c = {0};
-	parse(&q, two, 100, KV_POLL_OK);
-	assert_int_equal(kv_quotas_copy(&c, &q), KV_OK);
-	assert_int_equal(kv_quotas_copy(&c, &q), KV_OK); /* reusing its memory */
+	parse(&q, two, 100, MKV_POLL_OK);
+	assert_int_equal(kv_quotas_copy(&c, &q), MKV_OK);
+	assert_int_equal(kv_quotas_copy(&c, &q), MKV_OK); /* reusing its memory */
 	assert_int_equal(c.n, 2);
 	assert_int_equal(c.mode, KV_QUOTAS_ON);
 	assert_memory_equal(c.names.data + c.v[1].name_at, "team-\xc3\xa9", 7);
 	kv_quotas_free(&q);
 	q.mode = KV_QUOTAS_OFF;
-	assert_int_equal(kv_quotas_copy(&c, &q), KV_OK);
+	assert_int_equal(kv_quotas_copy(&c, &q), MKV_OK);
 	assert_int_equal(c.n, 0);
 	assert_int_equal(c.mode, KV_QUOTAS_OFF);
 	kv_quotas_free(&c);
@@ -100,12 +100,12 @@ static void test_copy(void **state)
 /* Read as it arrives: in pieces of every size, any key order, white space
  * anywhere JSON allows it; a key twice, bytes after the document, or an
  * element that is no object fail it. */
-static enum kv_poll_error stream(kv_quotas_reader *r, kv_quotas *q, const char *body, size_t step)
+static enum mkv_poll_error stream(kv_quotas_reader *r, kv_quotas *q, const char *body, size_t step)
 {
 	kv_quotas_reader_reset(r);
 	size_t len = strlen(body);
 	for (size_t at = 0; at < len; at += step)
-		assert_int_equal(kv_quotas_reader_feed(r, body + at, len - at < step ? len - at : step), KV_OK);
+		assert_int_equal(kv_quotas_reader_feed(r, body + at, len - at < step ? len - at : step), MKV_OK);
 	return kv_quotas_reader_end(r, q);
 }
 
@@ -119,7 +119,7 @@ static void test_streamed(void **state)
 	kv_quotas_reader_init(&r, 100);
 	for (size_t step = 1; step <= sizeof(spaced); step++) {
 		kv_quotas q = {0};
-		assert_int_equal(stream(&r, &q, spaced, step), KV_POLL_OK);
+		assert_int_equal(stream(&r, &q, spaced, step), MKV_POLL_OK);
 		assert_int_equal(q.n, 2);
 		assert_int_equal(q.v[0].charged, 950);
 		assert_int_equal(q.v[1].name_len, 6); /* the escape undone */
@@ -136,10 +136,10 @@ static void test_streamed(void **state)
 		"{\"data\":[]}",
 	};
 	kv_quotas q = {0};
-	parse(&q, two, 100, KV_POLL_OK);
+	parse(&q, two, 100, MKV_POLL_OK);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		enum kv_poll_error e = stream(&r, &q, bad[i], 3);
-		assert_true(e == KV_POLL_PARSE || e == KV_POLL_FIELD);
+		enum mkv_poll_error e = stream(&r, &q, bad[i], 3);
+		assert_true(e == MKV_POLL_PARSE || e == MKV_POLL_FIELD);
 		assert_int_equal(q.n, 2); /* the last good answer stays */
 	}
 	kv_quotas_free(&q);
@@ -152,21 +152,21 @@ static void test_streamed(void **state)
 static void test_many_tenants(void **state)
 {
 	(void)state;
-	kv_buf body;
-	kv_buf_init(&body);
-	kv_buf_adds(&body, "{\"success\":true,\"data\":[");
+	mkv_buf body;
+	mkv_buf_init(&body);
+	mkv_buf_adds(&body, "{\"success\":true,\"data\":[");
 	for (int t = 0; t < 20000; t++)
-		kv_buf_printf(&body,
-			      "%s{\"tenant_id\":\"tenant-%d\",\"requested_quota_bytes\":1048576,"
-			      "\"effective_quota_bytes\":1048576,\"charged_bytes\":%d,\"admission_closed\":false,"
-			      "\"over_quota\":false,\"has_explicit_policy\":true}",
-			      t ? "," : "", t, t * 4096);
-	kv_buf_adds(&body, "]}");
-	assert_true(kv_buf_ok(&body) && body.len > 20000 * 180);
+		mkv_buf_printf(&body,
+			       "%s{\"tenant_id\":\"tenant-%d\",\"requested_quota_bytes\":1048576,"
+			       "\"effective_quota_bytes\":1048576,\"charged_bytes\":%d,\"admission_closed\":false,"
+			       "\"over_quota\":false,\"has_explicit_policy\":true}",
+			       t ? "," : "", t, t * 4096);
+	mkv_buf_adds(&body, "]}");
+	assert_true(mkv_buf_ok(&body) && body.len > 20000 * 180);
 	kv_quotas_reader r;
 	kv_quotas_reader_init(&r, 10000);
 	kv_quotas q = {0};
-	assert_int_equal(stream(&r, &q, body.data, 16384), KV_POLL_OK);
+	assert_int_equal(stream(&r, &q, body.data, 16384), MKV_POLL_OK);
 	assert_int_equal(q.n, 10000);
 	assert_int_equal(q.overflow, 10000);
 	assert_int_equal(q.v[9999].charged, 9999 * 4096);
@@ -174,7 +174,7 @@ static void test_many_tenants(void **state)
 	assert_true(r.buf.cap <= 4096);
 	kv_quotas_free(&q);
 	kv_quotas_reader_free(&r);
-	kv_buf_free(&body);
+	mkv_buf_free(&body);
 }
 
 int main(void)

@@ -11,76 +11,77 @@
 #include <cmocka.h>
 struct parse_case {
 	const char *name, *body;
-	enum kv_poll_error want;
+	enum mkv_poll_error want;
 };
 
 static const struct parse_case parse_cases[] = {
 	{"spec body",
 	 "{\"enabled\":true,\"published_batches\":10,\"published_events\":21,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":4}",
-	 KV_POLL_OK},
+	 MKV_POLL_OK},
 	{"upstream name",
 	 "{\"enabled\":true,\"published_batches\":10,\"published_events\":21,\"dropped_events\":0,\"skipped_unparsed_"
 	 "keys\":4}",
-	 KV_POLL_OK},
+	 MKV_POLL_OK},
 	{"extra fields",
 	 "{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":0,\"x\":[1]}",
-	 KV_POLL_OK},
+	 MKV_POLL_OK},
 	{"u64 near int64 max",
 	 "{\"enabled\":true,\"published_batches\":9223372036854775807,\"published_events\":1,\"dropped_events\":0,"
 	 "\"skipped_keyless_events\":0}",
-	 KV_POLL_OK},
+	 MKV_POLL_OK},
 	{"above int64",
 	 "{\"enabled\":true,\"published_batches\":9223372036854775808,\"published_events\":1,\"dropped_events\":0,"
 	 "\"skipped_keyless_events\":0}",
-	 KV_POLL_PARSE},
+	 MKV_POLL_PARSE},
 	{"missing dropped",
 	 "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"skipped_keyless_events\":0}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	{"missing skipped", "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	/* a status that lacks a field is no answer, whatever else it holds:
 	 * it decides no dialect (docs/guide.md, "Which dialect a master speaks") */
 	{"main without enabled",
 	 "{\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_unparsed_keys\":0}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	{"the guide without published_events",
-	 "{\"enabled\":true,\"published_batches\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}", KV_POLL_FIELD},
+	 "{\"enabled\":true,\"published_batches\":1,\"dropped_events\":0,\"skipped_keyless_events\":0}",
+	 MKV_POLL_FIELD},
 	{"conductor without its skipped counter",
 	 "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,"
 	 "\"invalid_event_hashes\":0}",
-	 KV_POLL_FIELD},
-	{"unknown fields only", "{\"queue_depth\":4,\"healthy\":true}", KV_POLL_FIELD},
-	{"empty object", "{}", KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
+	{"unknown fields only", "{\"queue_depth\":4,\"healthy\":true}", MKV_POLL_FIELD},
+	{"empty object", "{}", MKV_POLL_FIELD},
 	{"skipped counter null",
 	 "{\"enabled\":true,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,"
 	 "\"skipped_unparsed_keys\":null}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	{"enabled as int",
 	 "{\"enabled\":1,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":0}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	{"count as string",
 	 "{\"enabled\":true,\"published_batches\":\"1\",\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":0}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	{"negative count",
 	 "{\"enabled\":true,\"published_batches\":-1,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":0}",
-	 KV_POLL_FIELD},
+	 MKV_POLL_FIELD},
 	{"float count",
 	 "{\"enabled\":true,\"published_batches\":1.5,\"published_events\":1,\"dropped_events\":0,\"skipped_keyless_"
 	 "events\":0}",
-	 KV_POLL_FIELD},
-	{"array", "[1,2]", KV_POLL_PARSE},
-	{"truncated", "{\"enabled\":tr", KV_POLL_PARSE},
-	{"html", "<html>503</html>", KV_POLL_PARSE},
-	{"empty", "", KV_POLL_PARSE},
+	 MKV_POLL_FIELD},
+	{"array", "[1,2]", MKV_POLL_PARSE},
+	{"truncated", "{\"enabled\":tr", MKV_POLL_PARSE},
+	{"html", "<html>503</html>", MKV_POLL_PARSE},
+	{"empty", "", MKV_POLL_PARSE},
 	{"duplicate keys",
 	 "{\"enabled\":true,\"enabled\":false,\"published_batches\":1,\"published_events\":1,\"dropped_events\":0,"
 	 "\"skipped_keyless_events\":0}",
-	 KV_POLL_PARSE},
+	 MKV_POLL_PARSE},
 };
 
 static void test_parse(void **state)
@@ -90,12 +91,12 @@ static void test_parse(void **state)
 		kv_master_status st;
 		print_message("case: %s\n", parse_cases[i].name);
 		assert_string_equal(
-			kv_poll_error_name(kv_master_parse(parse_cases[i].body, strlen(parse_cases[i].body), &st)),
-			kv_poll_error_name(parse_cases[i].want));
+			mkv_poll_error_name(kv_master_parse(parse_cases[i].body, strlen(parse_cases[i].body), &st)),
+			mkv_poll_error_name(parse_cases[i].want));
 	}
 	kv_master_status st;
 	const char *b = parse_cases[1].body;
-	assert_int_equal(kv_master_parse(b, strlen(b), &st), KV_POLL_OK);
+	assert_int_equal(kv_master_parse(b, strlen(b), &st), MKV_POLL_OK);
 	assert_true(st.enabled);
 	assert_int_equal(st.published_batches, 10);
 	assert_int_equal(st.published_events, 21);
@@ -119,32 +120,32 @@ static void test_restarts_and_standby(void **state)
 	(void)state;
 	kv_master m = {0};
 	kv_master_status s = S(10, 100, 0);
-	kv_master_record(&m, 1000, 0.01, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 1000, 0.01, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_true(m.polled && m.up && m.have_status && !m.standby);
 	assert_int_equal(m.last_sequence, 10);
 	s = S(20, 200, 5);
-	kv_master_record(&m, 1005, 0.01, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 1005, 0.01, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_int_equal(m.loss.restarts, 0);
 	assert_int_equal(m.last_sequence, 25);
 	s = S(1, 5, 0); /* counters went back: the master restarted */
-	kv_master_record(&m, 1010, 0.01, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 1010, 0.01, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_int_equal(m.loss.restarts, 1);
 	assert_int_equal(m.status.published_events, 5);
 	/* 503: standby, reachable, not an error; the last counters stay */
-	kv_master_record(&m, 1015, 0.01, KV_POLL_HTTP_STATUS, 503, NULL, &no_stream);
+	kv_master_record(&m, 1015, 0.01, MKV_POLL_HTTP_STATUS, 503, NULL, &no_stream);
 	assert_true(m.up && m.standby);
-	assert_int_equal(m.poll_errors[KV_POLL_HTTP_STATUS], 0);
+	assert_int_equal(m.poll_errors[MKV_POLL_HTTP_STATUS], 0);
 	/* failures are counted by reason and take the master down */
-	kv_master_record(&m, 1020, 2.0, KV_POLL_TIMEOUT, 0, NULL, &no_stream);
-	kv_master_record(&m, 1025, 0.0, KV_POLL_CONNECT, 0, NULL, &no_stream);
-	kv_master_record(&m, 1030, 0.1, KV_POLL_HTTP_STATUS, 500, NULL, &no_stream);
-	kv_master_record(&m, 1035, 0.1, KV_POLL_PARSE, 200, NULL, &no_stream);
+	kv_master_record(&m, 1020, 2.0, MKV_POLL_TIMEOUT, 0, NULL, &no_stream);
+	kv_master_record(&m, 1025, 0.0, MKV_POLL_CONNECT, 0, NULL, &no_stream);
+	kv_master_record(&m, 1030, 0.1, MKV_POLL_HTTP_STATUS, 500, NULL, &no_stream);
+	kv_master_record(&m, 1035, 0.1, MKV_POLL_PARSE, 200, NULL, &no_stream);
 	assert_false(m.up);
 	assert_false(m.standby);
-	assert_int_equal(m.poll_errors[KV_POLL_TIMEOUT], 1);
-	assert_int_equal(m.poll_errors[KV_POLL_CONNECT], 1);
-	assert_int_equal(m.poll_errors[KV_POLL_HTTP_STATUS], 1);
-	assert_int_equal(m.poll_errors[KV_POLL_PARSE], 1);
+	assert_int_equal(m.poll_errors[MKV_POLL_TIMEOUT], 1);
+	assert_int_equal(m.poll_errors[MKV_POLL_CONNECT], 1);
+	assert_int_equal(m.poll_errors[MKV_POLL_HTTP_STATUS], 1);
+	assert_int_equal(m.poll_errors[MKV_POLL_PARSE], 1);
 	assert_int_equal(m.last_poll_time, 1035);
 	assert_true(m.have_status); /* the last good counters are still shown */
 }
@@ -161,38 +162,39 @@ static void test_dialect_from_fields(void **state)
 	(void)state;
 	static const struct {
 		const char *name, *body;
-		enum kv_dialect want;
+		enum mkv_dialect want;
 	} cases[] = {
-		{"main 3b5a594 / v0.3.12", "{" COUNTERS ",\"skipped_unparsed_keys\":2}", KV_DIALECT_OBJECT},
+		{"main 3b5a594 / v0.3.12", "{" COUNTERS ",\"skipped_unparsed_keys\":2}", MKV_DIALECT_OBJECT},
 		{"main, publisher off",
 		 "{\"enabled\":false,\"published_batches\":0,\"published_events\":0,\"dropped_events\":0,"
 		 "\"skipped_unparsed_keys\":0}",
-		 KV_DIALECT_OBJECT},
+		 MKV_DIALECT_OBJECT},
 		{"main, another field order",
 		 "{\"skipped_unparsed_keys\":2,\"dropped_events\":0,\"published_events\":3,\"published_batches\":1,"
 		 "\"enabled\":true}",
-		 KV_DIALECT_OBJECT},
-		{"the guide (main since #3818)", "{" COUNTERS ",\"skipped_keyless_events\":0}", KV_DIALECT_MEDIA},
+		 MKV_DIALECT_OBJECT},
+		{"the guide (main since #3818)", "{" COUNTERS ",\"skipped_keyless_events\":0}", MKV_DIALECT_MEDIA},
 		{"dev/conductor 19ffa6e", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"invalid_event_hashes\":0}",
-		 KV_DIALECT_MEDIA},
+		 MKV_DIALECT_MEDIA},
 		{"the guide and invalid_event_hashes",
-		 "{" COUNTERS ",\"skipped_keyless_events\":0,\"invalid_event_hashes\":0}", KV_DIALECT_MEDIA},
+		 "{" COUNTERS ",\"skipped_keyless_events\":0,\"invalid_event_hashes\":0}", MKV_DIALECT_MEDIA},
 		{"both skipped counters", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":0}",
-		 KV_DIALECT_MEDIA},
+		 MKV_DIALECT_MEDIA},
 		{"main and an unknown field", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"something_new\":1}",
-		 KV_DIALECT_MEDIA},
-		{"main and an unknown null", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"x\":null}", KV_DIALECT_MEDIA},
+		 MKV_DIALECT_MEDIA},
+		{"main and an unknown null", "{" COUNTERS ",\"skipped_unparsed_keys\":2,\"x\":null}",
+		 MKV_DIALECT_MEDIA},
 		{"the guide and an unknown field", "{" COUNTERS ",\"skipped_keyless_events\":0,\"queue_depth\":4}",
-		 KV_DIALECT_MEDIA},
+		 MKV_DIALECT_MEDIA},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		kv_master_status st;
 		print_message("case: %s\n", cases[i].name);
-		assert_int_equal(kv_master_parse(cases[i].body, strlen(cases[i].body), &st), KV_POLL_OK);
-		assert_string_equal(kv_dialect_name(st.dialect), kv_dialect_name(cases[i].want));
+		assert_int_equal(kv_master_parse(cases[i].body, strlen(cases[i].body), &st), MKV_POLL_OK);
+		assert_string_equal(mkv_dialect_name(st.dialect), mkv_dialect_name(cases[i].want));
 	}
 	kv_master_status st;
-	assert_int_equal(kv_master_parse(cases[4].body, strlen(cases[4].body), &st), KV_POLL_OK);
+	assert_int_equal(kv_master_parse(cases[4].body, strlen(cases[4].body), &st), MKV_POLL_OK);
 	assert_true(st.has_invalid_hashes);
 }
 
@@ -204,15 +206,15 @@ static void test_publisher_seen(void **state)
 	(void)state;
 	kv_master_status on = S(1, 1, 0), off = on;
 	off.enabled = false;
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_OK, 200, &on), 1);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_OK, 200, &off), 0);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_HTTP_STATUS, 503, NULL), 0);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_CONNECT, 0, NULL), 0);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_TIMEOUT, 0, NULL), 0);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_HTTP_STATUS, 500, NULL), -1);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_PARSE, 200, NULL), -1);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_FIELD, 200, NULL), -1);
-	assert_int_equal(kv_master_publisher_seen(KV_POLL_BODY_TOO_LARGE, 200, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_OK, 200, &on), 1);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_OK, 200, &off), 0);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_HTTP_STATUS, 503, NULL), 0);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_CONNECT, 0, NULL), 0);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_TIMEOUT, 0, NULL), 0);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_HTTP_STATUS, 500, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_PARSE, 200, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_FIELD, 200, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_BODY_TOO_LARGE, 200, NULL), -1);
 }
 
 static void test_skipped_fields_kept_apart(void **state)
@@ -221,12 +223,12 @@ static void test_skipped_fields_kept_apart(void **state)
 	kv_master_status st;
 	const char *up = "{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
 			 "\"skipped_unparsed_keys\":2}";
-	assert_int_equal(kv_master_parse(up, strlen(up), &st), KV_POLL_OK);
+	assert_int_equal(kv_master_parse(up, strlen(up), &st), MKV_POLL_OK);
 	assert_true(st.has_unparsed && !st.has_keyless);
 	assert_int_equal(st.skipped_unparsed_keys, 2);
 	const char *both = "{\"enabled\":true,\"published_batches\":1,\"published_events\":3,\"dropped_events\":0,"
 			   "\"skipped_unparsed_keys\":2,\"skipped_keyless_events\":7}";
-	assert_int_equal(kv_master_parse(both, strlen(both), &st), KV_POLL_OK);
+	assert_int_equal(kv_master_parse(both, strlen(both), &st), MKV_POLL_OK);
 	assert_true(st.has_unparsed && st.has_keyless);
 	assert_int_equal(st.skipped_keyless_events, 7);
 	assert_int_equal(st.skipped_unparsed_keys, 2);
@@ -237,25 +239,25 @@ static void test_drop_ratio_window(void **state)
 	(void)state;
 	kv_master m = {0};
 	kv_master_status s = S(0, 0, 0);
-	kv_master_record(&m, 0, 0, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 0, 0, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_true(m.drop_ratio == 0.0);
 	/* 900 published and 100 dropped in the first 30 s */
 	s = S(0, 900, 100);
-	kv_master_record(&m, 30, 0, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 30, 0, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_true(m.drop_ratio > 0.0999 && m.drop_ratio < 0.1001);
 	/* then 60 s without drops: the window forgets them */
 	for (int t = 35; t <= 95; t += 5) {
 		s.published_events += 1000;
-		kv_master_record(&m, t, 0, KV_POLL_OK, 200, &s, &no_stream);
+		kv_master_record(&m, t, 0, MKV_POLL_OK, 200, &s, &no_stream);
 	}
 	assert_true(m.drop_ratio == 0.0);
 	/* a restart starts a new window */
 	s = S(0, 10, 10);
-	kv_master_record(&m, 100, 0, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 100, 0, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_int_equal(m.loss.restarts, 1);
 	assert_true(m.drop_ratio == 0.0);
 	s = S(0, 20, 20);
-	kv_master_record(&m, 105, 0, KV_POLL_OK, 200, &s, &no_stream);
+	kv_master_record(&m, 105, 0, MKV_POLL_OK, 200, &s, &no_stream);
 	assert_true(m.drop_ratio == 0.5);
 }
 

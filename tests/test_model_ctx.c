@@ -29,11 +29,11 @@ static void guide_event(ev_spec *e, uint64_t id, const char *model, const char *
 }
 
 /* Decodes one message of n events at seq; returns the batch's reject. */
-static enum kv_reason decode(kv_decoder *d, msg *m, uint64_t seq, const ev_spec *e, size_t n)
+static enum mkv_reason decode(kv_decoder *d, msg *m, uint64_t seq, const ev_spec *e, size_t n)
 {
 	kv_batch b;
 	msg_build(m, seq, 1795982104612, e, n);
-	assert_int_equal(kv_decode(d, m->frames, 3, &b), KV_OK);
+	assert_int_equal(kv_decode(d, m->frames, 3, &b), MKV_OK);
 	return b.reject;
 }
 
@@ -48,7 +48,7 @@ static void test_guide_context(void **state)
 	assert_false(c->seen);
 	ev_spec e;
 	guide_event(&e, 1, "meta-llama/Llama-3.1-8B-Instruct", "sql-adapter");
-	assert_int_equal(decode(d, &m, 1, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 1, &e, 1), MKV_R_OK);
 	assert_true(c->seen);
 	assert_true(c->has_model && c->has_lora && c->has_block_size && c->has_dp_rank && c->has_salt);
 	assert_string_equal(c->model_name, "meta-llama/Llama-3.1-8B-Instruct");
@@ -72,7 +72,7 @@ static void test_changes_counted(void **state)
 	ev_spec e[4];
 	for (int i = 0; i < 3; i++)
 		guide_event(&e[i], (uint64_t)i + 1, "model-a", NULL);
-	assert_int_equal(decode(d, &m, 1, e, 3), KV_R_OK);
+	assert_int_equal(decode(d, &m, 1, e, 3), MKV_R_OK);
 	const kv_model_ctx *c = kv_decoder_model(d);
 	assert_int_equal(c->changes, 0);
 	assert_false(c->has_lora);
@@ -82,13 +82,13 @@ static void test_changes_counted(void **state)
 	guide_event(&e[0], 4, "model-b", NULL);
 	guide_event(&e[1], 5, "model-a", NULL);
 	guide_event(&e[2], 6, "model-b", NULL);
-	assert_int_equal(decode(d, &m, 2, e, 3), KV_R_OK);
+	assert_int_equal(decode(d, &m, 2, e, 3), MKV_R_OK);
 	assert_int_equal(c->changes, 3);
 	assert_string_equal(c->model_name, "model-b");
 
 	/* the next message begins where the last ended: b again is no change */
 	guide_event(&e[0], 7, "model-b", NULL);
-	assert_int_equal(decode(d, &m, 3, e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 3, e, 1), MKV_R_OK);
 	assert_int_equal(c->changes, 3);
 
 	/* each field is part of the context: one of them alone is a change */
@@ -104,7 +104,7 @@ static void test_changes_counted(void **state)
 	ev_set(&e[3], UINT("dp_rank", 4));
 	ev_set(&e[3], UINT("block_size", 32));
 	ev_set(&e[3], STR("additional_salt", "another-namespace")); /* not shown, still a change */
-	assert_int_equal(decode(d, &m, 4, e, 4), KV_R_OK);
+	assert_int_equal(decode(d, &m, 4, e, 4), MKV_R_OK);
 	assert_int_equal(c->changes, 7);
 	assert_int_equal(c->dp_rank, 4);
 	assert_int_equal(c->block_size, 32);
@@ -112,7 +112,7 @@ static void test_changes_counted(void **state)
 	assert_true(c->has_salt);
 	/* the salt gone: a change, and shown as absent */
 	ev_set(&e[3], NIL("additional_salt"));
-	assert_int_equal(decode(d, &m, 5, &e[3], 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 5, &e[3], 1), MKV_R_OK);
 	assert_int_equal(c->changes, 8);
 	assert_false(c->has_salt);
 	msg_destroy(&m);
@@ -129,7 +129,7 @@ static void test_rejected_is_no_evidence(void **state)
 	msg_init(&m);
 	ev_spec e[2];
 	guide_event(&e[0], 1, "model-a", NULL);
-	assert_int_equal(decode(d, &m, 1, e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 1, e, 1), MKV_R_OK);
 	const kv_model_ctx *c = kv_decoder_model(d);
 
 	/* a good event of model-b, then bytes after the payload: rejected whole */
@@ -142,8 +142,8 @@ static void test_rejected_is_no_evidence(void **state)
 	buf[n++] = 0x00;
 	msg_set_raw_payload(&m, 2, buf, n);
 	kv_batch b;
-	assert_int_equal(kv_decode(d, m.frames, 3, &b), KV_OK);
-	assert_int_equal(b.reject, KV_R_MSGPACK_PARSE);
+	assert_int_equal(kv_decode(d, m.frames, 3, &b), MKV_OK);
+	assert_int_equal(b.reject, MKV_R_MSGPACK_PARSE);
 	assert_string_equal(c->model_name, "model-a");
 	assert_int_equal(c->changes, 0);
 
@@ -151,7 +151,7 @@ static void test_rejected_is_no_evidence(void **state)
 	guide_event(&e[0], 3, "model-b", NULL);
 	ev_set(&e[0], STR("medium", "tape"));
 	guide_event(&e[1], 4, "model-a", NULL);
-	assert_int_equal(decode(d, &m, 3, e, 2), KV_R_OK);
+	assert_int_equal(decode(d, &m, 3, e, 2), MKV_R_OK);
 	assert_string_equal(c->model_name, "model-a");
 	assert_int_equal(c->changes, 0);
 	msg_destroy(&m);
@@ -175,15 +175,15 @@ static void test_other_types_are_none(void **state)
 	ev_set(&e, UINT("additional_salt", 9));
 	kv_batch b;
 	msg_build(&m, 1, 1795982104612, &e, 1);
-	assert_int_equal(kv_decode(d, m.frames, 3, &b), KV_OK);
-	assert_int_equal(b.events[0].reject, KV_R_OK);
+	assert_int_equal(kv_decode(d, m.frames, 3, &b), MKV_OK);
+	assert_int_equal(b.events[0].reject, MKV_R_OK);
 	const kv_model_ctx *c = kv_decoder_model(d);
 	assert_true(c->seen);
 	assert_false(c->has_model || c->has_lora || c->has_block_size || c->has_dp_rank || c->has_salt);
 	assert_string_equal(c->model_name, "");
 	/* a bin model name is a string (as for keys) */
 	ev_set(&e, BIN("model_name", "bin-model"));
-	assert_int_equal(decode(d, &m, 2, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 2, &e, 1), MKV_R_OK);
 	assert_string_equal(c->model_name, "bin-model");
 	assert_int_equal(c->changes, 1);
 	msg_destroy(&m);
@@ -208,27 +208,27 @@ static void test_cap(void **state)
 	ev_spec e;
 	guide_event(&e, 1, NULL, NULL);
 	ev_set(&e, STRN("model_name", longname, sizeof(longname)));
-	assert_int_equal(decode(d, &m, 1, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 1, &e, 1), MKV_R_OK);
 	const kv_model_ctx *c = kv_decoder_model(d);
 	assert_int_equal(strlen(c->model_name), KV_MODEL_VALUE_MAX - 1);
 	assert_memory_equal(c->model_name, longname, KV_MODEL_VALUE_MAX - 1);
 	assert_int_equal(c->truncated, 1);
-	assert_int_equal(decode(d, &m, 2, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 2, &e, 1), MKV_R_OK);
 	assert_int_equal(c->truncated, 1);
 	assert_int_equal(c->changes, 0);
 	longname[sizeof(longname) - 1] = 'y'; /* beyond the cap */
 	ev_set(&e, STRN("model_name", longname, sizeof(longname)));
-	assert_int_equal(decode(d, &m, 3, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 3, &e, 1), MKV_R_OK);
 	assert_int_equal(c->changes, 0);
 	/* exactly the cap: whole, not cut */
 	ev_set(&e, STRN("model_name", longname + 45, KV_MODEL_VALUE_MAX));
-	assert_int_equal(decode(d, &m, 4, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 4, &e, 1), MKV_R_OK);
 	assert_int_equal(strlen(c->model_name), KV_MODEL_VALUE_MAX);
 	assert_int_equal(c->truncated, 1);
 	assert_int_equal(c->changes, 1);
 	/* NUL inside */
 	ev_set(&e, STRN("lora_name", "a\0b", 3));
-	assert_int_equal(decode(d, &m, 5, &e, 1), KV_R_OK);
+	assert_int_equal(decode(d, &m, 5, &e, 1), MKV_R_OK);
 	static const char shown[] = {'a', (char)0xff, 'b', '\0'};
 	assert_memory_equal(c->lora_name, shown, sizeof(shown));
 	msg_destroy(&m);
@@ -242,13 +242,13 @@ static const kv_model_ctx *capture_context(kv_decoder *d, const char *name, size
 	snprintf(path, sizeof(path), "%s/upstream/%s", FIXTURES_DIR, name);
 	zmqcap *cap = zmqcap_open(path);
 	assert_non_null(cap);
-	kv_frame f[ZMQCAP_MAX_FRAMES];
+	mkv_frame f[ZMQCAP_MAX_FRAMES];
 	size_t n;
 	*messages = 0;
 	while (zmqcap_next(cap, f, &n) == 1) {
 		kv_batch b;
-		assert_int_equal(kv_decode(d, f, n, &b), KV_OK);
-		assert_int_equal(b.reject, KV_R_OK);
+		assert_int_equal(kv_decode(d, f, n, &b), MKV_OK);
+		assert_int_equal(b.reject, MKV_R_OK);
 		(*messages)++;
 	}
 	zmqcap_close(cap);

@@ -61,7 +61,7 @@ static void churn_births(uint64_t *hashes, size_t n, size_t ops, uint64_t seed, 
 {
 	table_model m = {calloc(n, 1), malloc(n * sizeof(int64_t))};
 	kv_objtable t = KV_OBJTABLE_INIT;
-	assert_int_equal(kv_objtable_births(&t, births), KV_OK);
+	assert_int_equal(kv_objtable_births(&t, births), MKV_OK);
 	uint64_t x = seed;
 	for (size_t op = 0; op < ops; op++) {
 		size_t k = splitmix(&x) % n;
@@ -71,7 +71,7 @@ static void churn_births(uint64_t *hashes, size_t n, size_t ops, uint64_t seed, 
 		int64_t born = 99, at = births ? (int64_t)op : KV_NO_BIRTH;
 		assert_int_equal(kv_objtable_update(&t, hashes[k], add ? bit : 0, add ? 0 : bit, true, (int64_t)op,
 						    &before, &born),
-				 KV_OK);
+				 MKV_OK);
 		assert_int_equal(before, m.media[k]);
 		unsigned after = add ? (before | bit) : (before & ~bit);
 		if (before && !after) /* it went: its birth is reported */
@@ -132,8 +132,8 @@ static void test_low_bits_ignored(void **state)
 {
 	(void)state;
 	kv_objtable t = KV_OBJTABLE_INIT;
-	assert_int_equal(kv_objtable_update(&t, 0x1000, KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL), KV_OK);
-	assert_int_equal(kv_objtable_get(&t, 0x1003), KV_MEDIUM_CPU);
+	assert_int_equal(kv_objtable_update(&t, 0x1000, MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL), MKV_OK);
+	assert_int_equal(kv_objtable_get(&t, 0x1003), MKV_MEDIUM_CPU);
 	kv_objtable_clear(&t);
 }
 
@@ -143,18 +143,18 @@ static void test_media_transitions(void **state)
 	kv_objtable t = KV_OBJTABLE_INIT;
 	unsigned before;
 	uint64_t h = 0xabcdef12345678ull;
-	assert_int_equal(kv_objtable_update(&t, h, KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, &before, NULL), KV_OK);
+	assert_int_equal(kv_objtable_update(&t, h, MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, &before, NULL), MKV_OK);
 	assert_int_equal(before, 0);
-	assert_int_equal(kv_objtable_update(&t, h, KV_MEDIUM_DISK, 0, true, KV_NO_BIRTH, &before, NULL), KV_OK);
-	assert_int_equal(before, KV_MEDIUM_CPU);
-	assert_int_equal(kv_objtable_get(&t, h), KV_MEDIUM_CPU | KV_MEDIUM_DISK);
-	assert_int_equal(kv_objtable_update(&t, h, 0, KV_MEDIUM_CPU, true, KV_NO_BIRTH, &before, NULL), KV_OK);
-	assert_int_equal(kv_objtable_get(&t, h), KV_MEDIUM_DISK);
+	assert_int_equal(kv_objtable_update(&t, h, MKV_MEDIUM_DISK, 0, true, KV_NO_BIRTH, &before, NULL), MKV_OK);
+	assert_int_equal(before, MKV_MEDIUM_CPU);
+	assert_int_equal(kv_objtable_get(&t, h), MKV_MEDIUM_CPU | MKV_MEDIUM_DISK);
+	assert_int_equal(kv_objtable_update(&t, h, 0, MKV_MEDIUM_CPU, true, KV_NO_BIRTH, &before, NULL), MKV_OK);
+	assert_int_equal(kv_objtable_get(&t, h), MKV_MEDIUM_DISK);
 	assert_int_equal(kv_objtable_count(&t), 1);
-	assert_int_equal(kv_objtable_update(&t, h, 0, KV_MEDIUM_DISK, true, KV_NO_BIRTH, &before, NULL), KV_OK);
+	assert_int_equal(kv_objtable_update(&t, h, 0, MKV_MEDIUM_DISK, true, KV_NO_BIRTH, &before, NULL), MKV_OK);
 	assert_int_equal(kv_objtable_count(&t), 0);
 	/* removing what is not there changes nothing and needs no room */
-	assert_int_equal(kv_objtable_update(&t, h, 0, KV_MEDIUM_DISK, false, KV_NO_BIRTH, &before, NULL), KV_OK);
+	assert_int_equal(kv_objtable_update(&t, h, 0, MKV_MEDIUM_DISK, false, KV_NO_BIRTH, &before, NULL), MKV_OK);
 	assert_int_equal(before, 0);
 	assert_int_equal(kv_objtable_count(&t), 0);
 	kv_objtable_clear(&t);
@@ -164,13 +164,14 @@ static void test_insert_refused(void **state)
 {
 	(void)state;
 	kv_objtable t = KV_OBJTABLE_INIT;
-	assert_int_equal(kv_objtable_update(&t, 1ull << 10, KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL), KV_OK);
+	assert_int_equal(kv_objtable_update(&t, 1ull << 10, MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL), MKV_OK);
 	/* a new object is refused without room... */
-	assert_int_equal(kv_objtable_update(&t, 2ull << 10, KV_MEDIUM_CPU, 0, false, KV_NO_BIRTH, NULL, NULL),
-			 KV_ELIMIT);
+	assert_int_equal(kv_objtable_update(&t, 2ull << 10, MKV_MEDIUM_CPU, 0, false, KV_NO_BIRTH, NULL, NULL),
+			 MKV_ELIMIT);
 	assert_int_equal(kv_objtable_get(&t, 2ull << 10), 0);
 	/* ...an existing one may still change */
-	assert_int_equal(kv_objtable_update(&t, 1ull << 10, KV_MEDIUM_DISK, 0, false, KV_NO_BIRTH, NULL, NULL), KV_OK);
+	assert_int_equal(kv_objtable_update(&t, 1ull << 10, MKV_MEDIUM_DISK, 0, false, KV_NO_BIRTH, NULL, NULL),
+			 MKV_OK);
 	assert_int_equal(kv_objtable_get(&t, 1ull << 10), 3);
 	assert_int_equal(kv_objtable_count(&t), 1);
 	kv_objtable_clear(&t);
@@ -187,11 +188,12 @@ static void test_incremental_growth(void **state)
 	bool saw_draining = false;
 	for (size_t i = 0; i < 5000; i++) {
 		h[i] = splitmix(&x);
-		assert_int_equal(kv_objtable_update(&t, h[i], KV_MEDIUM_DISK, 0, true, KV_NO_BIRTH, NULL, NULL), KV_OK);
+		assert_int_equal(kv_objtable_update(&t, h[i], MKV_MEDIUM_DISK, 0, true, KV_NO_BIRTH, NULL, NULL),
+				 MKV_OK);
 		if (t.old) {
 			saw_draining = true;
 			for (size_t j = 0; j <= i; j += 7)
-				assert_int_equal(kv_objtable_get(&t, h[j]), KV_MEDIUM_DISK);
+				assert_int_equal(kv_objtable_get(&t, h[j]), MKV_MEDIUM_DISK);
 		}
 	}
 	assert_true(saw_draining);
@@ -212,8 +214,8 @@ static void test_drain_chunks(void **state)
 	for (size_t i = 0; i < N; i++) {
 		size_t cap = t.cap, cursor = t.old_cursor;
 		const uint64_t *old = t.old;
-		assert_int_equal(kv_objtable_update(&t, splitmix(&x), KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL),
-				 KV_OK);
+		assert_int_equal(kv_objtable_update(&t, splitmix(&x), MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL),
+				 MKV_OK);
 		if (t.cap != cap) {
 			growths++;
 			assert_null(old); /* drained before this growth */
@@ -243,8 +245,8 @@ static void test_growth_releases_pages(void **state)
 	kv_objtable t = KV_OBJTABLE_INIT;
 	size_t released_checks = 0;
 	for (size_t i = 0; i < N; i++) {
-		kv_objtable_update(&t, h[i], KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
-		model[i] = KV_MEDIUM_CPU;
+		kv_objtable_update(&t, h[i], MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
+		model[i] = MKV_MEDIUM_CPU;
 		if (!t.old || t.old_released == 0)
 			continue;
 		/* the old array has released pages: touch a few random earlier keys */
@@ -275,7 +277,7 @@ static void count_cb(uint64_t hash, unsigned media, int64_t birth, void *arg)
 {
 	(void)hash;
 	assert_true(birth == KV_NO_BIRTH);
-	assert_int_equal(media, KV_MEDIUM_CPU);
+	assert_int_equal(media, MKV_MEDIUM_CPU);
 	(*(size_t *)arg)++;
 }
 
@@ -285,7 +287,7 @@ static void test_each(void **state)
 	kv_objtable t = KV_OBJTABLE_INIT;
 	uint64_t x = 5;
 	for (int i = 0; i < 1000; i++)
-		kv_objtable_update(&t, splitmix(&x), KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
+		kv_objtable_update(&t, splitmix(&x), MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
 	size_t n = 0;
 	kv_objtable_each(&t, count_cb, &n);
 	assert_int_equal(n, 1000);
@@ -300,28 +302,28 @@ static void test_births_on_off(void **state)
 	kv_objtable t = KV_OBJTABLE_INIT;
 	uint64_t x = 11, h[100];
 	for (int i = 0; i < 100; i++)
-		kv_objtable_update(&t, h[i] = splitmix(&x), KV_MEDIUM_CPU, 0, true, 1000 + i, NULL, NULL);
+		kv_objtable_update(&t, h[i] = splitmix(&x), MKV_MEDIUM_CPU, 0, true, 1000 + i, NULL, NULL);
 	size_t plain = kv_objtable_bytes(&t);
 	assert_true(kv_objtable_birth(&t, h[0]) == KV_NO_BIRTH); /* not kept: off */
-	assert_int_equal(kv_objtable_births(&t, true), KV_OK);
+	assert_int_equal(kv_objtable_births(&t, true), MKV_OK);
 	assert_int_equal(kv_objtable_bytes(&t), plain / 8 * 12);
 	assert_true(kv_objtable_birth(&t, h[0]) == KV_NO_BIRTH); /* held before: not seen */
 	uint64_t y = splitmix(&x);
-	kv_objtable_update(&t, y, KV_MEDIUM_DISK, 0, true, 5000, NULL, NULL);
+	kv_objtable_update(&t, y, MKV_MEDIUM_DISK, 0, true, 5000, NULL, NULL);
 	assert_true(kv_objtable_birth(&t, y) == 5000);
 	/* a second medium is no new life: the birth stays */
-	kv_objtable_update(&t, y, KV_MEDIUM_CPU, 0, true, 6000, NULL, NULL);
+	kv_objtable_update(&t, y, MKV_MEDIUM_CPU, 0, true, 6000, NULL, NULL);
 	assert_true(kv_objtable_birth(&t, y) == 5000);
 	int64_t born = 0;
 	unsigned before;
-	kv_objtable_update(&t, y, 0, KV_MEDIUM_CPU | KV_MEDIUM_DISK, true, 7000, &before, &born);
-	assert_int_equal(before, KV_MEDIUM_CPU | KV_MEDIUM_DISK);
+	kv_objtable_update(&t, y, 0, MKV_MEDIUM_CPU | MKV_MEDIUM_DISK, true, 7000, &before, &born);
+	assert_int_equal(before, MKV_MEDIUM_CPU | MKV_MEDIUM_DISK);
 	assert_true(born == 5000);
 	assert_int_equal(t.births_n, 0);
 	/* out of range births are none */
-	kv_objtable_update(&t, y, KV_MEDIUM_CPU, 0, true, -5, NULL, NULL);
+	kv_objtable_update(&t, y, MKV_MEDIUM_CPU, 0, true, -5, NULL, NULL);
 	assert_true(kv_objtable_birth(&t, y) == KV_NO_BIRTH);
-	assert_int_equal(kv_objtable_births(&t, false), KV_OK);
+	assert_int_equal(kv_objtable_births(&t, false), MKV_OK);
 	assert_int_equal(kv_objtable_bytes(&t), plain);
 	kv_objtable_clear(&t);
 }
@@ -335,7 +337,7 @@ static void test_birth_window(void **state)
 	kv_objtable t = KV_OBJTABLE_INIT;
 	kv_objtable_births(&t, true);
 	for (uint64_t i = 1; i <= 50; i++) /* born on days 0 .. 49 */
-		kv_objtable_update(&t, i << 40, KV_MEDIUM_CPU, 0, true, t0 + (int64_t)(i - 1) * day, NULL, NULL);
+		kv_objtable_update(&t, i << 40, MKV_MEDIUM_CPU, 0, true, t0 + (int64_t)(i - 1) * day, NULL, NULL);
 	/* day 0's window reaches back and forth 24.8 days: births after day 24
 	 * moved it; the earliest were forgotten */
 	size_t seen = 0;
@@ -356,7 +358,7 @@ static void test_birth_window(void **state)
 	/* the newest birth always fits */
 	assert_true(kv_objtable_birth(&t, 50ull << 40) == t0 + 49 * day);
 	/* a birth from before the window (another publisher's clock) moves it back */
-	kv_objtable_update(&t, 99ull << 40, KV_MEDIUM_CPU, 0, true, t0, NULL, NULL);
+	kv_objtable_update(&t, 99ull << 40, MKV_MEDIUM_CPU, 0, true, t0, NULL, NULL);
 	assert_true(kv_objtable_birth(&t, 99ull << 40) == t0);
 	kv_objtable_clear(&t);
 }
@@ -371,7 +373,7 @@ static void test_capacity_steps(void **state)
 	size_t cap = 0, steps = 0;
 	static const size_t first[] = {16, 20, 24, 28, 32, 40, 48, 56, 64, 80};
 	for (size_t i = 0; i < 100000; i++) {
-		kv_objtable_update(&t, splitmix(&x), KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
+		kv_objtable_update(&t, splitmix(&x), MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
 		if (t.cap == cap)
 			continue;
 		if (steps < sizeof(first) / sizeof(first[0]))
@@ -392,7 +394,7 @@ static void test_settle(void **state)
 	kv_objtable t = KV_OBJTABLE_INIT;
 	uint64_t x = 21;
 	while (!t.old || t.old_cap < 1000)
-		kv_objtable_update(&t, splitmix(&x), KV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
+		kv_objtable_update(&t, splitmix(&x), MKV_MEDIUM_CPU, 0, true, KV_NO_BIRTH, NULL, NULL);
 	size_t live = kv_objtable_count(&t), rounds = 0;
 	while (t.old) {
 		size_t before = t.old_cursor;
@@ -420,13 +422,13 @@ static void test_huge_arrays(void **state)
 	uint64_t *h = malloc(N * sizeof(*h));
 	uint64_t x = 31;
 	kv_objtable t = KV_OBJTABLE_INIT;
-	assert_int_equal(kv_objtable_births(&t, true), KV_OK);
+	assert_int_equal(kv_objtable_births(&t, true), MKV_OK);
 	size_t aligned_slots = 0, aligned_births = 0;
 	const uint64_t *seen = NULL;
 	for (size_t i = 0; i < N; i++) {
 		h[i] = splitmix(&x);
-		assert_int_equal(kv_objtable_update(&t, h[i], KV_MEDIUM_CPU, 0, true, 1000 + (int64_t)i, NULL, NULL),
-				 KV_OK);
+		assert_int_equal(kv_objtable_update(&t, h[i], MKV_MEDIUM_CPU, 0, true, 1000 + (int64_t)i, NULL, NULL),
+				 MKV_OK);
 		if (t.slots == seen)
 			continue;
 		seen = t.slots;
@@ -443,18 +445,18 @@ static void test_huge_arrays(void **state)
 	/* every other one goes, the rest keep their birth */
 	for (size_t i = 0; i < N; i += 2) {
 		int64_t born = 0;
-		assert_int_equal(kv_objtable_update(&t, h[i], 0, KV_MEDIUM_CPU, true, 0, NULL, &born), KV_OK);
+		assert_int_equal(kv_objtable_update(&t, h[i], 0, MKV_MEDIUM_CPU, true, 0, NULL, &born), MKV_OK);
 		assert_true(born == 1000 + (int64_t)i);
 	}
 	for (size_t i = 0; i < N; i++) {
-		assert_int_equal(kv_objtable_get(&t, h[i]), i % 2 ? KV_MEDIUM_CPU : 0);
+		assert_int_equal(kv_objtable_get(&t, h[i]), i % 2 ? MKV_MEDIUM_CPU : 0);
 		if (i % 2)
 			assert_true(kv_objtable_birth(&t, h[i]) == 1000 + (int64_t)i);
 	}
 	size_t with = kv_objtable_bytes(&t);
-	assert_int_equal(kv_objtable_births(&t, false), KV_OK);
+	assert_int_equal(kv_objtable_births(&t, false), MKV_OK);
 	assert_int_equal(kv_objtable_bytes(&t), with / 12 * 8);
-	assert_int_equal(kv_objtable_births(&t, true), KV_OK);
+	assert_int_equal(kv_objtable_births(&t, true), MKV_OK);
 	assert_int_equal(kv_objtable_bytes(&t), with);
 	assert_int_equal((uintptr_t)t.births % huge, 0);
 	assert_int_equal(kv_objtable_count(&t), N / 2);

@@ -32,14 +32,14 @@ static uint64_t key_hash(unsigned k)
  * present is born then (at the event's index). */
 static void apply(unsigned char *model, int64_t *birth, const kv_recon_event *e, int64_t at)
 {
-	if (e->type == KV_EV_CLEARED) {
+	if (e->type == MKV_EV_CLEARED) {
 		memset(model, 0, KEYS);
 		return;
 	}
 	unsigned k = 0;
 	while (key_hash(k) != e->hash)
 		k++;
-	if (e->type == KV_EV_STORED) {
+	if (e->type == MKV_EV_STORED) {
 		if (!model[k])
 			birth[k] = at;
 		model[k] |= e->medium;
@@ -64,11 +64,11 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 			unsigned k = (unsigned)(rnd(&r) % KEYS);
 			/* the group is a function of the key, as the regex makes it */
 			ops[i] = (kv_recon_event){key_hash(k),
-						  kind < 55   ? KV_EV_STORED
-						  : kind < 99 ? KV_EV_REMOVED
-							      : KV_EV_CLEARED,
+						  kind < 55   ? MKV_EV_STORED
+						  : kind < 99 ? MKV_EV_REMOVED
+							      : MKV_EV_CLEARED,
 						  (uint8_t)(1 + rnd(&r) % 2), (uint16_t)(k % 3)};
-			if (ops[i].type == KV_EV_CLEARED)
+			if (ops[i].type == MKV_EV_CLEARED)
 				ops[i].medium = 0;
 		}
 		size_t r0 = rnd(&r) % OPS, r1 = r0 + rnd(&r) % (OPS - r0), cut = r1 + rnd(&r) % (OPS - r1 + 1);
@@ -92,28 +92,28 @@ static void test_replay_from_before_the_listing_is_the_truth(void **state)
 			if (i >= r0) {
 				assert_int_equal(
 					kv_recon_log_add(&log, ops[i].hash, ops[i].type, ops[i].medium, ops[i].group),
-					KV_OK);
+					MKV_OK);
 				for (unsigned k = 0; k < KEYS; k++)
-					touched[k] |= ops[i].type == KV_EV_CLEARED || ops[i].hash == key_hash(k);
+					touched[k] |= ops[i].type == MKV_EV_CLEARED || ops[i].hash == key_hash(k);
 			}
 			apply(model, birth, &ops[i], (int64_t)(1000 + i));
 		}
 		/* births as the stream's view had them when each key was read */
 		kv_recon_table t = {0};
-		assert_int_equal(kv_objtable_births(&t.objects, true), KV_OK);
+		assert_int_equal(kv_objtable_births(&t.objects, true), MKV_OK);
 		for (unsigned k = 0; k < KEYS; k++)
-			assert_int_equal(kv_recon_put(&t, key_hash(k), seen[k], k % 3, seen_birth[k]), KV_OK);
-		assert_int_equal(kv_recon_replay(&t, log.ev, log.n), KV_OK);
+			assert_int_equal(kv_recon_put(&t, key_hash(k), seen[k], k % 3, seen_birth[k]), MKV_OK);
+		assert_int_equal(kv_recon_replay(&t, log.ev, log.n), MKV_OK);
 
-		uint64_t place[KV_PLACE__COUNT] = {0}, gplace[3][KV_PLACE__COUNT] = {{0}};
+		uint64_t place[MKV_PLACE__COUNT] = {0}, gplace[3][MKV_PLACE__COUNT] = {{0}};
 		for (unsigned k = 0; k < KEYS; k++) {
 			if (model[k])
-				gplace[k % 3][kv_placement_of(model[k])]++;
+				gplace[k % 3][mkv_placement_of(model[k])]++;
 			if (kv_objtable_get(&t.objects, key_hash(k)) != model[k])
 				fail_msg("seed %llu key %u: %u, want %u", (unsigned long long)seed, k,
 					 kv_objtable_get(&t.objects, key_hash(k)), model[k]);
 			if (model[k])
-				place[kv_placement_of(model[k])]++;
+				place[mkv_placement_of(model[k])]++;
 			/* a birth is the truth's, or none where the replay touched the
 			 * key (never another), and always the truth's where it did not */
 			int64_t b = kv_objtable_birth(&t.objects, key_hash(k));
@@ -137,9 +137,9 @@ static void test_log_is_bounded(void **state)
 	kv_recon_log log;
 	kv_recon_log_init(&log, 3000);
 	for (int i = 0; i < 3000; i++)
-		assert_int_equal(kv_recon_log_add(&log, (uint64_t)i << 2, KV_EV_STORED, KV_MEDIUM_CPU, 0), KV_OK);
+		assert_int_equal(kv_recon_log_add(&log, (uint64_t)i << 2, MKV_EV_STORED, MKV_MEDIUM_CPU, 0), MKV_OK);
 	assert_false(log.overflow);
-	assert_int_equal(kv_recon_log_add(&log, 1ull << 40, KV_EV_STORED, KV_MEDIUM_CPU, 0), KV_ELIMIT);
+	assert_int_equal(kv_recon_log_add(&log, 1ull << 40, MKV_EV_STORED, MKV_MEDIUM_CPU, 0), MKV_ELIMIT);
 	assert_true(log.overflow);
 	assert_int_equal(log.n, 3000);
 	assert_int_equal(log.ev[2999].hash, (uint64_t)2999 << 2);

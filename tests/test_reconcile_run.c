@@ -43,7 +43,7 @@ static void io_unlock(void *ctx)
 	sh->held--;
 }
 
-static kv_answer io_get(void *ctx, const char *url)
+static mkv_answer io_get(void *ctx, const char *url)
 {
 	shell *sh = ctx;
 	assert_int_equal(sh->held, 0); /* never across a request */
@@ -63,15 +63,15 @@ static void test_reconcile_run(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, true);
-	kv_poll_news n;
+	mkv_store *s = make(&f, 1, true);
+	mkv_poll_news n;
 	poll(&f, 0, 1, NULL, &n);
-	kv_recon_job job;
-	assert_int_equal(kv_store_recon_next(s, T0 + 1, &job), KV_RECON_WAIT); /* no event: which backend? */
+	mkv_recon_job job;
+	assert_int_equal(mkv_store_recon_next(s, T0 + 1, &job), MKV_RECON_WAIT); /* no event: which backend? */
 	assert_non_null(job.why);
 	/* the stream saw k0..k2 since it joined; the master holds k1, k2, k9 */
-	assert_int_equal(put(s, 0, 1, 0, 3, NULL), KV_OK);
-	assert_int_equal(kv_store_recon_next(s, T0 + 1, &job), KV_RECON_GO);
+	assert_int_equal(put(s, 0, 1, 0, 3, NULL), MKV_OK);
+	assert_int_equal(mkv_store_recon_next(s, T0 + 1, &job), MKV_RECON_GO);
 	assert_string_equal(job.backend, B);
 	assert_string_equal(job.cause, "startup");
 	assert_int_equal(job.leader, 0);
@@ -80,33 +80,33 @@ static void test_reconcile_run(void **state)
 			      "\"k2\":{\"ok\":true,\"values\":[{}],\"local_disk_values\":[{}]},"
 			      "\"k9\":{\"ok\":true,\"disk_values\":[{}]},"
 			      "\"k20\":{\"ok\":true,\"values\":[{}]}}}"};
-	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
-	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
+	mkv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	mkv_recon_run *r = mkv_recon_run_new(s, &io, 1000, 1000);
 	assert_non_null(r);
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
 	/* an event arrives while the listing is read (the master listed it too):
 	 * replayed at the cut-over */
-	assert_int_equal(put(s, 0, 2, 20, 1, NULL), KV_OK);
+	assert_int_equal(put(s, 0, 2, 20, 1, NULL), MKV_OK);
 	static const char listing[] = "k1\nk2\nk9\nk20\n";
-	assert_int_equal(kv_recon_listing_feed(r, listing, 4), KV_OK); /* in pieces, as it arrives */
-	assert_true(kv_recon_listing_drain(r, false));
-	assert_int_equal(kv_recon_listing_feed(r, listing + 4, sizeof(listing) - 5), KV_OK);
-	assert_true(kv_recon_listing_drain(r, true));
-	assert_false(kv_recon_listing_full(r));
+	assert_int_equal(mkv_recon_listing_feed(r, listing, 4), MKV_OK); /* in pieces, as it arrives */
+	assert_true(mkv_recon_listing_drain(r, false));
+	assert_int_equal(mkv_recon_listing_feed(r, listing + 4, sizeof(listing) - 5), MKV_OK);
+	assert_true(mkv_recon_listing_drain(r, true));
+	assert_false(mkv_recon_listing_full(r));
 	double next = 0;
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_DONE, NULL, &next), MKV_RECON_OK);
 	assert_true(next == T0 + 2); /* ask the plan again at once: another tenant may be due */
 	assert_int_equal(sh.held, 0);
 	assert_int_equal(sh.gets, 1);
-	kv_recon_summary sum;
-	kv_recon_summary_of(r, &sum);
+	mkv_recon_summary sum;
+	mkv_recon_summary_of(r, &sum);
 	assert_int_equal(sum.keys, 4);
 	assert_int_equal(sum.added, 1);   /* k9 */
 	assert_int_equal(sum.removed, 1); /* k0 */
 	assert_int_equal(sum.medium, 1);  /* k2 is on disk too */
 	assert_null(sum.why);
 
-	kv_buf out = render(s);
+	mkv_buf out = render(s);
 	const char *text = out.data;
 	const char *L = "{source=\"m\",backend_id=\"" B "\",tenant_id=\"default\"";
 	char want[256];
@@ -115,52 +115,52 @@ static void test_reconcile_run(void **state)
 	snprintf(want, sizeof(want), "mooncake_kv_objects_by_placement%s,placement=\"cpu_and_disk\"} 1", L);
 	assert_non_null(strstr(text, want));
 	assert_non_null(strstr(text, "mooncake_kv_reconciliations_total{source=\"m\",result=\"ok\"} 1"));
-	kv_buf_free(&out);
-	kv_recon_job later;
-	assert_int_equal(kv_store_recon_next(s, T0 + 3, &later), KV_RECON_NOT_NOW); /* the interval holds */
+	mkv_buf_free(&out);
+	mkv_recon_job later;
+	assert_int_equal(mkv_store_recon_next(s, T0 + 3, &later), MKV_RECON_NOT_NOW); /* the interval holds */
 
 	/* a master that stands by: nothing counted, and the attempt leaves no recording behind */
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	assert_int_equal(kv_recon_end(r, KV_LISTING_STANDBY, NULL, &next), KV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_STANDBY, NULL, &next), MKV_RECON__RESULTS);
 	/* a failed listing is counted, with the shell's reason */
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
-	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, "listing: timeout", &next), KV_RECON_FAILED);
-	kv_recon_summary_of(r, &sum);
+	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, "listing: timeout", &next), MKV_RECON_FAILED);
+	mkv_recon_summary_of(r, &sum);
 	assert_string_equal(sum.why, "listing: timeout");
 	assert_int_equal(sh.held, 0);
-	kv_recon_run_free(r);
-	kv_store_free(s);
+	mkv_recon_run_free(r);
+	mkv_store_free(s);
 }
 
 /* A listing answered as the shell saw it: the status, the tenant header,
  * and the body when it was taken. */
-static bool listing_answered(kv_recon_run *r, long http, const char *hdr, const char *body)
+static bool listing_answered(mkv_recon_run *r, long http, const char *hdr, const char *body)
 {
-	if (!kv_recon_listing_answer(r, http, hdr))
+	if (!mkv_recon_listing_answer(r, http, hdr))
 		return false;
-	assert_int_equal(kv_recon_listing_feed(r, body, strlen(body)), KV_OK);
-	return kv_recon_listing_drain(r, true);
+	assert_int_equal(mkv_recon_listing_feed(r, body, strlen(body)), MKV_OK);
+	return mkv_recon_listing_drain(r, true);
 }
 
-static bool has(kv_store *s, const char *line)
+static bool has(mkv_store *s, const char *line)
 {
-	kv_buf out = render(s);
+	mkv_buf out = render(s);
 	bool found = strstr(out.data, line) != NULL;
-	kv_buf_free(&out);
+	mkv_buf_free(&out);
 	return found;
 }
 
 /* Tenant default's turn at now, reconciled at upstream's listing: the
  * master lists the keys of listing, and the attempt ends ok. */
-static void reconcile_default(kv_store *s, kv_recon_run *r, double now, const char *listing)
+static void reconcile_default(mkv_store *s, mkv_recon_run *r, double now, const char *listing)
 {
-	kv_recon_job job;
-	assert_int_equal(kv_store_recon_next(s, now, &job), KV_RECON_GO);
+	mkv_recon_job job;
+	assert_int_equal(mkv_store_recon_next(s, now, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "default");
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
 	assert_true(listing_answered(r, 200, NULL, listing));
 	double next;
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_DONE, NULL, &next), MKV_RECON_OK);
 }
 
 /* Every tenant reconciled where the master lists tenants; none but default
@@ -170,42 +170,42 @@ static void test_reconcile_tenants(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, true);
-	kv_poll_news n;
+	mkv_store *s = make(&f, 1, true);
+	mkv_poll_news n;
 	poll(&f, 0, 1, NULL, &n);
-	assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
-	assert_int_equal(put_in(s, 0, 2, "tenant-1", 0, 3, NULL), KV_OK); /* k0..k2 of tenant-1 */
+	assert_int_equal(put(s, 0, 1, 0, 2, NULL), MKV_OK);
+	assert_int_equal(put_in(s, 0, 2, "tenant-1", 0, 3, NULL), MKV_OK); /* k0..k2 of tenant-1 */
 	shell sh = {.answer = "{\"success\":true,\"data\":{\"k0\":{\"ok\":true,\"values\":[{}]},"
 			      "\"k1\":{\"ok\":true,\"values\":[{}]}}}"};
-	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
-	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
+	mkv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	mkv_recon_run *r = mkv_recon_run_new(s, &io, 1000, 1000);
 	assert_non_null(r);
 	const char *base = "http://127.0.0.1:1";
 	double next;
-	kv_recon_summary sum;
+	mkv_recon_summary sum;
 
 	/* tenant default first, at upstream's listing */
-	kv_recon_job job;
-	assert_int_equal(kv_store_recon_next(s, T0 + 2, &job), KV_RECON_GO);
+	mkv_recon_job job;
+	assert_int_equal(mkv_store_recon_next(s, T0 + 2, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "default");
-	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
-	assert_string_equal(kv_recon_listing_url(r), "http://127.0.0.1:1/get_all_keys");
+	assert_int_equal(mkv_recon_begin(r, &job, base), MKV_OK);
+	assert_string_equal(mkv_recon_listing_url(r), "http://127.0.0.1:1/get_all_keys");
 	assert_true(listing_answered(r, 200, NULL, "k0\nk1\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_DONE, NULL, &next), MKV_RECON_OK);
 
 	/* then the stale tenant: the master is asked whether it lists tenants */
-	assert_int_equal(kv_store_recon_next(s, T0 + 2, &job), KV_RECON_GO);
+	assert_int_equal(mkv_store_recon_next(s, T0 + 2, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
 	assert_string_equal(job.cause, "stale");
 	const char *L1 = "{source=\"m\",backend_id=\"" B "\",tenant_id=\"tenant-1\"";
 	char exact1[256];
 	snprintf(exact1, sizeof(exact1), "mooncake_kv_state_stale%s} 0", L1);
 	/* an old master: no such path */
-	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
-	assert_string_equal(kv_recon_listing_url(r), "http://127.0.0.1:1/api/v1/tenant_keys?tenant_id=tenant-1");
+	assert_int_equal(mkv_recon_begin(r, &job, base), MKV_OK);
+	assert_string_equal(mkv_recon_listing_url(r), "http://127.0.0.1:1/api/v1/tenant_keys?tenant_id=tenant-1");
 	assert_false(listing_answered(r, 404, NULL, ""));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, NULL, &next), KV_RECON__RESULTS);
-	kv_recon_summary_of(r, &sum);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON__RESULTS);
+	mkv_recon_summary_of(r, &sum);
 	assert_true(sum.default_only);
 	assert_string_equal(sum.tenant, "tenant-1");
 	assert_true(has(s, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 0"));
@@ -213,33 +213,33 @@ static void test_reconcile_tenants(void **state)
 	assert_true(has(s, "mooncake_kv_reconciliations_total{source=\"m\",result=\"failed\"} 0"));
 	assert_false(has(s, exact1));
 	/* not asked again: not for an hour, unless its publisher restarts */
-	assert_int_equal(kv_store_recon_next(s, T0 + 100, &job), KV_RECON_NOT_NOW);
+	assert_int_equal(mkv_store_recon_next(s, T0 + 100, &job), MKV_RECON_NOT_NOW);
 	sh.now = T0 + 2 + 3601;
 	reconcile_default(s, r, sh.now, "k0\nk1\n"); /* periodic, and first */
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_int_equal(mkv_store_recon_next(s, sh.now, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
 	/* a master that answers the path but names no tenant (or another): the
 	 * body is never read as tenant-1's keys */
-	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_int_equal(mkv_recon_begin(r, &job, base), MKV_OK);
 	assert_false(listing_answered(r, 200, "default", "k0\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, NULL, &next), KV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON__RESULTS);
 	assert_false(has(s, exact1));
 	assert_int_equal(sh.gets, 2); /* default's batches only */
 
 	/* the master restarts (its publisher numbers from 1 again), upgraded:
 	 * it lists tenant-1, whose answers name it */
-	assert_int_equal(put_in(s, 0, 1, "tenant-1", 5, 1, NULL), KV_OK); /* k5: now held by tenant-1 too */
+	assert_int_equal(put_in(s, 0, 1, "tenant-1", 5, 1, NULL), MKV_OK); /* k5: now held by tenant-1 too */
 	sh.now += 100;
 	reconcile_default(s, r, sh.now, "k0\nk1\n"); /* the restart made default stale too */
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_int_equal(mkv_store_recon_next(s, sh.now, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
-	assert_int_equal(kv_recon_begin(r, &job, base), KV_OK);
+	assert_int_equal(mkv_recon_begin(r, &job, base), MKV_OK);
 	sh.url = "http://127.0.0.1:1/api/v1/tenant_batch_query_keys?tenant_id=tenant-1&keys=";
 	sh.answer = "{\"success\":true,\"tenant_id\":\"tenant-1\",\"data\":{\"k1\":{\"ok\":true,\"values\":[{}]},"
 		    "\"k5\":{\"ok\":true,\"values\":[{}],\"disk_values\":[{}]},\"k7\":{\"ok\":true,\"values\":[{}]}}}";
 	assert_true(listing_answered(r, 200, "tenant-1", "k1\nk5\nk7\n"));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_DONE, NULL, &next), KV_RECON_OK);
-	kv_recon_summary_of(r, &sum);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_DONE, NULL, &next), MKV_RECON_OK);
+	mkv_recon_summary_of(r, &sum);
 	assert_false(sum.default_only);
 	assert_int_equal(sum.keys, 3);
 	assert_int_equal(sum.added, 1);   /* k7 */
@@ -252,11 +252,11 @@ static void test_reconcile_tenants(void **state)
 	assert_true(has(s, objects));
 	assert_true(has(s, "mooncake_kv_reconcile_listed_keys{source=\"m\"} 2")); /* default's */
 	/* exact now: not before the periodic turn, an interval at the least */
-	assert_int_equal(kv_store_recon_next(s, sh.now + 1, &job), KV_RECON_NOT_NOW);
-	assert_int_equal(kv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), KV_RECON_GO);
+	assert_int_equal(mkv_store_recon_next(s, sh.now + 1, &job), MKV_RECON_NOT_NOW);
+	assert_int_equal(mkv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), MKV_RECON_GO);
 	assert_string_equal(job.cause, "periodic");
-	kv_recon_run_free(r);
-	kv_store_free(s);
+	mkv_recon_run_free(r);
+	mkv_store_free(s);
 }
 
 /* Every tenant exact and the master never asked whether it lists tenants
@@ -267,41 +267,41 @@ static void test_periodic_turn_asks(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, true);
-	kv_poll_news n;
+	mkv_store *s = make(&f, 1, true);
+	mkv_poll_news n;
 	poll(&f, 0, 0, NULL, &n);
 	keys_read(s, 0, 0, NULL);
 	poll(&f, 0, 0, NULL, &n);
 	assert_true(n.proved_empty);
-	assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
-	assert_int_equal(put_in(s, 0, 2, "tenant-1", 0, 3, NULL), KV_OK);
+	assert_int_equal(put(s, 0, 1, 0, 2, NULL), MKV_OK);
+	assert_int_equal(put_in(s, 0, 2, "tenant-1", 0, 3, NULL), MKV_OK);
 	assert_false(has(s, "mooncake_kv_master_lists_tenants{"));
 	shell sh = {.now = T0 + 2,
 		    .answer = "{\"success\":true,\"data\":{\"k0\":{\"ok\":true,\"values\":[{}]},"
 			      "\"k1\":{\"ok\":true,\"values\":[{}]}}}"};
-	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
-	kv_recon_run *r = kv_recon_run_new(s, &io, 1000, 1000);
+	mkv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	mkv_recon_run *r = mkv_recon_run_new(s, &io, 1000, 1000);
 	assert_non_null(r);
 	double next;
-	kv_recon_job job;
+	mkv_recon_job job;
 	/* default, at once */
 	reconcile_default(s, r, sh.now, "k0\nk1\n");
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_NOT_NOW); /* tenant-1 exact: not yet */
+	assert_int_equal(mkv_store_recon_next(s, sh.now, &job), MKV_RECON_NOT_NOW); /* tenant-1 exact: not yet */
 	sh.now += 6 * 60 + 1;
 	reconcile_default(s, r, sh.now, "k0\nk1\n");
-	assert_int_equal(kv_store_recon_next(s, sh.now, &job), KV_RECON_GO);
+	assert_int_equal(mkv_store_recon_next(s, sh.now, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "tenant-1");
 	assert_string_equal(job.cause, "periodic");
 	/* an upstream master: it lists default only, and is not asked again for an hour */
-	assert_int_equal(kv_recon_begin(r, &job, "http://127.0.0.1:1"), KV_OK);
+	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
 	assert_false(listing_answered(r, 404, NULL, ""));
-	assert_int_equal(kv_recon_end(r, KV_LISTING_FAILED, NULL, &next), KV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON__RESULTS);
 	assert_true(has(s, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 0"));
 	assert_true(has(s, "mooncake_kv_reconciliations_total{source=\"m\",result=\"failed\"} 0"));
-	assert_int_equal(kv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), KV_RECON_GO);
+	assert_int_equal(mkv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), MKV_RECON_GO);
 	assert_string_equal(job.tenant, "default");
-	kv_recon_run_free(r);
-	kv_store_free(s);
+	mkv_recon_run_free(r);
+	mkv_store_free(s);
 }
 
 int main(void)

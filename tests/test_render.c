@@ -15,11 +15,11 @@
 #include <cmocka.h>
 
 struct fx {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 	kv_source_snap src[2];
 	kv_exporter_snap x;
-	kv_buf out;
+	mkv_buf out;
 };
 
 static void stored(kv_stream *st, uint64_t seq, const char *tenant_id, size_t tlen, const char *medium, const char *key)
@@ -27,13 +27,13 @@ static void stored(kv_stream *st, uint64_t seq, const char *tenant_id, size_t tl
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, "stored", seq, B, "x", medium, key);
 	ev_set(&e, STRN("tenant_id", tenant_id, tlen));
-	assert_int_equal(feed(st, seq, &e, 1), KV_OK);
+	assert_int_equal(feed(st, seq, &e, 1), MKV_OK);
 }
 
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	kv_budget_init(&f->budget, 100, 1000);
+	mkv_budget_init(&f->budget, 100, 1000);
 	f->st = kv_stream_new(&f->budget, 7);
 	stored(f->st, 1, "plain", 5, "cpu", "k1");
 	stored(f->st, 2, "plain", 5, "disk", "k1");
@@ -43,11 +43,11 @@ static int setup(void **state)
 	stored(f->st, 6, "nul\0in", 6, "cpu", "k");
 	stored(f->st, 7, "\xce\xba\xce\xbb", 4, "cpu", "k");
 	f->src[0].name = "m0";
-	assert_int_equal(kv_snapshot_stream(&f->src[0], f->st), KV_OK);
+	assert_int_equal(kv_snapshot_stream(&f->src[0], f->st), MKV_OK);
 	f->src[0].members[0].connected = true;
 	/* a second source with a master and no tenants */
 	f->src[1].name = "m\"1";
-	assert_int_equal(kv_snapshot_members(&f->src[1], 1), KV_OK);
+	assert_int_equal(kv_snapshot_members(&f->src[1], 1), MKV_OK);
 	kv_member_snap *m1 = &f->src[1].members[0];
 	m1->has_master = true;
 	kv_hist_init(&m1->stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
@@ -59,14 +59,14 @@ static int setup(void **state)
 			       .has_unparsed = true,
 			       .skipped_unparsed_keys = 3};
 	kv_stream_pos none = {0};
-	kv_master_record(&m1->master, 1700000000.5, 0.004, KV_POLL_OK, 200, &ms, &none);
+	kv_master_record(&m1->master, 1700000000.5, 0.004, MKV_POLL_OK, 200, &ms, &none);
 	f->x = (kv_exporter_snap){.info = {.version = "1.2.3", .revision = "abc"},
 				  .sources = f->src,
 				  .n_sources = 2,
 				  .tracked_objects = 7,
 				  .max_objects = 1000};
-	kv_buf_init(&f->out);
-	assert_int_equal(kv_render(&f->out, &f->x, NULL), KV_OK);
+	mkv_buf_init(&f->out);
+	assert_int_equal(kv_render(&f->out, &f->x, NULL), MKV_OK);
 	*state = f;
 	return 0;
 }
@@ -74,7 +74,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	kv_buf_free(&f->out);
+	mkv_buf_free(&f->out);
 	kv_source_snap_release(&f->src[0]);
 	kv_source_snap_release(&f->src[1]);
 	kv_stream_free(f->st);
@@ -82,7 +82,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static bool has_line(const kv_buf *b, const char *line)
+static bool has_line(const mkv_buf *b, const char *line)
 {
 	size_t n = strlen(line);
 	for (const char *p = b->data; (p = strstr(p, line)); p += n)
@@ -151,7 +151,7 @@ static void test_escaping(void **state)
 	assert_non_null(strstr(f->out.data, "tenant_id=\"nul\xef\xbf\xbdin\""));
 	assert_non_null(strstr(f->out.data, "tenant_id=\"\xce\xba\xce\xbb\""));
 	/* the whole page is valid UTF-8 without NUL */
-	assert_true(kv_label_value_clean(f->out.data, f->out.len));
+	assert_true(mkv_label_value_clean(f->out.data, f->out.len));
 	assert_int_equal(f->out.data[f->out.len - 1], '\n');
 }
 
@@ -239,16 +239,16 @@ static void test_family_tables(void **state)
 static void test_label_value_escaping(void **state)
 {
 	(void)state;
-	kv_buf b;
-	kv_buf_init(&b);
+	mkv_buf b;
+	mkv_buf_init(&b);
 	kv_render_label_value(&b, "a\\b\"c\nd", 7, false);
 	assert_string_equal(b.data, "a\\\\b\\\"c\\nd");
-	kv_buf_reset(&b);
+	mkv_buf_reset(&b);
 	/* sanitised: each byte that starts no character becomes one U+FFFD */
 	kv_render_label_value(&b, "x\xff\xfey\0z\xce\xba", 8, true);
 	assert_string_equal(b.data, "x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbdz\xce\xba");
-	assert_true(kv_label_value_clean(b.data, b.len));
-	kv_buf_free(&b);
+	assert_true(mkv_label_value_clean(b.data, b.len));
+	mkv_buf_free(&b);
 }
 
 /* Each member's model context as its publisher stamps it: one info series,
@@ -257,8 +257,8 @@ static void test_label_value_escaping(void **state)
 static void test_model_info(void **state)
 {
 	(void)state;
-	kv_budget budget;
-	kv_budget_init(&budget, 100, 1000);
+	mkv_budget budget;
+	mkv_budget_init(&budget, 100, 1000);
 	kv_stream *st = kv_stream_new(&budget, 7);
 	ev_spec e[2];
 	for (int i = 0; i < 2; i++) {
@@ -269,17 +269,17 @@ static void test_model_info(void **state)
 		ev_set(&e[i], UINT("block_size", 16));
 		ev_set(&e[i], UINT("dp_rank", 2));
 	}
-	assert_int_equal(feed(st, 1, e, 2), KV_OK);
+	assert_int_equal(feed(st, 1, e, 2), MKV_OK);
 	kv_source_snap src[2] = {{.name = "m0"}, {.name = "m1"}};
-	assert_int_equal(kv_snapshot_stream(&src[0], st), KV_OK);
+	assert_int_equal(kv_snapshot_stream(&src[0], st), MKV_OK);
 	src[0].members[0].label = "127.0.0.1:9003";
-	assert_int_equal(kv_snapshot_members(&src[1], 1), KV_OK); /* no event yet */
+	assert_int_equal(kv_snapshot_members(&src[1], 1), MKV_OK); /* no event yet */
 	kv_hist_init(&src[1].members[0].stats.lag_seconds, kv_lag_bounds, kv_lag_bounds_n);
 	kv_hist_init(&src[1].members[0].stats.batch_events, kv_batch_bounds, kv_batch_bounds_n);
 	kv_exporter_snap x = {.info = {.version = "1", .revision = "r"}, .sources = src, .n_sources = 2};
-	kv_buf out;
-	kv_buf_init(&out);
-	assert_int_equal(kv_render(&out, &x, NULL), KV_OK);
+	mkv_buf out;
+	mkv_buf_init(&out);
+	assert_int_equal(kv_render(&out, &x, NULL), MKV_OK);
 	assert_true(has_line(&out, "mooncake_kv_publisher_model_info{source=\"m0\",member=\"127.0.0.1:9003\","
 				   "model_name=\"a\\\"b\\\\c\\nd\",lora_name=\"bad\xef\xbf\xbdutf8\",block_size=\"16\","
 				   "dp_rank=\"2\",additional_salt=\"present\"} 1"));
@@ -290,8 +290,8 @@ static void test_model_info(void **state)
 	assert_non_null(strstr(out.data, "# TYPE mooncake_kv_publisher_model_info gauge\n"));
 	assert_null(strstr(out.data, "mooncake_kv_publisher_model_info{source=\"m1\""));
 	assert_true(has_line(&out, "mooncake_kv_publisher_model_changes_total{source=\"m1\"} 0"));
-	assert_true(kv_label_value_clean(out.data, out.len));
-	kv_buf_free(&out);
+	assert_true(mkv_label_value_clean(out.data, out.len));
+	mkv_buf_free(&out);
 	kv_source_snap_release(&src[0]);
 	kv_source_snap_release(&src[1]);
 	kv_stream_free(st);

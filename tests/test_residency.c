@@ -17,16 +17,16 @@
 #define T0 1795982104612ll /* the publisher's clock at the first event */
 
 struct fx {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 	uint64_t seq, eid;
-	enum kv_dialect d;
+	enum mkv_dialect d;
 };
 
-static int setup_d(void **state, enum kv_dialect d)
+static int setup_d(void **state, enum mkv_dialect d)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	kv_budget_init(&f->budget, 1000, 1000000);
+	mkv_budget_init(&f->budget, 1000, 1000000);
 	assert_non_null(f->st = kv_stream_new(&f->budget, 99));
 	kv_stream_set_dialect(f->st, d);
 	f->d = d;
@@ -36,12 +36,12 @@ static int setup_d(void **state, enum kv_dialect d)
 
 static int setup_media(void **state)
 {
-	return setup_d(state, KV_DIALECT_MEDIA);
+	return setup_d(state, MKV_DIALECT_MEDIA);
 }
 
 static int setup_object(void **state)
 {
-	return setup_d(state, KV_DIALECT_OBJECT);
+	return setup_d(state, MKV_DIALECT_OBJECT);
 }
 
 static int teardown(void **state)
@@ -60,7 +60,7 @@ static void ev_at(struct fx *f, int64_t ms, const char *type, const char *tenant
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, type, ++f->eid, B, tenant_id, medium, key);
 	ev_set(&e, INT("timestamp", T0 + ms));
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, T0 + ms), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, T0 + ms), MKV_OK);
 }
 
 /* A cleared makes the tenant exact: from there, births are seen. */
@@ -125,7 +125,7 @@ static void test_media_of_one_life(void **state)
 	ev_at(f, 1000, "stored", "t", "cpu", "a");
 	ev_at(f, 2000, "stored", "t", "disk", "a");
 	ev_at(f, 3000, "removed", "t", "cpu", "a");
-	if (f->d == KV_DIALECT_MEDIA) {
+	if (f->d == MKV_DIALECT_MEDIA) {
 		expect_lives(f, "t", NULL, 0, 0); /* still on disk */
 		ev_at(f, 4000, "removed", "t", "disk", "a");
 		uint64_t want[] = {3000};
@@ -147,7 +147,7 @@ static void test_upsert(void **state)
 	struct fx *f = *state;
 	exact(f, 0, "t");
 	ev_at(f, 1000, "stored", "t", "cpu", "a");
-	if (f->d == KV_DIALECT_OBJECT) {
+	if (f->d == MKV_DIALECT_OBJECT) {
 		ev_at(f, 2000, "stored", "t", "cpu", "a");  /* upsert */
 		ev_at(f, 2000, "stored", "t", "disk", "a"); /* and a disk replica */
 		ev_at(f, 9000, "removed", "t", "cpu", "a");
@@ -273,11 +273,11 @@ static void test_timestamps_backwards(void **state)
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "t", "cpu", "d");
 	ev_del(&e, "timestamp");
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, T0 + 9000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, T0 + 9000), MKV_OK);
 	/* a malformed one: no birth, counted */
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "t", "cpu", "e");
 	ev_set(&e, STR("timestamp", "yesterday"));
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, T0 + 9000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, T0 + 9000), MKV_OK);
 	assert_int_equal(kv_stream_stats_of(f->st)->timestamps_invalid, 1);
 	ev_at(f, 10000, "removed", "t", "cpu", "d");
 	ev_at(f, 10000, "removed", "t", "cpu", "e");
@@ -290,10 +290,10 @@ static void test_timestamps_backwards(void **state)
 static void test_key_groups(void **state)
 {
 	struct fx *f = *state;
-	kv_keygroup_re *re;
+	mkv_keygroup_re *re;
 	char err[128];
-	assert_non_null(re = kv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err)));
-	assert_int_equal(kv_stream_set_keygroups(f->st, re), KV_OK);
+	assert_non_null(re = mkv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err)));
+	assert_int_equal(kv_stream_set_keygroups(f->st, re), MKV_OK);
 	exact(f, 0, "t");
 	ev_at(f, 1000, "stored", "t", "cpu", "m1/a");
 	ev_at(f, 1000, "stored", "t", "cpu", "m2/a");
@@ -303,7 +303,7 @@ static void test_key_groups(void **state)
 	const kv_tenant *t = tenant(f->st, "t");
 	for (uint32_t i = 0; i < t->groups.n; i++) {
 		const kv_group_counts *g = &t->groups.v[i];
-		kv_str name = kv_state_group_name(s, g->id);
+		mkv_str name = kv_state_group_name(s, g->id);
 		if (name.len == 2 && !memcmp(name.ptr, "m1", 2)) {
 			assert_int_equal(g->life.count, 1);
 			assert_int_equal(g->life.sum_ms, 2000);
@@ -317,7 +317,7 @@ static void test_key_groups(void **state)
 	expect_lives(f, "t", want, 2, 0);
 	kv_stream_free(f->st);
 	f->st = kv_stream_new(&f->budget, 99);
-	kv_keygroup_free(re);
+	mkv_keygroup_free(re);
 }
 
 /* Residency off: no births (no memory for them), no figures. */
@@ -365,16 +365,16 @@ static void reconcile(struct fx *f, const char *const *keys, size_t n)
 	kv_state *s = (kv_state *)kv_stream_state(f->st);
 	kv_recon_log log;
 	kv_recon_log_init(&log, 100);
-	assert_int_equal(kv_state_record_start(s, S(B), S("default"), &log), KV_OK);
+	assert_int_equal(kv_state_record_start(s, S(B), S("default"), &log), MKV_OK);
 	const kv_tenant *t = tenant(f->st, "default");
 	kv_recon_table fresh = {0};
-	assert_int_equal(kv_objtable_births(&fresh.objects, kv_state_residency(s)), KV_OK);
+	assert_int_equal(kv_objtable_births(&fresh.objects, kv_state_residency(s)), MKV_OK);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t h = kv_state_key_hash(s, S(keys[i]));
-		assert_int_equal(kv_recon_put(&fresh, h, KV_MEDIUM_CPU, 0, kv_state_birth_by_hash(t, h)), KV_OK);
+		assert_int_equal(kv_recon_put(&fresh, h, MKV_MEDIUM_CPU, 0, kv_state_birth_by_hash(t, h)), MKV_OK);
 	}
 	kv_objtable old;
-	assert_int_equal(kv_state_adopt(s, &fresh, 0, &old), KV_OK);
+	assert_int_equal(kv_state_adopt(s, &fresh, 0, &old), MKV_OK);
 	kv_objtable_clear(&old);
 	kv_state_record_stop(s);
 	kv_recon_log_free(&log);

@@ -36,8 +36,8 @@ static void expect_counts(stream_fx *f, const char *t, uint64_t cpu_only, uint64
 	expect_placement(f, t, cpu_only, disk_only, both);
 	const kv_tenant *tn = tenant(f->st, t);
 	assert_int_equal(kv_tenant_objects(tn), cpu_only + disk_only + both);
-	assert_int_equal(kv_tenant_on_medium(tn, KV_MEDIUM_CPU), cpu_only + both);
-	assert_int_equal(kv_tenant_on_medium(tn, KV_MEDIUM_DISK), disk_only + both);
+	assert_int_equal(kv_tenant_on_medium(tn, MKV_MEDIUM_CPU), cpu_only + both);
+	assert_int_equal(kv_tenant_on_medium(tn, MKV_MEDIUM_DISK), disk_only + both);
 }
 
 static void test_stored_idempotent(void **state)
@@ -49,7 +49,7 @@ static void test_stored_idempotent(void **state)
 	expect_counts(f, "t", 1, 0, 0);
 	const kv_tenant *tn = tenant(f->st, "t");
 	assert_int_equal(tn->counts.stored_duplicates, 2);
-	assert_int_equal(tn->counts.events[KV_EV_STORED], 3);
+	assert_int_equal(tn->counts.events[MKV_EV_STORED], 3);
 }
 
 static void test_media_sets(void **state)
@@ -58,11 +58,11 @@ static void test_media_sets(void **state)
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 1);
-	assert_int_equal(media_of(f->st, "t", "k"), KV_MEDIUM_CPU | KV_MEDIUM_DISK);
+	assert_int_equal(media_of(f->st, "t", "k"), MKV_MEDIUM_CPU | MKV_MEDIUM_DISK);
 	/* removed retracts one medium only */
 	ev1(f, "removed", "t", "cpu", "k");
 	expect_counts(f, "t", 0, 1, 0);
-	assert_int_equal(media_of(f->st, "t", "k"), KV_MEDIUM_DISK);
+	assert_int_equal(media_of(f->st, "t", "k"), MKV_MEDIUM_DISK);
 	/* the object is gone once no medium is left */
 	ev1(f, "removed", "t", "disk", "k");
 	expect_counts(f, "t", 0, 0, 0);
@@ -81,7 +81,7 @@ static void test_removed_never_below_zero(void **state)
 	expect_counts(f, "t", 0, 0, 0);
 	const kv_tenant *tn = tenant(f->st, "t");
 	assert_int_equal(tn->counts.removed_unknown, 4);
-	assert_int_equal(tn->counts.events[KV_EV_REMOVED], 5);
+	assert_int_equal(tn->counts.events[MKV_EV_REMOVED], 5);
 	/* and it can come back */
 	ev1(f, "stored", "t", "cpu", "k");
 	expect_counts(f, "t", 1, 0, 0);
@@ -95,13 +95,13 @@ static void test_upsert(void **state)
 	ev_spec e[2];
 	ev_init(&e[0], EV_SPEC, "removed", ++f->eid, B, "t", "cpu", "k");
 	ev_init(&e[1], EV_SPEC, "stored", ++f->eid, B, "t", "cpu", "k");
-	assert_int_equal(feed(f->st, ++f->seq, e, 2), KV_OK);
+	assert_int_equal(feed(f->st, ++f->seq, e, 2), MKV_OK);
 	expect_counts(f, "t", 1, 0, 0);
 	const kv_tenant *tn = tenant(f->st, "t");
 	assert_int_equal(tn->counts.stored_duplicates, 0);
 	assert_int_equal(tn->counts.removed_unknown, 0);
-	assert_int_equal(tn->counts.events[KV_EV_STORED], 2);
-	assert_int_equal(tn->counts.events[KV_EV_REMOVED], 1);
+	assert_int_equal(tn->counts.events[MKV_EV_STORED], 2);
+	assert_int_equal(tn->counts.events[MKV_EV_REMOVED], 1);
 }
 
 static void test_cleared(void **state)
@@ -125,7 +125,7 @@ static void test_cleared(void **state)
 	assert_int_equal(media_of(f->st, "a", "k1"), 0);
 	assert_int_equal(a->stale, 0); /* cleared makes the tenant exact */
 	assert_true(tenant(f->st, "b")->stale != 0);
-	assert_int_equal(a->counts.events[KV_EV_CLEARED], 1);
+	assert_int_equal(a->counts.events[MKV_EV_CLEARED], 1);
 	assert_int_equal(atomic_load(&f->budget.objects), 100);
 	assert_int_equal(kv_objtable_bytes(&a->objects), 0);
 
@@ -143,30 +143,30 @@ static void test_stale_since(void **state)
 	ev_spec e;
 	int64_t t0 = 1795982000000;
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k1");
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0), MKV_OK);
 	const kv_tenant *a = tenant(f->st, "a");
 	assert_int_equal(a->stale, KV_STALE_STARTUP);
 	assert_int_equal(a->stale_since_ms, t0);
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k2");
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 1000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 1000), MKV_OK);
 	assert_int_equal(a->stale_since_ms, t0); /* still the same staleness */
 
 	ev_init(&e, EV_UPSTREAM, "cleared", ++f->eid, B, "a", NULL, NULL);
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 2000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 2000), MKV_OK);
 	assert_int_equal(a->stale, 0);
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k3");
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 3000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 3000), MKV_OK);
 	assert_int_equal(a->stale, 0);
 
 	/* a gap: stale from this message on */
 	f->seq += 5;
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k4");
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 4000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 4000), MKV_OK);
 	assert_int_equal(a->stale, KV_STALE_GAP);
 	assert_int_equal(a->stale_since_ms, t0 + 4000);
 	f->seq += 5; /* another loss does not make it younger */
 	ev_init(&e, EV_UPSTREAM, "stored", ++f->eid, B, "a", "cpu", "k5");
-	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 5000), KV_OK);
+	assert_int_equal(feed_at(f->st, ++f->seq, &e, 1, t0 + 5000), MKV_OK);
 	assert_int_equal(a->stale, KV_STALE_GAP);
 	assert_int_equal(a->stale_since_ms, t0 + 4000);
 }
@@ -180,7 +180,7 @@ static void test_tenant_identity(void **state)
 	ev_init(&e[0], EV_SPEC, "stored", 1, "backend-1", "t", "cpu", "k");
 	ev_init(&e[1], EV_SPEC, "stored", 2, "backend-2", "t", "cpu", "k");
 	ev_init(&e[2], EV_SPEC, "cleared", 3, "backend-1", "t", NULL, NULL);
-	assert_int_equal(feed(f->st, 1, e, 3), KV_OK);
+	assert_int_equal(feed(f->st, 1, e, 3), MKV_OK);
 	assert_int_equal(kv_state_tenant_count(kv_stream_state(f->st)), 2);
 	const kv_tenant *t1 = kv_state_find_tenant(kv_stream_state(f->st), S("backend-1"), S("t"));
 	const kv_tenant *t2 = kv_state_find_tenant(kv_stream_state(f->st), S("backend-2"), S("t"));
@@ -195,7 +195,7 @@ static void test_tenant_identity(void **state)
 	ev_init(&k[1], EV_SPEC, "stored", 5, "b3", "t", "cpu", "abc");
 	ev_init(&k[2], EV_SPEC, "stored", 6, "b3", "t", "cpu", NULL);
 	ev_set(&k[2], STRN("object_key", "ab\0c", 4));
-	assert_int_equal(feed(f->st, 2, k, 3), KV_OK);
+	assert_int_equal(feed(f->st, 2, k, 3), MKV_OK);
 	assert_int_equal(kv_tenant_objects(kv_state_find_tenant(kv_stream_state(f->st), S("b3"), S("t"))), 3);
 }
 
@@ -206,18 +206,18 @@ static void test_keyless_and_rejected_not_applied(void **state)
 	ev_init(&e[0], EV_UPSTREAM, "stored", 1, B, "t", "cpu", NULL); /* keyless */
 	ev_init(&e[1], EV_UPSTREAM, "stored", 2, B, "t", "nvme", "k"); /* unknown medium */
 	ev_init(&e[2], EV_UPSTREAM, "stored", 3, B, "t", "disk", "k");
-	assert_int_equal(feed(f->st, 1, e, 3), KV_OK);
+	assert_int_equal(feed(f->st, 1, e, 3), MKV_OK);
 	expect_counts(f, "t", 0, 1, 0);
 	assert_int_equal(kv_stream_stats_of(f->st)->keyless_events, 1);
-	assert_int_equal(kv_stream_stats_of(f->st)->decode_errors[KV_R_UNKNOWN_MEDIUM], 1);
-	assert_int_equal(tenant(f->st, "t")->counts.events[KV_EV_STORED], 1);
+	assert_int_equal(kv_stream_stats_of(f->st)->decode_errors[MKV_R_UNKNOWN_MEDIUM], 1);
+	assert_int_equal(tenant(f->st, "t")->counts.events[MKV_EV_STORED], 1);
 }
 
 static void test_limits(void **state)
 {
 	(void)state;
-	kv_budget budget;
-	kv_budget_init(&budget, 2, 3);
+	mkv_budget budget;
+	mkv_budget_init(&budget, 2, 3);
 	kv_stream *s1 = kv_stream_new(&budget, 1), *s2 = kv_stream_new(&budget, 2);
 	assert_non_null(s1);
 	assert_non_null(s2);
@@ -227,21 +227,21 @@ static void test_limits(void **state)
 	ev_init(&e[2], EV_SPEC, "stored", 3, B, "t1", "disk", "a"); /* existing: no new room needed */
 	ev_init(&e[3], EV_SPEC, "stored", 4, B, "t1", "cpu", "c");
 	ev_init(&e[4], EV_SPEC, "stored", 5, B, "t1", "cpu", "d"); /* 4th object: refused */
-	assert_int_equal(feed(s1, 1, e, 5), KV_OK);
+	assert_int_equal(feed(s1, 1, e, 5), MKV_OK);
 	const kv_tenant *t1 = kv_state_find_tenant(kv_stream_state(s1), S(B), S("t1"));
 	assert_int_equal(kv_tenant_objects(t1), 3);
 	assert_int_equal(kv_state_objects_overflow(kv_stream_state(s1)), 1);
 	assert_int_equal(t1->counts.objects_overflow, 1);
 	assert_true(t1->stale & KV_STALE_OVERFLOW);
 	assert_int_equal(kv_stream_stats_of(s1)->limit_dropped_events, 1);
-	assert_int_equal(t1->counts.events[KV_EV_STORED], 4);
+	assert_int_equal(t1->counts.events[MKV_EV_STORED], 4);
 
 	/* the budget is shared: the second stream has no room either */
 	ev_spec g[3];
 	ev_init(&g[0], EV_SPEC, "stored", 1, B, "t2", "cpu", "x");
 	ev_init(&g[1], EV_SPEC, "stored", 2, B, "t3", "cpu", "x");  /* 3rd tenant: refused */
 	ev_init(&g[2], EV_SPEC, "removed", 3, B, "t1", "cpu", "a"); /* s2's own t1: 3rd tenant too */
-	assert_int_equal(feed(s2, 1, g, 3), KV_OK);
+	assert_int_equal(feed(s2, 1, g, 3), MKV_OK);
 	assert_int_equal(kv_state_objects_overflow(kv_stream_state(s2)), 1);
 	assert_int_equal(kv_state_tenants_overflow(kv_stream_state(s2)), 2);
 	assert_int_equal(kv_state_tenant_count(kv_stream_state(s2)), 1);
@@ -268,7 +268,7 @@ static void test_limits(void **state)
 static void test_object_removed_takes_the_object(void **state)
 {
 	stream_fx *f = *state;
-	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	kv_stream_set_dialect(f->st, MKV_DIALECT_OBJECT);
 	ev1(f, "stored", "t", "disk", "both"); /* PutEnd of the disk replica, then of memory */
 	ev1(f, "stored", "t", "cpu", "both");
 	ev1(f, "stored", "t", "disk", "disk-only");
@@ -278,7 +278,7 @@ static void test_object_removed_takes_the_object(void **state)
 	expect_counts(f, "t", 0, 0, 0);
 	const kv_tenant *tn = tenant(f->st, "t");
 	assert_int_equal(tn->counts.removed_unknown, 0);
-	assert_int_equal(tn->counts.events[KV_EV_REMOVED], 2);
+	assert_int_equal(tn->counts.events[MKV_EV_REMOVED], 2);
 	assert_int_equal(atomic_load(&f->budget.objects), 0);
 }
 
@@ -287,7 +287,7 @@ static void test_object_removed_takes_the_object(void **state)
 static void test_object_removed_unknown(void **state)
 {
 	stream_fx *f = *state;
-	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	kv_stream_set_dialect(f->st, MKV_DIALECT_OBJECT);
 	ev1(f, "removed", "t", "cpu", "never");
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "removed", "t", "disk", "k"); /* not its medium: still the object */
@@ -301,7 +301,7 @@ static void test_object_removed_unknown(void **state)
 static void test_object_upsert_is_stored(void **state)
 {
 	stream_fx *f = *state;
-	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	kv_stream_set_dialect(f->st, MKV_DIALECT_OBJECT);
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "cpu", "k");
 	ev1(f, "stored", "t", "disk", "k");
@@ -321,17 +321,17 @@ static void test_dialect_switch_both_ways(void **state)
 	ev1(f, "stored", "t", "disk", "b");
 	ev1(f, "removed", "t", "cpu", "a"); /* media: a keeps disk */
 	expect_counts(f, "t", 0, 1, 1);
-	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
-	assert_int_equal(kv_stream_dialect(f->st), KV_DIALECT_OBJECT);
+	kv_stream_set_dialect(f->st, MKV_DIALECT_OBJECT);
+	assert_int_equal(kv_stream_dialect(f->st), MKV_DIALECT_OBJECT);
 	ev1(f, "removed", "t", "cpu", "b"); /* object: b is gone */
 	expect_counts(f, "t", 0, 1, 0);
 	ev1(f, "stored", "t", "cpu", "c");
 	ev1(f, "stored", "t", "disk", "c");
-	kv_stream_set_dialect(f->st, KV_DIALECT_MEDIA);
+	kv_stream_set_dialect(f->st, MKV_DIALECT_MEDIA);
 	ev1(f, "removed", "t", "disk", "c"); /* media again: c keeps cpu */
 	expect_counts(f, "t", 1, 1, 0);
-	assert_int_equal(media_of(f->st, "t", "a"), KV_MEDIUM_DISK);
-	assert_int_equal(media_of(f->st, "t", "c"), KV_MEDIUM_CPU);
+	assert_int_equal(media_of(f->st, "t", "a"), MKV_MEDIUM_DISK);
+	assert_int_equal(media_of(f->st, "t", "c"), MKV_MEDIUM_CPU);
 }
 
 /* cleared empties a tenant in either dialect (main never sends it; a
@@ -339,7 +339,7 @@ static void test_dialect_switch_both_ways(void **state)
 static void test_object_cleared(void **state)
 {
 	stream_fx *f = *state;
-	kv_stream_set_dialect(f->st, KV_DIALECT_OBJECT);
+	kv_stream_set_dialect(f->st, MKV_DIALECT_OBJECT);
 	ev1(f, "stored", "t", "cpu", "a");
 	ev1(f, "cleared", "t", NULL, NULL);
 	expect_counts(f, "t", 0, 0, 0);
@@ -356,10 +356,10 @@ static void test_idle_tenants_expire(void **state)
 	const int64_t t0 = 1795982104612, idle = 3600 * 1000;
 	ev_spec e;
 	uint64_t seq = 0;
-#define AT(ms, type, tn, key)                                                \
-	do {                                                                 \
-		ev_init(&e, EV_UPSTREAM, type, seq + 1, B, tn, "cpu", key);  \
-		assert_int_equal(feed_at(f->st, ++seq, &e, 1, (ms)), KV_OK); \
+#define AT(ms, type, tn, key)                                                 \
+	do {                                                                  \
+		ev_init(&e, EV_UPSTREAM, type, seq + 1, B, tn, "cpu", key);   \
+		assert_int_equal(feed_at(f->st, ++seq, &e, 1, (ms)), MKV_OK); \
 	} while (0)
 	AT(t0, "stored", "holds", "k1");
 	AT(t0, "stored", "emptied", "k2");
@@ -381,7 +381,7 @@ static void test_idle_tenants_expire(void **state)
 	AT(t0 + 2 * idle, "stored", "emptied", "k9");
 	const kv_tenant *back = tenant(f->st, "emptied");
 	assert_non_null(back);
-	assert_int_equal(back->counts.events[KV_EV_STORED], 1); /* afresh */
+	assert_int_equal(back->counts.events[MKV_EV_STORED], 1); /* afresh */
 	assert_true(back->stale & KV_STALE_STARTUP);
 	assert_int_equal(kv_state_expire(st, t0 + 2 * idle + idle, idle), 1); /* "recent" now */
 	assert_int_equal(kv_state_tenant_count(st), 2);

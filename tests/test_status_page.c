@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The status page (kv_scrape_status_html): every figure it shows is the
+/* The status page (mkv_scrape_status_html): every figure it shows is the
  * sample /metrics renders from the same scrape; ids from the wire escaped;
  * stale tenants first, then by objects; the filter and the limit, and what
  * they left out said; self-contained HTML5. */
@@ -30,7 +30,7 @@ typedef struct tn {
 static void source_of(kv_source_snap *s, const char *name, kv_tenant_snap *v, const tn *t, size_t n)
 {
 	*s = (kv_source_snap){.name = name, .residency = true};
-	assert_int_equal(kv_snapshot_members(s, 1), KV_OK);
+	assert_int_equal(kv_snapshot_members(s, 1), MKV_OK);
 	for (size_t i = 0; i < n; i++) {
 		v[i] = (kv_tenant_snap){.backend_id = t[i].backend,
 					.tenant_id = t[i].tenant,
@@ -38,7 +38,7 @@ static void source_of(kv_source_snap *s, const char *name, kv_tenant_snap *v, co
 					.tenant_len = (uint32_t)strlen(t[i].tenant),
 					.stale = t[i].stale,
 					.stale_since_ms = t[i].stale ? 1795982104612 : 0};
-		v[i].counts.placement[KV_PLACE_CPU_ONLY] = t[i].objects;
+		v[i].counts.placement[MKV_PLACE_CPU_ONLY] = t[i].objects;
 	}
 	s->tenants = v;
 	s->n_tenants = n;
@@ -51,15 +51,15 @@ static void drop(kv_source_snap *s)
 	kv_source_snap_release(s);
 }
 
-static kv_buf page(const kv_source_snap *src, size_t n, const char *filter, size_t limit)
+static mkv_buf page(const kv_source_snap *src, size_t n, const char *filter, size_t limit)
 {
 	kv_exporter_snap x = {.info = {.version = "1.2.3", .revision = "abc", .now_ms = 1795982164612},
 			      .sources = src,
 			      .n_sources = n};
-	kv_status_opts o = {.filter = filter, .limit = limit};
-	kv_buf out;
-	kv_buf_init(&out);
-	assert_int_equal(kv_status_render(&out, &x, &o), KV_OK);
+	mkv_status_opts o = {.filter = filter, .limit = limit};
+	mkv_buf out;
+	mkv_buf_init(&out);
+	assert_int_equal(kv_status_render(&out, &x, &o), MKV_OK);
 	return out;
 }
 
@@ -72,7 +72,7 @@ static size_t count(const char *hay, const char *needle)
 }
 
 /* The text of element id's content: <b id="id">text</b>. */
-static long id_value(const kv_buf *b, const char *id)
+static long id_value(const mkv_buf *b, const char *id)
 {
 	char open[64];
 	snprintf(open, sizeof(open), "id=\"%s\">", id);
@@ -82,7 +82,7 @@ static long id_value(const kv_buf *b, const char *id)
 }
 
 /* The tenant ids of the rows, in order, joined by commas. */
-static void rows(const kv_buf *b, char *out, size_t len)
+static void rows(const mkv_buf *b, char *out, size_t len)
 {
 	*out = '\0';
 	for (const char *p = b->data; (p = strstr(p, " data-tenant=\"")); p++) {
@@ -103,7 +103,7 @@ static void test_escaping(void **state)
 	kv_tenant_snap v[3];
 	kv_source_snap s;
 	source_of(&s, "s\"<1>", v, t, 3);
-	kv_buf b = page(&s, 1, NULL, 100);
+	mkv_buf b = page(&s, 1, NULL, 100);
 	assert_null(strstr(b.data, "<script"));
 	assert_null(strstr(b.data, "s\"<1>"));
 	assert_non_null(strstr(b.data, "data-tenant=\"&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\""));
@@ -114,13 +114,13 @@ static void test_escaping(void **state)
 	/* bytes that are no UTF-8, and controls HTML forbids: U+FFFD */
 	assert_non_null(strstr(b.data, "bad\xef\xbf\xbd\xef\xbf\xbdutf8 nul\xef\xbf\xbd cr\xef\xbf\xbd"));
 	assert_non_null(strstr(b.data, "\xce\xba\xce\xbb"));
-	assert_true(kv_label_value_clean(b.data, b.len));
-	kv_buf_free(&b);
+	assert_true(mkv_label_value_clean(b.data, b.len));
+	mkv_buf_free(&b);
 	/* the filter echoed in the form, escaped */
 	b = page(&s, 1, "<x>\"&", 100);
 	assert_non_null(strstr(b.data, "value=\"&lt;x&gt;&quot;&amp;\""));
 	assert_null(strstr(b.data, "<x>"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s);
 }
 
@@ -139,28 +139,28 @@ static void test_member_model(void **state)
 	strcpy(c->model_name, "<b>llama</b>&\xff");
 	strcpy(c->lora_name, "sql\"x");
 	s[0].members[0].label = "10.0.0.1:9003";
-	kv_buf b = page(s, 2, NULL, 100);
+	mkv_buf b = page(s, 2, NULL, 100);
 	assert_non_null(strstr(b.data, "<small title=\"mooncake_kv_publisher_model_info\">model "
 				       "&lt;b&gt;llama&lt;/b&gt;&amp;\xef\xbf\xbd, LoRA sql&quot;x</small>"));
 	assert_null(strstr(b.data, "<b>llama"));
 	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1); /* m1: no event, no model */
-	assert_true(kv_label_value_clean(b.data, b.len));
-	kv_buf_free(&b);
+	assert_true(mkv_label_value_clean(b.data, b.len));
+	mkv_buf_free(&b);
 	/* two masters: the model on each row while they differ, said once in
 	 * the heading when they agree */
 	kv_source_snap_release(&s[1]);
 	s[1] = (kv_source_snap){.name = "ha"};
-	assert_int_equal(kv_snapshot_members(&s[1], 2), KV_OK);
+	assert_int_equal(kv_snapshot_members(&s[1], 2), MKV_OK);
 	s[1].members[0].model = s[1].members[1].model = *c;
 	strcpy(s[1].members[1].model.lora_name, "other");
 	b = page(&s[1], 1, NULL, 100);
 	assert_int_equal(count(b.data, "<br><small title=\"mooncake_kv_publisher_model_info\">"), 2);
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	strcpy(s[1].members[1].model.lora_name, c->lora_name);
 	b = page(&s[1], 1, NULL, 100);
 	assert_int_equal(count(b.data, "mooncake_kv_publisher_model_info"), 1);
 	assert_non_null(strstr(b.data, "LoRA sql&quot;x</small> <small>(every master)</small> "));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s[0]);
 	drop(&s[1]);
 }
@@ -176,21 +176,21 @@ static void test_order(void **state)
 	kv_source_snap s[2];
 	source_of(&s[0], "m0", va, a, 6);
 	source_of(&s[1], "m1", vc, c, 2);
-	kv_buf b = page(s, 2, NULL, 100);
+	mkv_buf b = page(s, 2, NULL, 100);
 	char got[512];
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "big-stale,other-stale,small-stale,other-big,big-exact,tie-z,tie-b,small-exact");
 	assert_int_equal(id_value(&b, "tenants-matching"), 8);
 	assert_int_equal(id_value(&b, "tenants-stale"), 3);
 	assert_int_equal(id_value(&b, "tenants-left-out"), 0);
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	/* a source whose one master stands by has no tenant figures */
 	s[1].leadership.dropped = true;
 	b = page(s, 2, NULL, 100);
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "big-stale,small-stale,big-exact,tie-z,tie-b,small-exact");
 	assert_non_null(strstr(b.data, "stands by"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s[0]);
 	drop(&s[1]);
 }
@@ -205,20 +205,20 @@ static void test_filter(void **state)
 	source_of(&s[0], "east", va, a, 3);
 	source_of(&s[1], "west", vc, c, 1);
 	char got[256];
-	kv_buf b = page(s, 2, "TENANT-1", 100); /* any case */
+	mkv_buf b = page(s, 2, "TENANT-1", 100); /* any case */
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "Tenant-10,tenant-1");
 	assert_int_equal(id_value(&b, "tenants-matching"), 2);
 	assert_non_null(strstr(b.data, "tenants that match"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(s, 2, "be-y", 100); /* a backend */
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "t-2");
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(s, 2, "WEST", 100); /* a source: all its tenants */
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "alpha");
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(s, 2, "nothing", 100);
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "");
@@ -226,7 +226,7 @@ static void test_filter(void **state)
 	/* the sources are shown whatever the filter */
 	assert_non_null(strstr(b.data, "data-source=\"east\""));
 	assert_non_null(strstr(b.data, "data-source=\"west\""));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s[0]);
 	drop(&s[1]);
 }
@@ -244,7 +244,7 @@ static void test_same_column_once(void **state)
 	source_of(&s[0], "east", va, a, 2);
 	source_of(&s[1], "west", vc, c, 2);
 	const char *backend_col = "<th scope=\"col\">Backend</th>", *source_col = "<th scope=\"col\">Source</th>";
-	kv_buf b = page(s, 1, NULL, 100); /* one source, one backend */
+	mkv_buf b = page(s, 1, NULL, 100); /* one source, one backend */
 	assert_null(strstr(b.data, backend_col));
 	assert_null(strstr(b.data, source_col));
 	assert_non_null(strstr(b.data, " All are of backend <code id=\"tenants-backend\">be-x</code>.</p>"));
@@ -252,7 +252,7 @@ static void test_same_column_once(void **state)
 	assert_int_equal(count(b.data, " data-backend=\"be-x\""), 2); /* still on each row */
 	/* the group heading spans Tenant, State, Stale since and Objects */
 	assert_non_null(strstr(b.data, "<th colspan=\"4\"></th><th colspan=\"2\">By medium</th>"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(s, 2, NULL, 100); /* two sources, two backends: both columns */
 	assert_non_null(strstr(b.data, backend_col));
 	assert_non_null(strstr(b.data, source_col));
@@ -261,17 +261,17 @@ static void test_same_column_once(void **state)
 	assert_int_equal(count(b.data, "<td class=\"id\">"), 8);
 	assert_non_null(strstr(b.data, "<td class=\"id\">be-&lt;y&gt;</td>"));
 	assert_non_null(strstr(b.data, "<th colspan=\"6\"></th><th colspan=\"2\">By medium</th>"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(s, 2, "east", 100); /* two sources, those shown of one: said once, both */
 	assert_null(strstr(b.data, backend_col));
 	assert_null(strstr(b.data, source_col));
 	assert_non_null(strstr(b.data, " All are of source <code id=\"tenants-source\">east</code>, backend "
 				       "<code id=\"tenants-backend\">be-x</code>.</p>"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(s, 2, "t4", 100); /* one row */
 	assert_non_null(strstr(b.data, " It is of source <code id=\"tenants-source\">west</code>, backend "
 				       "<code id=\"tenants-backend\">be-&lt;y&gt;</code>.</p>"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s[0]);
 	drop(&s[1]);
 }
@@ -279,14 +279,14 @@ static void test_same_column_once(void **state)
 static void test_limit(void **state)
 {
 	(void)state;
-	assert_int_equal(kv_status_limit(NULL), KV_STATUS_LIMIT_DEFAULT);
-	assert_int_equal(kv_status_limit(""), KV_STATUS_LIMIT_DEFAULT);
-	assert_int_equal(kv_status_limit("12x"), KV_STATUS_LIMIT_DEFAULT);
-	assert_int_equal(kv_status_limit("-1"), KV_STATUS_LIMIT_DEFAULT);
-	assert_int_equal(kv_status_limit("7"), 7);
-	assert_int_equal(kv_status_limit("0"), 0);
-	assert_int_equal(kv_status_limit("2001"), KV_STATUS_LIMIT_MAX);
-	assert_int_equal(kv_status_limit("99999999999999999999999999"), KV_STATUS_LIMIT_MAX);
+	assert_int_equal(mkv_status_limit(NULL), MKV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(mkv_status_limit(""), MKV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(mkv_status_limit("12x"), MKV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(mkv_status_limit("-1"), MKV_STATUS_LIMIT_DEFAULT);
+	assert_int_equal(mkv_status_limit("7"), 7);
+	assert_int_equal(mkv_status_limit("0"), 0);
+	assert_int_equal(mkv_status_limit("2001"), MKV_STATUS_LIMIT_MAX);
+	assert_int_equal(mkv_status_limit("99999999999999999999999999"), MKV_STATUS_LIMIT_MAX);
 	/* read strictly, as /status reads it: a whole number from 0 to 2000
 	 * (docs/operating.md, "The status page"), anything else refused with
 	 * one line that says why */
@@ -296,13 +296,13 @@ static void test_limit(void **state)
 	const char *why, *words[] = {"not a whole", "empty",       "not a whole", "not a whole", "not a whole",
 				     "not a whole", "not a whole", "over 2000",   "over 2000"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
-		assert_int_equal(kv_status_limit_parse(good[i], &n, &why), KV_OK);
+		assert_int_equal(mkv_status_limit_parse(good[i], &n, &why), MKV_OK);
 		assert_int_equal(n, want[i]);
 		assert_null(why);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		assert_int_equal(kv_status_limit_parse(bad[i], &n, &why), KV_EINVAL);
-		assert_int_equal(n, KV_STATUS_LIMIT_DEFAULT);
+		assert_int_equal(mkv_status_limit_parse(bad[i], &n, &why), MKV_EINVAL);
+		assert_int_equal(n, MKV_STATUS_LIMIT_DEFAULT);
 		assert_true(why && strstr(why, words[i]) && strstr(why, "bad limit") && !strchr(why, '\n'));
 	}
 
@@ -311,21 +311,21 @@ static void test_limit(void **state)
 	kv_source_snap s;
 	source_of(&s, "m0", v, a, 5);
 	char got[256];
-	kv_buf b = page(&s, 1, NULL, 2);
+	mkv_buf b = page(&s, 1, NULL, 2);
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "t3,t4");
 	assert_int_equal(id_value(&b, "tenants-shown"), 2);
 	assert_int_equal(id_value(&b, "tenants-matching"), 5);
 	assert_int_equal(id_value(&b, "tenants-left-out"), 3);
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(&s, 1, NULL, 0); /* the sources alone */
 	rows(&b, got, sizeof(got));
 	assert_string_equal(got, "");
 	assert_int_equal(id_value(&b, "tenants-left-out"), 5);
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	b = page(&s, 1, NULL, 1000000); /* above the most: the most */
 	assert_non_null(strstr(b.data, "max=\"2000\" value=\"2000\""));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s);
 }
 
@@ -356,7 +356,7 @@ static void test_many(void **state)
 	qsort(want, n, sizeof(*want), by_page_order);
 	kv_source_snap s;
 	source_of(&s, "m0", v, t, n);
-	kv_buf b = page(&s, 1, NULL, 100);
+	mkv_buf b = page(&s, 1, NULL, 100);
 	assert_int_equal(count(b.data, " data-tenant=\""), 100);
 	assert_int_equal(id_value(&b, "tenants-shown"), 100);
 	assert_int_equal(id_value(&b, "tenants-left-out"), 19900);
@@ -369,7 +369,7 @@ static void test_many(void **state)
 		assert_int_equal(strtoull(p, NULL, 10), want[k].objects);
 	}
 	assert_null(strstr(p, key));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s);
 	test_free(ids);
 	test_free(v);
@@ -386,7 +386,7 @@ static void test_document(void **state)
 	kv_tenant_snap v[2];
 	kv_source_snap s;
 	source_of(&s, "m0", v, a, 2);
-	kv_buf b = page(&s, 1, NULL, 100);
+	mkv_buf b = page(&s, 1, NULL, 100);
 	assert_int_equal(strncmp(b.data, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">", 60), 0);
 	assert_non_null(strstr(b.data, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"));
 	assert_non_null(strstr(b.data, "<title>"));
@@ -405,7 +405,7 @@ static void test_document(void **state)
 	assert_non_null(strstr(b.data, "</body></html>\n"));
 	/* numbers right-aligned, big ones grouped for the eye, exact in data-v */
 	assert_non_null(strstr(b.data, ".n,.t{text-align:right"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s);
 	a[1].objects = 12345678;
 	source_of(&s, "m0", v, a, 2);
@@ -413,7 +413,7 @@ static void test_document(void **state)
 	assert_non_null(strstr(b.data, "data-v=\"12345678\">12\xe2\x80\xaf"
 				       "345\xe2\x80\xaf"
 				       "678</td>"));
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 	drop(&s);
 }
 
@@ -527,28 +527,28 @@ static void test_page_equals_metrics(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 2, true);
-	kv_poll_news news;
+	mkv_store *s = make(&f, 2, true);
+	mkv_poll_news news;
 	assert_non_null(s);
 	poll(&f, 0, 0, "serving\n", &news);
 	poll(&f, 1, 0, "standby\n", &news);
-	assert_int_equal(put_in(s, 0, 1, "default", 0, 3, NULL), KV_OK);
-	assert_int_equal(put_in(s, 0, 2, "t-a", 0, 5, NULL), KV_OK);
-	assert_int_equal(put_in(s, 0, 5, "t-b", 0, 2, NULL), KV_OK); /* a gap of 2 */
-	assert_int_equal(put_in(s, 1, 1, "t-c", 0, 1, NULL), KV_OK); /* from the standby */
+	assert_int_equal(put_in(s, 0, 1, "default", 0, 3, NULL), MKV_OK);
+	assert_int_equal(put_in(s, 0, 2, "t-a", 0, 5, NULL), MKV_OK);
+	assert_int_equal(put_in(s, 0, 5, "t-b", 0, 2, NULL), MKV_OK); /* a gap of 2 */
+	assert_int_equal(put_in(s, 1, 1, "t-c", 0, 1, NULL), MKV_OK); /* from the standby */
 	poll(&f, 0, 5, "serving\n", &news);
 	poll(&f, 1, 1, "standby\n", &news);
-	kv_scrape *sc = kv_scrape_new(1);
+	mkv_scrape *sc = mkv_scrape_new(1);
 	assert_non_null(sc);
-	kv_store_connected(s, 0, 1795982164000); /* the standby's publisher is not there */
-	assert_int_equal(kv_scrape_store(sc, 0, s, NULL), KV_OK);
-	kv_exporter_info x = {.version = "t", .revision = "t", .budget = &f.budget, .now_ms = 1795982164612};
-	kv_buf text, html;
-	kv_buf_init(&text);
-	kv_buf_init(&html);
-	assert_int_equal(kv_scrape_render(sc, &x, &text), KV_OK);
-	kv_status_opts o = {.limit = kv_status_limit(NULL)};
-	assert_int_equal(kv_scrape_status_html(sc, &x, &o, &html), KV_OK);
+	mkv_store_connected(s, 0, 1795982164000); /* the standby's publisher is not there */
+	assert_int_equal(mkv_scrape_store(sc, 0, s, NULL), MKV_OK);
+	mkv_exporter_info x = {.version = "t", .revision = "t", .budget = &f.budget, .now_ms = 1795982164612};
+	mkv_buf text, html;
+	mkv_buf_init(&text);
+	mkv_buf_init(&html);
+	assert_int_equal(mkv_scrape_render(sc, &x, &text), MKV_OK);
+	mkv_status_opts o = {.limit = mkv_status_limit(NULL)};
+	assert_int_equal(mkv_scrape_status_html(sc, &x, &o, &html), MKV_OK);
 	size_t checked = every_figure_in(html.data, text.data);
 	assert_true(checked > 80);
 	/* the figures an operator asks for first are there */
@@ -573,10 +573,10 @@ static void test_page_equals_metrics(void **state)
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_reconciliations_total\" data-l=\"result=ok\""));
 	assert_non_null(strstr(html.data, "data-m=\"mooncake_kv_objects\" data-v=\"5\""));
 	assert_int_equal(count(html.data, " data-tenant=\""), 4);
-	kv_buf_free(&text);
-	kv_buf_free(&html);
-	kv_scrape_free(sc);
-	kv_store_free(s);
+	mkv_buf_free(&text);
+	mkv_buf_free(&html);
+	mkv_scrape_free(sc);
+	mkv_store_free(s);
 }
 
 int main(void)

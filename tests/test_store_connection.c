@@ -18,12 +18,12 @@
 #define MS ((int64_t)(T0 * 1000))
 
 /* The value of the one sample whose text starts with series, -1 when absent. */
-static double sample(kv_store *s, const char *series)
+static double sample(mkv_store *s, const char *series)
 {
-	kv_buf out = render(s);
+	mkv_buf out = render(s);
 	const char *at = strstr(out.data, series);
 	double v = at ? strtod(at + strlen(series), NULL) : -1;
-	kv_buf_free(&out);
+	mkv_buf_free(&out);
 	return v;
 }
 
@@ -38,35 +38,35 @@ static void test_one_member_connects_drops_reconnects(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, false);
+	mkv_store *s = make(&f, 1, false);
 	assert_non_null(s);
-	kv_poll_news n;
+	mkv_poll_news n;
 	poll(&f, 0, 0, NULL, &n);
 	assert_true(n.leads);
-	assert_false(kv_store_is_connected(s, 0));
-	assert_false(kv_store_ready(s)); /* polled, serving, never connected */
+	assert_false(mkv_store_is_connected(s, 0));
+	assert_false(mkv_store_ready(s)); /* polled, serving, never connected */
 	assert_true(sample(s, CONNECTED("")) == 0);
 
-	assert_false(kv_store_connected(s, 0, MS)); /* the first connection */
-	assert_true(kv_store_is_connected(s, 0));
-	assert_true(kv_store_ready(s));
+	assert_false(mkv_store_connected(s, 0, MS)); /* the first connection */
+	assert_true(mkv_store_is_connected(s, 0));
+	assert_true(mkv_store_ready(s));
 	assert_true(sample(s, CONNECTED("")) == 1);
 	assert_true(sample(s, RECONNECTS("")) == 0);
 
-	kv_store_disconnected(s, 0);
-	assert_false(kv_store_is_connected(s, 0));
-	assert_true(kv_store_ready(s)); /* it was connected once: a drop does not take it out */
+	mkv_store_disconnected(s, 0);
+	assert_false(mkv_store_is_connected(s, 0));
+	assert_true(mkv_store_ready(s)); /* it was connected once: a drop does not take it out */
 	assert_true(sample(s, CONNECTED("")) == 0);
 	assert_true(sample(s, RECONNECTS("")) == 0);
 
-	assert_true(kv_store_connected(s, 0, MS + 1000)); /* back: a reconnect */
-	assert_true(kv_store_is_connected(s, 0));
+	assert_true(mkv_store_connected(s, 0, MS + 1000)); /* back: a reconnect */
+	assert_true(mkv_store_is_connected(s, 0));
 	assert_true(sample(s, CONNECTED("")) == 1);
 	assert_true(sample(s, RECONNECTS("")) == 1);
-	kv_store_disconnected(s, 0);
-	assert_true(kv_store_connected(s, 0, MS + 2000));
+	mkv_store_disconnected(s, 0);
+	assert_true(mkv_store_connected(s, 0, MS + 2000));
 	assert_true(sample(s, RECONNECTS("")) == 2);
-	kv_store_free(s);
+	mkv_store_free(s);
 }
 
 /* A reconnect is judged by what the stream shows around it: a gap between
@@ -77,18 +77,18 @@ static void test_reconnect_judged_by_the_stream(void **state)
 	(void)state;
 	for (int lost = 0; lost <= 1; lost++) {
 		fixture f;
-		kv_store *s = make(&f, 1, false);
-		kv_poll_news n;
+		mkv_store *s = make(&f, 1, false);
+		mkv_poll_news n;
 		poll(&f, 0, 0, NULL, &n);
-		kv_store_connected(s, 0, MS);
-		assert_int_equal(put(s, 0, 1, 0, 2, NULL), KV_OK);
-		kv_store_disconnected(s, 0);
-		assert_true(kv_store_connected(s, 0, MS + 500));
-		kv_ingest_report rep;
-		assert_int_equal(put(s, 0, lost ? 4 : 2, 2, 1, &rep), KV_OK);
-		assert_int_equal(rep.verdict, lost ? KV_SEQ_GAP : KV_SEQ_NEXT);
+		mkv_store_connected(s, 0, MS);
+		assert_int_equal(put(s, 0, 1, 0, 2, NULL), MKV_OK);
+		mkv_store_disconnected(s, 0);
+		assert_true(mkv_store_connected(s, 0, MS + 500));
+		mkv_ingest_report rep;
+		assert_int_equal(put(s, 0, lost ? 4 : 2, 2, 1, &rep), MKV_OK);
+		assert_int_equal(rep.verdict, lost ? MKV_SEQ_GAP : MKV_SEQ_NEXT);
 		assert_true(sample(s, RECONNECT_STALE) == (lost ? 1 : -1)); /* a reason not held is not shown */
-		kv_store_free(s);
+		mkv_store_free(s);
 	}
 }
 
@@ -99,36 +99,36 @@ static void test_members_apart_and_readiness(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 2, false);
-	kv_poll_news n;
+	mkv_store *s = make(&f, 2, false);
+	mkv_poll_news n;
 	poll(&f, 0, 0, "serving\n", &n);
 	poll(&f, 1, 0, "standby\n", &n);
-	assert_false(kv_store_ready(s));
-	assert_false(kv_store_connected(s, 1, MS)); /* the standby's first: not member 0's */
-	assert_false(kv_store_ready(s));            /* the leader has not connected */
-	assert_false(kv_store_is_connected(s, 0));
-	assert_false(kv_store_connected(s, 0, MS));
-	assert_true(kv_store_ready(s));
-	kv_store_disconnected(s, 1);
-	assert_true(kv_store_is_connected(s, 0));
-	assert_false(kv_store_is_connected(s, 1));
+	assert_false(mkv_store_ready(s));
+	assert_false(mkv_store_connected(s, 1, MS)); /* the standby's first: not member 0's */
+	assert_false(mkv_store_ready(s));            /* the leader has not connected */
+	assert_false(mkv_store_is_connected(s, 0));
+	assert_false(mkv_store_connected(s, 0, MS));
+	assert_true(mkv_store_ready(s));
+	mkv_store_disconnected(s, 1);
+	assert_true(mkv_store_is_connected(s, 0));
+	assert_false(mkv_store_is_connected(s, 1));
 	assert_true(sample(s, CONNECTED(",member=\"127.0.0.1:1\"")) == 1);
 	assert_true(sample(s, CONNECTED(",member=\"127.0.0.1:2\"")) == 0);
-	kv_store_free(s);
+	mkv_store_free(s);
 
 	/* the leader moves to a member that never connected */
 	s = make(&f, 2, false);
 	poll(&f, 0, 0, "serving\n", &n);
 	poll(&f, 1, 0, "standby\n", &n);
-	kv_store_connected(s, 0, MS);
-	assert_true(kv_store_ready(s));
+	mkv_store_connected(s, 0, MS);
+	assert_true(mkv_store_ready(s));
 	poll_view(&f, 0, 0, "standby\n", 4, &n);
 	poll_view(&f, 1, 0, "serving\n", 4, &n);
-	assert_int_equal(kv_store_leader(s), 1);
-	assert_false(kv_store_ready(s));
-	assert_false(kv_store_connected(s, 1, MS + 1000));
-	assert_true(kv_store_ready(s));
-	kv_store_free(s);
+	assert_int_equal(mkv_store_leader(s), 1);
+	assert_false(mkv_store_ready(s));
+	assert_false(mkv_store_connected(s, 1, MS + 1000));
+	assert_true(mkv_store_ready(s));
+	mkv_store_free(s);
 }
 
 /* The dialect the ingest thread waits for: undecided until the status
@@ -139,33 +139,33 @@ static void test_dialect_decided_once(void **state)
 {
 	(void)state;
 	fixture f;
-	kv_store *s = make(&f, 1, false);
-	kv_dialect_info d;
-	kv_store_dialect(s, 0, &d);
+	mkv_store *s = make(&f, 1, false);
+	mkv_dialect_info d;
+	mkv_store_dialect(s, 0, &d);
 	assert_false(d.decided);
-	kv_poll_news n;
+	mkv_poll_news n;
 	poll(&f, 0, 0, NULL, &n);
-	assert_int_equal(n.dialect_news, KV_DIALECT_DECIDED);
+	assert_int_equal(n.dialect_news, MKV_DIALECT_DECIDED);
 	assert_true(n.dialect.decided);
-	kv_store_dialect(s, 0, &d);
+	mkv_store_dialect(s, 0, &d);
 	assert_true(d.decided);
 	assert_string_equal(d.name, "object");
-	assert_int_equal(kv_store_dialect_give_up(s, 0, &d), KV_DIALECT_SAME);
+	assert_int_equal(mkv_store_dialect_give_up(s, 0, &d), MKV_DIALECT_SAME);
 	assert_string_equal(d.name, "object");
 	assert_string_equal(d.basis, "status_fields");
-	kv_store_free(s);
+	mkv_store_free(s);
 
 	s = make(&f, 1, false); /* the master does not answer in time */
-	assert_int_equal(kv_store_dialect_give_up(s, 0, &d), KV_DIALECT_DECIDED);
+	assert_int_equal(mkv_store_dialect_give_up(s, 0, &d), MKV_DIALECT_DECIDED);
 	assert_true(d.decided);
 	assert_string_equal(d.name, "media");
 	assert_string_equal(d.basis, "no_status_answer");
-	assert_int_equal(kv_store_dialect_give_up(s, 0, &d), KV_DIALECT_SAME);
-	kv_store_disconnected(s, 0); /* a connection's life does not undecide it */
-	kv_store_connected(s, 0, MS);
-	kv_store_dialect(s, 0, &d);
+	assert_int_equal(mkv_store_dialect_give_up(s, 0, &d), MKV_DIALECT_SAME);
+	mkv_store_disconnected(s, 0); /* a connection's life does not undecide it */
+	mkv_store_connected(s, 0, MS);
+	mkv_store_dialect(s, 0, &d);
 	assert_true(d.decided);
-	kv_store_free(s);
+	mkv_store_free(s);
 }
 
 int main(void)

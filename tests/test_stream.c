@@ -13,14 +13,14 @@
 #include <cmocka.h>
 
 struct fx {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 };
 
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	kv_budget_init(&f->budget, 100, 100000);
+	mkv_budget_init(&f->budget, 100, 100000);
 	assert_non_null(f->st = kv_stream_new(&f->budget, 99));
 	*state = f;
 	return 0;
@@ -38,14 +38,14 @@ static void stored_at(kv_stream *st, uint64_t seq, uint64_t eid, const char *t, 
 {
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, "stored", eid, B, t, "cpu", key);
-	assert_int_equal(feed(st, seq, &e, 1), KV_OK);
+	assert_int_equal(feed(st, seq, &e, 1), MKV_OK);
 }
 
 static void cleared_at(kv_stream *st, uint64_t seq, uint64_t eid, const char *t)
 {
 	ev_spec e;
 	ev_init(&e, EV_SPEC, "cleared", eid, B, t, NULL, NULL);
-	assert_int_equal(feed(st, seq, &e, 1), KV_OK);
+	assert_int_equal(feed(st, seq, &e, 1), MKV_OK);
 }
 
 static void test_gap_marks_every_tenant_stale(void **state)
@@ -85,7 +85,7 @@ static void test_reset_applies_new_events(void **state)
 	assert_int_equal(kv_stream_seq(st)->resets, 1);
 	assert_int_equal(kv_stream_seq(st)->gaps, 0);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RESET);
-	assert_int_equal(media_of(st, "a", "after-restart"), KV_MEDIUM_CPU);
+	assert_int_equal(media_of(st, "a", "after-restart"), MKV_MEDIUM_CPU);
 	assert_int_equal(kv_tenant_objects(tenant(st, "a")), 10);
 	stored_at(st, 2, 2, "a", "next");
 	assert_int_equal(kv_stream_seq(st)->resets, 1); /* counted once */
@@ -105,7 +105,7 @@ static void test_event_id_reset(void **state)
 	assert_int_equal(kv_stream_seq(st)->resets, 1);
 	assert_int_equal(kv_stream_seq(st)->missing, 2);
 	assert_int_equal(tenant(st, "a")->stale, KV_STALE_RESET | KV_STALE_GAP);
-	assert_int_equal(media_of(st, "a", "y"), KV_MEDIUM_CPU);
+	assert_int_equal(media_of(st, "a", "y"), MKV_MEDIUM_CPU);
 }
 
 static void test_duplicate_message_skipped(void **state)
@@ -118,7 +118,7 @@ static void test_duplicate_message_skipped(void **state)
 	feed(st, 1, e, 2); /* the same sequence again */
 	assert_int_equal(kv_stream_seq(st)->duplicates, 1);
 	assert_int_equal(kv_stream_stats_of(st)->duplicate_message_events, 2);
-	assert_int_equal(media_of(st, "a", "x"), KV_MEDIUM_CPU);
+	assert_int_equal(media_of(st, "a", "x"), MKV_MEDIUM_CPU);
 	assert_int_equal(media_of(st, "a", "y"), 0);
 	assert_int_equal(kv_stream_stats_of(st)->messages, 2);
 }
@@ -135,18 +135,18 @@ static void test_bad_payload_keeps_sequence(void **state)
 	kv_stream_ingest(st, m.frames, 3, 0, NULL);
 	stored_at(st, 3, 2, "a", "y");
 	assert_int_equal(kv_stream_seq(st)->gaps, 0);
-	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_MSGPACK_PARSE], 1);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[MKV_R_MSGPACK_PARSE], 1);
 	msg_set_raw_payload(&m, 9, "\x90", 1);
 	kv_stream_ingest(st, m.frames, 3, 0, NULL);
 	assert_int_equal(kv_stream_seq(st)->gaps, 1);
 	assert_int_equal(kv_stream_seq(st)->missing, 5);
-	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_PAYLOAD_SHAPE], 1);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[MKV_R_PAYLOAD_SHAPE], 1);
 	/* without a valid sequence frame there is nothing to track */
 	m.frames[1].len = 4;
 	kv_stream_ingest(st, m.frames, 3, 0, NULL);
 	kv_stream_ingest(st, m.frames, 2, 0, NULL);
-	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_SEQUENCE_LENGTH], 1);
-	assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_FRAME_COUNT], 1);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[MKV_R_SEQUENCE_LENGTH], 1);
+	assert_int_equal(kv_stream_stats_of(st)->decode_errors[MKV_R_FRAME_COUNT], 1);
 	assert_int_equal(kv_stream_seq(st)->last_seq, 9);
 	assert_int_equal(kv_stream_stats_of(st)->messages, 6);
 	msg_destroy(&m);
@@ -171,7 +171,7 @@ static void test_transport_loss_by_event_id(void **state)
 	feed(st, 10, e, 64);
 	assert_int_equal(kv_stream_seq(st)->missing, 1 + 6);
 	assert_int_equal(kv_stream_seq(st)->event_ids_missing, 64);
-	assert_int_equal(tenant(st, "a")->counts.events[KV_EV_STORED], 192);
+	assert_int_equal(tenant(st, "a")->counts.events[MKV_EV_STORED], 192);
 	assert_int_equal(tenant(st, "a")->counts.stored_duplicates, 191);
 }
 
@@ -184,8 +184,8 @@ static void test_rejected_event_is_no_evidence(void **state)
 	(void)state;
 	static const uint64_t poison_ids[] = {1ull << 63, 0 /* the next valid id */, 1};
 	for (size_t v = 0; v < sizeof(poison_ids) / sizeof(poison_ids[0]); v++) {
-		kv_budget budget;
-		kv_budget_init(&budget, 100, 100000);
+		mkv_budget budget;
+		mkv_budget_init(&budget, 100, 100000);
 		kv_stream *st = kv_stream_new(&budget, 7);
 		uint64_t seq = 0, eid = 0;
 		stored_at(st, ++seq, ++eid, "a", "k0");
@@ -202,7 +202,7 @@ static void test_rejected_event_is_no_evidence(void **state)
 						good++ ? "k2" : "k1");
 				}
 			}
-			assert_int_equal(feed(st, ++seq, e, 3), KV_OK);
+			assert_int_equal(feed(st, ++seq, e, 3), MKV_OK);
 			stored_at(st, ++seq, ++eid, "a", "k3");
 		}
 		const kv_seqtrack *t = kv_stream_seq(st);
@@ -213,7 +213,7 @@ static void test_rejected_event_is_no_evidence(void **state)
 		assert_int_equal(t->event_id_gaps, 0);
 		assert_int_equal(t->event_ids_missing, 0);
 		assert_int_equal(t->last_event_id, eid);
-		assert_int_equal(kv_stream_stats_of(st)->decode_errors[KV_R_UNKNOWN_EVENT_TYPE], 3);
+		assert_int_equal(kv_stream_stats_of(st)->decode_errors[MKV_R_UNKNOWN_EVENT_TYPE], 3);
 		assert_int_equal(tenant(st, "a")->stale, KV_STALE_STARTUP);
 		assert_int_equal(media_of(st, "a", "poison"), 0);
 		kv_stream_free(st);

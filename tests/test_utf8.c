@@ -36,7 +36,7 @@ static void test_utf8(void **state)
 		{"\x80", 1, false},     /* lone continuation */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (kv_label_value_clean(cases[i].s, cases[i].n) != cases[i].clean)
+		if (mkv_label_value_clean(cases[i].s, cases[i].n) != cases[i].clean)
 			fail_msg("case %zu", i);
 	assert_int_equal(kv_utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
 	assert_int_equal(kv_utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80", 3), 0);

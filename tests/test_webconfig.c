@@ -88,7 +88,7 @@ static void test_tls_and_users(void **state)
 		 "basic_auth_users:\n  alice: %s\n  bob: '%s'\n",
 		 dir, alice, bob);
 	kv_webconfig w;
-	assert_int_equal(load(text, &w, err, sizeof(err)), KV_OK);
+	assert_int_equal(load(text, &w, err, sizeof(err)), MKV_OK);
 	assert_true(w.tls);
 	assert_string_equal(w.cert_pem, "CERT\n"); /* relative to the file */
 	assert_string_equal(w.key_pem, "KEY\n");   /* absolute */
@@ -106,13 +106,13 @@ static void test_tls_and_users(void **state)
 	assert_int_equal(load("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
 			      "  client_ca_file: nope.crt\n",
 			      &w, err, sizeof(err)),
-			 KV_OK);
+			 MKV_OK);
 	assert_int_equal(w.client_auth, KV_CLIENT_NONE);
 	assert_null(w.client_ca_pem);
 	assert_int_equal(w.n_users, 0);
 	kv_webconfig_free(&w);
 
-	assert_int_equal(load("", &w, err, sizeof(err)), KV_OK); /* empty: plain HTTP, no users */
+	assert_int_equal(load("", &w, err, sizeof(err)), MKV_OK); /* empty: plain HTTP, no users */
 	assert_false(w.tls);
 	kv_webconfig_free(&w);
 }
@@ -171,7 +171,7 @@ static void test_refused(void **state)
 		kv_webconfig w;
 		char err[512]; /* the exporter's */
 		int rc = load(cases[i].text, &w, err, sizeof(err));
-		if (rc != KV_EINVAL || !strstr(err, cases[i].reason) || strchr(err, '\n'))
+		if (rc != MKV_EINVAL || !strstr(err, cases[i].reason) || strchr(err, '\n'))
 			fail_msg("case %zu: rc %d, err \"%s\"", i, rc, err);
 		assert_null(w.users); /* nothing half-loaded is left behind */
 		assert_null(w.cert_pem);
@@ -179,7 +179,7 @@ static void test_refused(void **state)
 	}
 	kv_webconfig w;
 	char err[256];
-	assert_int_equal(kv_webconfig_load("/nonexistent/web.yml", &w, err, sizeof(err)), KV_EINVAL);
+	assert_int_equal(kv_webconfig_load("/nonexistent/web.yml", &w, err, sizeof(err)), MKV_EINVAL);
 	assert_non_null(strstr(err, "cannot read"));
 }
 
@@ -189,7 +189,7 @@ static const char *priorities(const char *more, kv_webconfig *w)
 	char text[1024], err[512];
 	snprintf(text, sizeof(text), TLS_HEAD "%s", more);
 	int rc = load(text, w, err, sizeof(err));
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		fail_msg("%s: rc %d, err \"%s\"", more, rc, err);
 	assert_true(w->tls);
 	gnutls_priority_t p;
@@ -203,7 +203,7 @@ static void test_tls_defaults(void **state)
 	(void)state;
 	kv_webconfig w;
 	char err[512];
-	assert_int_equal(load("basic_auth_users: {}\n", &w, err, sizeof(err)), KV_OK);
+	assert_int_equal(load("basic_auth_users: {}\n", &w, err, sizeof(err)), MKV_OK);
 	assert_null(w.tls_priorities); /* no TLS, nothing for the server to set */
 	kv_webconfig_free(&w);
 
@@ -399,7 +399,7 @@ static void load_tls(const char *more, kv_webconfig *w)
 {
 	char text[512], err[512];
 	snprintf(text, sizeof(text), "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n%s", more);
-	if (load(text, w, err, sizeof(err)) != KV_OK)
+	if (load(text, w, err, sizeof(err)) != MKV_OK)
 		fail_msg("%s", err);
 }
 
@@ -495,7 +495,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--load")) { /* test_gnutls_refuses */
 		kv_webconfig w;
 		char err[512];
-		if (kv_webconfig_load(argv[2], &w, err, sizeof(err)) != KV_OK)
+		if (kv_webconfig_load(argv[2], &w, err, sizeof(err)) != MKV_OK)
 			return printf("refused: %s\n", err) < 0;
 		printf("loaded: %s\n", w.tls_priorities);
 		kv_webconfig_free(&w);

@@ -53,8 +53,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	kv_budget budget;
-	kv_budget_init(&budget, tenants, n);
+	mkv_budget budget;
+	mkv_budget_init(&budget, tenants, n);
 	kv_state *s = kv_state_new(&budget, 0x1234);
 	kv_state_set_residency(s, residency);
 	char *key = malloc(key_bytes);
@@ -62,15 +62,15 @@ int main(int argc, char **argv)
 	memset(key, 'k', key_bytes);
 	memcpy(key, "model-llama-70b/layer", 21);
 
-	kv_event ev = {.type = KV_EV_CLEARED, .timestamp_ms = 1800000000000};
-	ev.backend_id = (kv_str){"mooncake-master-1", 17};
+	kv_event ev = {.type = MKV_EV_CLEARED, .timestamp_ms = 1800000000000};
+	ev.backend_id = (mkv_str){"mooncake-master-1", 17};
 	long rss_empty = rss_kib(); /* the tenants' own memory, before any object */
 	for (size_t i = 0; i < tenants; i++) {
 		int tl = snprintf(tname, sizeof(tname), "tenant-%zu", i);
-		ev.tenant_id = (kv_str){tname, (uint32_t)tl};
-		kv_state_apply(s, &ev, KV_DIALECT_MEDIA);
+		ev.tenant_id = (mkv_str){tname, (uint32_t)tl};
+		kv_state_apply(s, &ev, MKV_DIALECT_MEDIA);
 	}
-	ev.type = KV_EV_STORED;
+	ev.type = MKV_EV_STORED;
 	ev.has_key = true;
 
 	long rss0 = rss_kib();
@@ -80,17 +80,17 @@ int main(int argc, char **argv)
 		/* a distinct key: the index written into the tail of the key */
 		snprintf(key + key_bytes - 21, 21, "%020zu", i);
 		int tl = snprintf(tname, sizeof(tname), "tenant-%zu", i % tenants);
-		ev.tenant_id = (kv_str){tname, (uint32_t)tl};
-		ev.object_key = (kv_str){key, (uint32_t)key_bytes};
-		ev.medium = KV_MEDIUM_CPU;
+		ev.tenant_id = (mkv_str){tname, (uint32_t)tl};
+		ev.object_key = (mkv_str){key, (uint32_t)key_bytes};
+		ev.medium = MKV_MEDIUM_CPU;
 		double a = now_s();
-		if (kv_state_apply(s, &ev, KV_DIALECT_MEDIA) != KV_OK) {
+		if (kv_state_apply(s, &ev, MKV_DIALECT_MEDIA) != MKV_OK) {
 			fprintf(stderr, "apply failed at %zu\n", i);
 			return 1;
 		}
 		if (i % 2 == 0) {
-			ev.medium = KV_MEDIUM_DISK;
-			kv_state_apply(s, &ev, KV_DIALECT_MEDIA);
+			ev.medium = MKV_MEDIUM_DISK;
+			kv_state_apply(s, &ev, MKV_DIALECT_MEDIA);
 		}
 		double d = now_s() - a;
 		if (d > worst)

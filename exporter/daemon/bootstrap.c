@@ -20,8 +20,8 @@
 
 struct transfer {
 	kv_fetch *f;
-	kv_handover *h;
-	enum kv_boot_result result; /* the reader's, while it reads */
+	mkv_handover *h;
+	enum mkv_boot_result result; /* the reader's, while it reads */
 	bool http_bad;
 };
 
@@ -34,8 +34,8 @@ static bool on_bytes(const void *p, size_t n, void *arg)
 		t->http_bad = true;
 		return false;
 	}
-	t->result = kv_handover_feed(t->h, p, n);
-	return t->result == KV_BOOT_TAKEN;
+	t->result = mkv_handover_feed(t->h, p, n);
+	return t->result == MKV_BOOT_TAKEN;
 }
 
 /* URL/state, unless the URL names it already. */
@@ -66,39 +66,40 @@ static void redacted(const char *url, char *out, size_t len)
 
 /* One peer: its stream read for every store.  Returns its result; *h holds
  * the reader when the stream was whole. */
-static enum kv_boot_result ask(const char *peer, kv_store **stores, size_t n, const kv_config *cfg, kv_handover **out)
+static enum mkv_boot_result ask(const char *peer, mkv_store **stores, size_t n, const kv_config *cfg,
+				mkv_handover **out)
 {
 	*out = NULL;
 	kv_fetch f;
-	kv_handover *h = kv_handover_new(stores, n, cfg->state_peer_max_bytes);
+	mkv_handover *h = mkv_handover_new(stores, n, cfg->state_peer_max_bytes);
 	char *url = state_url(peer);
-	if (!h || !url || kv_fetch_init(&f, cfg->state_peer_timeout, 0) != KV_OK) {
-		kv_handover_free(h);
+	if (!h || !url || kv_fetch_init(&f, cfg->state_peer_timeout, 0) != MKV_OK) {
+		mkv_handover_free(h);
 		free(url);
-		return KV_BOOT_OUT_OF_MEMORY;
+		return MKV_BOOT_OUT_OF_MEMORY;
 	}
-	struct transfer t = {.f = &f, .h = h, .result = KV_BOOT_TAKEN};
+	struct transfer t = {.f = &f, .h = h, .result = MKV_BOOT_TAKEN};
 	f.sink = on_bytes;
 	f.sink_ctx = &t;
 	long http = 0;
-	enum kv_poll_error err = kv_fetch_get(&f, url, &http);
-	enum kv_boot_result r;
-	if (t.http_bad || (err == KV_POLL_HTTP_STATUS))
-		r = KV_BOOT_HTTP_STATUS;
-	else if (t.result != KV_BOOT_TAKEN) /* the reader refused it */
+	enum mkv_poll_error err = kv_fetch_get(&f, url, &http);
+	enum mkv_boot_result r;
+	if (t.http_bad || (err == MKV_POLL_HTTP_STATUS))
+		r = MKV_BOOT_HTTP_STATUS;
+	else if (t.result != MKV_BOOT_TAKEN) /* the reader refused it */
 		r = t.result;
-	else if (err == KV_POLL_TIMEOUT)
-		r = KV_BOOT_TIMEOUT;
-	else if (err != KV_POLL_OK)
-		r = KV_BOOT_UNREACHABLE;
+	else if (err == MKV_POLL_TIMEOUT)
+		r = MKV_BOOT_TIMEOUT;
+	else if (err != MKV_POLL_OK)
+		r = MKV_BOOT_UNREACHABLE;
 	else
-		r = kv_handover_end(h);
+		r = mkv_handover_end(h);
 	kv_fetch_free(&f);
 	free(url);
-	if (r == KV_BOOT_TAKEN)
+	if (r == MKV_BOOT_TAKEN)
 		*out = h;
 	else
-		kv_handover_free(h);
+		mkv_handover_free(h);
 	return r;
 }
 
@@ -109,7 +110,7 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 	double t0 = kv_mono();
 	for (size_t i = 0; i < n; i++)
 		kv_source_await_connected(&sources[i], t0 + CONNECT_WAIT_S);
-	kv_store **stores = calloc(n, sizeof(*stores));
+	mkv_store **stores = calloc(n, sizeof(*stores));
 	bool *done = calloc(n, sizeof(*done));
 	if (!stores || !done) {
 		free(stores);
@@ -123,20 +124,20 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 	for (size_t p = 0; p < cfg->n_state_peers && left; p++) {
 		char peer[512];
 		redacted(cfg->state_peers[p], peer, sizeof(peer));
-		kv_handover *h;
+		mkv_handover *h;
 		double start = kv_mono();
-		enum kv_boot_result r = ask(cfg->state_peers[p], stores, n, cfg, &h);
+		enum mkv_boot_result r = ask(cfg->state_peers[p], stores, n, cfg, &h);
 		char secs[32];
 		snprintf(secs, sizeof(secs), "%.3f", kv_mono() - start);
-		if (r != KV_BOOT_TAKEN) {
+		if (r != MKV_BOOT_TAKEN) {
 			for (size_t i = 0; i < n; i++) {
 				if (done[i])
 					continue;
 				pthread_mutex_lock(&sources[i].lock);
-				kv_store_boot_note(stores[i], r);
+				mkv_store_boot_note(stores[i], r);
 				pthread_mutex_unlock(&sources[i].lock);
 			}
-			kv_log(KV_LOG_WARN, "peer's state refused", "peer", peer, "result", kv_boot_result_name(r),
+			kv_log(KV_LOG_WARN, "peer's state refused", "peer", peer, "result", mkv_boot_result_name(r),
 			       "seconds", secs, NULL);
 			continue;
 		}
@@ -144,19 +145,19 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 			if (done[i])
 				continue;
 			pthread_mutex_lock(&sources[i].lock);
-			enum kv_boot_result took = kv_handover_take(h, i);
+			enum mkv_boot_result took = mkv_handover_take(h, i);
 			pthread_mutex_unlock(&sources[i].lock);
-			if (took == KV_BOOT_TAKEN) {
+			if (took == MKV_BOOT_TAKEN) {
 				done[i] = true;
 				left--;
 			}
-			kv_log(took == KV_BOOT_TAKEN ? KV_LOG_INFO : KV_LOG_WARN,
-			       took == KV_BOOT_TAKEN ? "state taken from a peer: exact where its stream continues"
-						     : "peer's state not taken for this source",
-			       "source", sources[i].cfg->name, "peer", peer, "result", kv_boot_result_name(took),
+			kv_log(took == MKV_BOOT_TAKEN ? KV_LOG_INFO : KV_LOG_WARN,
+			       took == MKV_BOOT_TAKEN ? "state taken from a peer: exact where its stream continues"
+						      : "peer's state not taken for this source",
+			       "source", sources[i].cfg->name, "peer", peer, "result", mkv_boot_result_name(took),
 			       "seconds", secs, NULL);
 		}
-		kv_handover_free(h);
+		mkv_handover_free(h);
 	}
 	free(done);
 	free(stores);

@@ -39,7 +39,7 @@ struct flag {
 static int set_num(struct parse *p, const struct flag *f, const char *val)
 {
 	unsigned long long n;
-	if (kv_parse_size(val, f->min, f->max, &n) != KV_OK)
+	if (kv_parse_size(val, f->min, f->max, &n) != MKV_OK)
 		return kv_parse_err(p, "%s \"%s\" must be a whole number from %llu to %llu", f->name, val, f->min,
 				    f->max);
 	char *field = (char *)p->c + f->off;
@@ -50,7 +50,7 @@ static int set_num(struct parse *p, const struct flag *f, const char *val)
 		uint64_t v = n;
 		memcpy(field, &v, sizeof(v));
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* A duration: 10ms to 1h, or to the flag's max seconds when it has one (a
@@ -61,14 +61,14 @@ static int set_duration(struct parse *p, const struct flag *f, const char *val)
 	double most = f->max ? (double)f->max : f->off == offsetof(kv_config, reconcile_interval) ? 86400 : 3600;
 	if (f->max && !strcmp(val, "0")) {
 		d = 0;
-	} else if (kv_parse_duration(val, &d) != KV_OK || d < 0.01 || d > most) {
+	} else if (kv_parse_duration(val, &d) != MKV_OK || d < 0.01 || d > most) {
 		return kv_parse_err(p, "%s \"%s\" is not a duration between 10ms and %.0fh (like 5s, 500ms)%s", f->name,
 				    val, most / 3600, f->max ? ", or 0" : "");
 	}
 	memcpy((char *)p->c + f->off, &d, sizeof(d));
 	if (f->off == offsetof(kv_config, poll_timeout))
 		p->timeout_given = true;
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* A switch: --flag alone means true; --flag=true|false */
@@ -78,14 +78,14 @@ static int set_switch(struct parse *p, const struct flag *f, const char *val)
 		return kv_parse_err(p, "%s=%s must be true or false", f->name, val);
 	bool v = !strcmp(val, "true");
 	memcpy((char *)p->c + f->off, &v, sizeof(v));
-	return KV_OK;
+	return MKV_OK;
 }
 
 static int set_string(struct parse *p, const struct flag *f, const char *val)
 {
 	if (!*val)
 		return kv_parse_err(p, "%s needs a non-empty value", f->name);
-	return kv_dup_into((char **)((char *)p->c + f->off), val) ? kv_parse_err(p, "out of memory") : KV_OK;
+	return kv_dup_into((char **)((char *)p->c + f->off), val) ? kv_parse_err(p, "out of memory") : MKV_OK;
 }
 
 static int set_choice(struct parse *p, const struct flag *f, const char *val)
@@ -97,7 +97,7 @@ static int set_choice(struct parse *p, const struct flag *f, const char *val)
 		return kv_parse_err(p, "%s \"%s\" is not one of %s", f->name, val, allowed);
 	}
 	memcpy((char *)p->c + f->off, &i, sizeof(i));
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* [HOST]:PORT, PORT 0 to 65535 (0: the system picks one), checked here so
@@ -125,7 +125,7 @@ static int set_zmq_endpoint(struct parse *p, const struct flag *f, const char *v
 	char why[300];
 	if (*val && kv_endpoint_problem(val, why, sizeof(why)))
 		return kv_parse_err(p, "%s %s", f->name, why);
-	return kv_dup_into(&p->zmq_endpoint, val) ? kv_parse_err(p, "out of memory") : KV_OK;
+	return kv_dup_into(&p->zmq_endpoint, val) ? kv_parse_err(p, "out of memory") : MKV_OK;
 }
 
 static int set_master_url(struct parse *p, const struct flag *f, const char *val)
@@ -133,7 +133,7 @@ static int set_master_url(struct parse *p, const struct flag *f, const char *val
 	char why[300];
 	if (kv_url_problem(val, why, sizeof(why)))
 		return kv_parse_err(p, "%s %s", f->name, why);
-	return kv_dup_into(&p->master_url, val) ? kv_parse_err(p, "out of memory") : KV_OK;
+	return kv_dup_into(&p->master_url, val) ? kv_parse_err(p, "out of memory") : MKV_OK;
 }
 
 static int set_state_peer(struct parse *p, const struct flag *f, const char *val)
@@ -150,7 +150,7 @@ static int set_state_peer(struct parse *p, const struct flag *f, const char *val
 	if (kv_dup_into(&c->state_peers[c->n_state_peers], val))
 		return kv_parse_err(p, "out of memory");
 	c->n_state_peers++;
-	return KV_OK;
+	return MKV_OK;
 }
 
 static int set_exempt(struct parse *p, const struct flag *f, const char *val)
@@ -165,7 +165,7 @@ static int set_exempt(struct parse *p, const struct flag *f, const char *val)
 		return kv_parse_err(p, "out of memory");
 	c->web_penalty_exempt = n;
 	n[c->n_web_penalty_exempt++] = net;
-	return KV_OK;
+	return MKV_OK;
 }
 
 static int set_source(struct parse *p, const struct flag *f, const char *val)
@@ -279,7 +279,7 @@ static const struct flag flags[] = {
 	 NULL},
 	{"--limits.max-key-groups", set_num, CFG(max_key_groups), 1, 65000, NULL,
 	 "N  key groups, all sources together; more count under key_group=\"__overflow__\"",
-	 STR(KV_MAX_KEY_GROUPS_DEFAULT)},
+	 STR(MKV_MAX_KEY_GROUPS_DEFAULT)},
 	HEADING("Residency (how long objects stay; see docs/guide.md, \"Residency\"):"),
 	{"--residency.enabled", set_switch, CFG(residency), 0, 0, NULL,
 	 "[true|false]  object lifetimes per tenant and key group; false saves 4 of the ~18 bytes each tracked object "
@@ -339,10 +339,10 @@ static int set_defaults(struct parse *p)
 {
 	memset(p->c, 0, sizeof(*p->c));
 	for (size_t i = 0; i < N_FLAGS; i++)
-		if (flags[i].def && flags[i].set(p, &flags[i], flags[i].def) != KV_OK)
-			return KV_EINVAL;
+		if (flags[i].def && flags[i].set(p, &flags[i], flags[i].def) != MKV_OK)
+			return MKV_EINVAL;
 	p->timeout_given = false; /* a default is no choice of the user's */
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* Checks what no single flag can: how the flags go together. */
@@ -355,17 +355,17 @@ static int finish(struct parse *p)
 		return kv_parse_err(
 			p, "--master.reconcile is for the --zmq.endpoint source; use reconcile=true in --source");
 	if (p->zmq_endpoint && kv_add_source(p, "default", p->zmq_endpoint, p->master_url, NULL, 0, c->reconcile, NULL,
-					     NULL, NULL) != KV_OK)
-		return KV_EINVAL;
+					     NULL, NULL) != MKV_OK)
+		return MKV_EINVAL;
 	if (c->n_sources == 0)
 		return kv_parse_err(p, "no source: give --zmq.endpoint or --source (see --help)");
 	if (!c->reconcile_max_keys)
 		c->reconcile_max_keys = c->max_objects;
 	char why[200];
-	if (c->key_group_regex && !(c->key_groups = kv_keygroup_compile(c->key_group_regex, why, sizeof(why))))
+	if (c->key_group_regex && !(c->key_groups = mkv_keygroup_compile(c->key_group_regex, why, sizeof(why))))
 		return kv_parse_err(p, "--key.group-regex: %s", why);
 	if ((c->metrics_exclude || c->tenant_summary) &&
-	    !(c->families = kv_family_filter_new(c->metrics_exclude, c->tenant_summary, why, sizeof(why))))
+	    !(c->families = mkv_family_filter_new(c->metrics_exclude, c->tenant_summary, why, sizeof(why))))
 		return kv_parse_err(p, "--metrics.exclude: %s", why);
 	if (c->web_read_timeout < c->web_read_header_timeout)
 		return kv_parse_err(p, "--web.read-timeout (the whole request) must not be shorter than "
@@ -375,14 +375,14 @@ static int finish(struct parse *p)
 			return kv_parse_err(p, "--master.timeout must not exceed --master.poll-interval");
 		c->poll_timeout = c->poll_interval; /* the default yields to a short interval */
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen)
 {
 	struct parse p = {.c = c, .err = err, .errlen = errlen};
-	int rc = KV_EINVAL;
-	if (set_defaults(&p) != KV_OK)
+	int rc = MKV_EINVAL;
+	if (set_defaults(&p) != MKV_OK)
 		goto done;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -417,10 +417,10 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 			kv_parse_err(&p, "flag %s needs a value", name);
 			goto done;
 		}
-		if (f->set(&p, f, val ? val : argv[++i]) != KV_OK)
+		if (f->set(&p, f, val ? val : argv[++i]) != MKV_OK)
 			goto done;
 	}
-	if (finish(&p) == KV_OK)
+	if (finish(&p) == MKV_OK)
 		rc = KV_CONFIG_RUN;
 done:
 	free(p.zmq_endpoint);
@@ -431,12 +431,12 @@ done:
 int kv_config_dialect(const kv_config *c, const kv_source_cfg *s)
 {
 	int mode = s->dialect >= 0 ? s->dialect : c->stream_dialect;
-	return mode == KV_DIALECT_MODE_MEDIA    ? KV_DIALECT_MEDIA
-	       : mode == KV_DIALECT_MODE_OBJECT ? KV_DIALECT_OBJECT
+	return mode == KV_DIALECT_MODE_MEDIA    ? MKV_DIALECT_MEDIA
+	       : mode == KV_DIALECT_MODE_OBJECT ? MKV_DIALECT_OBJECT
 						: -1;
 }
 
-const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s)
+const mkv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s)
 {
 	return s->key_groups ? s->key_groups : c->key_groups;
 }
@@ -452,9 +452,9 @@ void kv_config_free(kv_config *c)
 	free(c->run_as_user);
 	free(c->web_penalty_exempt);
 	free(c->key_group_regex);
-	kv_keygroup_free(c->key_groups);
+	mkv_keygroup_free(c->key_groups);
 	free(c->metrics_exclude);
-	kv_family_filter_free(c->families);
+	mkv_family_filter_free(c->families);
 	for (size_t i = 0; i < c->n_state_peers; i++)
 		free(c->state_peers[i]);
 	free(c->state_peers);

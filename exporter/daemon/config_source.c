@@ -33,7 +33,7 @@ void kv_source_cfg_free(kv_source_cfg *s)
 		free(s->members[i].label);
 	}
 	free(s->members);
-	kv_keygroup_free(s->key_groups);
+	mkv_keygroup_free(s->key_groups);
 }
 
 /* The host:port of an http(s) URL, without user info: the `member` label. */
@@ -77,7 +77,7 @@ const char *kv_endpoint_problem(const char *ep, char *why, size_t n)
 	return why;
 }
 
-/* Adds member zmq[@status] to s.  Returns 0 or KV_EINVAL with the reason set. */
+/* Adds member zmq[@status] to s.  Returns 0 or MKV_EINVAL with the reason set. */
 static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const char *zmq, const char *status)
 {
 	if (!zmq || !*zmq)
@@ -105,7 +105,7 @@ static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const
 	for (size_t i = 0; m->label && i + 1 < s->n_members; i++)
 		if (s->members[i].label && !strcmp(s->members[i].label, m->label))
 			return kv_parse_err(p, "source \"%s\": two masters at %s", name, m->label);
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* The index of word in a NULL-terminated list, or -1. */
@@ -127,10 +127,10 @@ int kv_add_source(struct parse *p, const char *name, const char *zmq, const char
 	kv_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = -1};
 	if (dialect && (s.dialect = kv_choice_index(kv_dialect_modes, dialect)) < 0)
 		return kv_parse_err(p, "source \"%s\": dialect=%s must be auto, media or object", name, dialect);
-	int rc = KV_OK;
+	int rc = MKV_OK;
 	if (!n_masters)
 		rc = add_member(p, &s, name, zmq, status);
-	for (size_t i = 0; i < n_masters && rc == KV_OK; i++, masters += strlen(masters) + 1) {
+	for (size_t i = 0; i < n_masters && rc == MKV_OK; i++, masters += strlen(masters) + 1) {
 		/* the admin URL starts at the first "@http://" or "@https://": a
 		 * ZMQ endpoint has none, the URL's user info may hold an @ */
 		const char *at = strstr(masters, "@http");
@@ -144,30 +144,30 @@ int kv_add_source(struct parse *p, const char *name, const char *zmq, const char
 		rc = z ? add_member(p, &s, name, z, at + 1) : kv_parse_err(p, "out of memory");
 		free(z);
 	}
-	if (rc == KV_OK && !(s.name = strdup(name)))
+	if (rc == MKV_OK && !(s.name = strdup(name)))
 		rc = kv_parse_err(p, "out of memory");
-	if (rc == KV_OK && backend && kv_dup_into(&s.backend, backend))
+	if (rc == MKV_OK && backend && kv_dup_into(&s.backend, backend))
 		rc = kv_parse_err(p, "out of memory");
 	s.polled = true;
 	for (size_t i = 0; i < s.n_members; i++)
 		s.polled &= s.members[i].status != NULL;
-	if (rc == KV_OK && reconcile && !s.polled)
+	if (rc == MKV_OK && reconcile && !s.polled)
 		rc = kv_parse_err(p, "source \"%s\": reconciliation needs the master's admin URL (status=URL)", name);
-	if (rc == KV_OK && group_regex) {
+	if (rc == MKV_OK && group_regex) {
 		char why[200];
-		if (!(s.key_groups = kv_keygroup_compile(group_regex, why, sizeof(why))))
+		if (!(s.key_groups = mkv_keygroup_compile(group_regex, why, sizeof(why))))
 			rc = kv_parse_err(p, "source \"%s\": group_regex: %s", name, why);
 	}
-	kv_source_cfg *n = rc == KV_OK ? realloc(c->sources, (c->n_sources + 1) * sizeof(*n)) : NULL;
-	if (rc == KV_OK && !n)
+	kv_source_cfg *n = rc == MKV_OK ? realloc(c->sources, (c->n_sources + 1) * sizeof(*n)) : NULL;
+	if (rc == MKV_OK && !n)
 		rc = kv_parse_err(p, "out of memory");
-	if (rc != KV_OK) {
+	if (rc != MKV_OK) {
 		kv_source_cfg_free(&s);
 		return rc;
 	}
 	c->sources = n;
 	c->sources[c->n_sources++] = s;
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* name=m0,zmq=tcp://host:5557,status=http://host:9003[,group_regex=RE], or
@@ -179,9 +179,9 @@ int kv_parse_source(struct parse *p, const char *val)
 	char *copy = strdup(val), *save = NULL;
 	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL, *dialect = NULL,
 		   *group_regex = NULL;
-	kv_buf masters; /* the master= values, NUL-separated */
+	mkv_buf masters; /* the master= values, NUL-separated */
 	size_t n_masters = 0;
-	kv_buf_init(&masters);
+	mkv_buf_init(&masters);
 	if (!copy)
 		return kv_parse_err(p, "out of memory");
 	static const char gr[] = "group_regex=";
@@ -193,8 +193,8 @@ int kv_parse_source(struct parse *p, const char *val)
 			copy[0] = '\0';
 		group_regex = g + sizeof(gr) - 1;
 	}
-	int rc = KV_OK;
-	for (char *kv = strtok_r(copy, ",", &save); kv && rc == KV_OK; kv = strtok_r(NULL, ",", &save)) {
+	int rc = MKV_OK;
+	for (char *kv = strtok_r(copy, ",", &save); kv && rc == MKV_OK; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
 		if (!eq) {
 			rc = kv_parse_err(p, "--source: \"%s\" is not key=value", kv);
@@ -202,7 +202,7 @@ int kv_parse_source(struct parse *p, const char *val)
 		}
 		*eq = '\0';
 		if (!strcmp(kv, "master")) {
-			kv_buf_add(&masters, eq + 1, strlen(eq + 1) + 1);
+			mkv_buf_add(&masters, eq + 1, strlen(eq + 1) + 1);
 			n_masters++;
 			continue;
 		}
@@ -222,15 +222,15 @@ int kv_parse_source(struct parse *p, const char *val)
 		else
 			*slot = eq + 1;
 	}
-	if (rc == KV_OK && !kv_buf_ok(&masters))
+	if (rc == MKV_OK && !mkv_buf_ok(&masters))
 		rc = kv_parse_err(p, "out of memory");
-	if (rc == KV_OK && reconcile && strcmp(reconcile, "true") && strcmp(reconcile, "false"))
+	if (rc == MKV_OK && reconcile && strcmp(reconcile, "true") && strcmp(reconcile, "false"))
 		rc = kv_parse_err(p, "--source: reconcile=%s must be true or false", reconcile);
-	if (rc == KV_OK)
+	if (rc == MKV_OK)
 		rc = name ? kv_add_source(p, name, zmq, status, masters.data, n_masters,
 					  reconcile && !strcmp(reconcile, "true"), backend, dialect, group_regex)
 			  : kv_parse_err(p, "--source needs name=NAME");
-	kv_buf_free(&masters);
+	mkv_buf_free(&masters);
 	free(copy);
 	return rc;
 }

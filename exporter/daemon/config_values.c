@@ -22,7 +22,7 @@ int kv_parse_err(struct parse *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->err, p->errlen, fmt, ap);
 	va_end(ap);
-	return KV_EINVAL;
+	return MKV_EINVAL;
 }
 
 int kv_parse_duration(const char *s, double *seconds)
@@ -30,13 +30,13 @@ int kv_parse_duration(const char *s, double *seconds)
 	double total = 0;
 	const char *p = s;
 	if (!*p)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	while (*p) {
 		char *end;
 		errno = 0;
 		double v = strtod(p, &end);
 		if (end == p || errno || v < 0)
-			return KV_EINVAL;
+			return MKV_EINVAL;
 		p = end;
 		double unit;
 		if (strncmp(p, "ms", 2) == 0)
@@ -48,11 +48,11 @@ int kv_parse_duration(const char *s, double *seconds)
 		else if (*p == 'h')
 			unit = 3600, p++;
 		else
-			return KV_EINVAL;
+			return MKV_EINVAL;
 		total += v * unit;
 	}
 	*seconds = total;
-	return KV_OK;
+	return MKV_OK;
 }
 
 int kv_parse_size(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out)
@@ -60,12 +60,12 @@ int kv_parse_size(const char *s, unsigned long long min, unsigned long long max,
 	char *end;
 	errno = 0;
 	if (*s == '-' || *s == '\0')
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || *end || v < min || v > max)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	*out = v;
-	return KV_OK;
+	return MKV_OK;
 }
 
 bool kv_url_ok(const char *u)
@@ -122,10 +122,10 @@ int kv_dup_into(char **dst, const char *v)
 {
 	char *n = strdup(v);
 	if (!n)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	free(*dst);
 	*dst = n;
-	return KV_OK;
+	return MKV_OK;
 }
 
 int kv_choice_index(const char *const *choices, const char *word)

@@ -15,8 +15,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 		f->too_large = true;
 		return 0; /* a short count aborts the transfer */
 	}
-	kv_buf_add(&f->body, p, len);
-	return kv_buf_ok(&f->body) ? len : 0;
+	mkv_buf_add(&f->body, p, len);
+	return mkv_buf_ok(&f->body) ? len : 0;
 }
 
 void kv_fetch_setopts(CURL *h, double timeout_s)
@@ -31,33 +31,33 @@ void kv_fetch_setopts(CURL *h, double timeout_s)
 int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit)
 {
 	memset(f, 0, sizeof(*f));
-	kv_buf_init(&f->body);
+	mkv_buf_init(&f->body);
 	f->limit = limit;
 	f->timeout_s = timeout_s;
 	if (!(f->h = curl_easy_init()))
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	kv_fetch_setopts(f->h, timeout_s);
 	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
 	curl_easy_setopt(f->h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(f->h, CURLOPT_WRITEDATA, f);
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_fetch_free(kv_fetch *f)
 {
 	if (f->h)
 		curl_easy_cleanup(f->h);
-	kv_buf_free(&f->body);
+	mkv_buf_free(&f->body);
 	memset(f, 0, sizeof(*f));
 }
 
-enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
+enum mkv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
 {
 	if (too_large)
-		return KV_POLL_BODY_TOO_LARGE;
+		return MKV_POLL_BODY_TOO_LARGE;
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
-		return KV_POLL_TIMEOUT;
+		return MKV_POLL_TIMEOUT;
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_PROXY:
@@ -65,15 +65,15 @@ enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
 	case CURLE_GOT_NOTHING:
 	case CURLE_RECV_ERROR:
 	case CURLE_SEND_ERROR:
-		return KV_POLL_CONNECT;
+		return MKV_POLL_CONNECT;
 	default:
 		/* the peer spoke something other than HTTP, or cut the body
 		 * short: what came back cannot be read */
-		return KV_POLL_PARSE;
+		return MKV_POLL_PARSE;
 	}
 }
 
-enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http)
+enum mkv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http)
 {
 	f->sink = sink;
 	f->sink_ctx = ctx;
@@ -82,9 +82,9 @@ enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink s
 	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(total * 1000));
 	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
 	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_TIME, (long)(f->timeout_s < 1 ? 1 : f->timeout_s + 0.5));
-	enum kv_poll_error err = kv_fetch_get(f, url, http);
+	enum mkv_poll_error err = kv_fetch_get(f, url, http);
 	if (f->sink_refused)
-		err = KV_POLL_NO_MEMORY;
+		err = MKV_POLL_NO_MEMORY;
 	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(f->timeout_s * 1000));
 	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_LIMIT, 0L);
 	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_TIME, 0L);
@@ -93,9 +93,9 @@ enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink s
 	return err;
 }
 
-enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)
+enum mkv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)
 {
-	kv_buf_reset(&f->body);
+	mkv_buf_reset(&f->body);
 	f->too_large = false;
 	curl_easy_setopt(f->h, CURLOPT_URL, url);
 	CURLcode rc = curl_easy_perform(f->h);
@@ -103,5 +103,5 @@ enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)
 	if (rc != CURLE_OK)
 		return kv_fetch_classify(rc, f->too_large);
 	curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, http);
-	return *http == 200 ? KV_POLL_OK : KV_POLL_HTTP_STATUS;
+	return *http == 200 ? MKV_POLL_OK : MKV_POLL_HTTP_STATUS;
 }

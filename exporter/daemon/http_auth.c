@@ -71,8 +71,8 @@ struct kv_http_auth {
 	bool checker_started;
 	cached cache[CACHE_SLOTS];
 	peer_fails peers[PEER_SLOTS];
-	kv_ratelimit logs[KV_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
-	atomic_ullong failures[KV_LOGIN__COUNT];
+	kv_ratelimit logs[MKV_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
+	atomic_ullong failures[MKV_LOGIN__COUNT];
 	atomic_ullong checks; /* bcrypt runs */
 };
 
@@ -100,7 +100,7 @@ kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, siz
 		free(a);
 		return NULL;
 	}
-	for (unsigned f = 0; f < KV_LOGIN__COUNT; f++)
+	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
 		a->logs[f] = (kv_ratelimit)KV_RATELIMIT(10.0, 10);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->work, NULL);
@@ -188,7 +188,7 @@ static bool parse(const char *header, char cred[MAX_CRED + 1], size_t *len, char
 	while (bl && b[bl - 1] == ' ')
 		bl--;
 	long n = b64_decode(b, bl, (unsigned char *)cred, MAX_CRED);
-	if (n < 0 || !kv_label_value_clean(cred, (size_t)n)) /* no NUL, valid UTF-8 */
+	if (n < 0 || !mkv_label_value_clean(cred, (size_t)n)) /* no NUL, valid UTF-8 */
 		return false;
 	cred[n] = '\0';
 	*len = (size_t)n;
@@ -298,12 +298,12 @@ static bool bcrypt_matches(const char *password, const char *hash)
 	return ok;
 }
 
-static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, const char *peer, const char *user)
+static enum mkv_login_failure fail(kv_http_auth *a, enum mkv_login_failure f, const char *peer, const char *user)
 {
 	atomic_fetch_add(&a->failures[f], 1);
 	unsigned held = 0;
 	pthread_mutex_lock(&a->lock);
-	bool say = f != KV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], a->clock(), &held);
+	bool say = f != MKV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], a->clock(), &held);
 	pthread_mutex_unlock(&a->lock);
 	if (!say)
 		return f;
@@ -311,31 +311,31 @@ static enum kv_login_failure fail(kv_http_auth *a, enum kv_login_failure f, cons
 	snprintf(n, sizeof(n), "%u", held);
 	const char *held_key = held ? "suppressed" : NULL;
 	if (user)
-		kv_log(KV_LOG_WARN, "login failed", "reason", kv_login_failure_name(f), "peer", peer, "user", user,
+		kv_log(KV_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, "user", user,
 		       held_key, n, NULL);
 	else
-		kv_log(KV_LOG_WARN, "login failed", "reason", kv_login_failure_name(f), "peer", peer, held_key, n,
+		kv_log(KV_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, held_key, n,
 		       NULL);
 	return f;
 }
 
-enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, kv_auth_job **job)
+enum mkv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
+					  const char *peer, kv_auth_job **job)
 {
 	*job = NULL;
 	if (!authorization)
-		return fail(a, KV_LOGIN_MISSING, peer, NULL);
+		return fail(a, MKV_LOGIN_MISSING, peer, NULL);
 	kv_auth_job *j = calloc(1, sizeof(*j));
 	if (!j)
-		return fail(a, KV_LOGIN_THROTTLED, peer, NULL);
+		return fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
 	char *colon;
 	if (!parse(authorization, j->cred, &j->len, &colon)) {
 		free(j);
-		return fail(a, KV_LOGIN_MALFORMED, peer, NULL);
+		return fail(a, MKV_LOGIN_MALFORMED, peer, NULL);
 	}
 	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->key, sizeof(a->key), j->cred, j->len, j->digest) != 0) {
 		kv_auth_job_free(j);
-		return fail(a, KV_LOGIN_THROTTLED, peer, NULL);
+		return fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
 	}
 	*colon = '\0';
 	j->ulen = (size_t)(colon - j->cred);
@@ -348,20 +348,20 @@ enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorizat
 	pthread_mutex_unlock(&a->lock);
 	if (hit || waits) {
 		kv_auth_job_free(j);
-		return hit ? KV_LOGIN__COUNT : fail(a, KV_LOGIN_THROTTLED, peer, NULL);
+		return hit ? MKV_LOGIN__COUNT : fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
 	}
 	*job = j;
 	return KV_AUTH_PENDING;
 }
 
-enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
+enum mkv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
 {
 	const char *user = j->cred, *password = j->cred + j->ulen + 1;
 	pthread_mutex_lock(&a->lock);
 	bool ticket, waits = !j->ticket && !admits(a, j->addr, false, a->clock(), &ticket); /* penalized meanwhile */
 	pthread_mutex_unlock(&a->lock);
 	if (waits)
-		return fail(a, KV_LOGIN_THROTTLED, j->peer, NULL);
+		return fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL);
 
 	atomic_fetch_add(&a->checks, 1);
 	bool known;
@@ -379,7 +379,8 @@ enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
 		p->last = now;                             /* a failure: the penalty, begun or not, runs from here */
 	}
 	pthread_mutex_unlock(&a->lock);
-	return ok ? KV_LOGIN__COUNT : fail(a, known ? KV_LOGIN_WRONG_PASSWORD : KV_LOGIN_UNKNOWN_USER, j->peer, user);
+	return ok ? MKV_LOGIN__COUNT
+		  : fail(a, known ? MKV_LOGIN_WRONG_PASSWORD : MKV_LOGIN_UNKNOWN_USER, j->peer, user);
 }
 
 void kv_auth_job_free(kv_auth_job *j)
@@ -408,17 +409,17 @@ bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (!room) {
-		fail(a, KV_LOGIN_THROTTLED, j->peer, NULL);
+		fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL);
 		kv_auth_job_free(j);
 	}
 	return room;
 }
 
-enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer)
+enum mkv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
+					  const char *peer)
 {
 	kv_auth_job *j;
-	enum kv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, &j);
+	enum mkv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, &j);
 	if (r == KV_AUTH_PENDING) {
 		r = kv_http_auth_run(a, j);
 		kv_auth_job_free(j);
@@ -444,8 +445,8 @@ static void *check(void *arg)
 		a->queued--;
 		bool stopping = a->stop;
 		pthread_mutex_unlock(&a->lock);
-		enum kv_login_failure r = stopping ? fail(a, KV_LOGIN_THROTTLED, j->peer, NULL)
-						   : kv_http_auth_run(a, j);
+		enum mkv_login_failure r = stopping ? fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL)
+						    : kv_http_auth_run(a, j);
 		kv_auth_done done = j->done;
 		void *cls = j->cls;
 		kv_auth_job_free(j);
@@ -468,9 +469,9 @@ void kv_http_auth_stop(kv_http_auth *a)
 	a->checker_started = false;
 }
 
-void kv_http_auth_snap(kv_http_auth *a, kv_http_snap *out)
+void kv_http_auth_snap(kv_http_auth *a, mkv_http_snap *out)
 {
-	for (unsigned f = 0; f < KV_LOGIN__COUNT; f++)
+	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
 		out->login_failures[f] = atomic_load(&a->failures[f]);
 	out->password_checks = atomic_load(&a->checks);
 }

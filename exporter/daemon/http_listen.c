@@ -19,7 +19,7 @@ int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 	char host[256];
 	size_t hl = (size_t)(colon - addr);
 	if (hl >= sizeof(host))
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	memcpy(host, addr, hl);
 	host[hl] = '\0';
 	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
@@ -29,7 +29,7 @@ int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 	char *end;
 	long port = strtol(colon + 1, &end, 10);
 	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	*any = host[0] == '\0';
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
 	if (*any) {
@@ -38,10 +38,10 @@ int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 		a6->sin6_family = AF_INET6;
 		a6->sin6_addr = in6addr_any;
 		a6->sin6_port = htons((uint16_t)port);
-		return KV_OK;
+		return MKV_OK;
 	}
 	if (getaddrinfo(host, NULL, &hints, &res) != 0)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	memset(ss, 0, sizeof(*ss));
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
@@ -49,7 +49,7 @@ int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
 	else
 		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_http_ipv4_any(struct sockaddr_storage *ss)
@@ -83,7 +83,7 @@ int kv_http_listen_check(const char *address)
 {
 	struct sockaddr_storage ss;
 	bool any;
-	if (kv_http_resolve(address, &ss, &any) != KV_OK)
+	if (kv_http_resolve(address, &ss, &any) != MKV_OK)
 		return -1;
 	int rc = try_listen(&ss, any);
 	if (rc && any) { /* kv_http_start's fallback: all IPv4 addresses */

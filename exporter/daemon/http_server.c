@@ -88,12 +88,12 @@ static bool accepts_gzip(struct MHD_Connection *c)
 
 /* Every source copied under its own lock in turn, and the exporter's
  * figures of the moment: what /metrics and /status render.  Returns 0 or
- * KV_ENOMEM (*sc may then be NULL; kv_scrape_free it all the same). */
-static int snapshot(kv_http *h, kv_scrape **sc, kv_exporter_info *info)
+ * MKV_ENOMEM (*sc may then be NULL; mkv_scrape_free it all the same). */
+static int snapshot(kv_http *h, mkv_scrape **sc, mkv_exporter_info *info)
 {
 	const kv_exporter *x = h->x;
-	*sc = kv_scrape_new(x->n_sources);
-	*info = (kv_exporter_info){
+	*sc = mkv_scrape_new(x->n_sources);
+	*info = (mkv_exporter_info){
 		.version = KV_VERSION,
 		.revision = KV_REVISION,
 		.budget = x->budget,
@@ -102,8 +102,8 @@ static int snapshot(kv_http *h, kv_scrape **sc, kv_exporter_info *info)
 		.last_scrape_bytes = atomic_load(&h->last_bytes),
 		.now_ms = (int64_t)(kv_now() * 1000),
 	};
-	int rc = *sc ? KV_OK : KV_ENOMEM;
-	for (size_t i = 0; rc == KV_OK && i < x->n_sources; i++)
+	int rc = *sc ? MKV_OK : MKV_ENOMEM;
+	for (size_t i = 0; rc == MKV_OK && i < x->n_sources; i++)
 		rc = kv_source_scrape(&x->sources[i], *sc, i);
 	return rc;
 }
@@ -112,8 +112,8 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 {
 	const kv_exporter *x = h->x;
 	double t0 = kv_mono();
-	kv_buf out;
-	kv_buf_init(&out);
+	mkv_buf out;
+	mkv_buf_init(&out);
 	/* about the size of the last one, in one allocation: a scrape of 10,000
 	 * tenants is 41 MB, and growing to it by doubling copies it over again */
 	unsigned long long last = atomic_load(&h->last_bytes);
@@ -121,21 +121,21 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	/* the families asked for, in the format asked for: the renderer writes
 	 * them so */
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	kv_expo_opts eo = {.openmetrics = kv_expo_wants_openmetrics(accept),
-			   .created = x->start_time,
-			   .families = x->config->families};
-	kv_scrape *sc;
-	kv_exporter_info info;
+	mkv_expo_opts eo = {.openmetrics = mkv_expo_wants_openmetrics(accept),
+			    .created = x->start_time,
+			    .families = x->config->families};
+	mkv_scrape *sc;
+	mkv_exporter_info info;
 	int rc = snapshot(h, &sc, &info);
 	kv_process_collect(&info.process, x->start_time);
 	kv_http_guard_snap(h->guard, &info.http);
 	if (h->auth)
 		kv_http_auth_snap(h->auth, &info.http);
-	if (rc == KV_OK)
-		rc = kv_scrape_render_as(sc, &info, &eo, &out);
-	kv_scrape_free(sc);
-	if (rc != KV_OK) {
-		kv_buf_free(&out);
+	if (rc == MKV_OK)
+		rc = mkv_scrape_render_as(sc, &info, &eo, &out);
+	mkv_scrape_free(sc);
+	if (rc != MKV_OK) {
+		mkv_buf_free(&out);
 		kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
@@ -143,51 +143,51 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	size_t len = 0, plain_len = out.len;
 	char *body = NULL;
 	if (accepts_gzip(c)) {
-		body = kv_gzip_text(kv_buf_str(&out), out.len, &len);
+		body = kv_gzip_text(mkv_buf_str(&out), out.len, &len);
 		if (body) /* else served plain */
-			kv_buf_free(&out);
+			mkv_buf_free(&out);
 	}
 	bool gz = body != NULL;
 	if (!gz)
-		body = kv_buf_steal(&out, &len);
+		body = mkv_buf_steal(&out, &len);
 	atomic_fetch_add(&h->scrapes, 1);
 	atomic_store(&h->last_seconds, kv_mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);
-	return reply(c, MHD_HTTP_OK, eo.openmetrics ? KV_CONTENT_TYPE_OPENMETRICS : KV_CONTENT_TYPE, body, len, gz);
+	return reply(c, MHD_HTTP_OK, eo.openmetrics ? MKV_CONTENT_TYPE_OPENMETRICS : MKV_CONTENT_TYPE, body, len, gz);
 }
 
 static enum MHD_Result refuse(kv_http *h, struct MHD_Connection *c, unsigned status, const char *why);
 
 /* GET /status: the page of the same snapshot as a scrape's, rendered by
- * the core (kv_scrape_status_html); ?tenant= filters, ?limit= bounds (a
+ * the core (mkv_scrape_status_html); ?tenant= filters, ?limit= bounds (a
  * limit that is no whole number in range: 400, counted and logged as
  * every malformed request). */
 static enum MHD_Result status_page(kv_http *h, struct MHD_Connection *c)
 {
-	kv_status_opts o = {
+	mkv_status_opts o = {
 		.filter = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant"),
 		.metrics_path = h->x->config->telemetry_path,
 	};
 	const char *why;
-	if (kv_status_limit_parse(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &o.limit, &why) !=
-	    KV_OK)
+	if (mkv_status_limit_parse(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"), &o.limit, &why) !=
+	    MKV_OK)
 		return refuse(h, c, MHD_HTTP_BAD_REQUEST, why);
-	kv_scrape *sc;
-	kv_exporter_info info;
-	kv_buf out;
-	kv_buf_init(&out);
+	mkv_scrape *sc;
+	mkv_exporter_info info;
+	mkv_buf out;
+	mkv_buf_init(&out);
 	int rc = snapshot(h, &sc, &info);
-	if (rc == KV_OK)
-		rc = kv_scrape_status_html(sc, &info, &o, &out);
-	kv_scrape_free(sc);
+	if (rc == MKV_OK)
+		rc = mkv_scrape_status_html(sc, &info, &o, &out);
+	mkv_scrape_free(sc);
 	size_t len;
-	char *body = rc == KV_OK ? kv_buf_steal(&out, &len) : NULL;
-	kv_buf_free(&out);
+	char *body = rc == MKV_OK ? mkv_buf_steal(&out, &len) : NULL;
+	mkv_buf_free(&out);
 	if (!body) {
 		kv_log(KV_LOG_ERROR, "out of memory rendering the status page", NULL);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	return reply(c, MHD_HTTP_OK, KV_CONTENT_TYPE_HTML, body, len, false);
+	return reply(c, MHD_HTTP_OK, MKV_CONTENT_TYPE_HTML, body, len, false);
 }
 
 /* TLS client certificate, as client_auth_type asks.  NULL: allowed. */
@@ -198,9 +198,9 @@ static enum MHD_Result serve_state(kv_http *h, struct MHD_Connection *c)
 	int fd;
 	double pause;
 	int rc = kv_state_serve_open(h->x->sources, h->x->n_sources, &fd, &pause);
-	if (rc == KV_ELIMIT)
+	if (rc == MKV_ELIMIT)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Busy: other copies of the state are being sent\n");
-	if (rc != KV_OK) {
+	if (rc != MKV_OK) {
 		kv_log(KV_LOG_ERROR, "cannot start a copy of the state", NULL);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "Cannot copy the state\n");
 	}
@@ -234,12 +234,12 @@ static const char *client_cert_problem(const kv_webconfig *w, struct MHD_Connect
 }
 
 /* 401 with the challenge, or 429 for a peer told to wait. */
-static enum MHD_Result deny(struct MHD_Connection *c, enum kv_login_failure why)
+static enum MHD_Result deny(struct MHD_Connection *c, enum mkv_login_failure why)
 {
 	/* not const: libmicrohttpd 0.9.75 takes a persistent buffer as void *
 	 * (it never writes it) */
 	static char unauthorized[] = "Unauthorized\n", wait[] = "Too many failed logins: try again later\n";
-	bool throttled = why == KV_LOGIN_THROTTLED;
+	bool throttled = why == MKV_LOGIN_THROTTLED;
 	char *body = throttled ? wait : unauthorized;
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
 	if (!r)
@@ -264,7 +264,7 @@ enum req_kind { REQ_NEW, REQ_BAD_PATH, REQ_GOING, REQ_CHECKING, REQ_CHECKED };
 
 typedef struct req {
 	enum req_kind kind;
-	enum kv_login_failure login; /* REQ_CHECKED: the check's answer */
+	enum mkv_login_failure login; /* REQ_CHECKED: the check's answer */
 	struct MHD_Connection *c;
 } req;
 
@@ -278,7 +278,7 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 }
 
 /* The checker thread's answer: the request, suspended meanwhile, goes on. */
-static void checked(void *cls, enum kv_login_failure result)
+static void checked(void *cls, enum mkv_login_failure result)
 {
 	req *r = cls;
 	r->login = result;
@@ -286,9 +286,9 @@ static void checked(void *cls, enum kv_login_failure result)
 	MHD_resume_connection(r->c);
 }
 
-/* KV_LOGIN__COUNT: the credential is good; a failure; or KV_AUTH_PENDING:
+/* MKV_LOGIN__COUNT: the credential is good; a failure; or KV_AUTH_PENDING:
  * the request is suspended until the checker thread has checked it. */
-static enum kv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, void **ctx)
+static enum mkv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, void **ctx)
 {
 	req *r = *ctx;
 	if (r->kind == REQ_CHECKED)
@@ -297,12 +297,12 @@ static enum kv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, 
 	const char *peer = kv_http_guard_peer(c, addr);
 	const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	kv_auth_job *job;
-	enum kv_login_failure why = kv_http_auth_begin(h->auth, creds, addr, peer, &job);
+	enum mkv_login_failure why = kv_http_auth_begin(h->auth, creds, addr, peer, &job);
 	if (why != KV_AUTH_PENDING)
 		return why;
 	if (!(r = malloc(sizeof(*r)))) {
 		kv_auth_job_free(job);
-		return KV_LOGIN_THROTTLED;
+		return MKV_LOGIN_THROTTLED;
 	}
 	*r = (req){.kind = REQ_CHECKING, .c = c};
 	*ctx = r;
@@ -310,7 +310,7 @@ static enum kv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, 
 	MHD_suspend_connection(c);
 	if (!kv_http_auth_queue(h->auth, job, checked, r)) {
 		r->kind = REQ_CHECKED;
-		r->login = KV_LOGIN_THROTTLED;
+		r->login = MKV_LOGIN_THROTTLED;
 		MHD_resume_connection(c);
 	}
 	return KV_AUTH_PENDING;
@@ -379,10 +379,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		const char *problem = client_cert_problem(web, c);
 		if (problem)
 			return reply_text(c, MHD_HTTP_FORBIDDEN, problem);
-		enum kv_login_failure why = h->auth ? authenticate(h, c, ctx) : KV_LOGIN__COUNT;
+		enum mkv_login_failure why = h->auth ? authenticate(h, c, ctx) : MKV_LOGIN__COUNT;
 		if (why == KV_AUTH_PENDING)
 			return MHD_YES; /* answered when resumed */
-		if (why != KV_LOGIN__COUNT)
+		if (why != MKV_LOGIN__COUNT)
 			return deny(c, why);
 	}
 	const kv_config *cfg = h->x->config;
@@ -406,11 +406,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			    : MHD_NO;
 	}
 	if (!strcmp(url, "/")) {
-		kv_buf b;
-		kv_buf_init(&b);
-		kv_buf_printf(&b, landing, cfg->telemetry_path, cfg->telemetry_path);
+		mkv_buf b;
+		mkv_buf_init(&b);
+		mkv_buf_printf(&b, landing, cfg->telemetry_path, cfg->telemetry_path);
 		size_t len;
-		char *body = kv_buf_steal(&b, &len);
+		char *body = mkv_buf_steal(&b, &len);
 		return body ? reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", body, len, false) : MHD_NO;
 	}
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "Not found\n");
@@ -463,7 +463,7 @@ kv_http *kv_http_start(const kv_exporter *x)
 	const kv_config *cfg = x->config;
 	struct sockaddr_storage ss;
 	bool any;
-	if (kv_http_resolve(cfg->listen_address, &ss, &any) != KV_OK) {
+	if (kv_http_resolve(cfg->listen_address, &ss, &any) != MKV_OK) {
 		kv_log(KV_LOG_ERROR, "cannot resolve --web.listen-address", "address", cfg->listen_address, NULL);
 		return NULL;
 	}

@@ -33,10 +33,10 @@ typedef struct kv_source_cfg {
 	 * per-member families then carry a `member` label */
 	kv_member_cfg *members;
 	size_t n_members;
-	bool ha;                    /* given with master= */
-	bool polled;                /* every member has an admin URL */
-	kv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
-	int dialect;                /* dialect=: a KV_DIALECT_MODE_*, or -1: --stream.dialect */
+	bool ha;                     /* given with master= */
+	bool polled;                 /* every member has an admin URL */
+	mkv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
+	int dialect;                 /* dialect=: a KV_DIALECT_MODE_*, or -1: --stream.dialect */
 } kv_source_cfg;
 
 /* --stream.dialect and dialect=: the order of their words in --help. */
@@ -58,10 +58,10 @@ typedef struct kv_config {
 	char *metrics_exclude;       /* --metrics.exclude, or NULL */
 	bool tenant_summary;         /* --metrics.tenant-summary */
 	bool residency;              /* --residency.enabled: object lifetimes (a birth per object) */
-	kv_family_filter *families;  /* built from those two at parse time, or NULL: every family */
+	mkv_family_filter *families; /* built from those two at parse time, or NULL: every family */
 	int stream_dialect;          /* --stream.dialect, a KV_DIALECT_MODE_* */
 	char *key_group_regex;       /* --key.group-regex, or NULL */
-	kv_keygroup_re *key_groups;  /* compiled from it at parse time, or NULL */
+	mkv_keygroup_re *key_groups; /* compiled from it at parse time, or NULL */
 	size_t max_key_groups;
 	size_t max_status_bytes;
 	size_t max_tenants;
@@ -88,19 +88,19 @@ typedef struct kv_config {
 enum kv_config_result { KV_CONFIG_RUN = 0, KV_CONFIG_EXIT = 1 };
 
 /* Parses argv into c.  Returns KV_CONFIG_RUN, KV_CONFIG_EXIT after printing
- * --help or --version to out, or KV_EINVAL with a one-line reason in
+ * --help or --version to out, or MKV_EINVAL with a one-line reason in
  * err[0..errlen). */
 int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen);
 void kv_config_free(kv_config *c);
 /* The key-group regex of a source: its own group_regex=, else
  * --key.group-regex, else NULL. */
-const kv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s);
+const mkv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s);
 
 /* The dialect of a source's publishers: its own dialect=, else
- * --stream.dialect; -1 for auto, else an enum kv_dialect. */
+ * --stream.dialect; -1 for auto, else an enum mkv_dialect. */
 int kv_config_dialect(const kv_config *c, const kv_source_cfg *s);
 
-/* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or KV_EINVAL. */
+/* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or MKV_EINVAL. */
 int kv_parse_duration(const char *s, double *seconds);
 
 #endif

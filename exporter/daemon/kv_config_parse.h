@@ -19,9 +19,9 @@ struct parse {
 	size_t errlen;
 };
 
-/* Writes the reason into p->err; returns KV_EINVAL. */
+/* Writes the reason into p->err; returns MKV_EINVAL. */
 int kv_parse_err(struct parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A whole number from min to max, digits only.  Returns 0 or KV_EINVAL. */
+/* A whole number from min to max, digits only.  Returns 0 or MKV_EINVAL. */
 int kv_parse_size(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out);
 /* http:// or https:// */
 bool kv_url_ok(const char *u);
@@ -29,7 +29,7 @@ bool kv_url_ok(const char *u);
  * why[0..n) and led by the URL (scheme, host, a port from 1 to 65535, at
  * most KV_URL_MAX characters). */
 const char *kv_url_problem(const char *u, char *why, size_t n);
-/* Replaces *dst with a copy of v.  Returns 0 or KV_ENOMEM (*dst unchanged). */
+/* Replaces *dst with a copy of v.  Returns 0 or MKV_ENOMEM (*dst unchanged). */
 int kv_dup_into(char **dst, const char *v);
 /* The index of word in a NULL-terminated list, or -1. */
 int kv_choice_index(const char *const *choices, const char *word);

@@ -16,7 +16,7 @@ typedef bool (*kv_fetch_sink)(const void *p, size_t n, void *ctx);
 
 typedef struct kv_fetch {
 	CURL *h;
-	kv_buf body; /* the last answer's body (NUL-terminated; data NULL when empty) */
+	mkv_buf body; /* the last answer's body (NUL-terminated; data NULL when empty) */
 	size_t limit;
 	double timeout_s;
 	bool too_large;
@@ -25,25 +25,25 @@ typedef struct kv_fetch {
 	bool sink_refused;
 } kv_fetch;
 
-/* Returns 0 or KV_ENOMEM. */
+/* Returns 0 or MKV_ENOMEM. */
 int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit);
 void kv_fetch_free(kv_fetch *f);
 
-/* GETs url.  Returns KV_POLL_OK for a 200 with a body within the limit,
- * else the reason (KV_POLL_HTTP_STATUS for another status); *http is the
+/* GETs url.  Returns MKV_POLL_OK for a 200 with a body within the limit,
+ * else the reason (MKV_POLL_HTTP_STATUS for another status); *http is the
  * status, 0 when no answer came. */
-enum kv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http);
+enum mkv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http);
 
 /* GETs url, handing the body to sink as it arrives instead of keeping it:
  * no size limit, the sink keeps what it needs (for answers that grow with
  * the tenants).  A large answer takes long: it fails when it stalls (less
  * than 1 KiB/s for the timeout) or after ten timeouts (30 s at least), not
- * after one.  Returns as kv_fetch_get, or KV_POLL_NO_MEMORY when the sink
+ * after one.  Returns as kv_fetch_get, or MKV_POLL_NO_MEMORY when the sink
  * refused. */
-enum kv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http);
+enum mkv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http);
 
 /* The reason for a failed transfer (too_large: the body outgrew its limit). */
-enum kv_poll_error kv_fetch_classify(CURLcode rc, bool too_large);
+enum mkv_poll_error kv_fetch_classify(CURLcode rc, bool too_large);
 
 /* The common options: no signals, timeouts, user agent, http(s) only. */
 void kv_fetch_setopts(CURL *h, double timeout_s);

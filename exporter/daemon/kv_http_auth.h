@@ -21,7 +21,7 @@
  *   passwords costs one core at most and never holds the server's threads,
  *   which answer everyone else meanwhile.
  * Every decision reads the one clock given at creation.
- * Every failure is counted by reason (kv_login_failure) and logged,
+ * Every failure is counted by reason (mkv_login_failure) and logged,
  * rate-limited, with its peer. */
 #ifndef KV_HTTP_AUTH_H
 #define KV_HTTP_AUTH_H
@@ -48,35 +48,35 @@ kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, siz
 void kv_http_auth_free(kv_http_auth *a);
 
 /* Beside the failures: a password check is needed, *job holds it. */
-#define KV_AUTH_PENDING ((enum kv_login_failure)(KV_LOGIN__COUNT + 1))
+#define KV_AUTH_PENDING ((enum mkv_login_failure)(MKV_LOGIN__COUNT + 1))
 
 typedef struct kv_auth_job kv_auth_job;
-typedef void (*kv_auth_done)(void *cls, enum kv_login_failure result);
+typedef void (*kv_auth_done)(void *cls, enum mkv_login_failure result);
 
 /* Starts checking an Authorization header's value (NULL: none) from a peer
  * (its address as 16 bytes, IPv4 mapped, and its text for the logs).  Returns
- * KV_LOGIN__COUNT when the credential is good (a verified one, cached), a
+ * MKV_LOGIN__COUNT when the credential is good (a verified one, cached), a
  * failure decided without a password check (counted), or KV_AUTH_PENDING
  * with *job: give it to kv_http_auth_queue, or to kv_http_auth_run. */
-enum kv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer, kv_auth_job **job);
+enum mkv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
+					  const char *peer, kv_auth_job **job);
 /* Queues the check for the checker thread, which calls done(cls, result)
- * when it is made (KV_LOGIN__COUNT: good; else the failure, counted) and
+ * when it is made (MKV_LOGIN__COUNT: good; else the failure, counted) and
  * frees the job.  False when the queue is full or stopping: the job is
  * freed, counted as throttled, and done is not called. */
 bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void *cls);
 /* Makes the check here instead (the job stays the caller's to free). */
-enum kv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j);
+enum mkv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j);
 void kv_auth_job_free(kv_auth_job *j);
 /* begin, then run here: the whole check in the caller's thread. */
-enum kv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					 const char *peer);
+enum mkv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
+					  const char *peer);
 /* Stops the checker thread; what is still queued is answered throttled
  * (its done called).  Before the server stops, so that no request stays
  * suspended. */
 void kv_http_auth_stop(kv_http_auth *a);
 
 /* The failures and password checks (bcrypt runs) so far. */
-void kv_http_auth_snap(kv_http_auth *a, kv_http_snap *out);
+void kv_http_auth_snap(kv_http_auth *a, mkv_http_snap *out);
 
 #endif

@@ -14,7 +14,7 @@
  * lock is held while a descriptor is cut, and MHD notifies the close before
  * it closes the descriptor, so a cut never reaches a reused descriptor.
  *
- * Every refusal and cut is counted by reason (kv_http_reject) and logged,
+ * Every refusal and cut is counted by reason (mkv_http_reject) and logged,
  * rate-limited, with the peer's address. */
 #ifndef KV_HTTP_GUARD_H
 #define KV_HTTP_GUARD_H
@@ -66,6 +66,6 @@ void kv_http_guard_malformed(kv_http_guard *g, struct MHD_Connection *c, const c
 const char *kv_http_guard_peer(struct MHD_Connection *c, unsigned char addr[16]);
 
 /* Connections open and the refusals so far. */
-void kv_http_guard_snap(kv_http_guard *g, kv_http_snap *out);
+void kv_http_guard_snap(kv_http_guard *g, mkv_http_snap *out);
 
 #endif

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 /* "[host]:port", ":port", "host:port", "[v6]:port" -> a socket address;
- * *any: no host (IPv6's any address, dual stack).  Returns 0 or KV_EINVAL. */
+ * *any: no host (IPv6's any address, dual stack).  Returns 0 or MKV_EINVAL. */
 int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any);
 /* ss (IPv6's any address and a port) made IPv4's any address, same port:
  * where a host has no IPv6. */

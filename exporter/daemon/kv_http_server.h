@@ -8,7 +8,7 @@
 /* What it serves from, owned by main (declared where they are defined). */
 typedef struct kv_config kv_config;
 typedef struct kv_source kv_source;
-typedef struct kv_budget kv_budget;
+typedef struct mkv_budget mkv_budget;
 typedef struct kv_webconfig kv_webconfig;
 typedef struct kv_http kv_http;
 
@@ -16,7 +16,7 @@ typedef struct kv_exporter {
 	const kv_config *config;
 	kv_source *sources;
 	size_t n_sources;
-	kv_budget *budget;
+	mkv_budget *budget;
 	const kv_webconfig *web;
 	double start_time;
 } kv_exporter;

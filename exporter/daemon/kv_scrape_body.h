@@ -10,7 +10,7 @@
 
 /* Room for about `bytes` in b in one allocation, in huge pages where it
  * can (the text of a large scrape). */
-void kv_scrape_room(kv_buf *b, size_t bytes);
+void kv_scrape_room(mkv_buf *b, size_t bytes);
 
 /* The text gzipped.  *out_len: its compressed length.  NULL when memory
  * runs out. */

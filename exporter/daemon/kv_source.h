@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One watched store: a source of one master, or of several highly
- * available ones (members).  The core's kv_store (mooncake_kv/store.h)
+ * available ones (members).  The core's mkv_store (mooncake_kv/store.h)
  * holds and decides everything; this shell gives each member its ZMQ
  * subscriber thread and its status poller thread, and the source a
  * reconciler thread.  The lock guards the store; a scrape holds it only to
@@ -19,8 +19,8 @@
 
 typedef struct kv_source kv_source;
 
-/* A member's connection and dialect are the store's (kv_store_connected,
- * kv_store_dialect): the shell reports what its sockets saw and reads the
+/* A member's connection and dialect are the store's (mkv_store_connected,
+ * mkv_store_dialect): the shell reports what its sockets saw and reads the
  * store's word under the lock, and keeps no copy of either. */
 typedef struct kv_member {
 	kv_source *src;
@@ -43,7 +43,7 @@ struct kv_source {
 	const atomic_bool *stop; /* set once, at shutdown */
 
 	pthread_mutex_t lock;
-	kv_store *store; /* under lock */
+	mkv_store *store; /* under lock */
 	/* Broadcast under the lock when a member's dialect is decided (a
 	 * poller) and at stop: an ingest thread waits on it for its member's
 	 * first decision (on CLOCK_MONOTONIC, at most --master.timeout). */
@@ -61,12 +61,12 @@ struct kv_source {
 /* Sets up the state, and each member's stream and subscriber sockets,
  * connected, so that an endpoint ZMQ refuses fails here, before any thread
  * runs (a host name that does not resolve yet is not refused: ZMQ keeps
- * retrying it).  Returns 0, or KV_EINVAL / KV_ENOMEM with a one-line reason
+ * retrying it).  Returns 0, or MKV_EINVAL / MKV_ENOMEM with a one-line reason
  * in err; the source then holds nothing. */
-int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
+int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, mkv_budget *budget,
 		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen);
 /* Starts every member's ingest thread and poller (when it has an admin URL),
- * and the reconciler.  Returns 0 or KV_ENOMEM (a thread could not be
+ * and the reconciler.  Returns 0 or MKV_ENOMEM (a thread could not be
  * created). */
 int kv_source_start(kv_source *s);
 /* Before the threads start (a bootstrap from a peer): waits until every
@@ -84,15 +84,15 @@ void kv_source_destroy(kv_source *s);
 bool kv_source_wait(kv_source *s, atomic_bool *wake, double seconds);
 
 /* Copies the source's figures into slot i of a scrape.  Returns 0 or
- * KV_ENOMEM. */
-int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i);
+ * MKV_ENOMEM. */
+int kv_source_scrape(kv_source *s, mkv_scrape *sc, size_t i);
 
 /* True once every member with an admin URL was polled, every member that
  * serves connected, and at least one member connected or answered as a
- * standby (kv_store_ready). */
+ * standby (mkv_store_ready). */
 bool kv_source_ready(kv_source *s);
 
 /* Logs a dialect decision (call without the lock). */
-void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_info *d);
+void kv_member_log_dialect(const kv_member *m, enum mkv_dialect_news news, const mkv_dialect_info *d);
 
 #endif

@@ -14,8 +14,8 @@ typedef struct kv_source kv_source;
 #define KV_STATE_SERVE_MAX 2
 
 /* Starts a copy: *fd is the pipe it comes through (the caller closes it),
- * *pause_s how long ingestion waited.  Returns 0, KV_ELIMIT (too many copies
- * are being written) or KV_ENOMEM (no pipe, no process). */
+ * *pause_s how long ingestion waited.  Returns 0, MKV_ELIMIT (too many copies
+ * are being written) or MKV_ENOMEM (no pipe, no process). */
 int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s);
 /* Collects the children that have finished (each copy calls it; so does
  * shutdown, waiting for them). */

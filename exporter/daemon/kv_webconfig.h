@@ -54,7 +54,7 @@ typedef struct kv_webconfig {
 	size_t n_users;
 } kv_webconfig;
 
-/* Returns 0, or KV_EINVAL with a one-line reason in err. */
+/* Returns 0, or MKV_EINVAL with a one-line reason in err. */
 int kv_webconfig_load(const char *path, kv_webconfig *out, char *err, size_t errlen);
 void kv_webconfig_free(kv_webconfig *w);
 

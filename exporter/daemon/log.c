@@ -26,38 +26,38 @@ bool kv_log_enabled(enum kv_log_level level)
 	return level >= min_level;
 }
 
-static void add_value(kv_buf *b, const char *v)
+static void add_value(mkv_buf *b, const char *v)
 {
 	bool json = format == KV_LOG_JSON;
 	bool quote = json || v[0] == '\0' || strpbrk(v, " =\"\\\t\n") != NULL;
 	if (quote)
-		kv_buf_addc(b, '"');
+		mkv_buf_addc(b, '"');
 	for (const char *p = v; *p; p++) {
 		unsigned char c = (unsigned char)*p;
 		if (c == '"' || c == '\\')
-			kv_buf_addc(b, '\\'), kv_buf_addc(b, (char)c);
+			mkv_buf_addc(b, '\\'), mkv_buf_addc(b, (char)c);
 		else if (c == '\n')
-			kv_buf_adds(b, "\\n");
+			mkv_buf_adds(b, "\\n");
 		else if (c < 0x20)
-			kv_buf_printf(b, "\\u%04x", c);
+			mkv_buf_printf(b, "\\u%04x", c);
 		else
-			kv_buf_addc(b, (char)c);
+			mkv_buf_addc(b, (char)c);
 	}
 	if (quote)
-		kv_buf_addc(b, '"');
+		mkv_buf_addc(b, '"');
 }
 
-static void add_pair(kv_buf *b, bool first, const char *k, const char *v)
+static void add_pair(mkv_buf *b, bool first, const char *k, const char *v)
 {
 	if (format == KV_LOG_JSON) {
-		kv_buf_adds(b, first ? "{\"" : ",\"");
-		kv_buf_adds(b, k);
-		kv_buf_adds(b, "\":");
+		mkv_buf_adds(b, first ? "{\"" : ",\"");
+		mkv_buf_adds(b, k);
+		mkv_buf_adds(b, "\":");
 	} else {
 		if (!first)
-			kv_buf_addc(b, ' ');
-		kv_buf_adds(b, k);
-		kv_buf_addc(b, '=');
+			mkv_buf_addc(b, ' ');
+		mkv_buf_adds(b, k);
+		mkv_buf_addc(b, '=');
 	}
 	add_value(b, v);
 }
@@ -74,8 +74,8 @@ void kv_log(enum kv_log_level level, const char *msg, ...)
 	size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
 
-	kv_buf b;
-	kv_buf_init(&b);
+	mkv_buf b;
+	mkv_buf_init(&b);
 	add_pair(&b, true, "ts", ts);
 	add_pair(&b, false, "level", level_names[level]);
 	add_pair(&b, false, "msg", msg);
@@ -86,11 +86,11 @@ void kv_log(enum kv_log_level level, const char *msg, ...)
 		add_pair(&b, false, k, v ? v : "");
 	}
 	va_end(ap);
-	kv_buf_adds(&b, format == KV_LOG_JSON ? "}\n" : "\n");
-	if (kv_buf_ok(&b) && write(STDERR_FILENO, b.data, b.len) < 0) {
+	mkv_buf_adds(&b, format == KV_LOG_JSON ? "}\n" : "\n");
+	if (mkv_buf_ok(&b) && write(STDERR_FILENO, b.data, b.len) < 0) {
 		/* nowhere left to report it */
 	}
-	kv_buf_free(&b);
+	mkv_buf_free(&b);
 }
 
 bool kv_ratelimit_allow(kv_ratelimit *r, double now, unsigned *suppressed)

@@ -39,18 +39,18 @@ static int drop_privileges(const char *user)
 	struct passwd *pw = getpwnam(user);
 	if (!pw) {
 		kv_log(KV_LOG_ERROR, "--run-as-user: no such user", "user", user, NULL);
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	}
 	if (geteuid() != 0) {
 		kv_log(KV_LOG_ERROR, "--run-as-user needs to be started as root", "user", user, NULL);
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	}
 	if (initgroups(pw->pw_name, pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
 	    setuid(0) == 0) {
 		kv_log(KV_LOG_ERROR, "--run-as-user: cannot switch user", "user", user, NULL);
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* glibc hands the free top of an arena back once it passes 128 KiB: under a
@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 	}
 	kv_log_setup(cfg.log_level, cfg.log_format);
 	kv_webconfig web = {0};
-	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != KV_OK) {
+	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != MKV_OK) {
 		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
 		kv_config_free(&cfg);
 		return 2;
@@ -159,8 +159,8 @@ int main(int argc, char **argv)
 
 	atomic_bool stop;
 	atomic_init(&stop, false);
-	kv_budget budget;
-	kv_budget_init(&budget, cfg.max_tenants, cfg.max_objects);
+	mkv_budget budget;
+	mkv_budget_init(&budget, cfg.max_tenants, cfg.max_objects);
 	budget.max_key_groups = cfg.max_key_groups;
 	void *zctx = zmq_ctx_new();
 	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 	 * exits 2 before anything runs */
 	for (; inited < cfg.n_sources; inited++) {
 		if (kv_source_init(&sources[inited], &cfg, &cfg.sources[inited], zctx, &budget, seed, &stop, err,
-				   sizeof(err)) != KV_OK) {
+				   sizeof(err)) != MKV_OK) {
 			fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
 			exit_code = 2;
 			goto out;
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 	kv_bootstrap_run(sources, cfg.n_sources, &cfg);
 	for (size_t i = 0; i < cfg.n_sources; i++) {
 		kv_source *s = &sources[i];
-		if (kv_source_start(s) != KV_OK) {
+		if (kv_source_start(s) != MKV_OK) {
 			kv_log(KV_LOG_ERROR, "cannot start a thread", "source", s->cfg->name, NULL);
 			goto out;
 		}
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 		exit_code = 2;
 		goto out;
 	}
-	if (cfg.run_as_user && drop_privileges(cfg.run_as_user) != KV_OK) {
+	if (cfg.run_as_user && drop_privileges(cfg.run_as_user) != MKV_OK) {
 		exit_code = 2;
 		goto out;
 	}

@@ -20,17 +20,17 @@ static const char *u64s(char *buf, size_t n, uint64_t v)
 	return buf;
 }
 
-static void log_outcome(const kv_member *mb, const kv_poll_news *n, kv_ratelimit *rl)
+static void log_outcome(const kv_member *mb, const mkv_poll_news *n, kv_ratelimit *rl)
 {
 	const kv_source *s = mb->src;
 	char a[24], b[24], c[24], d[24];
-	if (n->change == KV_POLL_BECAME_STANDBY)
+	if (n->change == MKV_POLL_BECAME_STANDBY)
 		kv_log(KV_LOG_INFO, "master is a standby (503)", "source", s->cfg->name, "url", mb->cfg->status, NULL);
-	else if (n->change == KV_POLL_FAILED)
+	else if (n->change == MKV_POLL_FAILED)
 		kv_log(KV_LOG_WARN, "master status poll failed", "source", s->cfg->name, "url", mb->cfg->status,
-		       "reason", kv_poll_error_name((enum kv_poll_error)n->err), "http_status",
+		       "reason", mkv_poll_error_name((enum mkv_poll_error)n->err), "http_status",
 		       u64s(a, sizeof(a), (uint64_t)n->http), NULL);
-	else if (n->change == KV_POLL_RECOVERED)
+	else if (n->change == MKV_POLL_RECOVERED)
 		kv_log(KV_LOG_INFO, "master status poll ok", "source", s->cfg->name, "url", mb->cfg->status, NULL);
 
 	unsigned held;
@@ -53,13 +53,13 @@ struct urls {
 
 /* A read of the leader's /metrics or quotas: counted by the store every
  * time it fails, told here when reads start failing and when they recover. */
-static void log_read(const kv_member *m, const char *url, const kv_read_news *n)
+static void log_read(const kv_member *m, const char *url, const mkv_read_news *n)
 {
 	char a[24];
-	if (n->change == KV_POLL_FAILED)
+	if (n->change == MKV_POLL_FAILED)
 		kv_log(KV_LOG_WARN, "master read failed: its last good answer stands", "source", m->src->cfg->name,
-		       "url", url, "reason", kv_poll_error_name(n->err), NULL);
-	else if (n->change == KV_POLL_RECOVERED)
+		       "url", url, "reason", mkv_poll_error_name(n->err), NULL);
+	else if (n->change == MKV_POLL_RECOVERED)
 		kv_log(KV_LOG_INFO, "master read ok", "source", m->src->cfg->name, "url", url, NULL);
 	if (n->evicted)
 		kv_log(KV_LOG_WARN, "the master evicted objects for a tenant's quota without events: tenants stale",
@@ -72,7 +72,7 @@ static void log_read(const kv_member *m, const char *url, const kv_read_news *n)
 static bool into_metrics(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
-	return kv_store_metrics_feed(m->src->store, m->index, p, n) == KV_OK;
+	return mkv_store_metrics_feed(m->src->store, m->index, p, n) == MKV_OK;
 }
 
 /* The leader's /metrics, read as it arrives (the member's own reader: no
@@ -81,11 +81,11 @@ static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u)
 {
 	kv_source *s = m->src;
 	long http;
-	kv_store_metrics_reset(s->store, m->index);
-	enum kv_poll_error err = kv_fetch_stream(f, u->keys, into_metrics, m, &http);
-	kv_read_news news;
+	mkv_store_metrics_reset(s->store, m->index);
+	enum mkv_poll_error err = kv_fetch_stream(f, u->keys, into_metrics, m, &http);
+	mkv_read_news news;
 	pthread_mutex_lock(&s->lock);
-	kv_store_metrics_end(s->store, m->index, err, &news);
+	mkv_store_metrics_end(s->store, m->index, err, &news);
 	pthread_mutex_unlock(&s->lock);
 	log_read(m, u->keys, &news);
 }
@@ -93,7 +93,7 @@ static void poll_metrics(kv_member *m, kv_fetch *f, const struct urls *u)
 static bool into_quotas(const void *p, size_t n, void *ctx)
 {
 	kv_member *m = ctx;
-	return kv_store_quotas_feed(m->src->store, m->index, p, n) == KV_OK;
+	return mkv_store_quotas_feed(m->src->store, m->index, p, n) == MKV_OK;
 }
 
 /* The tenant quotas, from the serving member: 409 says quotas are off on
@@ -102,25 +102,25 @@ static void poll_quotas(kv_member *m, kv_fetch *f, const struct urls *u)
 {
 	kv_source *s = m->src;
 	long http;
-	kv_store_quotas_reset(s->store, m->index);
-	enum kv_poll_error err = kv_fetch_stream(f, u->quotas, into_quotas, m, &http);
-	kv_read_news news;
+	mkv_store_quotas_reset(s->store, m->index);
+	enum mkv_poll_error err = kv_fetch_stream(f, u->quotas, into_quotas, m, &http);
+	mkv_read_news news;
 	pthread_mutex_lock(&s->lock);
-	kv_store_quotas_end(s->store, m->index, err, http, &news);
+	mkv_store_quotas_end(s->store, m->index, err, http, &news);
 	pthread_mutex_unlock(&s->lock);
 	log_read(m, u->quotas, &news);
 }
 
 /* GETs url into *a; its body stays in f->body until the next fetch on f. */
-static void fetch_into(kv_fetch *f, const char *url, kv_answer *a, kv_buf *keep)
+static void fetch_into(kv_fetch *f, const char *url, mkv_answer *a, mkv_buf *keep)
 {
 	a->err = kv_fetch_get(f, url, &a->http);
-	kv_buf_reset(keep);
-	kv_buf_add(keep, f->body.data, f->body.len);
-	a->body = kv_buf_str(keep);
+	mkv_buf_reset(keep);
+	mkv_buf_add(keep, f->body.data, f->body.len);
+	a->body = mkv_buf_str(keep);
 	a->len = keep->len;
-	if (!kv_buf_ok(keep) && a->err == KV_POLL_OK)
-		a->err = KV_POLL_NO_MEMORY;
+	if (!mkv_buf_ok(keep) && a->err == MKV_POLL_OK)
+		a->err = MKV_POLL_NO_MEMORY;
 }
 
 static const char *member_label(const kv_source *s, int i)
@@ -128,7 +128,7 @@ static const char *member_label(const kv_source *s, int i)
 	return i >= 0 && s->members[i].cfg->label ? s->members[i].cfg->label : "none";
 }
 
-static void log_ha(const kv_member *m, const kv_poll_news *n)
+static void log_ha(const kv_member *m, const mkv_poll_news *n)
 {
 	const char *name = m->src->cfg->name;
 	char v[24];
@@ -137,13 +137,13 @@ static void log_ha(const kv_member *m, const kv_poll_news *n)
 		kv_log(KV_LOG_WARN, "master failover: tenants stale until reconciled", "source", name, "new_leader",
 		       member_label(m->src, n->leader), "old_leader", member_label(m->src, n->failover_from),
 		       "view_version", v, NULL);
-	if (n->leadership & KV_LEAD_SPLIT)
+	if (n->leadership & MKV_LEAD_SPLIT)
 		kv_log(KV_LOG_ERROR, "split brain: several masters serve at once", "source", name, "also",
 		       m->cfg->label ? m->cfg->label : "", NULL);
-	if (n->leadership & KV_LEAD_DROPPED)
+	if (n->leadership & MKV_LEAD_DROPPED)
 		kv_log(KV_LOG_INFO, "the master stands by: its tenant figures are dropped until it serves", "source",
 		       name, NULL);
-	if (n->leadership & KV_LEAD_RESUMED)
+	if (n->leadership & MKV_LEAD_RESUMED)
 		kv_log(KV_LOG_INFO, "the master serves again: tenant figures start afresh", "source", name, NULL);
 }
 
@@ -159,10 +159,10 @@ void *kv_master_poller_main(void *arg)
 	snprintf(u.leader, sizeof(u.leader), "%s/leader", m->cfg->status);
 	snprintf(u.quotas, sizeof(u.quotas), "%s/api/v1/tenant_quotas", m->cfg->status);
 	kv_fetch f;
-	kv_buf bodies[3]; /* the status, HA and leader answers of one poll */
+	mkv_buf bodies[3]; /* the status, HA and leader answers of one poll */
 	for (int i = 0; i < 3; i++)
-		kv_buf_init(&bodies[i]);
-	if (kv_fetch_init(&f, c->poll_timeout, c->max_status_bytes) != KV_OK) {
+		mkv_buf_init(&bodies[i]);
+	if (kv_fetch_init(&f, c->poll_timeout, c->max_status_bytes) != MKV_OK) {
 		kv_log(KV_LOG_ERROR, "curl_easy_init failed", "source", s->cfg->name, NULL);
 		kv_fetch_free(&f);
 		return NULL;
@@ -171,25 +171,25 @@ void *kv_master_poller_main(void *arg)
 	double next = kv_mono(); /* rounds fall due on the monotonic clock: a wall clock stepped back stretches none */
 	while (!atomic_load(s->stop)) {
 		pthread_mutex_lock(&s->lock);
-		kv_store_poll_begin(s->store, m->index);
+		mkv_store_poll_begin(s->store, m->index);
 		pthread_mutex_unlock(&s->lock);
 
-		kv_poll_answers a = {.interval = c->poll_interval,
-				     .ha = {.err = KV_POLL_CONNECT},
-				     .leader = {.err = KV_POLL_CONNECT}};
+		mkv_poll_answers a = {.interval = c->poll_interval,
+				      .ha = {.err = MKV_POLL_CONNECT},
+				      .leader = {.err = MKV_POLL_CONNECT}};
 		a.t0 = kv_now();
 		fetch_into(&f, u.status, &a.status, &bodies[0]);
 		a.t1 = kv_now();
 		if (a.status.http == 200 || a.status.http == 503) { /* a dead master is not asked twice more */
 			fetch_into(&f, u.ha, &a.ha, &bodies[1]);
-			if (a.ha.err == KV_POLL_OK)
+			if (a.ha.err == MKV_POLL_OK)
 				fetch_into(&f, u.leader, &a.leader, &bodies[2]);
 		}
 
-		kv_poll_news news;
+		mkv_poll_news news;
 		pthread_mutex_lock(&s->lock);
-		kv_store_poll_answers(s->store, m->index, &a, &news);
-		if (news.dialect_news != KV_DIALECT_SAME) /* decided: an ingest thread may wait for it */
+		mkv_store_poll_answers(s->store, m->index, &a, &news);
+		if (news.dialect_news != MKV_DIALECT_SAME) /* decided: an ingest thread may wait for it */
 			pthread_cond_broadcast(&s->decided);
 		pthread_mutex_unlock(&s->lock);
 		log_outcome(m, &news, &rl);
@@ -213,6 +213,6 @@ void *kv_master_poller_main(void *arg)
 	}
 	kv_fetch_free(&f);
 	for (int i = 0; i < 3; i++)
-		kv_buf_free(&bodies[i]);
+		mkv_buf_free(&bodies[i]);
 	return NULL;
 }

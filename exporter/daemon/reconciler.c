@@ -31,10 +31,10 @@ struct shell {
 	kv_fetch query; /* batch queries */
 	CURL *list;     /* the listing, driven by multi so that it can pause */
 	CURLM *multi;
-	kv_recon_run *run;
+	mkv_recon_run *run;
 	char why_buf[128];
 	/* the listing's answer: the tenant its header names, and whether the run has judged it */
-	char tenant_hdr[KV_RECON_TENANT_MAX + 1];
+	char tenant_hdr[MKV_RECON_TENANT_MAX + 1];
 	bool has_tenant_hdr;
 	bool answered, taken;
 };
@@ -49,12 +49,12 @@ static void io_unlock(void *ctx)
 	pthread_mutex_unlock(&((struct shell *)ctx)->s->lock);
 }
 
-static kv_answer io_get(void *ctx, const char *url)
+static mkv_answer io_get(void *ctx, const char *url)
 {
 	struct shell *sh = ctx;
-	kv_answer a = {0};
+	mkv_answer a = {0};
 	a.err = kv_fetch_get(&sh->query, url, &a.http);
-	a.body = kv_buf_str(&sh->query.body);
+	a.body = mkv_buf_str(&sh->query.body);
 	a.len = sh->query.body.len;
 	return a;
 }
@@ -98,7 +98,7 @@ static bool answer(struct shell *sh)
 		long http = 0;
 		curl_easy_getinfo(sh->list, CURLINFO_RESPONSE_CODE, &http);
 		sh->answered = true;
-		sh->taken = kv_recon_listing_answer(sh->run, http, sh->has_tenant_hdr ? sh->tenant_hdr : NULL);
+		sh->taken = mkv_recon_listing_answer(sh->run, http, sh->has_tenant_hdr ? sh->tenant_hdr : NULL);
 	}
 	return sh->taken;
 }
@@ -108,9 +108,9 @@ static size_t on_listing(char *p, size_t size, size_t n, void *arg)
 	struct shell *sh = arg;
 	if (!answer(sh))
 		return 0; /* not the tenant's listing: stop the transfer */
-	if (kv_recon_listing_full(sh->run))
+	if (mkv_recon_listing_full(sh->run))
 		return CURL_WRITEFUNC_PAUSE; /* libcurl keeps these bytes and hands them again */
-	return kv_recon_listing_feed(sh->run, p, size * n) == KV_OK ? size * n : 0;
+	return mkv_recon_listing_feed(sh->run, p, size * n) == MKV_OK ? size * n : 0;
 }
 
 /* The status poll's timeout is for a small answer: a listing and its
@@ -122,11 +122,11 @@ static double http_timeout(const kv_config *c)
 
 /* Streams the listing of base through the run.  Returns how it ended, with
  * the shell's reason for a failed transfer in *why. */
-static enum kv_recon_listing list_keys(struct shell *sh, const char **why)
+static enum mkv_recon_listing list_keys(struct shell *sh, const char **why)
 {
 	sh->answered = sh->taken = sh->has_tenant_hdr = false;
 	kv_fetch_setopts(sh->list, http_timeout(sh->c));
-	curl_easy_setopt(sh->list, CURLOPT_URL, kv_recon_listing_url(sh->run));
+	curl_easy_setopt(sh->list, CURLOPT_URL, mkv_recon_listing_url(sh->run));
 	curl_easy_setopt(sh->list, CURLOPT_WRITEFUNCTION, on_listing);
 	curl_easy_setopt(sh->list, CURLOPT_WRITEDATA, sh);
 	curl_easy_setopt(sh->list, CURLOPT_HEADERFUNCTION, on_header);
@@ -139,8 +139,8 @@ static enum kv_recon_listing list_keys(struct shell *sh, const char **why)
 	bool ok = true;
 	while (ok && running && !atomic_load(sh->s->stop)) {
 		curl_multi_perform(sh->multi, &running);
-		ok = kv_recon_listing_drain(sh->run, false);
-		if (!kv_recon_listing_full(sh->run))
+		ok = mkv_recon_listing_drain(sh->run, false);
+		if (!mkv_recon_listing_full(sh->run))
 			curl_easy_pause(sh->list, CURLPAUSE_CONT);
 		if (running)
 			curl_multi_poll(sh->multi, NULL, 0, 100, NULL);
@@ -155,22 +155,22 @@ static enum kv_recon_listing list_keys(struct shell *sh, const char **why)
 	curl_multi_remove_handle(sh->multi, sh->list);
 	*why = NULL;
 	if (!ok)
-		return KV_LISTING_FAILED;
+		return MKV_LISTING_FAILED;
 	if (atomic_load(sh->s->stop)) {
 		*why = "stopping";
-		return KV_LISTING_FAILED;
+		return MKV_LISTING_FAILED;
 	}
 	if (http && !answer(sh)) /* an answer with no body, or one the run refused: it knows why */
-		return KV_LISTING_FAILED;
+		return MKV_LISTING_FAILED;
 	if (rc != CURLE_OK) {
 		snprintf(sh->why_buf, sizeof(sh->why_buf), "listing: %s (HTTP %ld)", curl_easy_strerror(rc), http);
 		*why = sh->why_buf;
-		return KV_LISTING_FAILED;
+		return MKV_LISTING_FAILED;
 	}
-	return kv_recon_listing_drain(sh->run, true) ? KV_LISTING_DONE : KV_LISTING_FAILED;
+	return mkv_recon_listing_drain(sh->run, true) ? MKV_LISTING_DONE : MKV_LISTING_FAILED;
 }
 
-static void log_result(const kv_source *s, enum kv_recon_result res, const char *cause, const kv_recon_summary *r)
+static void log_result(const kv_source *s, enum mkv_recon_result res, const char *cause, const mkv_recon_summary *r)
 {
 	if (r->default_only) {
 		kv_log(KV_LOG_INFO,
@@ -186,13 +186,13 @@ static void log_result(const kv_source *s, enum kv_recon_result res, const char 
 	snprintf(medium, sizeof(medium), "%llu", (unsigned long long)r->medium);
 	snprintf(incomplete, sizeof(incomplete), "%llu", (unsigned long long)r->incomplete);
 	snprintf(dur, sizeof(dur), "%.3f", r->seconds);
-	if (res == KV_RECON_OK)
+	if (res == MKV_RECON_OK)
 		kv_log(KV_LOG_INFO, "reconciled a tenant with the master", "source", s->cfg->name, "tenant", r->tenant,
 		       "cause", cause, "keys", keys, "added", added, "removed", removed, "medium", medium, "incomplete",
 		       incomplete, "seconds", dur, NULL);
 	else
 		kv_log(KV_LOG_WARN, "reconciliation did not complete", "source", s->cfg->name, "tenant", r->tenant,
-		       "cause", cause, "result", kv_recon_result_name(res), "reason", r->why ? r->why : "", "keys",
+		       "cause", cause, "result", mkv_recon_result_name(res), "reason", r->why ? r->why : "", "keys",
 		       keys, NULL);
 }
 
@@ -201,15 +201,15 @@ void *kv_reconciler_main(void *arg)
 	kv_source *s = arg;
 	const kv_config *c = s->config;
 	struct shell sh = {.s = s, .c = c};
-	kv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
+	mkv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
 	uint64_t max_keys = c->reconcile_max_keys;
-	if (!(sh.run = kv_recon_run_new(s->store, &io, max_keys, c->reconcile_max_replay))) {
+	if (!(sh.run = mkv_recon_run_new(s->store, &io, max_keys, c->reconcile_max_replay))) {
 		kv_log(KV_LOG_ERROR, "reconciler: out of memory", "source", s->cfg->name, NULL);
 		goto out;
 	}
 	sh.list = curl_easy_init();
 	sh.multi = curl_multi_init();
-	if (kv_fetch_init(&sh.query, http_timeout(c), QUERY_BODY_BYTES) != KV_OK || !sh.list || !sh.multi) {
+	if (kv_fetch_init(&sh.query, http_timeout(c), QUERY_BODY_BYTES) != MKV_OK || !sh.list || !sh.multi) {
 		kv_log(KV_LOG_ERROR, "reconciler: cannot set up libcurl", "source", s->cfg->name, NULL);
 		goto out;
 	}
@@ -219,30 +219,30 @@ void *kv_reconciler_main(void *arg)
 		kv_source_wait(s, NULL, next - kv_now()); /* the core plans on the wall clock (its times are shown) */
 		if (atomic_load(s->stop))
 			break;
-		kv_recon_job job;
+		mkv_recon_job job;
 		unsigned held;
 		pthread_mutex_lock(&s->lock);
-		enum kv_recon_next what = kv_store_recon_next(s->store, kv_now(), &job);
+		enum mkv_recon_next what = mkv_store_recon_next(s->store, kv_now(), &job);
 		const char *base = job.leader >= 0 ? s->members[job.leader].cfg->status : NULL;
 		pthread_mutex_unlock(&s->lock);
-		if (what == KV_RECON_WAIT && kv_ratelimit_allow(&rl, kv_now(), &held))
+		if (what == MKV_RECON_WAIT && kv_ratelimit_allow(&rl, kv_now(), &held))
 			kv_log(KV_LOG_INFO, "reconciler waits", "source", s->cfg->name, "reason", job.why, NULL);
-		if (what != KV_RECON_GO || !base) { /* nothing to ask a standby, and no failure either */
-			next = kv_now() + 1;        /* look again in a second */
+		if (what != MKV_RECON_GO || !base) { /* nothing to ask a standby, and no failure either */
+			next = kv_now() + 1;         /* look again in a second */
 			continue;
 		}
-		enum kv_recon_listing listing = KV_LISTING_FAILED;
+		enum mkv_recon_listing listing = MKV_LISTING_FAILED;
 		const char *why = NULL;
-		if (kv_recon_begin(sh.run, &job, base) == KV_OK)
+		if (mkv_recon_begin(sh.run, &job, base) == MKV_OK)
 			listing = list_keys(&sh, &why);
-		enum kv_recon_result res = kv_recon_end(sh.run, listing, why, &next);
-		kv_recon_summary sum;
-		kv_recon_summary_of(sh.run, &sum);
-		if (res != KV_RECON__RESULTS || sum.default_only) /* a standby: nothing to tell */
+		enum mkv_recon_result res = mkv_recon_end(sh.run, listing, why, &next);
+		mkv_recon_summary sum;
+		mkv_recon_summary_of(sh.run, &sum);
+		if (res != MKV_RECON__RESULTS || sum.default_only) /* a standby: nothing to tell */
 			log_result(s, res, job.cause, &sum);
 	}
 out:
-	kv_recon_run_free(sh.run);
+	mkv_recon_run_free(sh.run);
 	kv_fetch_free(&sh.query);
 	if (sh.list)
 		curl_easy_cleanup(sh.list);

@@ -34,9 +34,9 @@ static void want_huge_pages(void *p, size_t len)
 #endif
 }
 
-void kv_scrape_room(kv_buf *b, size_t bytes)
+void kv_scrape_room(mkv_buf *b, size_t bytes)
 {
-	if (bytes && kv_buf_room(b, bytes))
+	if (bytes && mkv_buf_room(b, bytes))
 		want_huge_pages(b->data, b->cap);
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The ZMQ shell around the core's kv_store: per member, one SUB socket and one
+/* The ZMQ shell around the core's mkv_store: per member, one SUB socket and one
  * monitor socket, set up by kv_source_init (so that a bad endpoint fails at
  * start-up) and then owned by the member's ingest thread, which waits in a
  * receive with a short timeout so that a stop is noticed within 100 ms. */
@@ -53,7 +53,7 @@ static void close_sockets(kv_member *m)
 	m->sub = m->mon = NULL;
 }
 
-/* Returns 0, or KV_EINVAL with the failed step and ZMQ's reason in err. */
+/* Returns 0, or MKV_EINVAL with the failed step and ZMQ's reason in err. */
 static int open_sockets(kv_member *m, size_t index, void *zctx, char *err, size_t errlen)
 {
 	const kv_config *c = m->src->config;
@@ -78,11 +78,11 @@ static int open_sockets(kv_member *m, size_t index, void *zctx, char *err, size_
 	step = "connect to";
 	if (zmq_connect(m->sub, m->cfg->zmq))
 		goto fail;
-	return KV_OK;
+	return MKV_OK;
 fail:
 	snprintf(err, errlen, "source \"%s\": cannot %s %s: %s", name, step, m->cfg->zmq, zmq_strerror(zmq_errno()));
 	close_sockets(m);
-	return KV_EINVAL;
+	return MKV_EINVAL;
 }
 
 static void free_members(kv_source *s)
@@ -90,7 +90,7 @@ static void free_members(kv_source *s)
 	for (size_t i = 0; s->members && i < s->n_members; i++)
 		close_sockets(&s->members[i]);
 	free(s->members);
-	kv_store_free(s->store);
+	mkv_store_free(s->store);
 }
 
 /* A condition the threads wait on (a dialect, a round), timed on the
@@ -107,7 +107,7 @@ static int init_cond(pthread_cond_t *c)
 	return rc;
 }
 
-int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, kv_budget *budget,
+int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, mkv_budget *budget,
 		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
@@ -116,46 +116,46 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	s->stop = stop;
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a mutex", src->name);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	if (init_cond(&s->decided) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a condition variable", src->name);
 		pthread_mutex_destroy(&s->lock);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	if (init_cond(&s->wake) != 0) {
 		snprintf(err, errlen, "source \"%s\": cannot create a condition variable", src->name);
 		pthread_cond_destroy(&s->decided);
 		pthread_mutex_destroy(&s->lock);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
-	int rc = KV_ENOMEM;
+	int rc = MKV_ENOMEM;
 	s->n_members = src->n_members;
-	kv_store_member *sm = calloc(src->n_members, sizeof(*sm)); /* copied by kv_store_new */
+	mkv_store_member *sm = calloc(src->n_members, sizeof(*sm)); /* copied by mkv_store_new */
 	if (!(s->members = calloc(src->n_members, sizeof(*s->members))) || !sm) {
 		free(sm);
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
 		goto fail;
 	}
 	for (size_t i = 0; i < s->n_members; i++)
-		sm[i] = (kv_store_member){.label = src->members[i].label,
-					  .has_status = src->members[i].status != NULL,
-					  .dialect = kv_config_dialect(cfg, src)};
-	kv_store_cfg sc = {.name = src->name,
-			   .ha = src->ha,
-			   .polled = src->polled,
-			   .reconcile = src->reconcile,
-			   .reconcile_interval = cfg->reconcile_interval,
-			   .backend = src->backend,
-			   .members = sm,
-			   .n_members = s->n_members,
-			   .key_groups = kv_config_keygroups(cfg, src),
-			   .residency = cfg->residency,
-			   .budget = budget,
-			   .seed = seed,
-			   .max_tenants = cfg->max_tenants,
-			   .never_handed_over = !cfg->state_serve};
-	s->store = kv_store_new(&sc);
+		sm[i] = (mkv_store_member){.label = src->members[i].label,
+					   .has_status = src->members[i].status != NULL,
+					   .dialect = kv_config_dialect(cfg, src)};
+	mkv_store_cfg sc = {.name = src->name,
+			    .ha = src->ha,
+			    .polled = src->polled,
+			    .reconcile = src->reconcile,
+			    .reconcile_interval = cfg->reconcile_interval,
+			    .backend = src->backend,
+			    .members = sm,
+			    .n_members = s->n_members,
+			    .key_groups = kv_config_keygroups(cfg, src),
+			    .residency = cfg->residency,
+			    .budget = budget,
+			    .seed = seed,
+			    .max_tenants = cfg->max_tenants,
+			    .never_handed_over = !cfg->state_serve};
+	s->store = mkv_store_new(&sc);
 	free(sm);
 	if (!s->store) {
 		snprintf(err, errlen, "source \"%s\": out of memory", src->name);
@@ -168,10 +168,10 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		m->index = i;
 		atomic_init(&m->backlog, 0);
 		atomic_init(&m->poll_now, false);
-		if ((rc = open_sockets(m, i, zctx, err, errlen)) != KV_OK)
+		if ((rc = open_sockets(m, i, zctx, err, errlen)) != MKV_OK)
 			goto fail;
 	}
-	return KV_OK;
+	return MKV_OK;
 fail:
 	free_members(s);
 	pthread_cond_destroy(&s->wake);
@@ -209,12 +209,12 @@ static bool on_monitor_event(kv_member *m)
 
 	if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
 		pthread_mutex_lock(&s->lock);
-		bool again = kv_store_connected(s->store, m->index, (int64_t)(kv_now() * 1000));
+		bool again = mkv_store_connected(s->store, m->index, (int64_t)(kv_now() * 1000));
 		pthread_mutex_unlock(&s->lock);
 		log_member(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
 		pthread_mutex_lock(&s->lock);
-		kv_store_disconnected(s->store, m->index);
+		mkv_store_disconnected(s->store, m->index);
 		pthread_mutex_unlock(&s->lock);
 		log_member(KV_LOG_WARN, "disconnected from the publisher", m);
 	}
@@ -233,7 +233,7 @@ static void take_monitor_events(kv_member *m, double now)
 static bool member_connected(kv_member *m)
 {
 	pthread_mutex_lock(&m->src->lock);
-	bool up = kv_store_is_connected(m->src->store, m->index);
+	bool up = mkv_store_is_connected(m->src->store, m->index);
 	pthread_mutex_unlock(&m->src->lock);
 	return up;
 }
@@ -263,7 +263,7 @@ void kv_source_await_connected(kv_source *s, double until)
 }
 
 /* Called without the lock: a slow stderr must not hold up scrapes. */
-static void log_rejection(const kv_member *m, enum kv_reason r, uint64_t seq, kv_ratelimit *rl)
+static void log_rejection(const kv_member *m, enum mkv_reason r, uint64_t seq, kv_ratelimit *rl)
 {
 	unsigned held;
 	if (!kv_ratelimit_allow(rl, kv_now(), &held))
@@ -272,12 +272,12 @@ static void log_rejection(const kv_member *m, enum kv_reason r, uint64_t seq, kv
 	snprintf(seqs, sizeof(seqs), "%llu", (unsigned long long)seq);
 	snprintf(sup, sizeof(sup), "%u", held);
 	kv_log(KV_LOG_WARN, "rejected input", "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "reason",
-	       kv_reason_name(r), "seq", seqs, "suppressed", sup, NULL);
+	       mkv_reason_name(r), "seq", seqs, "suppressed", sup, NULL);
 }
 
 /* A gap or a reset, once per message, rate-limited; the poller logs the
  * cause once the master's counters have been compared. */
-static void log_break(const kv_member *m, const kv_ingest_report *rep, kv_ratelimit *rl)
+static void log_break(const kv_member *m, const mkv_ingest_report *rep, kv_ratelimit *rl)
 {
 	unsigned held;
 	if (!kv_ratelimit_allow(rl, kv_now(), &held))
@@ -287,7 +287,7 @@ static void log_break(const kv_member *m, const kv_ingest_report *rep, kv_rateli
 	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)rep->seq);
 	snprintf(missing, sizeof(missing), "%llu", (unsigned long long)rep->missing);
 	snprintf(sup, sizeof(sup), "%u", held);
-	kv_log(KV_LOG_WARN, rep->verdict == KV_SEQ_RESET ? "publisher reset: sequence restarted" : "sequence gap",
+	kv_log(KV_LOG_WARN, rep->verdict == MKV_SEQ_RESET ? "publisher reset: sequence restarted" : "sequence gap",
 	       "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "previous_seq", prev, "seq", seq, "missing",
 	       missing, "suppressed", sup, NULL);
 }
@@ -299,12 +299,12 @@ static void log_break(const kv_member *m, const kv_ingest_report *rep, kv_rateli
  * in ZMQ meanwhile); without it, the guide's.  Call under the lock (the
  * wait releases it); returns the news of a give-up, for the log (what a
  * poll decided, its poller says). */
-static enum kv_dialect_news await_dialect(kv_member *m, kv_dialect_info *d)
+static enum mkv_dialect_news await_dialect(kv_member *m, mkv_dialect_info *d)
 {
 	kv_source *s = m->src;
-	kv_store_dialect(s->store, m->index, d);
+	mkv_store_dialect(s->store, m->index, d);
 	if (d->decided)
-		return KV_DIALECT_SAME;
+		return MKV_DIALECT_SAME;
 	double secs = s->config->poll_timeout;
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until); /* the clock s->decided waits on */
@@ -319,9 +319,9 @@ static enum kv_dialect_news await_dialect(kv_member *m, kv_dialect_info *d)
 	int rc = 0;
 	while (!d->decided && rc == 0 && !atomic_load(s->stop)) { /* 0: woken; ETIMEDOUT: given up */
 		rc = pthread_cond_timedwait(&s->decided, &s->lock, &until);
-		kv_store_dialect(s->store, m->index, d);
+		mkv_store_dialect(s->store, m->index, d);
 	}
-	return kv_store_dialect_give_up(s->store, m->index, d);
+	return mkv_store_dialect_give_up(s->store, m->index, d);
 }
 
 /* Receives one whole multipart message and ingests it.  wait: the first
@@ -332,7 +332,7 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 {
 	kv_source *s = m->src;
 	zmq_msg_t parts[MAX_FRAMES], extra;
-	kv_frame frames[MAX_FRAMES];
+	mkv_frame frames[MAX_FRAMES];
 	size_t n = 0, total = 0;
 	bool more = true;
 	/* multipart delivery is atomic: once the first frame is here, so is the
@@ -367,42 +367,42 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 	}
 	m->last_message_at = now;
 	for (size_t i = 0; i < n; i++)
-		frames[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
+		frames[i] = (mkv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
 	int64_t now_ms = (int64_t)(now * 1000);
 
-	kv_ingest_report rep;
-	kv_dialect_info d;
-	enum kv_dialect_news news = KV_DIALECT_SAME;
+	mkv_ingest_report rep;
+	mkv_dialect_info d;
+	enum mkv_dialect_news news = MKV_DIALECT_SAME;
 	pthread_mutex_lock(&s->lock);
 	if (wait) /* a decided dialect stays decided: a drain's later messages need not ask */
 		news = await_dialect(m, &d);
-	int rc = kv_store_ingest(s->store, m->index, frames, n, now_ms, &rep);
+	int rc = mkv_store_ingest(s->store, m->index, frames, n, now_ms, &rep);
 	pthread_mutex_unlock(&s->lock);
-	if (news != KV_DIALECT_SAME)
+	if (news != MKV_DIALECT_SAME)
 		kv_member_log_dialect(m, news, &d);
-	if (rep.reject != KV_R_OK)
+	if (rep.reject != MKV_R_OK)
 		log_rejection(m, rep.reject, rep.seq, rl);
-	if (rep.verdict == KV_SEQ_GAP || rep.verdict == KV_SEQ_RESET)
+	if (rep.verdict == MKV_SEQ_GAP || rep.verdict == MKV_SEQ_RESET)
 		log_break(m, &rep, rl_break);
-	if (rep.join == KV_JOIN_CONTINUED)
+	if (rep.join == MKV_JOIN_CONTINUED)
 		log_member(KV_LOG_INFO, "the stream continues the peer's state: exact where it was", m);
-	else if (rep.join == KV_JOIN_BROKEN)
+	else if (rep.join == MKV_JOIN_BROKEN)
 		log_member(KV_LOG_WARN,
 			   "the peer's state is not provably continuous with the stream: tenants stale (bootstrap)", m);
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		log_member(KV_LOG_ERROR, "out of memory: a message or an event was lost", m);
 	for (size_t i = 0; i < n; i++)
 		zmq_msg_close(&parts[i]);
 	return true;
 }
 
-void kv_member_log_dialect(const kv_member *m, enum kv_dialect_news news, const kv_dialect_info *d)
+void kv_member_log_dialect(const kv_member *m, enum mkv_dialect_news news, const mkv_dialect_info *d)
 {
-	if (news == KV_DIALECT_SAME)
+	if (news == MKV_DIALECT_SAME)
 		return;
-	const char *msg = news == KV_DIALECT_DECIDED ? "publisher dialect"
-						     : "publisher dialect changed: tenants stale until reconciled";
-	kv_log(news == KV_DIALECT_DECIDED ? KV_LOG_INFO : KV_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
+	const char *msg = news == MKV_DIALECT_DECIDED ? "publisher dialect"
+						      : "publisher dialect changed: tenants stale until reconciled";
+	kv_log(news == MKV_DIALECT_DECIDED ? KV_LOG_INFO : KV_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
 	       m->cfg->zmq, "dialect", d->name, "reason", d->basis, NULL);
 }
 
@@ -419,7 +419,7 @@ static void expire_idle(kv_member *m, double *next)
 		return;
 	*next = now + (idle / 10 < 10 ? idle / 10 : 10);
 	pthread_mutex_lock(&m->src->lock);
-	size_t gone = kv_store_expire(m->src->store, (int64_t)(now * 1000), (int64_t)(idle * 1000));
+	size_t gone = mkv_store_expire(m->src->store, (int64_t)(now * 1000), (int64_t)(idle * 1000));
 	pthread_mutex_unlock(&m->src->lock);
 	if (gone) {
 		char n[24];
@@ -432,12 +432,12 @@ static void *ingest_main(void *arg)
 {
 	kv_member *m = arg;
 	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
-	kv_dialect_info d;
+	mkv_dialect_info d;
 	pthread_mutex_lock(&m->src->lock);
-	kv_store_dialect(m->src->store, m->index, &d);
+	mkv_store_dialect(m->src->store, m->index, &d);
 	pthread_mutex_unlock(&m->src->lock);
 	if (d.from_start) /* decided at start-up */
-		kv_member_log_dialect(m, KV_DIALECT_DECIDED, &d);
+		kv_member_log_dialect(m, MKV_DIALECT_DECIDED, &d);
 	double next_expire = kv_now();
 	bool unsettled = false; /* events arrived since the tables last settled */
 	while (!atomic_load(m->src->stop)) {
@@ -456,7 +456,7 @@ static void *ingest_main(void *arg)
 			take_monitor_events(m, kv_now());
 			if (unsettled) {
 				pthread_mutex_lock(&m->src->lock);
-				unsettled = kv_store_settle(m->src->store, SETTLE_SLOTS);
+				unsettled = mkv_store_settle(m->src->store, SETTLE_SLOTS);
 				pthread_mutex_unlock(&m->src->lock);
 			}
 			continue;
@@ -485,7 +485,7 @@ int kv_source_start(kv_source *s)
 		/* the sockets move to the ingest thread: pthread_create is the
 		 * full memory barrier ZMQ asks for when a socket changes threads */
 		if (pthread_create(&m->ingest_thread, NULL, ingest_main, m) != 0)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		m->ingest_started = true;
 		/* named so that top, perf and the benchmark can find it */
 		char name[16];
@@ -496,16 +496,16 @@ int kv_source_start(kv_source *s)
 		pthread_setname_np(m->ingest_thread, name);
 		if (m->cfg->status) {
 			if (pthread_create(&m->poll_thread, NULL, kv_master_poller_main, m) != 0)
-				return KV_ENOMEM;
+				return MKV_ENOMEM;
 			m->poll_started = true;
 		}
 	}
 	if (s->cfg->reconcile) {
 		if (pthread_create(&s->recon_thread, NULL, kv_reconciler_main, s) != 0)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		s->recon_started = true;
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_source_destroy(kv_source *s)
@@ -551,18 +551,18 @@ bool kv_source_wait(kv_source *s, atomic_bool *wake, double left)
 	return woken;
 }
 
-int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
+int kv_source_scrape(kv_source *s, mkv_scrape *sc, size_t i)
 {
-	kv_member_live *live = calloc(s->n_members, sizeof(*live));
+	mkv_member_live *live = calloc(s->n_members, sizeof(*live));
 	if (!live)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	for (size_t k = 0; k < s->n_members; k++)
-		live[k] = (kv_member_live){
+		live[k] = (mkv_member_live){
 			.backlog = atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
 	pthread_mutex_lock(&s->lock);
 	double t0 = kv_mono();
-	int rc = kv_scrape_store(sc, i, s->store, live);
-	kv_scrape_store_held(s->store, kv_mono() - t0);
+	int rc = mkv_scrape_store(sc, i, s->store, live);
+	mkv_scrape_store_held(s->store, kv_mono() - t0);
 	pthread_mutex_unlock(&s->lock);
 	free(live);
 	return rc;
@@ -571,7 +571,7 @@ int kv_source_scrape(kv_source *s, kv_scrape *sc, size_t i)
 bool kv_source_ready(kv_source *s)
 {
 	pthread_mutex_lock(&s->lock);
-	bool ready = kv_store_ready(s->store);
+	bool ready = mkv_store_ready(s->store);
 	pthread_mutex_unlock(&s->lock);
 	return ready;
 }

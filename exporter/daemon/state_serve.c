@@ -55,19 +55,19 @@ int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s)
 			slot = i;
 	if (slot < 0) {
 		pthread_mutex_unlock(&children_lock);
-		return KV_ELIMIT;
+		return MKV_ELIMIT;
 	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		pthread_mutex_unlock(&children_lock);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
-	kv_store **stores = calloc(n ? n : 1, sizeof(*stores));
+	mkv_store **stores = calloc(n ? n : 1, sizeof(*stores));
 	if (!stores) {
 		close(p[0]);
 		close(p[1]);
 		pthread_mutex_unlock(&children_lock);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
 		stores[i] = sources[i].store;
@@ -87,8 +87,8 @@ int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s)
 		 * other threads' locks are copied as they were). */
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN);
-		int rc = kv_handover_write(stores, n, now_ms, to_pipe, &p[1]);
-		_exit(rc == KV_OK ? 0 : 1);
+		int rc = mkv_handover_write(stores, n, now_ms, to_pipe, &p[1]);
+		_exit(rc == MKV_OK ? 0 : 1);
 	}
 	for (size_t i = n; i-- > 0;)
 		pthread_mutex_unlock(&sources[i].lock);
@@ -98,10 +98,10 @@ int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s)
 	if (pid < 0) {
 		close(p[0]);
 		pthread_mutex_unlock(&children_lock);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	children[slot] = pid;
 	pthread_mutex_unlock(&children_lock);
 	*fd = p[0];
-	return KV_OK;
+	return MKV_OK;
 }

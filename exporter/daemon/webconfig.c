@@ -21,7 +21,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	return KV_EINVAL;
+	return MKV_EINVAL;
 }
 
 static char *read_file(const char *dir, const char *name, char *err, size_t errlen)
@@ -112,7 +112,7 @@ static int version_of(const char *key, const char *v, int *out, char *err, size_
 {
 	for (int i = 0; i < N_VERSIONS; i++)
 		if (!strcmp(v, versions[i].name))
-			return *out = i, KV_OK;
+			return *out = i, MKV_OK;
 	return fail(err, errlen, "web config: tls_server_config.%s %.60s is not supported (TLS10, TLS11, TLS12, TLS13)",
 		    key, v);
 }
@@ -125,7 +125,7 @@ static int list_of(yaml_document_t *d, const char *key, yaml_node_t *v, yaml_nod
 	if (v->type == YAML_SCALAR_NODE && v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
 		const char *s = (const char *)v->data.scalar.value;
 		if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
-			return KV_OK;
+			return MKV_OK;
 	}
 	if (v->type != YAML_SEQUENCE_NODE)
 		return fail(err, errlen, "web config: tls_server_config.%s must be a list of names", key);
@@ -135,7 +135,7 @@ static int list_of(yaml_document_t *d, const char *key, yaml_node_t *v, yaml_nod
 				    key);
 	if (v->data.sequence.items.top > v->data.sequence.items.start)
 		*out = v;
-	return KV_OK;
+	return MKV_OK;
 }
 
 static void add(char *buf, size_t size, size_t *len, const char *token)
@@ -202,7 +202,7 @@ static int add_suites(yaml_document_t *d, yaml_node_t *suites, int vmax, char *b
 		add(buf, size, len, suite_ciphers[ci[i]].cipher);
 	for (int i = 0; i < nmac; i++)
 		add(buf, size, len, mac[i] ? "+AEAD" : "+SHA1");
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* min_version to max_version, cipher_suites and curve_preferences as one
@@ -217,8 +217,8 @@ static int tls_priorities(yaml_document_t *d, int vmin, int vmax, yaml_node_t *s
 	size_t len = (size_t)snprintf(buf, sizeof(buf), "NORMAL:-VERS-ALL");
 	for (int v = vmax; v >= vmin; v--)
 		add(buf, sizeof(buf), &len, versions[v].token);
-	if (suites && add_suites(d, suites, vmax, buf, sizeof(buf), &len, err, errlen) != KV_OK)
-		return KV_EINVAL;
+	if (suites && add_suites(d, suites, vmax, buf, sizeof(buf), &len, err, errlen) != MKV_OK)
+		return MKV_EINVAL;
 	if (groups) {
 		int order[N_CURVES], n = 0;
 		for (yaml_node_item_t *i = groups->data.sequence.items.start; i < groups->data.sequence.items.top;
@@ -251,7 +251,7 @@ static int tls_priorities(yaml_document_t *d, int vmin, int vmax, yaml_node_t *s
 		return fail(err, errlen, "web config: GnuTLS refuses the TLS priority string %s: %s", buf,
 			    gnutls_strerror(rc));
 	gnutls_priority_deinit(check);
-	return (*out = strdup(buf)) ? KV_OK : fail(err, errlen, "web config: out of memory");
+	return (*out = strdup(buf)) ? MKV_OK : fail(err, errlen, "web config: out of memory");
 }
 
 static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_webconfig *w, char *err, size_t errlen)
@@ -276,7 +276,7 @@ static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_w
 		if (key_no < K_SUITES && !v)
 			return fail(err, errlen,
 				    "web config: tls_server_config.%s must be one value, not a list or mapping", k);
-		int rc = KV_OK;
+		int rc = MKV_OK;
 		switch (key_no) {
 		case K_CERT:
 			cert = v;
@@ -299,7 +299,7 @@ static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_w
 		default:
 			rc = list_of(d, k, value, key_no == K_SUITES ? &suites : &groups, err, errlen);
 		}
-		if (rc != KV_OK)
+		if (rc != MKV_OK)
 			return rc;
 	}
 	if (!cert || !key)
@@ -317,14 +317,14 @@ static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_w
 			    auth);
 	if (w->client_auth != KV_CLIENT_NONE && !ca)
 		return fail(err, errlen, "web config: client_auth_type %s needs client_ca_file", auth);
-	if (tls_priorities(d, vmin, vmax, suites, groups, &w->tls_priorities, err, errlen) != KV_OK)
-		return KV_EINVAL;
+	if (tls_priorities(d, vmin, vmax, suites, groups, &w->tls_priorities, err, errlen) != MKV_OK)
+		return MKV_EINVAL;
 	w->tls = true;
 	if (!(w->cert_pem = read_file(dir, cert, err, errlen)) || !(w->key_pem = read_file(dir, key, err, errlen)))
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	if (w->client_auth != KV_CLIENT_NONE && !(w->client_ca_pem = read_file(dir, ca, err, errlen)))
-		return KV_EINVAL;
-	return KV_OK;
+		return MKV_EINVAL;
+	return MKV_OK;
 }
 
 static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, char *err, size_t errlen)
@@ -334,7 +334,7 @@ static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, ch
 	size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
 	w->users = calloc(n ? n : 1, sizeof(*w->users));
 	if (!w->users)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		const char *u = scalar(yaml_document_get_node(d, p->key));
 		const char *h = scalar(yaml_document_get_node(d, p->value));
@@ -347,7 +347,7 @@ static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, ch
 		if (!(wu->name = strdup(u)) || !(wu->hash = strdup(h)))
 			return fail(err, errlen, "web config: out of memory");
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errlen)
@@ -366,7 +366,7 @@ int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errle
 	yaml_document_t doc;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
-	int rc = KV_EINVAL;
+	int rc = MKV_EINVAL;
 	if (!yaml_parser_load(&parser, &doc)) {
 		fail(err, errlen, "web config %s: %s at line %zu", path, parser.problem ? parser.problem : "bad YAML",
 		     parser.problem_mark.line + 1);
@@ -374,7 +374,7 @@ int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errle
 	}
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
-		rc = KV_OK; /* an empty file: no TLS, no users */
+		rc = MKV_OK; /* an empty file: no TLS, no users */
 		goto out_doc;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
@@ -392,17 +392,17 @@ int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errle
 			rc = fail(err, errlen,
 				  "web config %s: %s is not supported (tls_server_config, basic_auth_users)", path,
 				  k ? k : "a non-scalar key");
-		if (rc != KV_OK)
+		if (rc != MKV_OK)
 			goto out_doc;
 	}
-	rc = KV_OK;
+	rc = MKV_OK;
 out_doc:
 	yaml_document_delete(&doc);
 out_parser:
 	yaml_parser_delete(&parser);
 	fclose(f);
 	free(copy);
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		kv_webconfig_free(w);
 	return rc;
 }

@@ -4,7 +4,7 @@
  * their captures joined by '/' in the order the groups open in the pattern;
  * a key the regex does not match is in group "".  docs/key-groups.md has the
  * rule and examples.  A compiled regex is read-only and may be shared by
- * every store (kv_store_cfg.key_groups); it must outlive them. */
+ * every store (mkv_store_cfg.key_groups); it must outlive them. */
 #ifndef MOONCAKE_KV_KEYGROUPS_H
 #define MOONCAKE_KV_KEYGROUPS_H
 
@@ -16,16 +16,16 @@ extern "C" {
 
 #include <mooncake_kv/common.h>
 
-#define KV_KEYGROUP_MAX_LEN 256 /* a longer group is cut here */
+#define MKV_KEYGROUP_MAX_LEN 256 /* a longer group is cut here */
 
-typedef struct kv_keygroup_re kv_keygroup_re;
+typedef struct mkv_keygroup_re mkv_keygroup_re;
 
 /* Compiles pattern (PCRE2, JIT when available).  NULL with a one-line
  * reason in err: PCRE2's message and the offset, or no named group. */
-KV_EXTERN kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errlen);
-KV_EXTERN void kv_keygroup_free(kv_keygroup_re *re);
+MKV_EXTERN mkv_keygroup_re *mkv_keygroup_compile(const char *pattern, char *err, size_t errlen);
+MKV_EXTERN void mkv_keygroup_free(mkv_keygroup_re *re);
 /* The named groups, in pattern order. */
-KV_EXTERN size_t kv_keygroup_names(const kv_keygroup_re *re);
+MKV_EXTERN size_t mkv_keygroup_names(const mkv_keygroup_re *re);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake_kv/scrape.h: what a scrape serves.
  *
- * A scrape copies each store's figures (kv_scrape_store, under that
+ * A scrape copies each store's figures (mkv_scrape_store, under that
  * store's lock, nothing else), then renders them after every lock is
- * released, as the scraper asked (kv_scrape_render_as: the text format
+ * released, as the scraper asked (mkv_scrape_render_as: the text format
  * 0.0.4 or OpenMetrics 1.0, without the families an operator turned off,
  * each decided per family as it is written).  All pure. */
 #ifndef MOONCAKE_KV_SCRAPE_H
@@ -19,11 +19,11 @@
 extern "C" {
 #endif
 
-#define KV_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define MKV_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* The process_* families of the official client libraries (the shell reads
  * /proc). */
-typedef struct kv_process_snap {
+typedef struct mkv_process_snap {
 	bool ok; /* false where /proc could not be read */
 	double cpu_seconds;
 	double start_time;
@@ -31,75 +31,75 @@ typedef struct kv_process_snap {
 	double virtual_bytes;
 	double open_fds;
 	double max_fds;
-} kv_process_snap;
+} mkv_process_snap;
 
 /* The HTTP server's front door: what it refused or cut off, and failed
  * logins, each by reason (the shell counts; the names are here so the logs
  * and the metrics say the same word). */
-enum kv_http_reject {
-	KV_HTTP_REJECT_LIMIT,           /* over --web.max-connections */
-	KV_HTTP_REJECT_ADDRESS_LIMIT,   /* over --web.max-connections-per-address */
-	KV_HTTP_REJECT_HEADER_TIMEOUT,  /* headers not in within --web.read-header-timeout */
-	KV_HTTP_REJECT_REQUEST_TIMEOUT, /* the whole request not in within --web.read-timeout */
-	KV_HTTP_REJECT_MALFORMED,       /* refused with 400 or 501 */
-	KV_HTTP_REJECT__COUNT
+enum mkv_http_reject {
+	MKV_HTTP_REJECT_LIMIT,           /* over --web.max-connections */
+	MKV_HTTP_REJECT_ADDRESS_LIMIT,   /* over --web.max-connections-per-address */
+	MKV_HTTP_REJECT_HEADER_TIMEOUT,  /* headers not in within --web.read-header-timeout */
+	MKV_HTTP_REJECT_REQUEST_TIMEOUT, /* the whole request not in within --web.read-timeout */
+	MKV_HTTP_REJECT_MALFORMED,       /* refused with 400 or 501 */
+	MKV_HTTP_REJECT__COUNT
 };
 
-enum kv_login_failure {
-	KV_LOGIN_MISSING,        /* no credentials */
-	KV_LOGIN_MALFORMED,      /* not basic auth, bad base64, a NUL, invalid UTF-8, no colon */
-	KV_LOGIN_UNKNOWN_USER,   /* no such user */
-	KV_LOGIN_WRONG_PASSWORD, /* a user's wrong password */
-	KV_LOGIN_THROTTLED,      /* refused unchecked: the peer failed too often, or too many checks run */
-	KV_LOGIN__COUNT
+enum mkv_login_failure {
+	MKV_LOGIN_MISSING,        /* no credentials */
+	MKV_LOGIN_MALFORMED,      /* not basic auth, bad base64, a NUL, invalid UTF-8, no colon */
+	MKV_LOGIN_UNKNOWN_USER,   /* no such user */
+	MKV_LOGIN_WRONG_PASSWORD, /* a user's wrong password */
+	MKV_LOGIN_THROTTLED,      /* refused unchecked: the peer failed too often, or too many checks run */
+	MKV_LOGIN__COUNT
 };
 
-KV_EXTERN const char *kv_http_reject_name(enum kv_http_reject r);
-KV_EXTERN const char *kv_login_failure_name(enum kv_login_failure f);
+MKV_EXTERN const char *mkv_http_reject_name(enum mkv_http_reject r);
+MKV_EXTERN const char *mkv_login_failure_name(enum mkv_login_failure f);
 
-typedef struct kv_http_snap {
+typedef struct mkv_http_snap {
 	bool ok; /* false: no server (a benchmark's snapshot) */
 	uint64_t connections;
-	uint64_t rejected[KV_HTTP_REJECT__COUNT];
-	uint64_t login_failures[KV_LOGIN__COUNT];
+	uint64_t rejected[MKV_HTTP_REJECT__COUNT];
+	uint64_t login_failures[MKV_LOGIN__COUNT];
 	uint64_t password_checks; /* bcrypt runs: what the credential cache did not spare */
-} kv_http_snap;
+} mkv_http_snap;
 
 /* The exporter's own figures for one scrape. */
-typedef struct kv_exporter_info {
+typedef struct mkv_exporter_info {
 	const char *version;
 	const char *revision;
-	const kv_budget *budget;    /* the limits, and what they hold now */
+	const mkv_budget *budget;   /* the limits, and what they hold now */
 	uint64_t scrapes;           /* before this one */
 	double last_scrape_seconds; /* snapshot + render + compress of the previous scrape */
 	uint64_t last_scrape_bytes;
 	int64_t now_ms; /* the scrape's wall clock (unix ms; 0: the publishers' newest times are now) */
-	kv_process_snap process;
-	kv_http_snap http;
-} kv_exporter_info;
+	mkv_process_snap process;
+	mkv_http_snap http;
+} mkv_exporter_info;
 
 /* The live facts of a member that only the shell knows (whether it is
- * connected is the store's: kv_store_connected). */
-typedef struct kv_member_live {
+ * connected is the store's: mkv_store_connected). */
+typedef struct mkv_member_live {
 	uint64_t backlog; /* messages drained since the socket was last found empty */
-} kv_member_live;
+} mkv_member_live;
 
-typedef struct kv_scrape kv_scrape;
+typedef struct mkv_scrape mkv_scrape;
 
 /* Room for n_sources stores.  NULL when out of memory. */
-KV_EXTERN kv_scrape *kv_scrape_new(size_t n_sources);
-KV_EXTERN void kv_scrape_free(kv_scrape *sc);
+MKV_EXTERN mkv_scrape *mkv_scrape_new(size_t n_sources);
+MKV_EXTERN void mkv_scrape_free(mkv_scrape *sc);
 /* Copies store s into slot i (call under the store's lock; live: one per
- * member, or NULL: no backlog).  Returns KV_OK or KV_ENOMEM. */
-KV_EXTERN enum kv_err kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live);
-/* How long the shell held the store's lock for kv_scrape_store, in seconds
+ * member, or NULL: no backlog).  Returns MKV_OK or MKV_ENOMEM. */
+MKV_EXTERN enum mkv_err mkv_scrape_store(mkv_scrape *sc, size_t i, const mkv_store *s, const mkv_member_live *live);
+/* How long the shell held the store's lock for mkv_scrape_store, in seconds
  * (call under that lock): ingestion waited that long.  The next scrape
  * shows it (mooncake_kv_scrape_lock_hold_seconds). */
-KV_EXTERN void kv_scrape_store_held(kv_store *s, double seconds);
+MKV_EXTERN void mkv_scrape_store_held(mkv_store *s, double seconds);
 /* Appends the exposition of every slot to out: the text format, every
- * family (kv_scrape_render_as, below, as a scraper asks).  Returns KV_OK or
- * KV_ENOMEM. */
-KV_EXTERN enum kv_err kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out);
+ * family (mkv_scrape_render_as, below, as a scraper asks).  Returns MKV_OK or
+ * MKV_ENOMEM. */
+MKV_EXTERN enum mkv_err mkv_scrape_render(const mkv_scrape *sc, const mkv_exporter_info *x, mkv_buf *out);
 
 /* The status page (GET /status): the same copies as a scrape's, as one
  * HTML5 page for a person: each source and member (connection, dialect,
@@ -110,71 +110,71 @@ KV_EXTERN enum kv_err kv_scrape_render(const kv_scrape *sc, const kv_exporter_in
  * every text from the wire escaped.  Bounded: one pass over the tenants
  * keeps the `limit` first of those the filter matches (a heap, not a sort
  * of all), and the page says how many it left out. */
-#define KV_CONTENT_TYPE_HTML    "text/html; charset=utf-8"
-#define KV_STATUS_LIMIT_DEFAULT 100
-#define KV_STATUS_LIMIT_MAX     2000
-#define KV_STATUS_FILTER_MAX    256 /* bytes of the filter used; the rest is ignored */
+#define MKV_CONTENT_TYPE_HTML    "text/html; charset=utf-8"
+#define MKV_STATUS_LIMIT_DEFAULT 100
+#define MKV_STATUS_LIMIT_MAX     2000
+#define MKV_STATUS_FILTER_MAX    256 /* bytes of the filter used; the rest is ignored */
 
-typedef struct kv_status_opts {
+typedef struct mkv_status_opts {
 	/* NULL or "": every tenant; else those whose source, backend_id or
 	 * tenant_id holds it (ASCII letters in either case) */
 	const char *filter;
-	size_t limit;             /* tenants shown at most: kv_status_limit_parse() */
+	size_t limit;             /* tenants shown at most: mkv_status_limit_parse() */
 	const char *metrics_path; /* where the page links /metrics; NULL: "/metrics" */
-} kv_status_opts;
+} mkv_status_opts;
 
 /* The limit a query's `limit=` asks for, read strictly: NULL (not asked):
- * KV_STATUS_LIMIT_DEFAULT; a whole number from 0 (the sources alone) to
- * KV_STATUS_LIMIT_MAX: that.  Returns KV_OK, or KV_EINVAL for anything else
+ * MKV_STATUS_LIMIT_DEFAULT; a whole number from 0 (the sources alone) to
+ * MKV_STATUS_LIMIT_MAX: that.  Returns MKV_OK, or MKV_EINVAL for anything else
  * (empty, a sign, a letter, over the most) with *why the one line that says
  * why (static text, no newline) for the refusal; *limit is then the
  * default. */
-KV_EXTERN enum kv_err kv_status_limit_parse(const char *text, size_t *limit, const char **why);
+MKV_EXTERN enum mkv_err mkv_status_limit_parse(const char *text, size_t *limit, const char **why);
 /* The same, read leniently (what /status did before it refused a bad
- * limit): NULL, empty or not a decimal number: KV_STATUS_LIMIT_DEFAULT;
- * above KV_STATUS_LIMIT_MAX: that. */
-KV_EXTERN size_t kv_status_limit(const char *text);
+ * limit): NULL, empty or not a decimal number: MKV_STATUS_LIMIT_DEFAULT;
+ * above MKV_STATUS_LIMIT_MAX: that. */
+MKV_EXTERN size_t mkv_status_limit(const char *text);
 
 /* Appends the page to out.  x->now_ms dates it (0: no ages shown).
- * Returns KV_OK or KV_ENOMEM. */
-KV_EXTERN enum kv_err kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o,
-					    kv_buf *out);
+ * Returns MKV_OK or MKV_ENOMEM. */
+MKV_EXTERN enum mkv_err mkv_scrape_status_html(const mkv_scrape *sc, const mkv_exporter_info *x,
+					       const mkv_status_opts *o, mkv_buf *out);
 
-#define KV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+#define MKV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 /* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
  * that must match a family's whole name, as the text format gives it) and
  * --metrics.tenant-summary (per tenant only objects, the medium mix and
  * staleness; per key group only objects).  Each family's fate is decided
  * when it is built; immutable then: scrapes share it. */
-typedef struct kv_family_filter kv_family_filter;
+typedef struct mkv_family_filter mkv_family_filter;
 
 /* NULL with a reason in err when the regex does not compile or memory
  * runs out. */
-KV_EXTERN kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
-KV_EXTERN void kv_family_filter_free(kv_family_filter *f);
+MKV_EXTERN mkv_family_filter *mkv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen);
+MKV_EXTERN void mkv_family_filter_free(mkv_family_filter *f);
 /* Whether f leaves out the family of that name (as the text format gives
  * it); f NULL leaves out none. */
-KV_EXTERN bool kv_family_filter_drops(const char *name, size_t len, const kv_family_filter *f);
+MKV_EXTERN bool mkv_family_filter_drops(const char *name, size_t len, const mkv_family_filter *f);
 
 /* How a scrape is served. */
-typedef struct kv_expo_opts {
+typedef struct mkv_expo_opts {
 	bool openmetrics;
 	/* unix seconds the exporter started: the _created of every counter that
 	 * started with it (not a tenant's, which starts when the tenant is
 	 * first seen); 0 for none */
 	double created;
-	const kv_family_filter *families; /* NULL: every family */
-} kv_expo_opts;
+	const mkv_family_filter *families; /* NULL: every family */
+} mkv_expo_opts;
 
-/* kv_scrape_render as o asks (NULL: as kv_scrape_render).  Returns KV_OK or
- * KV_ENOMEM. */
-KV_EXTERN enum kv_err kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o,
-					  kv_buf *out);
+/* mkv_scrape_render as o asks (NULL: as mkv_scrape_render).  Returns MKV_OK or
+ * MKV_ENOMEM. */
+MKV_EXTERN enum mkv_err mkv_scrape_render_as(const mkv_scrape *sc, const mkv_exporter_info *x, const mkv_expo_opts *o,
+					     mkv_buf *out);
 
 /* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
  * and 3.x do by default.  NULL: no. */
-KV_EXTERN bool kv_expo_wants_openmetrics(const char *accept);
+MKV_EXTERN bool mkv_expo_wants_openmetrics(const char *accept);
 
 #ifdef __cplusplus
 }

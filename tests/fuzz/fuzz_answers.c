@@ -12,13 +12,13 @@
 #include "kv_master_metrics.h"
 #include "kv_master_quotas.h"
 
-static enum kv_poll_error quotas(const unsigned char *p, size_t n, size_t step, kv_quotas *q)
+static enum mkv_poll_error quotas(const unsigned char *p, size_t n, size_t step, kv_quotas *q)
 {
 	kv_quotas_reader r;
 	kv_quotas_reader_init(&r, 8);
 	for (size_t at = 0; at < n; at += step)
 		kv_quotas_reader_feed(&r, p + at, n - at < step ? n - at : step);
-	enum kv_poll_error rc = kv_quotas_reader_end(&r, q);
+	enum mkv_poll_error rc = kv_quotas_reader_end(&r, q);
 	kv_quotas_reader_free(&r);
 	return rc;
 }
@@ -28,7 +28,7 @@ static enum kv_poll_error quotas(const unsigned char *p, size_t n, size_t step, 
 static void check_index(const kv_quota_rejects *t)
 {
 	kv_tenant_index ix;
-	if (kv_tenant_index_build(&ix, t) != KV_OK)
+	if (kv_tenant_index_build(&ix, t) != MKV_OK)
 		return;
 	for (size_t i = 0; i < t->n; i++) {
 		double v;
@@ -38,14 +38,14 @@ static void check_index(const kv_quota_rejects *t)
 	kv_tenant_index_free(&ix);
 }
 
-static enum kv_poll_error metrics(const unsigned char *p, size_t n, size_t step, double *keys, size_t *rejects,
-				  size_t *evictions)
+static enum mkv_poll_error metrics(const unsigned char *p, size_t n, size_t step, double *keys, size_t *rejects,
+				   size_t *evictions)
 {
 	kv_metrics_reader r;
 	kv_metrics_reader_init(&r, 8);
 	for (size_t at = 0; at < n; at += step)
 		kv_metrics_reader_feed(&r, p + at, n - at < step ? n - at : step);
-	enum kv_poll_error rc = kv_metrics_reader_end(&r);
+	enum mkv_poll_error rc = kv_metrics_reader_end(&r);
 	*keys = r.keys;
 	*rejects = r.rejects.n;
 	*evictions = r.evictions.n;
@@ -73,17 +73,17 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	data++, size--;
 
 	kv_quotas whole = {0}, pieces = {0};
-	enum kv_poll_error a = quotas(data, size, size ? size : 1, &whole), b = quotas(data, size, step, &pieces);
-	if (a != b || whole.n != pieces.n || whole.n > 8 || (a == KV_POLL_OK && whole.overflow != pieces.overflow))
+	enum mkv_poll_error a = quotas(data, size, size ? size : 1, &whole), b = quotas(data, size, step, &pieces);
+	if (a != b || whole.n != pieces.n || whole.n > 8 || (a == MKV_POLL_OK && whole.overflow != pieces.overflow))
 		__builtin_trap();
 	kv_quotas_free(&whole);
 	kv_quotas_free(&pieces);
 
 	double k1, k2;
 	size_t r1, r2, e1, e2;
-	enum kv_poll_error c = metrics(data, size, size ? size : 1, &k1, &r1, &e1),
-			   d = metrics(data, size, step, &k2, &r2, &e2);
-	if (c != d || (c == KV_POLL_OK && (k1 != k2 || r1 != r2 || e1 != e2)))
+	enum mkv_poll_error c = metrics(data, size, size ? size : 1, &k1, &r1, &e1),
+			    d = metrics(data, size, step, &k2, &r2, &e2);
+	if (c != d || (c == MKV_POLL_OK && (k1 != k2 || r1 != r2 || e1 != e2)))
 		__builtin_trap();
 
 	kv_listing l;
@@ -101,7 +101,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	kv_listing_free(&l);
 
 	/* the batch answer, of tenant default and of another (which it must name) */
-	static const kv_str tenants[] = {{"default", 7}, {"t1", 2}};
+	static const mkv_str tenants[] = {{"default", 7}, {"t1", 2}};
 	for (size_t t = 0; t < 2; t++) {
 		kv_keys_at at;
 		kv_keys_at_init(&at);
@@ -112,8 +112,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		kv_key_batch_add(&batch, &at, "key 2", 5);
 		unsigned media[2];
 		uint64_t unknown = 0;
-		if (kv_key_batch_parse(&batch, &at, (const char *)data, size, media, &unknown) == KV_POLL_OK &&
-		    (media[0] > KV_MEDIA_ALL || media[1] > KV_MEDIA_ALL || unknown > 2))
+		if (kv_key_batch_parse(&batch, &at, (const char *)data, size, media, &unknown) == MKV_POLL_OK &&
+		    (media[0] > MKV_MEDIA_ALL || media[1] > MKV_MEDIA_ALL || unknown > 2))
 			__builtin_trap();
 		kv_key_batch_free(&batch);
 		kv_keys_at_free(&at);

@@ -14,65 +14,65 @@
 #include <mooncake_kv/handover.h>
 #include <mooncake_kv/scrape.h>
 
-static kv_store *store(kv_budget *b, kv_store_member *m, kv_keygroup_re *re)
+static mkv_store *store(mkv_budget *b, mkv_store_member *m, mkv_keygroup_re *re)
 {
-	kv_budget_init(b, 16, 4096);
-	m[0] = (kv_store_member){.label = "127.0.0.1:1", .has_status = true, .dialect = -1};
-	kv_store_cfg cfg = {.name = "m",
-			    .polled = true,
-			    .members = m,
-			    .n_members = 1,
-			    .key_groups = re,
-			    .residency = true,
-			    .budget = b,
-			    .seed = 7,
-			    .max_tenants = 16};
-	return kv_store_new(&cfg);
+	mkv_budget_init(b, 16, 4096);
+	m[0] = (mkv_store_member){.label = "127.0.0.1:1", .has_status = true, .dialect = -1};
+	mkv_store_cfg cfg = {.name = "m",
+			     .polled = true,
+			     .members = m,
+			     .n_members = 1,
+			     .key_groups = re,
+			     .residency = true,
+			     .budget = b,
+			     .seed = 7,
+			     .max_tenants = 16};
+	return mkv_store_new(&cfg);
 }
 
-static void run(const unsigned char *p, size_t n, size_t step, kv_keygroup_re *re)
+static void run(const unsigned char *p, size_t n, size_t step, mkv_keygroup_re *re)
 {
-	kv_budget b;
-	kv_store_member m[1];
-	kv_store *s = store(&b, m, re);
+	mkv_budget b;
+	mkv_store_member m[1];
+	mkv_store *s = store(&b, m, re);
 	if (!s)
 		return;
-	kv_handover *h = kv_handover_new(&s, 1, 1 << 20);
-	enum kv_boot_result r = KV_BOOT_TAKEN;
-	for (size_t at = 0; h && at < n && r == KV_BOOT_TAKEN; at += step)
-		r = kv_handover_feed(h, p + at, n - at < step ? n - at : step);
-	bool taken = h && r == KV_BOOT_TAKEN && kv_handover_end(h) == KV_BOOT_TAKEN &&
-		     kv_handover_take(h, 0) == KV_BOOT_TAKEN;
-	kv_handover_free(h);
+	mkv_handover *h = mkv_handover_new(&s, 1, 1 << 20);
+	enum mkv_boot_result r = MKV_BOOT_TAKEN;
+	for (size_t at = 0; h && at < n && r == MKV_BOOT_TAKEN; at += step)
+		r = mkv_handover_feed(h, p + at, n - at < step ? n - at : step);
+	bool taken = h && r == MKV_BOOT_TAKEN && mkv_handover_end(h) == MKV_BOOT_TAKEN &&
+		     mkv_handover_take(h, 0) == MKV_BOOT_TAKEN;
+	mkv_handover_free(h);
 	if (!taken && (atomic_load(&b.tenants) || atomic_load(&b.objects)))
 		__builtin_trap(); /* a refused stream left something behind */
 	if (taken) {
-		kv_scrape *sc = kv_scrape_new(1);
-		kv_store_connected(s, 0, 0);
-		kv_buf out;
-		kv_buf_init(&out);
-		kv_exporter_info x = {.version = "f", .revision = "f"};
-		if (sc && kv_scrape_store(sc, 0, s, NULL) == KV_OK)
-			kv_scrape_render(sc, &x, &out);
-		kv_buf_free(&out);
-		kv_scrape_free(sc);
+		mkv_scrape *sc = mkv_scrape_new(1);
+		mkv_store_connected(s, 0, 0);
+		mkv_buf out;
+		mkv_buf_init(&out);
+		mkv_exporter_info x = {.version = "f", .revision = "f"};
+		if (sc && mkv_scrape_store(sc, 0, s, NULL) == MKV_OK)
+			mkv_scrape_render(sc, &x, &out);
+		mkv_buf_free(&out);
+		mkv_scrape_free(sc);
 	}
-	kv_store_free(s);
+	mkv_store_free(s);
 	if (atomic_load(&b.tenants) || atomic_load(&b.objects))
 		__builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static kv_keygroup_re *re;
+	static mkv_keygroup_re *re;
 	if (!re) {
 		char err[64];
-		re = kv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err));
+		re = mkv_keygroup_compile("^(?<model>[^/]+)/", err, sizeof(err));
 	}
 	if (size < 1)
 		return 0;
 	size_t step = 1 + data[0] * 37u;
-	kv_keygroup_re *groups = data[0] & 1 ? re : NULL;
+	mkv_keygroup_re *groups = data[0] & 1 ? re : NULL;
 	data++, size--;
 	run(data, size, step, groups);
 	/* the whole records of the input, and their trailer */

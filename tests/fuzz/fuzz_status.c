@@ -30,25 +30,25 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		return 0;
 	/* first a message on the stream, then a poll */
 	uint64_t seq = (uint64_t)data[1] | (uint64_t)data[2] << 8;
-	if (kv_seq_observe(&t, seq, data[0] & 1, data[2]) != KV_SEQ_DUPLICATE && (data[0] & 1))
+	if (kv_seq_observe(&t, seq, data[0] & 1, data[2]) != MKV_SEQ_DUPLICATE && (data[0] & 1))
 		kv_seq_observe_event_id(&t, data[2], false);
 	messages++;
 	data += 3, size -= 3;
 	long http = size && data[0] % 7 == 0 ? 503 : 200;
 	kv_master_status st;
-	enum kv_poll_error err = kv_master_parse((const char *)data, size, &st);
+	enum mkv_poll_error err = kv_master_parse((const char *)data, size, &st);
 	now += 1 + (size ? data[0] % 5 : 0);
 	kv_stream_pos pos = position(&t, messages);
-	kv_master_record(&m, now, 0.01, http == 503 ? KV_POLL_HTTP_STATUS : err, http, err == KV_POLL_OK ? &st : NULL,
+	kv_master_record(&m, now, 0.01, http == 503 ? MKV_POLL_HTTP_STATUS : err, http, err == MKV_POLL_OK ? &st : NULL,
 			 &pos);
 	uint64_t upto, eid;
-	if (err == KV_POLL_OK && http == 200 && kv_master_tail(&m, &pos, now + 100, 5, &upto, &eid))
+	if (err == MKV_POLL_OK && http == 200 && kv_master_tail(&m, &pos, now + 100, 5, &upto, &eid))
 		kv_seq_tail_lost(&t, upto, eid);
 	if (m.drop_ratio < 0 || m.drop_ratio > 1 || m.win_n > KV_DROP_WINDOW_SAMPLES)
 		__builtin_trap();
 	/* the books balance after every valid poll */
 	const kv_loss *l = &m.loss;
-	if (err == KV_POLL_OK && http == 200 && l->queue + l->transport + l->unattributed != t.missing)
+	if (err == MKV_POLL_OK && http == 200 && l->queue + l->transport + l->unattributed != t.missing)
 		__builtin_trap();
 	return 0;
 }

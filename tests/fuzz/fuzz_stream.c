@@ -15,7 +15,7 @@
 
 #define MAX_FRAMES 5
 
-static void check(const kv_stream *st, const kv_budget *b)
+static void check(const kv_stream *st, const mkv_budget *b)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < kv_state_tenant_count(kv_stream_state(st)); i++) {
@@ -35,21 +35,21 @@ static void check(const kv_stream *st, const kv_budget *b)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	kv_budget budget;
-	static kv_keygroup_re *re;
-	if (!re && !(re = kv_keygroup_compile("^(?<a>[^@/]*)[@/](?<b>[^@]{0,3})", NULL, 0)))
+	mkv_budget budget;
+	static mkv_keygroup_re *re;
+	if (!re && !(re = mkv_keygroup_compile("^(?<a>[^@/]*)[@/](?<b>[^@]{0,3})", NULL, 0)))
 		abort();
-	kv_budget_init(&budget, 64, 4096); /* small: limits get hit too */
+	mkv_budget_init(&budget, 64, 4096); /* small: limits get hit too */
 	budget.max_key_groups = 4;
 	kv_stream *st = kv_stream_new(&budget, 42);
-	if (!st || kv_stream_set_keygroups(st, re) != KV_OK) {
+	if (!st || kv_stream_set_keygroups(st, re) != MKV_OK) {
 		kv_stream_free(st);
 		return 0;
 	}
 	size_t off = 0;
 	while (off < size) {
 		size_t n = data[off++] % (MAX_FRAMES + 1);
-		kv_frame f[MAX_FRAMES];
+		mkv_frame f[MAX_FRAMES];
 		size_t k = 0;
 		for (; k < n; k++) {
 			if (size - off < 2)

@@ -19,9 +19,9 @@
 
 #define DIR FIXTURES_DIR "/upstream/"
 
-static inline kv_str js(const json_t *s)
+static inline mkv_str js(const json_t *s)
 {
-	return (kv_str){json_string_value(s), (uint32_t)json_string_length(s)};
+	return (mkv_str){json_string_value(s), (uint32_t)json_string_length(s)};
 }
 
 /* jansson cannot hold a NUL inside an object key, and the edge capture has
@@ -53,21 +53,21 @@ static inline json_t *load_json(const char *name)
 	return j;
 }
 
-static inline kv_stream *replay_in(kv_budget *budget, const char *file, enum kv_dialect dialect)
+static inline kv_stream *replay_in(mkv_budget *budget, const char *file, enum mkv_dialect dialect)
 {
 	char path[512];
 	snprintf(path, sizeof(path), DIR "%s", file);
-	kv_budget_init(budget, 1000, 10000000);
+	mkv_budget_init(budget, 1000, 10000000);
 	kv_stream *st = kv_stream_new(budget, 0x5eed);
 	assert_non_null(st);
 	kv_stream_set_dialect(st, dialect);
 	zmqcap *c = zmqcap_open(path);
 	assert_non_null(c);
-	kv_frame frames[ZMQCAP_MAX_FRAMES];
+	mkv_frame frames[ZMQCAP_MAX_FRAMES];
 	size_t n;
 	int rc;
 	while ((rc = zmqcap_next(c, frames, &n)) == 1)
-		assert_int_equal(kv_stream_ingest(st, frames, n, 1795982104612, NULL), KV_OK);
+		assert_int_equal(kv_stream_ingest(st, frames, n, 1795982104612, NULL), MKV_OK);
 	assert_int_equal(rc, 0);
 	zmqcap_close(c);
 	return st;
@@ -75,9 +75,9 @@ static inline kv_stream *replay_in(kv_budget *budget, const char *file, enum kv_
 
 /* The captures of Mooncake main, read by the guide's rules (media), as the
  * checks below were written for. */
-static inline kv_stream *replay(kv_budget *budget, const char *file)
+static inline kv_stream *replay(mkv_budget *budget, const char *file)
 {
-	return replay_in(budget, file, KV_DIALECT_MEDIA);
+	return replay_in(budget, file, MKV_DIALECT_MEDIA);
 }
 
 /* A tenant's lives against its truth (want: the tenant's object in a
@@ -111,14 +111,14 @@ static inline const kv_tenant *check_tenant(const kv_state *s, const json_t *bac
 					    const json_t *want)
 {
 #define TENANT_WANT(f) ((uint64_t)json_number_value(json_object_get(want, f)))
-	kv_str tn = {tname, (uint32_t)strlen(tname)};
+	mkv_str tn = {tname, (uint32_t)strlen(tname)};
 	const kv_tenant *t = kv_state_find_tenant(s, js(backend), tn);
 	assert_non_null(t);
 	assert_int_equal(kv_tenant_objects(t), TENANT_WANT("objects"));
-	assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_CPU), TENANT_WANT("cpu"));
-	assert_int_equal(kv_tenant_on_medium(t, KV_MEDIUM_DISK), TENANT_WANT("disk"));
-	assert_int_equal(t->counts.placement[KV_PLACE_CPU_AND_DISK], TENANT_WANT("both"));
-	assert_int_equal(t->counts.events[KV_EV_CLEARED], TENANT_WANT("cleared"));
+	assert_int_equal(kv_tenant_on_medium(t, MKV_MEDIUM_CPU), TENANT_WANT("cpu"));
+	assert_int_equal(kv_tenant_on_medium(t, MKV_MEDIUM_DISK), TENANT_WANT("disk"));
+	assert_int_equal(t->counts.placement[MKV_PLACE_CPU_AND_DISK], TENANT_WANT("both"));
+	assert_int_equal(t->counts.events[MKV_EV_CLEARED], TENANT_WANT("cleared"));
 	check_lives(t, want);
 	return t;
 #undef TENANT_WANT

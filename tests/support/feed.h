@@ -8,9 +8,9 @@
 
 #define B "mooncake-master-1"
 
-static inline kv_str S(const char *s)
+static inline mkv_str S(const char *s)
 {
-	return (kv_str){s, (uint32_t)strlen(s)};
+	return (mkv_str){s, (uint32_t)strlen(s)};
 }
 
 /* One message with n events at sequence seq; returns kv_stream_ingest's code. */

@@ -44,43 +44,43 @@ static inline int to_bytes(void *arg, const void *p, size_t n)
 	return 0;
 }
 
-static inline bytes write_all(kv_store *s)
+static inline bytes write_all(mkv_store *s)
 {
 	bytes b = {0};
-	kv_store *stores[] = {s};
-	assert_int_equal(kv_handover_write(stores, 1, TS0, to_bytes, &b), KV_OK);
+	mkv_store *stores[] = {s};
+	assert_int_equal(mkv_handover_write(stores, 1, TS0, to_bytes, &b), MKV_OK);
 	return b;
 }
 
 /* Reads p[0..n) for store s in pieces of random sizes; the result of end. */
-static inline enum kv_boot_result read_into(kv_store *s, const unsigned char *p, size_t n, uint64_t max,
-					    enum kv_boot_result *took)
+static inline enum mkv_boot_result read_into(mkv_store *s, const unsigned char *p, size_t n, uint64_t max,
+					     enum mkv_boot_result *took)
 {
-	kv_store *stores[] = {s};
-	kv_handover *h = kv_handover_new(stores, 1, max);
+	mkv_store *stores[] = {s};
+	mkv_handover *h = mkv_handover_new(stores, 1, max);
 	assert_non_null(h);
-	enum kv_boot_result r = KV_BOOT_TAKEN;
-	for (size_t at = 0; at < n && r == KV_BOOT_TAKEN;) {
+	enum mkv_boot_result r = MKV_BOOT_TAKEN;
+	for (size_t at = 0; at < n && r == MKV_BOOT_TAKEN;) {
 		size_t step = 1 + (size_t)(next_rand() % 70000);
 		if (step > n - at)
 			step = n - at;
-		r = kv_handover_feed(h, p + at, step);
+		r = mkv_handover_feed(h, p + at, step);
 		at += step;
 	}
-	if (r == KV_BOOT_TAKEN)
-		r = kv_handover_end(h);
-	enum kv_boot_result t = r == KV_BOOT_TAKEN ? kv_handover_take(h, 0) : r;
+	if (r == MKV_BOOT_TAKEN)
+		r = mkv_handover_end(h);
+	enum mkv_boot_result t = r == MKV_BOOT_TAKEN ? mkv_handover_take(h, 0) : r;
 	if (took)
 		*took = t;
-	kv_handover_free(h);
+	mkv_handover_free(h);
 	return r;
 }
 
 /* The per-tenant series of a store's scrape (every line naming a tenant),
  * and the stream's numbering. */
-static inline char *tenant_lines(kv_store *s)
+static inline char *tenant_lines(mkv_store *s)
 {
-	kv_buf text = render(s);
+	mkv_buf text = render(s);
 	char *out = calloc(1, text.len + 1), *o = out;
 	assert_non_null(out);
 	for (char *line = text.data; line && *line;) {
@@ -95,11 +95,11 @@ static inline char *tenant_lines(kv_store *s)
 		}
 		line = nl ? nl + 1 : NULL;
 	}
-	kv_buf_free(&text);
+	mkv_buf_free(&text);
 	return out;
 }
 
-static inline void assert_same(kv_store *a, kv_store *b)
+static inline void assert_same(mkv_store *a, mkv_store *b)
 {
 	char *x = tenant_lines(a), *y = tenant_lines(b);
 	assert_true(strlen(x) > 1000);
@@ -116,11 +116,11 @@ static inline void assert_same(kv_store *a, kv_store *b)
 	free(y);
 }
 
-static inline bool has_line(kv_store *s, const char *needle)
+static inline bool has_line(mkv_store *s, const char *needle)
 {
-	kv_buf text = render(s);
+	mkv_buf text = render(s);
 	bool found = strstr(text.data, needle) != NULL;
-	kv_buf_free(&text);
+	mkv_buf_free(&text);
 	return found;
 }
 

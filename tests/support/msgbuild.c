@@ -129,9 +129,9 @@ static void set_frames(msg *m, uint64_t seq)
 {
 	for (int i = 7; i >= 0; i--, seq >>= 8)
 		m->seq_be[i] = (unsigned char)(seq & 0xff);
-	m->frames[0] = (kv_frame){"", 0};
-	m->frames[1] = (kv_frame){m->seq_be, 8};
-	m->frames[2] = (kv_frame){m->payload.data, m->payload.size};
+	m->frames[0] = (mkv_frame){"", 0};
+	m->frames[1] = (mkv_frame){m->seq_be, 8};
+	m->frames[2] = (mkv_frame){m->payload.data, m->payload.size};
 }
 
 void msg_build(msg *m, uint64_t seq, int64_t ts, const ev_spec *events, size_t n)

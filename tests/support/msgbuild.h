@@ -52,7 +52,7 @@ void ev_del(ev_spec *e, const char *name);
 typedef struct msg {
 	unsigned char seq_be[8];
 	msgpack_sbuffer payload;
-	kv_frame frames[3];
+	mkv_frame frames[3];
 } msg;
 
 void msg_init(msg *m);

@@ -13,9 +13,9 @@
 #include "kv_state.h"
 
 /* An empty state in a small budget. */
-static inline kv_state *state_open(kv_budget *budget)
+static inline kv_state *state_open(mkv_budget *budget)
 {
-	kv_budget_init(budget, 100, 100000);
+	mkv_budget_init(budget, 100, 100000);
 	kv_state *st = kv_state_new(budget, 1);
 	assert_non_null(st);
 	return st;
@@ -27,13 +27,13 @@ static inline void state_put(kv_state *st, const char *tenant, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		char key[32];
 		snprintf(key, sizeof(key), "%s-%u", tenant, i);
-		kv_event ev = {.type = KV_EV_STORED,
-			       .medium = KV_MEDIUM_CPU,
+		kv_event ev = {.type = MKV_EV_STORED,
+			       .medium = MKV_MEDIUM_CPU,
 			       .has_key = true,
 			       .tenant_id = {tenant, (uint32_t)strlen(tenant)},
 			       .backend_id = {"b", 1},
 			       .object_key = {key, (uint32_t)strlen(key)}};
-		assert_int_equal(kv_state_apply(st, &ev, KV_DIALECT_MEDIA), KV_OK);
+		assert_int_equal(kv_state_apply(st, &ev, MKV_DIALECT_MEDIA), MKV_OK);
 	}
 }
 

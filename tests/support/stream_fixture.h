@@ -11,7 +11,7 @@
 #include "feed.h"
 
 typedef struct stream_fx {
-	kv_budget budget;
+	mkv_budget budget;
 	kv_stream *st;
 	uint64_t seq;
 	uint64_t eid;
@@ -21,7 +21,7 @@ typedef struct stream_fx {
 static inline stream_fx *stream_fx_new(void)
 {
 	stream_fx *f = calloc(1, sizeof(*f));
-	kv_budget_init(&f->budget, 1000, 1000000);
+	mkv_budget_init(&f->budget, 1000, 1000000);
 	return f;
 }
 
@@ -39,7 +39,7 @@ static inline void ev1(stream_fx *f, const char *type, const char *tenant_id, co
 {
 	ev_spec e;
 	ev_init(&e, EV_UPSTREAM, type, ++f->eid, B, tenant_id, medium, key);
-	assert_int_equal(feed(f->st, ++f->seq, &e, 1), KV_OK);
+	assert_int_equal(feed(f->st, ++f->seq, &e, 1), MKV_OK);
 }
 
 /* Tenant t's objects by placement, and its table holds as many. */
@@ -47,9 +47,9 @@ static inline void expect_placement(stream_fx *f, const char *t, uint64_t cpu_on
 {
 	const kv_tenant *tn = tenant(f->st, t);
 	assert_non_null(tn);
-	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_ONLY], cpu_only);
-	assert_int_equal(tn->counts.placement[KV_PLACE_DISK_ONLY], disk_only);
-	assert_int_equal(tn->counts.placement[KV_PLACE_CPU_AND_DISK], both);
+	assert_int_equal(tn->counts.placement[MKV_PLACE_CPU_ONLY], cpu_only);
+	assert_int_equal(tn->counts.placement[MKV_PLACE_DISK_ONLY], disk_only);
+	assert_int_equal(tn->counts.placement[MKV_PLACE_CPU_AND_DISK], both);
 	assert_int_equal(kv_objtable_count(&tn->objects), kv_tenant_objects(tn));
 }
 

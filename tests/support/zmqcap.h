@@ -16,7 +16,7 @@ typedef struct zmqcap zmqcap;
 zmqcap *zmqcap_open(const char *path);
 void zmqcap_close(zmqcap *c);
 /* Returns 1 with the next message (valid until the next call), 0 at a
- * clean end of file, KV_EINVAL on a truncated or malformed file. */
-int zmqcap_next(zmqcap *c, kv_frame *frames, size_t *n_frames);
+ * clean end of file, MKV_EINVAL on a truncated or malformed file. */
+int zmqcap_next(zmqcap *c, mkv_frame *frames, size_t *n_frames);
 
 #endif

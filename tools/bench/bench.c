@@ -56,11 +56,11 @@ static void make_exact(kv_stream *st, const wl_params *wp)
 {
 	kv_state *s = (kv_state *)kv_stream_state(st);
 	char name[32];
-	kv_event ev = {.type = KV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
+	kv_event ev = {.type = MKV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
 	kv_state_set_residency(s, residency);
 	for (unsigned t = 0; t < wp->tenants; t++) {
-		ev.tenant_id = (kv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
-		kv_state_apply(s, &ev, KV_DIALECT_MEDIA);
+		ev.tenant_id = (mkv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
+		kv_state_apply(s, &ev, MKV_DIALECT_MEDIA);
 	}
 }
 
@@ -69,14 +69,14 @@ static void make_exact(kv_stream *st, const wl_params *wp)
 static void load_live_set(kv_stream *st, const wl_params *wp, uint64_t *sq, uint64_t *eid)
 {
 	unsigned char seq[8];
-	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	mkv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
 	size_t n;
 	wl_msg *load = wl_encode_load(wp, &n);
 	for (size_t i = 0; load && i < n; i++) {
 		be64(seq, ++*sq);
 		wl_stamp(&load[i], *eid + 1, (int64_t)*sq);
 		*eid += WL_BATCH;
-		f[2] = (kv_frame){load[i].payload, load[i].len};
+		f[2] = (mkv_frame){load[i].payload, load[i].len};
 		kv_stream_ingest(st, f, 3, 0, NULL);
 	}
 	wl_free(load, n);
@@ -86,12 +86,12 @@ static void load_live_set(kv_stream *st, const wl_params *wp, uint64_t *sq, uint
  * live set of 1M keys loaded first; key groups on when re is not NULL.
  * Each message is a millisecond after the one before (its events' own
  * timestamps too).  Returns events/s over two seconds. */
-static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const kv_keygroup_re *re, size_t *live)
+static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const mkv_keygroup_re *re, size_t *live)
 {
 	unsigned char seq[8] = {0};
-	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
-	kv_budget budget;
-	kv_budget_init(&budget, 1000, 20000000);
+	mkv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	mkv_budget budget;
+	mkv_budget_init(&budget, 1000, 20000000);
 	kv_stream *st = kv_stream_new(&budget, 1);
 	if (re && kv_stream_set_keygroups(st, re) != 0) {
 		kv_stream_free(st);
@@ -106,7 +106,7 @@ static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const kv_key
 			be64(seq, ++s);
 			wl_stamp(&m[i], eid + 1, (int64_t)s);
 			eid += WL_BATCH;
-			f[2] = (kv_frame){m[i].payload, m[i].len};
+			f[2] = (mkv_frame){m[i].payload, m[i].len};
 			kv_stream_ingest(st, f, 3, (int64_t)s, NULL);
 			events += WL_BATCH;
 		}
@@ -127,7 +127,7 @@ static int bench_decode(void)
 	enum { N = 2048 };
 	wl_msg *m = wl_encode_mix(&wp, N);
 	unsigned char seq[8] = {0};
-	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	mkv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
 	kv_decoder *d = kv_decoder_new();
 	ref_decoder *rd = ref_decoder_new();
 	kv_batch b;
@@ -136,7 +136,7 @@ static int bench_decode(void)
 		double t0 = bench_mono();
 		while (bench_mono() - t0 < 2.0) {
 			for (size_t i = 0; i < N; i++) {
-				f[2] = (kv_frame){m[i].payload, m[i].len};
+				f[2] = (mkv_frame){m[i].payload, m[i].len};
 				own ? kv_decode(d, f, 3, &b) : ref_decode(rd, f, 3, &b);
 				events += b.n_events;
 			}
@@ -186,9 +186,9 @@ static int bench_recv(const char *ep, uint64_t want, bool own)
 		}
 		if (!t0)
 			t0 = bench_mono();
-		kv_frame f[3];
+		mkv_frame f[3];
 		for (size_t i = 0; i < n; i++)
-			f[i] = (kv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
+			f[i] = (mkv_frame){zmq_msg_data(&parts[i]), zmq_msg_size(&parts[i])};
 		kv_batch b;
 		own ? kv_decode(d, f, n, &b) : ref_decode(rd, f, n, &b);
 		events += b.n_events;
@@ -231,9 +231,9 @@ static int bench_paced(uint64_t keys, long gap_us, bool exact, bool settled)
 	enum { N = 16384 }; /* 1M events: more cache lines than the last-level cache holds */
 	wl_msg *m = wl_encode_mix(&wp, N);
 	unsigned char seq[8] = {0};
-	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
-	kv_budget budget;
-	kv_budget_init(&budget, 1000, 40000000);
+	mkv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	mkv_budget budget;
+	mkv_budget_init(&budget, 1000, 40000000);
 	kv_state *state = kv_state_new(&budget, 1);
 	kv_stream *st = state ? kv_stream_attach(state) : NULL;
 	kv_decoder *d = kv_decoder_new();
@@ -254,7 +254,7 @@ static int bench_paced(uint64_t keys, long gap_us, bool exact, bool settled)
 		be64(seq, ++sq);
 		wl_stamp(&m[i], eid + 1, (int64_t)sq);
 		eid += WL_BATCH;
-		f[2] = (kv_frame){m[i].payload, m[i].len};
+		f[2] = (mkv_frame){m[i].payload, m[i].len};
 		nanosleep(&gap, NULL);
 		double t0 = thread_cpu();
 		kv_decode(d, f, 3, &b);
@@ -299,7 +299,7 @@ static int bench_groups(const char *pattern)
 	wl_params wp = {.keys = 1000000, .tenants = 16, .key_bytes = 100, .stored_pct = 60, .seed = 7};
 	enum { N = 2048, ROUNDS = 5 };
 	char err[256];
-	kv_keygroup_re *re = kv_keygroup_compile(pattern, err, sizeof(err));
+	mkv_keygroup_re *re = mkv_keygroup_compile(pattern, err, sizeof(err));
 	if (!re) {
 		fprintf(stderr, "bench: %s\n", err);
 		return 2;
@@ -319,7 +319,7 @@ static int bench_groups(const char *pattern)
 	       "\"ns_per_event_no_regex\":%.0f,\"ns_per_event_regex\":%.0f}\n",
 	       pattern, ROUNDS, a, b, (a - b) / a * 100, 1e9 / a, 1e9 / b);
 	wl_free(m, N);
-	kv_keygroup_free(re);
+	mkv_keygroup_free(re);
 	return 0;
 }
 
@@ -357,57 +357,57 @@ static int sink_pipe(void *arg, const void *p, size_t n)
 	return 0;
 }
 
-static kv_store *handover_store(kv_budget *b, kv_store_member *m, uint64_t seed)
+static mkv_store *handover_store(mkv_budget *b, mkv_store_member *m, uint64_t seed)
 {
-	kv_budget_init(b, 1000, 100000000);
-	m[0] = (kv_store_member){.label = "127.0.0.1:1", .has_status = true, .dialect = KV_DIALECT_MEDIA};
-	kv_store_cfg cfg = {.name = "m0",
-			    .polled = true,
-			    .members = m,
-			    .n_members = 1,
-			    .residency = true,
-			    .budget = b,
-			    .seed = seed,
-			    .max_tenants = 1000};
-	return kv_store_new(&cfg);
+	mkv_budget_init(b, 1000, 100000000);
+	m[0] = (mkv_store_member){.label = "127.0.0.1:1", .has_status = true, .dialect = MKV_DIALECT_MEDIA};
+	mkv_store_cfg cfg = {.name = "m0",
+			     .polled = true,
+			     .members = m,
+			     .n_members = 1,
+			     .residency = true,
+			     .budget = b,
+			     .seed = seed,
+			     .max_tenants = 1000};
+	return mkv_store_new(&cfg);
 }
 
 /* The state handover of a store of n objects over 16 exact tenants (their
  * births kept): what --state.serve writes and --state.peer reads. */
 static int bench_handover(uint64_t n)
 {
-	kv_budget ba, bb;
-	kv_store_member ma[1], mb[1];
-	kv_store *a = handover_store(&ba, ma, 1), *b = handover_store(&bb, mb, 2);
+	mkv_budget ba, bb;
+	mkv_store_member ma[1], mb[1];
+	mkv_store *a = handover_store(&ba, ma, 1), *b = handover_store(&bb, mb, 2);
 	wl_params wp = {.keys = n, .tenants = 16, .key_bytes = 64, .stored_pct = 100, .seed = 3};
 	size_t n_load;
 	wl_msg *load = wl_encode_load(&wp, &n_load);
 	residency = true;
 	kv_state *s = a->state;
 	char name[32];
-	kv_event clr = {.type = KV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
+	kv_event clr = {.type = MKV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
 	for (unsigned t = 0; t < wp.tenants; t++) { /* exact: births kept */
-		clr.tenant_id = (kv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
-		kv_state_apply(s, &clr, KV_DIALECT_MEDIA);
+		clr.tenant_id = (mkv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
+		kv_state_apply(s, &clr, MKV_DIALECT_MEDIA);
 	}
 	unsigned char seq[8];
-	kv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
+	mkv_frame f[3] = {{"", 0}, {seq, 8}, {NULL, 0}};
 	uint64_t eid = 0;
 	for (size_t i = 0; i < n_load; i++) {
 		be64(seq, i + 1);
 		wl_stamp(&load[i], eid + 1, 1795982104000LL + (int64_t)i);
 		eid += WL_BATCH;
-		f[2] = (kv_frame){load[i].payload, load[i].len};
-		kv_store_ingest(a, 0, f, 3, 1795982104000LL + (int64_t)i, NULL);
+		f[2] = (mkv_frame){load[i].payload, load[i].len};
+		mkv_store_ingest(a, 0, f, 3, 1795982104000LL + (int64_t)i, NULL);
 	}
 	wl_free(load, n_load);
 	uint64_t objects = atomic_load(&ba.objects);
-	kv_store *stores[] = {a};
+	mkv_store *stores[] = {a};
 
 	/* written in memory, only counted: the encoder's own speed */
 	struct sink_count c = {0};
 	double t0 = bench_mono();
-	kv_handover_write(stores, 1, 0, sink_count, &c);
+	mkv_handover_write(stores, 1, 0, sink_count, &c);
 	double write_s = bench_mono() - t0;
 
 	/* as the daemon serves it: a fork (the pause), the child writing into
@@ -430,7 +430,7 @@ static int bench_handover(uint64_t n)
 	if (pid == 0) {
 		close(p[0]);
 		int fd = p[1];
-		int rc = kv_handover_write(stores, 1, 0, sink_pipe, &fd);
+		int rc = mkv_handover_write(stores, 1, 0, sink_pipe, &fd);
 		_exit(rc ? 1 : 0);
 	}
 	double pause_s = bench_mono() - t0;
@@ -447,16 +447,16 @@ static int bench_handover(uint64_t n)
 
 	/* read in 64 KiB pieces, and taken */
 	t0 = bench_mono();
-	kv_store *bs[] = {b};
-	kv_handover *h = kv_handover_new(bs, 1, 1ull << 40);
-	enum kv_boot_result res = KV_BOOT_TAKEN;
-	for (size_t at = 0; at < got.n && res == KV_BOOT_TAKEN; at += sizeof(buf))
-		res = kv_handover_feed(h, got.p + at, got.n - at < sizeof(buf) ? got.n - at : sizeof(buf));
-	if (res == KV_BOOT_TAKEN)
-		res = kv_handover_end(h);
-	if (res == KV_BOOT_TAKEN)
-		res = kv_handover_take(h, 0);
-	kv_handover_free(h);
+	mkv_store *bs[] = {b};
+	mkv_handover *h = mkv_handover_new(bs, 1, 1ull << 40);
+	enum mkv_boot_result res = MKV_BOOT_TAKEN;
+	for (size_t at = 0; at < got.n && res == MKV_BOOT_TAKEN; at += sizeof(buf))
+		res = mkv_handover_feed(h, got.p + at, got.n - at < sizeof(buf) ? got.n - at : sizeof(buf));
+	if (res == MKV_BOOT_TAKEN)
+		res = mkv_handover_end(h);
+	if (res == MKV_BOOT_TAKEN)
+		res = mkv_handover_take(h, 0);
+	mkv_handover_free(h);
 	double read_s = bench_mono() - t0;
 	printf("{\"what\":\"state handover\",\"objects\":%llu,\"tenants\":%u,\"bytes\":%zu,"
 	       "\"bytes_per_object\":%.2f,\"write_ms\":%.1f,\"fork_pause_ms\":%.2f,\"serve_ms\":%.1f,"
@@ -465,12 +465,12 @@ static int bench_handover(uint64_t n)
 	       "\"rss_mib_at_fork\":%.0f,\"huge_pages_mib\":%.0f}\n",
 	       (unsigned long long)objects, wp.tenants, c.n, (double)c.n / (double)objects, write_s * 1e3,
 	       pause_s * 1e3, serve_s * 1e3, read_s * 1e3, write_s * 1e9 / (double)objects,
-	       read_s * 1e9 / (double)objects, kv_boot_result_name(res), (size_t)atomic_load(&bb.objects),
+	       read_s * 1e9 / (double)objects, mkv_boot_result_name(res), (size_t)atomic_load(&bb.objects),
 	       pause_s * 1e6 / WL_BATCH, rss_kb / 1024.0, huge_kb / 1024.0);
 	free(got.p);
-	kv_store_free(a);
-	kv_store_free(b);
-	return res == KV_BOOT_TAKEN && got.n == c.n ? 0 : 1;
+	mkv_store_free(a);
+	mkv_store_free(b);
+	return res == MKV_BOOT_TAKEN && got.n == c.n ? 0 : 1;
 }
 
 int main(int argc, char **argv)

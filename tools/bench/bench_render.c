@@ -16,7 +16,7 @@
 #include "kv_status_page.h"
 
 /* The lines of an exposition that are not comments. */
-static size_t samples_of(const kv_buf *b)
+static size_t samples_of(const mkv_buf *b)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < b->len; i++)
@@ -26,19 +26,19 @@ static size_t samples_of(const kv_buf *b)
 
 /* A state of `tenants` tenants of 20 objects each, as the render benchmark
  * gives them. */
-static kv_state *render_state(kv_budget *budget, unsigned tenants, bool residency)
+static kv_state *render_state(mkv_budget *budget, unsigned tenants, bool residency)
 {
 	kv_state *st = kv_state_new(budget, 1);
 	kv_state_set_residency(st, residency);
-	kv_event ev = {.type = KV_EV_STORED, .has_key = true, .medium = KV_MEDIUM_CPU};
-	ev.backend_id = (kv_str){"mooncake-master-1", 17};
+	kv_event ev = {.type = MKV_EV_STORED, .has_key = true, .medium = MKV_MEDIUM_CPU};
+	ev.backend_id = (mkv_str){"mooncake-master-1", 17};
 	char t[32], k[32];
 	for (unsigned i = 0; i < tenants; i++)
 		for (unsigned j = 0; j < 20; j++) {
-			ev.tenant_id = (kv_str){t, (uint32_t)snprintf(t, sizeof(t), "tenant-%05u", i)};
-			ev.object_key = (kv_str){k, (uint32_t)snprintf(k, sizeof(k), "key-%u", j)};
-			ev.medium = j % 3 ? KV_MEDIUM_CPU : KV_MEDIUM_DISK;
-			kv_state_apply(st, &ev, KV_DIALECT_MEDIA);
+			ev.tenant_id = (mkv_str){t, (uint32_t)snprintf(t, sizeof(t), "tenant-%05u", i)};
+			ev.object_key = (mkv_str){k, (uint32_t)snprintf(k, sizeof(k), "key-%u", j)};
+			ev.medium = j % 3 ? MKV_MEDIUM_CPU : MKV_MEDIUM_DISK;
+			kv_state_apply(st, &ev, MKV_DIALECT_MEDIA);
 		}
 	return st;
 }
@@ -46,7 +46,7 @@ static kv_state *render_state(kv_budget *budget, unsigned tenants, bool residenc
 /* Snapshot + render of the state, `runs` times, the last text left in out:
  * prints the mean, median and best, and the snapshot's part (what a scrape
  * takes under the source's lock). */
-static void render_runs(const char *what, unsigned tenants, const kv_state *st, int runs, kv_buf *out)
+static void render_runs(const char *what, unsigned tenants, const kv_state *st, int runs, mkv_buf *out)
 {
 	kv_source_snap src = {.name = "m0"};
 	kv_snapshot_members(&src, 1);
@@ -59,7 +59,7 @@ static void render_runs(const char *what, unsigned tenants, const kv_state *st, 
 		double a = bench_mono();
 		kv_snapshot_state(&src, st);
 		double m = bench_mono();
-		kv_buf_reset(out);
+		mkv_buf_reset(out);
 		kv_render(out, &x, NULL);
 		double d = bench_mono() - a;
 		each[r] = d;
@@ -84,21 +84,21 @@ static void render_runs(const char *what, unsigned tenants, const kv_state *st, 
  * the families an operator left out), `runs` times: mean, median and best,
  * as render_runs prints them.  Each run writes the served text from the
  * state; no buffer is fresh (render_runs' are not either). */
-static void served_runs(const char *what, unsigned tenants, const kv_state *st, int runs, const kv_expo_opts *eo)
+static void served_runs(const char *what, unsigned tenants, const kv_state *st, int runs, const mkv_expo_opts *eo)
 {
 	kv_source_snap src = {.name = "m0"};
 	kv_snapshot_members(&src, 1);
 	src.members[0].connected = true;
 	kv_exporter_snap x = {.info = {.version = "bench", .revision = "bench"}, .sources = &src, .n_sources = 1};
-	kv_buf out;
-	kv_buf_init(&out);
+	mkv_buf out;
+	mkv_buf_init(&out);
 	double best = 1e9, total = 0, each[200];
 	if (runs > 200)
 		runs = 200;
 	for (int r = 0; r < runs; r++) {
 		double a = bench_mono();
 		kv_snapshot_state(&src, st);
-		kv_buf_reset(&out);
+		mkv_buf_reset(&out);
 		kv_render(&out, &x, eo);
 		double d = bench_mono() - a;
 		each[r] = d;
@@ -110,13 +110,13 @@ static void served_runs(const char *what, unsigned tenants, const kv_state *st, 
 	printf("{\"what\":\"%s\",\"tenants\":%u,\"mean_ms\":%.3f,\"median_ms\":%.3f,\"best_ms\":%.3f,"
 	       "\"bytes\":%zu,\"samples\":%zu}\n",
 	       what, tenants, total / runs * 1e3, each[runs / 2] * 1e3, best * 1e3, out.len, samples_of(&out));
-	kv_buf_free(&out);
+	mkv_buf_free(&out);
 	kv_source_snap_release(&src);
 }
 
 /* Snapshot + status page of the state, `runs` times, as render_runs
  * prints snapshot + render: the page's mean, median and best. */
-static void status_runs(const char *what, unsigned tenants, const kv_state *st, int runs, const kv_status_opts *o)
+static void status_runs(const char *what, unsigned tenants, const kv_state *st, int runs, const mkv_status_opts *o)
 {
 	kv_source_snap src = {.name = "m0"};
 	kv_snapshot_members(&src, 1);
@@ -124,15 +124,15 @@ static void status_runs(const char *what, unsigned tenants, const kv_state *st, 
 	kv_exporter_snap x = {.info = {.version = "bench", .revision = "bench", .now_ms = 1795982164612},
 			      .sources = &src,
 			      .n_sources = 1};
-	kv_buf out;
-	kv_buf_init(&out);
+	mkv_buf out;
+	mkv_buf_init(&out);
 	double best = 1e9, total = 0, each[200];
 	if (runs > 200)
 		runs = 200;
 	for (int r = 0; r < runs; r++) {
 		double a = bench_mono();
 		kv_snapshot_state(&src, st);
-		kv_buf_reset(&out);
+		mkv_buf_reset(&out);
 		kv_status_render(&out, &x, o);
 		double d = bench_mono() - a;
 		each[r] = d;
@@ -144,7 +144,7 @@ static void status_runs(const char *what, unsigned tenants, const kv_state *st, 
 	printf("{\"what\":\"%s\",\"tenants\":%u,\"mean_ms\":%.3f,\"median_ms\":%.3f,\"best_ms\":%.3f,"
 	       "\"bytes\":%zu}\n",
 	       what, tenants, total / runs * 1e3, each[runs / 2] * 1e3, best * 1e3, out.len);
-	kv_buf_free(&out);
+	mkv_buf_free(&out);
 	kv_source_snap_release(&src);
 }
 
@@ -157,18 +157,18 @@ static void bench_status(void)
 {
 	unsigned n = 20000;
 	int runs = 30;
-	kv_budget budget;
-	kv_budget_init(&budget, 100000, 100000000);
+	mkv_budget budget;
+	mkv_budget_init(&budget, 100000, 100000000);
 	kv_state *st = render_state(&budget, n, true);
-	kv_buf out;
-	kv_buf_init(&out);
+	mkv_buf out;
+	mkv_buf_init(&out);
 	render_runs("snapshot + render (/metrics)", n, st, runs, &out);
-	kv_buf_free(&out);
-	status_runs("snapshot + status page (/status), limit 100", n, st, runs, &(kv_status_opts){.limit = 100});
+	mkv_buf_free(&out);
+	status_runs("snapshot + status page (/status), limit 100", n, st, runs, &(mkv_status_opts){.limit = 100});
 	status_runs("snapshot + status page, limit 2000 (the most)", n, st, runs,
-		    &(kv_status_opts){.limit = KV_STATUS_LIMIT_MAX});
+		    &(mkv_status_opts){.limit = MKV_STATUS_LIMIT_MAX});
 	status_runs("snapshot + status page, ?tenant=tenant-1 (10,000 match)", n, st, runs,
-		    &(kv_status_opts){.filter = "tenant-1", .limit = 100});
+		    &(mkv_status_opts){.filter = "tenant-1", .limit = 100});
 	kv_state_free(st);
 }
 
@@ -176,11 +176,11 @@ int bench_render(void)
 {
 	static const unsigned counts[] = {10, 1000, 10000};
 	for (size_t c = 0; c < 3; c++) {
-		kv_budget budget;
-		kv_budget_init(&budget, 100000, 100000000);
+		mkv_budget budget;
+		mkv_budget_init(&budget, 100000, 100000000);
 		kv_state *st = render_state(&budget, counts[c], true);
-		kv_buf out;
-		kv_buf_init(&out);
+		mkv_buf out;
+		mkv_buf_init(&out);
 		int runs = counts[c] >= 10000 ? 50 : 200;
 		render_runs("snapshot + render", counts[c], st, runs, &out);
 		/* the floor of any renderer of this text: writing its bytes, a line
@@ -208,27 +208,27 @@ int bench_render(void)
 		}
 		/* what Prometheus asks for, whole: snapshot + render in OpenMetrics */
 		served_runs("snapshot + render, OpenMetrics", counts[c], st, runs,
-			    &(kv_expo_opts){.openmetrics = true, .created = 1700000000});
+			    &(mkv_expo_opts){.openmetrics = true, .created = 1700000000});
 		if (counts[c] == 10000) {
 			/* docs/sizing.md's modes: the families an operator leaves out */
 			char err[128];
-			kv_family_filter *life = kv_family_filter_new("mooncake_kv_object_lifetime_seconds", false, err,
-								      sizeof(err));
-			kv_family_filter *summary = kv_family_filter_new(NULL, true, err, sizeof(err));
+			mkv_family_filter *life = mkv_family_filter_new("mooncake_kv_object_lifetime_seconds", false,
+									err, sizeof(err));
+			mkv_family_filter *summary = mkv_family_filter_new(NULL, true, err, sizeof(err));
 			served_runs("snapshot + render, --metrics.exclude=mooncake_kv_object_lifetime_seconds",
-				    counts[c], st, runs, &(kv_expo_opts){.families = life});
+				    counts[c], st, runs, &(mkv_expo_opts){.families = life});
 			served_runs("snapshot + render, --metrics.tenant-summary", counts[c], st, runs,
-				    &(kv_expo_opts){.families = summary});
+				    &(mkv_expo_opts){.families = summary});
 			served_runs("snapshot + render, OpenMetrics, --metrics.tenant-summary", counts[c], st, runs,
-				    &(kv_expo_opts){.openmetrics = true, .created = 1700000000, .families = summary});
-			kv_family_filter_free(life);
-			kv_family_filter_free(summary);
-			kv_budget_init(&budget, 100000, 100000000);
+				    &(mkv_expo_opts){.openmetrics = true, .created = 1700000000, .families = summary});
+			mkv_family_filter_free(life);
+			mkv_family_filter_free(summary);
+			mkv_budget_init(&budget, 100000, 100000000);
 			kv_state *off = render_state(&budget, counts[c], false);
 			render_runs("snapshot + render, --residency.enabled=false", counts[c], off, runs, &out);
 			kv_state_free(off);
 		}
-		kv_buf_free(&out);
+		mkv_buf_free(&out);
 		kv_state_free(st);
 	}
 	bench_status();

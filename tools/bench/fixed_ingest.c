@@ -28,13 +28,13 @@ static void be64(unsigned char *p, uint64_t v)
 static void rounds(kv_stream *st, wl_msg *m, size_t n, int r, uint64_t *seq, uint64_t *eid)
 {
 	unsigned char s[8];
-	kv_frame f[3] = {{"", 0}, {s, 8}, {NULL, 0}};
+	mkv_frame f[3] = {{"", 0}, {s, 8}, {NULL, 0}};
 	for (int k = 0; k < r; k++)
 		for (size_t i = 0; i < n; i++) {
 			be64(s, ++*seq);
 			wl_stamp(&m[i], *eid + 1, (int64_t)*seq);
 			*eid += WL_BATCH;
-			f[2] = (kv_frame){m[i].payload, m[i].len};
+			f[2] = (mkv_frame){m[i].payload, m[i].len};
 			kv_stream_ingest(st, f, 3, (int64_t)*seq, NULL);
 		}
 }
@@ -51,17 +51,17 @@ int main(int argc, char **argv)
 	wl_params wp = {.keys = 1000000, .tenants = 16, .key_bytes = 100, .stored_pct = 60, .seed = 7};
 	enum { N = 2048 };
 	wl_msg *m = wl_encode_mix(&wp, N);
-	kv_budget b;
-	kv_budget_init(&b, 1000, 20000000);
+	mkv_budget b;
+	mkv_budget_init(&b, 1000, 20000000);
 	kv_stream *st = kv_stream_new(&b, 1);
 #ifdef KV_NO_BIRTH
 	kv_state *s = (kv_state *)kv_stream_state(st);
 	char name[32];
-	kv_event ev = {.type = KV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
+	kv_event ev = {.type = MKV_EV_CLEARED, .backend_id = {"mooncake-master-1", 17}};
 	kv_state_set_residency(s, !(argc > 2 && !strcmp(argv[2], "off")));
 	for (unsigned t = 0; t < wp.tenants; t++) {
-		ev.tenant_id = (kv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
-		kv_state_apply(s, &ev, KV_DIALECT_MEDIA);
+		ev.tenant_id = (mkv_str){name, (uint32_t)snprintf(name, sizeof(name), "tenant-%u", t)};
+		kv_state_apply(s, &ev, MKV_DIALECT_MEDIA);
 	}
 #endif
 	size_t nl;

@@ -74,7 +74,7 @@ static bool as_i64(const msgpack_object *o, int64_t *v)
 
 /* Keys and ids are raw bytes to us: accept str, and bin for a publisher
  * that sends bytes. Longer than 4 GiB cannot happen (msgpack str32). */
-static bool as_str(const msgpack_object *o, kv_str *s)
+static bool as_str(const msgpack_object *o, mkv_str *s)
 {
 	if (o->type == MSGPACK_OBJECT_STR) {
 		s->ptr = o->via.str.ptr;
@@ -89,13 +89,13 @@ static bool as_str(const msgpack_object *o, kv_str *s)
 	return false;
 }
 
-static bool str_is(const kv_str *s, const char *lit)
+static bool str_is(const mkv_str *s, const char *lit)
 {
 	size_t n = strlen(lit);
 	return s->len == n && memcmp(s->ptr, lit, n) == 0;
 }
 
-static bool str_ieq(const kv_str *s, const char *lit)
+static bool str_ieq(const mkv_str *s, const char *lit)
 {
 	size_t n = strlen(lit);
 	if (s->len != n)
@@ -110,15 +110,15 @@ static bool str_ieq(const kv_str *s, const char *lit)
 	return true;
 }
 
-static enum kv_reason parse_event_type(const kv_str *s, const char *const names[3], enum kv_event_type *t)
+static enum mkv_reason parse_event_type(const mkv_str *s, const char *const names[3], enum mkv_event_type *t)
 {
 	for (int i = 0; i < 3; i++) {
 		if (str_is(s, names[i])) {
-			*t = (enum kv_event_type)i;
-			return KV_R_OK;
+			*t = (enum mkv_event_type)i;
+			return MKV_R_OK;
 		}
 	}
-	return KV_R_UNKNOWN_EVENT_TYPE;
+	return MKV_R_UNKNOWN_EVENT_TYPE;
 }
 
 static const char *const event_type_wire[3] = {"stored", "removed", "cleared"};
@@ -171,44 +171,44 @@ static void locate_fields(const msgpack_object_map *m, struct fields *f)
 	}
 }
 
-static enum kv_reason decode_type(const struct fields *f, enum kv_event_type *t)
+static enum mkv_reason decode_type(const struct fields *f, enum mkv_event_type *t)
 {
-	kv_str s;
+	mkv_str s;
 	/* event_type is authoritative when present and not nil; a bad one is
 	 * not rescued by the legacy field. */
 	if (f->event_type && f->event_type->type != MSGPACK_OBJECT_NIL) {
 		if (!as_str(f->event_type, &s))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		return parse_event_type(&s, event_type_wire, t);
 	}
 	if (f->type && f->type->type != MSGPACK_OBJECT_NIL) {
 		if (!as_str(f->type, &s))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		return parse_event_type(&s, legacy_type_wire, t);
 	}
-	return KV_R_MISSING_FIELD;
+	return MKV_R_MISSING_FIELD;
 }
 
-static enum kv_reason decode_required_str(const msgpack_object *o, kv_str *s)
+static enum mkv_reason decode_required_str(const msgpack_object *o, mkv_str *s)
 {
 	if (!o || o->type == MSGPACK_OBJECT_NIL)
-		return KV_R_MISSING_FIELD;
-	return as_str(o, s) ? KV_R_OK : KV_R_FIELD_TYPE;
+		return MKV_R_MISSING_FIELD;
+	return as_str(o, s) ? MKV_R_OK : MKV_R_FIELD_TYPE;
 }
 
-static enum kv_reason decode_medium(const msgpack_object *o, uint8_t *medium)
+static enum mkv_reason decode_medium(const msgpack_object *o, uint8_t *medium)
 {
-	kv_str s;
-	enum kv_reason r = decode_required_str(o, &s);
-	if (r != KV_R_OK)
+	mkv_str s;
+	enum mkv_reason r = decode_required_str(o, &s);
+	if (r != MKV_R_OK)
 		return r;
-	if (str_ieq(&s, kv_medium_name(KV_MEDIUM_CPU)))
-		*medium = KV_MEDIUM_CPU;
-	else if (str_ieq(&s, kv_medium_name(KV_MEDIUM_DISK)))
-		*medium = KV_MEDIUM_DISK;
+	if (str_ieq(&s, mkv_medium_name(MKV_MEDIUM_CPU)))
+		*medium = MKV_MEDIUM_CPU;
+	else if (str_ieq(&s, mkv_medium_name(MKV_MEDIUM_DISK)))
+		*medium = MKV_MEDIUM_DISK;
 	else
-		return KV_R_UNKNOWN_MEDIUM;
-	return KV_R_OK;
+		return MKV_R_UNKNOWN_MEDIUM;
+	return MKV_R_OK;
 }
 
 /* The event's time for residency: its own `timestamp` (upstream sends its
@@ -224,57 +224,57 @@ static void decode_timestamp(const msgpack_object *o, int64_t batch_ts, kv_event
 		ev->timestamp_bad = true;
 }
 
-static enum kv_reason decode_event(const msgpack_object *o, int64_t batch_ts, kv_event *ev)
+static enum mkv_reason decode_event(const msgpack_object *o, int64_t batch_ts, kv_event *ev)
 {
 	struct fields f;
-	enum kv_reason r;
+	enum mkv_reason r;
 
 	memset(ev, 0, sizeof(*ev));
 	if (o->type != MSGPACK_OBJECT_MAP)
-		return KV_R_EVENT_SHAPE;
+		return MKV_R_EVENT_SHAPE;
 	locate_fields(&o->via.map, &f);
 
 	/* event_id first, so that sequence tracking sees it even when the
 	 * event is rejected for another reason. */
 	if (f.event_id && f.event_id->type != MSGPACK_OBJECT_NIL) {
 		if (!as_u64(f.event_id, &ev->event_id))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		ev->has_event_id = true;
 	}
 	decode_timestamp(f.timestamp, batch_ts, ev);
-	if ((r = decode_type(&f, &ev->type)) != KV_R_OK)
+	if ((r = decode_type(&f, &ev->type)) != MKV_R_OK)
 		return r;
-	if ((r = decode_required_str(f.tenant_id, &ev->tenant_id)) != KV_R_OK)
+	if ((r = decode_required_str(f.tenant_id, &ev->tenant_id)) != MKV_R_OK)
 		return r;
-	if ((r = decode_required_str(f.backend_id, &ev->backend_id)) != KV_R_OK)
+	if ((r = decode_required_str(f.backend_id, &ev->backend_id)) != MKV_R_OK)
 		return r;
-	if (ev->type == KV_EV_CLEARED)
-		return KV_R_OK; /* envelope-only: medium is nil, no key */
+	if (ev->type == MKV_EV_CLEARED)
+		return MKV_R_OK; /* envelope-only: medium is nil, no key */
 
-	if ((r = decode_medium(f.medium, &ev->medium)) != KV_R_OK)
+	if ((r = decode_medium(f.medium, &ev->medium)) != MKV_R_OK)
 		return r;
 	/* Absent (kv_events_emit_object_key=false) and nil both mean keyless. */
 	if (f.object_key && f.object_key->type != MSGPACK_OBJECT_NIL) {
 		if (!as_str(f.object_key, &ev->object_key))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		ev->has_key = true;
 	}
-	return KV_R_OK;
+	return MKV_R_OK;
 }
 
 static int reserve_events(ref_decoder *d, size_t n)
 {
 	if (n <= d->cap)
-		return KV_OK;
+		return MKV_OK;
 	size_t cap = d->cap ? d->cap : 64;
 	while (cap < n)
 		cap *= 2;
 	kv_event *e = realloc(d->events, cap * sizeof(*e));
 	if (!e)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	d->events = e;
 	d->cap = cap;
-	return KV_OK;
+	return MKV_OK;
 }
 
 static uint64_t read_be64(const unsigned char *p)
@@ -285,26 +285,26 @@ static uint64_t read_be64(const unsigned char *p)
 	return v;
 }
 
-int ref_decode(ref_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *out)
+int ref_decode(ref_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->events = d->events;
 
 	if (n_frames != 3) {
-		out->reject = KV_R_FRAME_COUNT;
-		return KV_OK;
+		out->reject = MKV_R_FRAME_COUNT;
+		return MKV_OK;
 	}
 	if (frames[1].len != 8) {
-		out->reject = KV_R_SEQUENCE_LENGTH;
-		return KV_OK;
+		out->reject = MKV_R_SEQUENCE_LENGTH;
+		return MKV_OK;
 	}
 	out->seq = read_be64(frames[1].data);
 	out->has_seq = true;
 
 	/* Also keeps an empty frame, whose data may be NULL, from msgpack-c. */
 	if (!kv_msgpack_well_formed(frames[2].data, frames[2].len)) {
-		out->reject = KV_R_MSGPACK_PARSE;
-		return KV_OK;
+		out->reject = MKV_R_MSGPACK_PARSE;
+		return MKV_OK;
 	}
 	msgpack_zone_clear(&d->zone);
 	msgpack_object root;
@@ -313,28 +313,28 @@ int ref_decode(ref_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch
 	/* One frame holds exactly one object: trailing bytes are corruption.
 	 * Past the scan, only nesting deeper than msgpack-c's stack fails here. */
 	if (ur != MSGPACK_UNPACK_SUCCESS) {
-		out->reject = KV_R_MSGPACK_PARSE;
-		return ur == MSGPACK_UNPACK_NOMEM_ERROR ? KV_ENOMEM : KV_OK;
+		out->reject = MKV_R_MSGPACK_PARSE;
+		return ur == MSGPACK_UNPACK_NOMEM_ERROR ? MKV_ENOMEM : MKV_OK;
 	}
 	if (root.type != MSGPACK_OBJECT_ARRAY || root.via.array.size < 3 ||
 	    !as_i64(&root.via.array.ptr[0], &out->timestamp_ms) || root.via.array.ptr[1].type != MSGPACK_OBJECT_ARRAY) {
-		out->reject = KV_R_PAYLOAD_SHAPE;
-		return KV_OK;
+		out->reject = MKV_R_PAYLOAD_SHAPE;
+		return MKV_OK;
 	}
 	const msgpack_object *rank = &root.via.array.ptr[2];
 	if (rank->type != MSGPACK_OBJECT_NIL && rank->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		out->reject = KV_R_PAYLOAD_SHAPE;
-		return KV_OK;
+		out->reject = MKV_R_PAYLOAD_SHAPE;
+		return MKV_OK;
 	}
 
 	const msgpack_object_array *list = &root.via.array.ptr[1].via.array;
-	if (reserve_events(d, list->size) != KV_OK) {
-		out->reject = KV_R_PAYLOAD_SHAPE;
-		return KV_ENOMEM;
+	if (reserve_events(d, list->size) != MKV_OK) {
+		out->reject = MKV_R_PAYLOAD_SHAPE;
+		return MKV_ENOMEM;
 	}
 	out->events = d->events;
 	for (uint32_t i = 0; i < list->size; i++)
 		d->events[i].reject = decode_event(&list->ptr[i], out->timestamp_ms, &d->events[i]);
 	out->n_events = list->size;
-	return KV_OK;
+	return MKV_OK;
 }

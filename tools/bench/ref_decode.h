@@ -10,8 +10,8 @@ typedef struct ref_decoder ref_decoder;
 
 ref_decoder *ref_decoder_new(void);
 void ref_decoder_free(ref_decoder *d);
-/* As kv_decode; nesting deeper than msgpack-c's stack returns KV_ENOMEM
+/* As kv_decode; nesting deeper than msgpack-c's stack returns MKV_ENOMEM
  * (msgpack-c reports it as lack of memory). */
-int ref_decode(ref_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *out);
+int ref_decode(ref_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out);
 
 #endif

@@ -4,11 +4,11 @@
 else (docs/design.md, "Embedding the core").
 
 The core is compiled with -fvisibility=hidden and its public declarations
-marked KV_EXTERN, but hidden visibility binds only a shared object: an
+marked MKV_EXTERN, but hidden visibility binds only a shared object: an
 archive's hidden symbols still resolve for whoever links it.  So the core's
 objects are linked into one relocatable object (cc -r), whose hidden
 symbols are then made local (objcopy --localize-hidden): calls inside the
-core are resolved by then, and nothing but the KV_EXTERN functions is left
+core are resolved by then, and nothing but the MKV_EXTERN functions is left
 for a program to link against.  The unit tests link the core's own archive
 (core_private_dep), which keeps every symbol.
 

@@ -25,32 +25,32 @@ void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t 
 	return p;
 }
 
-void kv_buf_init(kv_buf *b)
+void mkv_buf_init(mkv_buf *b)
 {
-	*b = (kv_buf){0};
+	*b = (mkv_buf){0};
 }
 
-void kv_buf_free(kv_buf *b)
+void mkv_buf_free(mkv_buf *b)
 {
 	free(b->data);
-	*b = (kv_buf){0};
+	*b = (mkv_buf){0};
 }
 
-char *kv_buf_steal(kv_buf *b, size_t *len)
+char *mkv_buf_steal(mkv_buf *b, size_t *len)
 {
 	char *p = b->data;
 	*len = b->len;
-	*b = (kv_buf){0};
+	*b = (mkv_buf){0};
 	return p;
 }
 
-void kv_buf_reset(kv_buf *b)
+void mkv_buf_reset(mkv_buf *b)
 {
 	b->len = 0;
 	b->failed = false;
 }
 
-static bool reserve(kv_buf *b, size_t extra)
+static bool reserve(mkv_buf *b, size_t extra)
 {
 	if (b->failed)
 		return false;
@@ -69,7 +69,7 @@ static bool reserve(kv_buf *b, size_t extra)
 	return true;
 }
 
-void kv_buf_add(kv_buf *b, const void *p, size_t n)
+void mkv_buf_add(mkv_buf *b, const void *p, size_t n)
 {
 	if (!reserve(b, n))
 		return;
@@ -79,17 +79,17 @@ void kv_buf_add(kv_buf *b, const void *p, size_t n)
 	b->data[b->len] = '\0';
 }
 
-void kv_buf_adds(kv_buf *b, const char *s)
+void mkv_buf_adds(mkv_buf *b, const char *s)
 {
-	kv_buf_add(b, s, strlen(s));
+	mkv_buf_add(b, s, strlen(s));
 }
 
-void kv_buf_addc(kv_buf *b, char c)
+void mkv_buf_addc(mkv_buf *b, char c)
 {
-	kv_buf_add(b, &c, 1);
+	mkv_buf_add(b, &c, 1);
 }
 
-void kv_buf_printf(kv_buf *b, const char *fmt, ...)
+void mkv_buf_printf(mkv_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -103,41 +103,41 @@ void kv_buf_printf(kv_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void kv_buf_add_u64(kv_buf *b, unsigned long long v)
+void kv_buf_add_u64(mkv_buf *b, unsigned long long v)
 {
 	char tmp[KV_FMT_MAX];
-	kv_buf_add(b, tmp, (size_t)(kv_fmt_u64(tmp, v) - tmp));
+	mkv_buf_add(b, tmp, (size_t)(kv_fmt_u64(tmp, v) - tmp));
 }
 
-void kv_buf_add_double(kv_buf *b, double v)
+void kv_buf_add_double(mkv_buf *b, double v)
 {
 	char tmp[KV_FMT_MAX];
-	kv_buf_add(b, tmp, (size_t)(kv_fmt_double(tmp, v) - tmp));
+	mkv_buf_add(b, tmp, (size_t)(kv_fmt_double(tmp, v) - tmp));
 }
 
-char *kv_buf_grow(kv_buf *b, size_t n)
+char *mkv_buf_grow(mkv_buf *b, size_t n)
 {
 	return reserve(b, n) ? b->data + b->len : NULL;
 }
 
-enum kv_err kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,
-			  const kv_buf *src_names)
+enum mkv_err kv_table_copy(void **items, size_t *cap, mkv_buf *names, const void *src, size_t n, size_t size,
+			   const mkv_buf *src_names)
 {
-	kv_buf_reset(names);
+	mkv_buf_reset(names);
 	if (n > *cap) {
 		void *p = realloc(*items, n * size);
 		if (!p)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		*items = p;
 		*cap = n;
 	}
-	kv_buf_add(names, src_names->data, src_names->len);
-	if (!kv_buf_ok(names)) {
-		kv_buf_free(names);
-		kv_buf_init(names);
-		return KV_ENOMEM;
+	mkv_buf_add(names, src_names->data, src_names->len);
+	if (!mkv_buf_ok(names)) {
+		mkv_buf_free(names);
+		mkv_buf_init(names);
+		return MKV_ENOMEM;
 	}
 	if (n)
 		memcpy(*items, src, n * size);
-	return KV_OK;
+	return MKV_OK;
 }

@@ -16,9 +16,9 @@ void *kv_array_grow(void *items, size_t *cap, size_t size, size_t first, size_t 
 
 /* Copies a table of n items of `size` bytes that point into a names buffer
  * (a quota list, a reject list) into *items (reallocated when *cap is too
- * small) and names, reusing their memory.  Returns KV_OK, or KV_ENOMEM with
+ * small) and names, reusing their memory.  Returns MKV_OK, or MKV_ENOMEM with
  * nothing copied. */
-enum kv_err kv_table_copy(void **items, size_t *cap, kv_buf *names, const void *src, size_t n, size_t size,
-			  const kv_buf *src_names);
+enum mkv_err kv_table_copy(void **items, size_t *cap, mkv_buf *names, const void *src, size_t n, size_t size,
+			   const mkv_buf *src_names);
 
 #endif

@@ -22,7 +22,7 @@ char *kv_fmt_double(char *w, double v);
 char *kv_fmt_ms_as_s(char *w, int64_t ms);
 
 /* The same, appended to a buffer. */
-void kv_buf_add_u64(kv_buf *b, unsigned long long v);
-void kv_buf_add_double(kv_buf *b, double v);
+void kv_buf_add_u64(mkv_buf *b, unsigned long long v);
+void kv_buf_add_double(mkv_buf *b, double v);
 
 #endif

@@ -36,13 +36,13 @@ typedef struct kv_pack_w {
 	unsigned char *buf; /* room for what is pending and one whole record more */
 	size_t len, cap;
 	size_t rec_at;  /* where the open record's header is, or SIZE_MAX */
-	int err;        /* the first failure: the sink's, or KV_ELIMIT for a record too long */
+	int err;        /* the first failure: the sink's, or MKV_ELIMIT for a record too long */
 	uint64_t bytes; /* handed to the sink */
 	uint64_t records;
 	XXH3_state_t *xxh;
 } kv_pack_w;
 
-/* Returns 0 or KV_ENOMEM. */
+/* Returns 0 or MKV_ENOMEM. */
 int kv_pack_w_init(kv_pack_w *w, kv_pack_sink sink, void *arg);
 void kv_pack_w_free(kv_pack_w *w);
 void kv_pack_begin(kv_pack_w *w, unsigned type);
@@ -74,7 +74,7 @@ uint64_t kv_unpack_fixed64(kv_pack_r *r);
 uint64_t kv_unpack_max(kv_pack_r *r, uint64_t max);
 bool kv_unpack_bool(kv_pack_r *r);
 /* Length-prefixed bytes, borrowed from the record (at most max long). */
-kv_str kv_unpack_bytes(kv_pack_r *r, size_t max);
+mkv_str kv_unpack_bytes(kv_pack_r *r, size_t max);
 /* Every byte read, nothing malformed. */
 static inline bool kv_unpack_done(const kv_pack_r *r)
 {

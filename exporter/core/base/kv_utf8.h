@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <mooncake_kv/common.h> /* kv_label_value_clean */
+#include <mooncake_kv/common.h> /* mkv_label_value_clean */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes at s
  * do not start one or the character is NUL. */

@@ -14,10 +14,10 @@ int kv_pack_w_init(kv_pack_w *w, kv_pack_sink sink, void *arg)
 	w->xxh = XXH3_createState();
 	if (!w->buf || !w->xxh) {
 		kv_pack_w_free(w);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	XXH3_64bits_reset(w->xxh);
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_pack_w_free(kv_pack_w *w)
@@ -35,7 +35,7 @@ static void flush(kv_pack_w *w, size_t upto)
 		return;
 	XXH3_64bits_update(w->xxh, w->buf, upto);
 	if (!w->err && w->sink(w->arg, w->buf, upto) != 0)
-		w->err = KV_EINVAL;
+		w->err = MKV_EINVAL;
 	w->bytes += upto;
 	memmove(w->buf, w->buf + upto, w->len - upto);
 	w->len -= upto;
@@ -48,7 +48,7 @@ static unsigned char *room(kv_pack_w *w, size_t n)
 	if (w->err)
 		return NULL;
 	if (w->len + n - w->rec_at > KV_PACK_MAX_RECORD + HEADER) {
-		w->err = KV_ELIMIT;
+		w->err = MKV_ELIMIT;
 		return NULL;
 	}
 	unsigned char *p = w->buf + w->len;
@@ -136,7 +136,7 @@ int kv_pack_finish(kv_pack_w *w)
 	}
 	kv_pack_end(w);
 	if (!w->err && w->sink(w->arg, w->buf, w->len) != 0)
-		w->err = KV_EINVAL;
+		w->err = MKV_EINVAL;
 	w->bytes += w->len;
 	w->len = 0;
 	return w->err;
@@ -201,14 +201,14 @@ bool kv_unpack_bool(kv_pack_r *r)
 	return kv_unpack_max(r, 1) == 1;
 }
 
-kv_str kv_unpack_bytes(kv_pack_r *r, size_t max)
+mkv_str kv_unpack_bytes(kv_pack_r *r, size_t max)
 {
 	uint64_t n = kv_unpack_max(r, max);
 	if (r->bad || (uint64_t)(r->end - r->p) < n) {
 		r->bad = true;
-		return (kv_str){"", 0};
+		return (mkv_str){"", 0};
 	}
-	kv_str s = {(const char *)r->p, (uint32_t)n};
+	mkv_str s = {(const char *)r->p, (uint32_t)n};
 	r->p += n;
 	return s;
 }
@@ -220,10 +220,10 @@ int kv_pack_in_init(kv_pack_in *in, uint64_t max_bytes, kv_pack_record_fn fn, vo
 	in->xxh = XXH3_createState();
 	if (!in->rec || !in->xxh) {
 		kv_pack_in_free(in);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	XXH3_64bits_reset(in->xxh);
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_pack_in_free(kv_pack_in *in)

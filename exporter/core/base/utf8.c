@@ -35,7 +35,7 @@ size_t kv_utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-bool kv_label_value_clean(const char *s, size_t n)
+bool mkv_label_value_clean(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {

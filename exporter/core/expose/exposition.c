@@ -55,16 +55,16 @@ static const char *const scope_labels[] = {
 	[KV_SCOPE_QUOTA] = "source,tenant_id",
 };
 
-void kv_family_label_names(const kv_family *f, kv_buf *out)
+void kv_family_label_names(const kv_family *f, mkv_buf *out)
 {
-	kv_buf_reset(out);
-	kv_buf_adds(out, scope_labels[f->scope]);
+	mkv_buf_reset(out);
+	mkv_buf_adds(out, scope_labels[f->scope]);
 	if (f->scope == KV_SCOPE_MEMBER)
-		kv_buf_adds(out, f->flags & KV_FAM_MEMBER_ALWAYS ? ",member" : ",(member)");
+		mkv_buf_adds(out, f->flags & KV_FAM_MEMBER_ALWAYS ? ",member" : ",(member)");
 	if (f->labels) {
 		if (out->len)
-			kv_buf_addc(out, ',');
-		kv_buf_adds(out, f->labels);
+			mkv_buf_addc(out, ',');
+		mkv_buf_adds(out, f->labels);
 	}
 }
 
@@ -81,43 +81,43 @@ size_t kv_expo_family_name_len(const kv_family *f, bool openmetrics)
 	return openmetrics && f->kind == KV_COUNTER && ends_with(f->name, n, "_total") ? n - 6 : n;
 }
 
-bool kv_expo_created(const kv_family *f, const kv_expo_opts *o)
+bool kv_expo_created(const kv_family *f, const mkv_expo_opts *o)
 {
 	return o && o->openmetrics && o->created > 0 && f->kind == KV_COUNTER && !(f->flags & KV_FAM_MIRRORED) &&
 	       !kv_scope_per_tenant(f->scope);
 }
 
 /* HELP text in OpenMetrics escapes the double quote too. */
-static void add_help_om(kv_buf *out, const char *s)
+static void add_help_om(mkv_buf *out, const char *s)
 {
 	for (const char *q; (q = strchr(s, '"')); s = q + 1) {
-		kv_buf_add(out, s, (size_t)(q - s));
-		kv_buf_adds(out, "\\\"");
+		mkv_buf_add(out, s, (size_t)(q - s));
+		mkv_buf_adds(out, "\\\"");
 	}
-	kv_buf_adds(out, s);
+	mkv_buf_adds(out, s);
 }
 
-void kv_expo_family_header(kv_buf *out, const kv_family *f, bool openmetrics)
+void kv_expo_family_header(mkv_buf *out, const kv_family *f, bool openmetrics)
 {
 	const char *kind = kv_kind_name(f->kind);
 	if (!openmetrics) {
-		kv_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, kind);
+		mkv_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, kind);
 		return;
 	}
 	int n = (int)kv_expo_family_name_len(f, true);
-	kv_buf_printf(out, "# HELP %.*s ", n, f->name);
+	mkv_buf_printf(out, "# HELP %.*s ", n, f->name);
 	add_help_om(out, f->help);
-	kv_buf_addc(out, '\n');
+	mkv_buf_addc(out, '\n');
 	/* a name with a unit's suffix says its unit */
 	const char *unit = ends_with(f->name, (size_t)n, "_seconds") ? "seconds"
 			   : ends_with(f->name, (size_t)n, "_bytes") ? "bytes"
 								     : NULL;
 	if (unit)
-		kv_buf_printf(out, "# UNIT %.*s %s\n", n, f->name, unit);
-	kv_buf_printf(out, "# TYPE %.*s %s\n", n, f->name, kind);
+		mkv_buf_printf(out, "# UNIT %.*s %s\n", n, f->name, unit);
+	mkv_buf_printf(out, "# TYPE %.*s %s\n", n, f->name, kind);
 }
 
-bool kv_expo_wants_openmetrics(const char *accept)
+bool mkv_expo_wants_openmetrics(const char *accept)
 {
 	for (const char *p = accept; p && (p = strstr(p, "application/openmetrics-text")); p++) {
 		const char *end = p + strcspn(p, ",");
@@ -132,14 +132,14 @@ bool kv_expo_wants_openmetrics(const char *accept)
 
 /* Each family's fate is decided once, when the filter is built: a scrape
  * looks it up by the family's number (kv_family.h). */
-struct kv_family_filter {
+struct mkv_family_filter {
 	pcre2_code *exclude;
 	bool tenant_summary;
 	size_t n;
 	bool drops[]; /* by family number */
 };
 
-static bool excluded(const kv_family_filter *f, const char *name, size_t len)
+static bool excluded(const mkv_family_filter *f, const char *name, size_t len)
 {
 	if (!f->exclude)
 		return false;
@@ -151,12 +151,12 @@ static bool excluded(const kv_family_filter *f, const char *name, size_t len)
 	return rc >= 0;
 }
 
-kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen)
+mkv_family_filter *mkv_family_filter_new(const char *exclude, bool tenant_summary, char *err, size_t errlen)
 {
 	size_t n = 0;
 	for (size_t t = 0; t < kv_family_tables_n; t++)
 		n += kv_family_tables[t]->n;
-	kv_family_filter *f = calloc(1, sizeof(*f) + n * sizeof(f->drops[0]));
+	mkv_family_filter *f = calloc(1, sizeof(*f) + n * sizeof(f->drops[0]));
 	if (!f) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -178,7 +178,7 @@ kv_family_filter *kv_family_filter_new(const char *exclude, bool tenant_summary,
 	return f;
 }
 
-void kv_family_filter_free(kv_family_filter *f)
+void mkv_family_filter_free(mkv_family_filter *f)
 {
 	if (!f)
 		return;
@@ -186,12 +186,12 @@ void kv_family_filter_free(kv_family_filter *f)
 	free(f);
 }
 
-bool kv_family_filter_drops_at(const kv_family_filter *f, size_t index)
+bool kv_family_filter_drops_at(const mkv_family_filter *f, size_t index)
 {
 	return f && index < f->n && f->drops[index];
 }
 
-bool kv_family_filter_drops(const char *name, size_t len, const kv_family_filter *f)
+bool mkv_family_filter_drops(const char *name, size_t len, const mkv_family_filter *f)
 {
 	size_t k;
 	if (f && kv_family_find(name, len, &k))

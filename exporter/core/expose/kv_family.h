@@ -103,7 +103,7 @@ void kv_sample_hist(kv_emit *e, const kv_hist *h);
 /* The same of a lifetime histogram, in seconds. */
 void kv_sample_life(kv_emit *e, const kv_life_hist *h);
 /* One sample per reason of a *_poll_errors_total family. */
-void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT]);
+void kv_sample_poll_errors(kv_emit *e, const uint64_t n[MKV_POLL__COUNT]);
 
 /* Whether some source has `has`: a family's `shown`, for a feature a
  * source may have. */
@@ -125,7 +125,7 @@ static inline bool kv_scope_per_tenant(enum kv_scope s)
  * order the renderer writes them: its scope's, then its own (`labels`);
  * "(member)" for the member label that only a source of several masters
  * has.  Into out, which it empties first. */
-void kv_family_label_names(const kv_family *f, kv_buf *out);
+void kv_family_label_names(const kv_family *f, mkv_buf *out);
 
 /* The tables, in the order the exposition gives them. */
 typedef struct kv_family_table {
@@ -138,7 +138,7 @@ extern const kv_family_table kv_stream_families, kv_tenant_families, kv_key_grou
 	kv_self_families, kv_http_families;
 
 /* All of them, in that order.  A family's number is its place in them,
- * counted over the tables in order: what a kv_family_filter keeps its
+ * counted over the tables in order: what a mkv_family_filter keeps its
  * decisions by. */
 extern const kv_family_table *const kv_family_tables[];
 extern const size_t kv_family_tables_n;

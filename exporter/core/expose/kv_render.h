@@ -11,21 +11,21 @@
 #include "kv_family.h"
 #include "kv_snapshot.h"
 
-/* KV_CONTENT_TYPE, KV_CONTENT_TYPE_OPENMETRICS: mooncake_kv/scrape.h */
+/* MKV_CONTENT_TYPE, MKV_CONTENT_TYPE_OPENMETRICS: mooncake_kv/scrape.h */
 
 /* Appends the whole exposition to out as o asks (NULL: the text format,
- * every family).  Returns 0 or KV_ENOMEM. */
-int kv_render(kv_buf *out, const kv_exporter_snap *snap, const kv_expo_opts *o);
+ * every family).  Returns 0 or MKV_ENOMEM. */
+int kv_render(mkv_buf *out, const kv_exporter_snap *snap, const mkv_expo_opts *o);
 
 /* Appends s[0..n) as the inside of a quoted label value: \ " and newline
  * escaped; with sanitize, every byte that does not start a valid UTF-8
  * character (and NUL) becomes U+FFFD. */
-void kv_render_label_value(kv_buf *out, const char *s, size_t n, bool sanitize);
+void kv_render_label_value(mkv_buf *out, const char *s, size_t n, bool sanitize);
 
 /* What the format decides of a family (exposition.c). */
 /* Its HELP and TYPE lines (and in OpenMetrics its UNIT, for a name with a
  * unit's suffix). */
-void kv_expo_family_header(kv_buf *out, const kv_family *f, bool openmetrics);
+void kv_expo_family_header(mkv_buf *out, const kv_family *f, bool openmetrics);
 /* The length of its name in the format's HELP and TYPE lines: in
  * OpenMetrics a counter's drops _total. */
 size_t kv_expo_family_name_len(const kv_family *f, bool openmetrics);
@@ -33,9 +33,9 @@ size_t kv_expo_family_name_len(const kv_family *f, bool openmetrics);
  * counter that started with the exporter, not mirrored from the master (it
  * started with the master's process) nor a tenant's (it started when the
  * tenant was first seen). */
-bool kv_expo_created(const kv_family *f, const kv_expo_opts *o);
+bool kv_expo_created(const kv_family *f, const mkv_expo_opts *o);
 /* Whether the filter leaves out the family of that number (kv_family.h);
  * NULL leaves none out. */
-bool kv_family_filter_drops_at(const kv_family_filter *f, size_t index);
+bool kv_family_filter_drops_at(const mkv_family_filter *f, size_t index);
 
 #endif

@@ -7,7 +7,7 @@
 #define KV_SNAPSHOT_H
 
 #include <mooncake_kv/handover.h>
-#include <mooncake_kv/scrape.h> /* kv_process_snap */
+#include <mooncake_kv/scrape.h> /* mkv_process_snap */
 
 #include "kv_dialect.h"
 #include "kv_leadership.h"
@@ -40,7 +40,7 @@ typedef struct kv_member_snap {
 	bool has_master; /* polled: it has an admin URL */
 	kv_master master;
 	kv_ha_obs ha;
-	uint64_t ha_errors[KV_POLL__COUNT];
+	uint64_t ha_errors[MKV_POLL__COUNT];
 	uint64_t standby_events;
 	kv_dialect_choice dialect; /* the dialect its stream is read in, once decided */
 	kv_model_ctx model;        /* the model context its publisher stamps (model.seen: any yet) */
@@ -50,7 +50,7 @@ typedef struct kv_member_snap {
 /* A store's state taken from a peer: the bootstraps by result, and what
  * its members' streams proved since. */
 typedef struct kv_boot_stats {
-	uint64_t results[KV_BOOT__COUNT];
+	uint64_t results[MKV_BOOT__COUNT];
 	uint64_t continued, broken; /* members' joins decided */
 	uint64_t waiting;           /* members still waiting for their proof (in a snapshot) */
 	uint64_t overlap;           /* messages received that the peer's state already held (in a snapshot) */
@@ -67,7 +67,7 @@ typedef struct kv_source_snap {
 	kv_quotas quotas;
 	kv_quota_rejects rejects;
 	kv_quota_rejects evictions; /* the leader's mooncake_tenant_evict_bytes_total */
-	uint64_t quota_errors[KV_POLL__COUNT];
+	uint64_t quota_errors[MKV_POLL__COUNT];
 	uint64_t tenants_overflow;
 	uint64_t tenants_expired;
 	uint64_t objects_overflow;
@@ -81,7 +81,7 @@ typedef struct kv_source_snap {
 	kv_hist scrape_hold;     /* the scrapes' holds of its lock, as the shell timed them */
 	kv_boot_stats boot;      /* its state taken from a peer (mooncake_kv/handover.h) */
 	kv_tenant_snap *tenants; /* owned by the snapshot */
-	kv_buf ids;              /* their backend and tenant ids, each NUL-terminated */
+	mkv_buf ids;             /* their backend and tenant ids, each NUL-terminated */
 	size_t n_tenants;
 	size_t cap_tenants;
 	/* key groups (has_groups): every tenant's group figures, and the names
@@ -89,13 +89,13 @@ typedef struct kv_source_snap {
 	bool has_groups;
 	kv_group_counts *group_pool;
 	size_t group_pool_cap;
-	kv_str *group_names;
+	mkv_str *group_names;
 	size_t n_group_names, cap_group_names;
 	uint64_t groups_overflow;
 } kv_source_snap;
 
 typedef struct kv_exporter_snap {
-	kv_exporter_info info; /* the exporter's own figures (mooncake_kv/scrape.h) */
+	mkv_exporter_info info; /* the exporter's own figures (mooncake_kv/scrape.h) */
 	const kv_source_snap *sources;
 	size_t n_sources;
 	uint64_t tracked_objects;
@@ -106,12 +106,12 @@ typedef struct kv_exporter_snap {
 	uint64_t tracked_key_groups;
 } kv_exporter_snap;
 
-/* Makes room for n members, zeroed.  Returns 0 or KV_ENOMEM. */
+/* Makes room for n members, zeroed.  Returns 0 or MKV_ENOMEM. */
 int kv_snapshot_members(kv_source_snap *snap, size_t n);
 /* A stream's own figures (not its state's). */
 void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st);
 /* A one-stream source: its one member and its state (reusing the arrays).
- * Returns 0 or KV_ENOMEM (snap then holds no tenants). */
+ * Returns 0 or MKV_ENOMEM (snap then holds no tenants). */
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
 /* Only the state's part: tenants and the limits' figures. */
 int kv_snapshot_state(kv_source_snap *snap, const kv_state *s);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The status page (mooncake_kv/scrape.h, kv_scrape_status_html) of a
+/* The status page (mooncake_kv/scrape.h, mkv_scrape_status_html) of a
  * snapshot: status_page.c writes the page, its sources and members;
  * status_tenants.c picks the tenants shown and writes their table; both
  * write text and figures with status_html.c's helpers below.  Pure.
@@ -24,43 +24,43 @@
 
 #include "kv_snapshot.h"
 
-/* Appends the page to out.  Returns 0 or KV_ENOMEM. */
-int kv_status_render(kv_buf *out, const kv_exporter_snap *x, const kv_status_opts *o);
+/* Appends the page to out.  Returns 0 or MKV_ENOMEM. */
+int kv_status_render(mkv_buf *out, const kv_exporter_snap *x, const mkv_status_opts *o);
 
 /* The tenants' part: the filter form, how many match and were left out,
  * and the table of those shown (status_tenants.c). */
-int kv_status_tenants(kv_buf *out, const kv_exporter_snap *x, const kv_status_opts *o);
+int kv_status_tenants(mkv_buf *out, const kv_exporter_snap *x, const mkv_status_opts *o);
 
 /* s[0..n) as HTML text or an attribute's value: & < > " ' as references;
  * a byte that starts no valid UTF-8 character, NUL, and the characters
  * HTML forbids raw (controls but tab and newline, noncharacters) as
  * U+FFFD. */
-void kv_html_esc(kv_buf *b, const char *s, size_t n);
-void kv_html_escs(kv_buf *b, const char *s);
+void kv_html_esc(mkv_buf *b, const char *s, size_t n);
+void kv_html_escs(mkv_buf *b, const char *s);
 
 /* Opens <tag class="cls" data-m="family" data-l="ln=lv" data-v="v"> (no
  * data-l when ln is NULL). */
-void kv_html_fig_open(kv_buf *b, const char *tag, const char *cls, const char *family, const char *ln, const char *lv,
+void kv_html_fig_open(mkv_buf *b, const char *tag, const char *cls, const char *family, const char *ln, const char *lv,
 		      const char *v);
 /* A whole figure whose text is its value: <tag class="n" ...>v</tag>. */
-void kv_html_u64(kv_buf *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v);
+void kv_html_u64(mkv_buf *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v);
 /* The same, unlabelled, of class cls (which holds "n"). */
-void kv_html_u64_as(kv_buf *b, const char *tag, const char *cls, const char *family, uint64_t v);
+void kv_html_u64_as(mkv_buf *b, const char *tag, const char *cls, const char *family, uint64_t v);
 /* A labelled count: <span class="chip" ...>lv <b>v</b></span>. */
-void kv_html_chip(kv_buf *b, const char *family, const char *ln, const char *lv, uint64_t v);
+void kv_html_chip(mkv_buf *b, const char *family, const char *ln, const char *lv, uint64_t v);
 /* An unlabelled count by its words: <span class="chip" ...>text <b>v</b></span>. */
-void kv_html_chip_named(kv_buf *b, const char *family, const char *text, uint64_t v);
+void kv_html_chip_named(mkv_buf *b, const char *family, const char *text, uint64_t v);
 /* A timestamp figure (unix ms; family's value in seconds) in a cell: the
  * time in UTC, and how long before now_ms (when not 0), below it with
  * two_lines. */
-void kv_html_time(kv_buf *b, const char *family, int64_t ms, int64_t now_ms, bool two_lines);
+void kv_html_time(mkv_buf *b, const char *family, int64_t ms, int64_t now_ms, bool two_lines);
 /* A time in UTC (unix ms) in a <time> element: the date only when it is
  * not the day of now_ms (0: always, with "UTC"). */
-void kv_html_utc(kv_buf *b, int64_t ms, int64_t now_ms);
+void kv_html_utc(mkv_buf *b, int64_t ms, int64_t now_ms);
 /* An attribute, its value escaped: ` name="value"`. */
-void kv_html_attr(kv_buf *b, const char *name, const char *value);
+void kv_html_attr(mkv_buf *b, const char *name, const char *value);
 /* A duration of ms milliseconds for a person: 850 ms, 12 s, 3 m 12 s,
  * 2 h 5 m, 3 d 4 h. */
-void kv_html_duration(kv_buf *b, double ms);
+void kv_html_duration(mkv_buf *b, double ms);
 
 #endif

@@ -9,60 +9,60 @@
 #include "kv_reconcile_replay.h"
 #include "kv_state.h"
 
-static const char *const reason_names[KV_R__COUNT] = {
-	[KV_R_OK] = "ok",
-	[KV_R_FRAME_COUNT] = "frame_count",
-	[KV_R_SEQUENCE_LENGTH] = "sequence_length",
-	[KV_R_MSGPACK_PARSE] = "msgpack_parse",
-	[KV_R_PAYLOAD_SHAPE] = "payload_shape",
-	[KV_R_EVENT_SHAPE] = "event_shape",
-	[KV_R_MISSING_FIELD] = "missing_field",
-	[KV_R_FIELD_TYPE] = "field_type",
-	[KV_R_UNKNOWN_EVENT_TYPE] = "unknown_event_type",
-	[KV_R_UNKNOWN_MEDIUM] = "unknown_medium",
+static const char *const reason_names[MKV_R__COUNT] = {
+	[MKV_R_OK] = "ok",
+	[MKV_R_FRAME_COUNT] = "frame_count",
+	[MKV_R_SEQUENCE_LENGTH] = "sequence_length",
+	[MKV_R_MSGPACK_PARSE] = "msgpack_parse",
+	[MKV_R_PAYLOAD_SHAPE] = "payload_shape",
+	[MKV_R_EVENT_SHAPE] = "event_shape",
+	[MKV_R_MISSING_FIELD] = "missing_field",
+	[MKV_R_FIELD_TYPE] = "field_type",
+	[MKV_R_UNKNOWN_EVENT_TYPE] = "unknown_event_type",
+	[MKV_R_UNKNOWN_MEDIUM] = "unknown_medium",
 };
 
-static const char *const event_type_names[KV_EV__COUNT] = {
-	[KV_EV_STORED] = "stored",
-	[KV_EV_REMOVED] = "removed",
-	[KV_EV_CLEARED] = "cleared",
+static const char *const event_type_names[MKV_EV__COUNT] = {
+	[MKV_EV_STORED] = "stored",
+	[MKV_EV_REMOVED] = "removed",
+	[MKV_EV_CLEARED] = "cleared",
 };
 
-static const char *const placement_names[KV_PLACE__COUNT] = {
-	[KV_PLACE_CPU_ONLY] = "cpu_only",
-	[KV_PLACE_DISK_ONLY] = "disk_only",
-	[KV_PLACE_CPU_AND_DISK] = "cpu_and_disk",
+static const char *const placement_names[MKV_PLACE__COUNT] = {
+	[MKV_PLACE_CPU_ONLY] = "cpu_only",
+	[MKV_PLACE_DISK_ONLY] = "disk_only",
+	[MKV_PLACE_CPU_AND_DISK] = "cpu_and_disk",
 };
 
-const char *kv_reason_name(enum kv_reason r)
+const char *mkv_reason_name(enum mkv_reason r)
 {
-	return (unsigned)r < KV_R__COUNT ? reason_names[r] : "invalid";
+	return (unsigned)r < MKV_R__COUNT ? reason_names[r] : "invalid";
 }
 
-const char *kv_event_type_name(enum kv_event_type t)
+const char *mkv_event_type_name(enum mkv_event_type t)
 {
-	return (unsigned)t < KV_EV__COUNT ? event_type_names[t] : "invalid";
+	return (unsigned)t < MKV_EV__COUNT ? event_type_names[t] : "invalid";
 }
 
-const char *kv_placement_name(enum kv_placement p)
+const char *mkv_placement_name(enum mkv_placement p)
 {
-	return (unsigned)p < KV_PLACE__COUNT ? placement_names[p] : "invalid";
+	return (unsigned)p < MKV_PLACE__COUNT ? placement_names[p] : "invalid";
 }
 
-static const char *const poll_error_names[KV_POLL__COUNT] = {
-	[KV_POLL_OK] = "ok",
-	[KV_POLL_CONNECT] = "connect",
-	[KV_POLL_TIMEOUT] = "timeout",
-	[KV_POLL_HTTP_STATUS] = "http_status",
-	[KV_POLL_BODY_TOO_LARGE] = "body_too_large",
-	[KV_POLL_PARSE] = "parse",
-	[KV_POLL_FIELD] = "field",
-	[KV_POLL_NO_MEMORY] = "out_of_memory",
+static const char *const poll_error_names[MKV_POLL__COUNT] = {
+	[MKV_POLL_OK] = "ok",
+	[MKV_POLL_CONNECT] = "connect",
+	[MKV_POLL_TIMEOUT] = "timeout",
+	[MKV_POLL_HTTP_STATUS] = "http_status",
+	[MKV_POLL_BODY_TOO_LARGE] = "body_too_large",
+	[MKV_POLL_PARSE] = "parse",
+	[MKV_POLL_FIELD] = "field",
+	[MKV_POLL_NO_MEMORY] = "out_of_memory",
 };
 
-const char *kv_poll_error_name(enum kv_poll_error e)
+const char *mkv_poll_error_name(enum mkv_poll_error e)
 {
-	return (unsigned)e < KV_POLL__COUNT ? poll_error_names[e] : "invalid";
+	return (unsigned)e < MKV_POLL__COUNT ? poll_error_names[e] : "invalid";
 }
 
 /* By bit index: KV_STALE_STARTUP is bit 0. */
@@ -87,16 +87,16 @@ const char *kv_stale_reason_name(unsigned bit)
 	return bit < KV_STALE__BITS ? stale_reason_names[bit] : "invalid";
 }
 
-static const char *const recon_result_names[KV_RECON__RESULTS] = {
-	[KV_RECON_OK] = "ok",
-	[KV_RECON_FAILED] = "failed",
-	[KV_RECON_ABORTED] = "aborted",
-	[KV_RECON_SUPERSEDED] = "superseded",
+static const char *const recon_result_names[MKV_RECON__RESULTS] = {
+	[MKV_RECON_OK] = "ok",
+	[MKV_RECON_FAILED] = "failed",
+	[MKV_RECON_ABORTED] = "aborted",
+	[MKV_RECON_SUPERSEDED] = "superseded",
 };
 
-const char *kv_recon_result_name(enum kv_recon_result r)
+const char *mkv_recon_result_name(enum mkv_recon_result r)
 {
-	return (unsigned)r < KV_RECON__RESULTS ? recon_result_names[r] : "invalid";
+	return (unsigned)r < MKV_RECON__RESULTS ? recon_result_names[r] : "invalid";
 }
 
 static const char *const recon_correction_names[KV_CORR__KINDS] = {
@@ -110,41 +110,41 @@ const char *kv_recon_correction_name(enum kv_recon_correction k)
 	return (unsigned)k < KV_CORR__KINDS ? recon_correction_names[k] : "invalid";
 }
 
-const char *kv_medium_name(enum kv_medium m)
+const char *mkv_medium_name(enum mkv_medium m)
 {
-	return m == KV_MEDIUM_CPU ? "cpu" : m == KV_MEDIUM_DISK ? "disk" : "invalid";
+	return m == MKV_MEDIUM_CPU ? "cpu" : m == MKV_MEDIUM_DISK ? "disk" : "invalid";
 }
 
-static const char *const dialect_names[KV_DIALECT__COUNT] = {
-	[KV_DIALECT_MEDIA] = "media",
-	[KV_DIALECT_OBJECT] = "object",
+static const char *const dialect_names[MKV_DIALECT__COUNT] = {
+	[MKV_DIALECT_MEDIA] = "media",
+	[MKV_DIALECT_OBJECT] = "object",
 };
 
-const char *kv_dialect_name(enum kv_dialect d)
+const char *mkv_dialect_name(enum mkv_dialect d)
 {
-	return (unsigned)d < KV_DIALECT__COUNT ? dialect_names[d] : "invalid";
+	return (unsigned)d < MKV_DIALECT__COUNT ? dialect_names[d] : "invalid";
 }
 
-static const char *const http_reject_names[KV_HTTP_REJECT__COUNT] = {
-	[KV_HTTP_REJECT_LIMIT] = "limit",
-	[KV_HTTP_REJECT_ADDRESS_LIMIT] = "address_limit",
-	[KV_HTTP_REJECT_HEADER_TIMEOUT] = "header_timeout",
-	[KV_HTTP_REJECT_REQUEST_TIMEOUT] = "request_timeout",
-	[KV_HTTP_REJECT_MALFORMED] = "malformed",
+static const char *const http_reject_names[MKV_HTTP_REJECT__COUNT] = {
+	[MKV_HTTP_REJECT_LIMIT] = "limit",
+	[MKV_HTTP_REJECT_ADDRESS_LIMIT] = "address_limit",
+	[MKV_HTTP_REJECT_HEADER_TIMEOUT] = "header_timeout",
+	[MKV_HTTP_REJECT_REQUEST_TIMEOUT] = "request_timeout",
+	[MKV_HTTP_REJECT_MALFORMED] = "malformed",
 };
 
-const char *kv_http_reject_name(enum kv_http_reject r)
+const char *mkv_http_reject_name(enum mkv_http_reject r)
 {
-	return (unsigned)r < KV_HTTP_REJECT__COUNT ? http_reject_names[r] : "invalid";
+	return (unsigned)r < MKV_HTTP_REJECT__COUNT ? http_reject_names[r] : "invalid";
 }
 
-static const char *const login_failure_names[KV_LOGIN__COUNT] = {
-	[KV_LOGIN_MISSING] = "missing",           [KV_LOGIN_MALFORMED] = "malformed",
-	[KV_LOGIN_UNKNOWN_USER] = "unknown_user", [KV_LOGIN_WRONG_PASSWORD] = "wrong_password",
-	[KV_LOGIN_THROTTLED] = "throttled",
+static const char *const login_failure_names[MKV_LOGIN__COUNT] = {
+	[MKV_LOGIN_MISSING] = "missing",           [MKV_LOGIN_MALFORMED] = "malformed",
+	[MKV_LOGIN_UNKNOWN_USER] = "unknown_user", [MKV_LOGIN_WRONG_PASSWORD] = "wrong_password",
+	[MKV_LOGIN_THROTTLED] = "throttled",
 };
 
-const char *kv_login_failure_name(enum kv_login_failure f)
+const char *mkv_login_failure_name(enum mkv_login_failure f)
 {
-	return (unsigned)f < KV_LOGIN__COUNT ? login_failure_names[f] : "invalid";
+	return (unsigned)f < MKV_LOGIN__COUNT ? login_failure_names[f] : "invalid";
 }

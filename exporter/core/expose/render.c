@@ -15,7 +15,7 @@
 #include "kv_render.h"
 #include "kv_utf8.h"
 
-typedef struct kv_buf B;
+typedef struct mkv_buf B;
 
 /* The inside of a quoted label value at w, escaped; returns its end.  It
  * writes at most 3 bytes a byte (U+FFFD for one). */
@@ -50,9 +50,9 @@ static char *escape(char *w, const char *s, size_t n, bool sanitize)
 
 void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
 {
-	char *w = kv_buf_room(b, ESCAPED_MAX(n));
+	char *w = mkv_buf_room(b, ESCAPED_MAX(n));
 	if (w)
-		kv_buf_used(b, (size_t)(escape(w, s, n, sanitize) - w));
+		mkv_buf_used(b, (size_t)(escape(w, s, n, sanitize) - w));
 }
 
 /* What a render works out once for all its samples: every tenant's scope
@@ -64,7 +64,7 @@ typedef struct kv_text {
 } kv_text;
 
 typedef struct kv_render_cache {
-	kv_buf text;
+	mkv_buf text;
 	kv_text *tenant; /* per source, its tenants from tenant_base[source] */
 	kv_text *group;  /* per source, its group names from group_base[source] */
 	size_t *tenant_base, *group_base;
@@ -120,14 +120,14 @@ static char *put(char *w, const char *s, size_t n)
 
 static void cache_free(kv_render_cache *c)
 {
-	kv_buf_free(&c->text);
+	mkv_buf_free(&c->text);
 	free(c->tenant);
 	free(c->group);
 	free(c->tenant_base);
 	free(c->group_base);
 }
 
-static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const kv_expo_opts *o)
+static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const mkv_expo_opts *o)
 {
 	*c = (kv_render_cache){0};
 	if (o && o->created > 0)
@@ -149,7 +149,7 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const kv_e
 	c->tenant = malloc((tenants ? tenants : 1) * sizeof(kv_text));
 	c->group = malloc((groups ? groups : 1) * sizeof(kv_text));
 	if (!c->tenant_base || !c->group_base || !c->tenant || !c->group)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	size_t ti = 0, gi = 0;
 	for (size_t si = 0; si < x->n_sources; si++) {
 		const kv_source_snap *s = &x->sources[si];
@@ -159,14 +159,14 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const kv_e
 		size_t source_len = strlen(s->name);
 		char *source = malloc(ESCAPED_MAX(source_len) + 1), *end;
 		if (!source)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		end = escape(source, s->name, source_len, true);
 		source_len = (size_t)(end - source);
 		for (size_t i = 0; i < s->n_tenants; i++, ti++) {
 			const kv_tenant_snap *t = &s->tenants[i];
 			bool unclean = t->labels_unclean;
-			char *w0 = kv_buf_room(&c->text, 40 + source_len + ESCAPED_MAX(t->backend_len) +
-								 ESCAPED_MAX(t->tenant_len)),
+			char *w0 = mkv_buf_room(&c->text, 40 + source_len + ESCAPED_MAX(t->backend_len) +
+								  ESCAPED_MAX(t->tenant_len)),
 			     *w = w0;
 			if (!w)
 				break;
@@ -178,7 +178,7 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const kv_e
 			w = escape(w, t->tenant_id, t->tenant_len, unclean);
 			*w++ = '"';
 			c->tenant[ti] = (kv_text){c->text.len, (size_t)(w - w0)};
-			kv_buf_used(&c->text, (size_t)(w - w0));
+			mkv_buf_used(&c->text, (size_t)(w - w0));
 		}
 		free(source);
 		for (size_t g = 0; g < s->n_group_names; g++, gi++) {
@@ -188,7 +188,7 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const kv_e
 			c->group[gi].len = c->text.len - c->group[gi].at;
 		}
 	}
-	return kv_buf_ok(&c->text) ? KV_OK : KV_ENOMEM;
+	return mkv_buf_ok(&c->text) ? MKV_OK : MKV_ENOMEM;
 }
 
 static char *label(char *w, bool *first, const char *name, size_t name_len, const char *value, size_t n, bool sanitize)
@@ -207,10 +207,10 @@ static char *label(char *w, bool *first, const char *name, size_t name_len, cons
 static void scratch_label(B *b, const char *name, const char *value, size_t n)
 {
 	size_t name_len = strlen(name);
-	char *w0 = kv_buf_room(b, 4 + name_len + ESCAPED_MAX(n));
+	char *w0 = mkv_buf_room(b, 4 + name_len + ESCAPED_MAX(n));
 	bool first = false;
 	if (w0)
-		kv_buf_used(b, (size_t)(label(w0, &first, name, name_len, value, n, true) - w0));
+		mkv_buf_used(b, (size_t)(label(w0, &first, name, name_len, value, n, true) - w0));
 }
 
 /* The entity's scope labels, in the order every family gives them: a
@@ -234,17 +234,17 @@ static void enter(kv_emit *e)
 		return;
 	}
 	B *b = e->scratch;
-	kv_buf_reset(b);
+	mkv_buf_reset(b);
 	if (f->scope == KV_SCOPE_GROUP) {
 		kv_text t = c->tenant[c->tenant_base[e->si] + e->ti];
-		kv_buf_addc(b, ',');
-		kv_buf_add(b, c->text.data + t.at, t.len);
-		kv_buf_adds(b, ",key_group=\"");
+		mkv_buf_addc(b, ',');
+		mkv_buf_add(b, c->text.data + t.at, t.len);
+		mkv_buf_adds(b, ",key_group=\"");
 		if (a->g->id < s->n_group_names) {
 			kv_text g = c->group[c->group_base[e->si] + a->g->id];
-			kv_buf_add(b, c->text.data + g.at, g.len);
+			mkv_buf_add(b, c->text.data + g.at, g.len);
 		}
-		kv_buf_addc(b, '"');
+		mkv_buf_addc(b, '"');
 	} else {
 		scratch_label(b, "source", s->name, strlen(s->name));
 		if (f->scope == KV_SCOPE_MEMBER && a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
@@ -252,7 +252,7 @@ static void enter(kv_emit *e)
 		if (f->scope == KV_SCOPE_QUOTA)
 			scratch_label(b, "tenant_id", s->quotas.names.data + a->q->name_at, a->q->name_len);
 	}
-	if (!kv_buf_ok(b)) {
+	if (!mkv_buf_ok(b)) {
 		e->b->failed = true; /* a sample without its scope would be wrong */
 		return;
 	}
@@ -344,7 +344,7 @@ static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t
 	bool created_too = e->created;
 	for (size_t i = 0; i < n; i++)
 		created_too = created_too && !tenant_label(&extra[i]);
-	char *w0 = kv_buf_room(e->b, created_too ? need + created_bound(e, need) : need), *w = w0;
+	char *w0 = mkv_buf_room(e->b, created_too ? need + created_bound(e, need) : need), *w = w0;
 	if (!w)
 		return;
 	bool first;
@@ -362,7 +362,7 @@ static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t
 	*w++ = '\n';
 	if (created_too)
 		w = created(w, e, labels, labels_len);
-	kv_buf_used(e->b, (size_t)(w - w0));
+	mkv_buf_used(e->b, (size_t)(w - w0));
 }
 
 /* The label's text in the family's memo, escaped there the first time;
@@ -400,7 +400,7 @@ static void sample_one(kv_emit *e, kv_label l, kv_value v)
 	}
 	size_t need = e->name_len + e->scope_len + ll + 4 + KV_FMT_MAX;
 	bool created_too = e->created && !tenant_label(&l);
-	char *w0 = kv_buf_room(e->b, created_too ? need + created_bound(e, need) : need), *w = w0;
+	char *w0 = mkv_buf_room(e->b, created_too ? need + created_bound(e, need) : need), *w = w0;
 	if (!w)
 		return;
 	w = put(w, e->f->name, e->name_len);
@@ -418,7 +418,7 @@ static void sample_one(kv_emit *e, kv_label l, kv_value v)
 	*w++ = '\n';
 	if (created_too)
 		w = created(w, e, labels, labels_len);
-	kv_buf_used(e->b, (size_t)(w - w0));
+	mkv_buf_used(e->b, (size_t)(w - w0));
 }
 
 void kv_sample_u64(kv_emit *e, kv_label extra, uint64_t v)
@@ -472,7 +472,7 @@ void kv_sample_life(kv_emit *e, const kv_life_hist *h)
 {
 	const kv_render_cache *c = e->c;
 	size_t line_max = head_bound(e, 7) + 1 + 24 + KV_FMT_MAX + 1;
-	char *w0 = kv_buf_room(e->b, (KV_LIFE_BUCKETS + 1) * line_max), *w = w0;
+	char *w0 = mkv_buf_room(e->b, (KV_LIFE_BUCKETS + 1) * line_max), *w = w0;
 	if (!w)
 		return;
 	bool first;
@@ -491,7 +491,7 @@ void kv_sample_life(kv_emit *e, const kv_life_hist *h)
 		w = kv_fmt_u64(w, cum += h->counts[k]);
 		*w++ = '\n';
 	}
-	kv_buf_used(e->b, (size_t)(w - w0));
+	mkv_buf_used(e->b, (size_t)(w - w0));
 	/* whole milliseconds: the division is the only rounding */
 	sample(e, "_sum", NULL, 0,
 	       h->sum_ms <= INT64_MAX ? (kv_value){.kind = V_MS, .ms = (int64_t)h->sum_ms}
@@ -563,15 +563,15 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 	}
 }
 
-int kv_render(B *out, const kv_exporter_snap *x, const kv_expo_opts *o)
+int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 {
 	bool om = o && o->openmetrics;
 	kv_render_cache c;
-	kv_buf scratch;
-	kv_buf_init(&scratch);
-	if (cache_build(&c, x, o) != KV_OK) {
+	mkv_buf scratch;
+	mkv_buf_init(&scratch);
+	if (cache_build(&c, x, o) != MKV_OK) {
 		cache_free(&c);
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	size_t k = 0; /* the family's number (kv_family.h) */
 	for (size_t t = 0; t < kv_family_tables_n; t++)
@@ -590,8 +590,8 @@ int kv_render(B *out, const kv_exporter_snap *x, const kv_expo_opts *o)
 			walk(&e, x);
 		}
 	if (om)
-		kv_buf_adds(out, "# EOF\n");
-	kv_buf_free(&scratch);
+		mkv_buf_adds(out, "# EOF\n");
+	mkv_buf_free(&scratch);
 	cache_free(&c);
-	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
+	return mkv_buf_ok(out) ? MKV_OK : MKV_ENOMEM;
 }

@@ -10,14 +10,14 @@ int kv_snapshot_members(kv_source_snap *snap, size_t n)
 	if (n > snap->cap_members) {
 		kv_member_snap *p = realloc(snap->members, n * sizeof(*p));
 		if (!p)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		snap->members = p;
 		snap->cap_members = n;
 	}
 	if (n)
 		memset(snap->members, 0, n * sizeof(*snap->members));
 	snap->n_members = n;
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st)
@@ -29,8 +29,8 @@ void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st)
 
 int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 {
-	if (kv_snapshot_members(snap, 1) != KV_OK)
-		return KV_ENOMEM;
+	if (kv_snapshot_members(snap, 1) != MKV_OK)
+		return MKV_ENOMEM;
 	kv_snapshot_member_stream(&snap->members[0], st);
 	return kv_snapshot_state(snap, kv_stream_state(st));
 }
@@ -41,10 +41,10 @@ static int pool_room(kv_source_snap *snap, size_t need)
 	while (need > snap->group_pool_cap) {
 		kv_group_counts *p = kv_array_grow(snap->group_pool, &snap->group_pool_cap, sizeof(*p), 64, 0);
 		if (!p)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		snap->group_pool = p;
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* A scrape takes this under the source's lock, while ingestion waits: one
@@ -71,16 +71,16 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 	if (n > snap->cap_tenants) {
 		kv_tenant_snap *p = realloc(snap->tenants, n * sizeof(*p));
 		if (!p)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		snap->tenants = p;
 		snap->cap_tenants = n;
 	}
 	/* the group names by id */
 	size_t names = kv_state_group_count(s);
 	if (names > snap->cap_group_names) {
-		kv_str *p = realloc(snap->group_names, names * sizeof(*p));
+		mkv_str *p = realloc(snap->group_names, names * sizeof(*p));
 		if (!p)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		snap->group_names = p;
 		snap->cap_group_names = names;
 	}
@@ -88,7 +88,7 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		snap->group_names[g] = kv_state_group_name(s, (uint32_t)g);
 	snap->n_group_names = names;
 	/* the tenants, their groups in one pool, their ids copied */
-	kv_buf_reset(&snap->ids);
+	mkv_buf_reset(&snap->ids);
 	size_t at = 0, table_bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i + PREFETCH_AHEAD < n) {
@@ -103,8 +103,8 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		}
 		const kv_tenant *t = kv_state_tenant_at(s, i);
 		kv_tenant_snap *o = &snap->tenants[i];
-		if (pool_room(snap, at + t->groups.n) != KV_OK)
-			return KV_ENOMEM;
+		if (pool_room(snap, at + t->groups.n) != MKV_OK)
+			return MKV_ENOMEM;
 		o->group_at = at;
 		o->n_groups = t->groups.n;
 		if (t->groups.n)
@@ -120,13 +120,13 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		if (!kv_objtable_births_mean(&t->objects, &o->birth_mean_ms))
 			o->birth_mean_ms = 0;
 		table_bytes += kv_objtable_bytes(&t->objects);
-		kv_buf_add(&snap->ids, t->backend_id, t->backend_len);
-		kv_buf_addc(&snap->ids, '\0');
-		kv_buf_add(&snap->ids, t->tenant_id, t->tenant_len);
-		kv_buf_addc(&snap->ids, '\0');
+		mkv_buf_add(&snap->ids, t->backend_id, t->backend_len);
+		mkv_buf_addc(&snap->ids, '\0');
+		mkv_buf_add(&snap->ids, t->tenant_id, t->tenant_len);
+		mkv_buf_addc(&snap->ids, '\0');
 	}
-	if (!kv_buf_ok(&snap->ids))
-		return KV_ENOMEM;
+	if (!mkv_buf_ok(&snap->ids))
+		return MKV_ENOMEM;
 	/* kv_state_table_bytes, without another pass over the tenants */
 	snap->table_bytes = table_bytes;
 	/* the ids pointed at once the buffer no longer moves */
@@ -138,7 +138,7 @@ int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 		id += o->tenant_len + 1;
 	}
 	snap->n_tenants = n;
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_source_snap_release(kv_source_snap *snap)
@@ -149,7 +149,7 @@ void kv_source_snap_release(kv_source_snap *snap)
 	kv_quotas_free(&snap->quotas);
 	kv_quota_rejects_free(&snap->rejects);
 	kv_quota_rejects_free(&snap->evictions);
-	kv_buf_free(&snap->ids);
+	mkv_buf_free(&snap->ids);
 	free(snap->tenants);
 	free(snap->group_pool);
 	free(snap->group_names);

@@ -11,7 +11,7 @@
 #include "kv_status_page.h"
 #include "kv_utf8.h"
 
-typedef struct kv_buf B;
+typedef struct mkv_buf B;
 
 /* The code point of a valid sequence of l bytes. */
 static uint32_t code_point(const unsigned char *p, size_t l)
@@ -64,12 +64,12 @@ void kv_html_esc(B *b, const char *s, size_t n)
 			i += l;
 			continue;
 		}
-		kv_buf_add(b, s + run, i - run);
-		kv_buf_adds(b, esc);
+		mkv_buf_add(b, s + run, i - run);
+		mkv_buf_adds(b, esc);
 		i += l;
 		run = i;
 	}
-	kv_buf_add(b, s + run, i - run);
+	mkv_buf_add(b, s + run, i - run);
 }
 
 void kv_html_escs(B *b, const char *s)
@@ -81,23 +81,23 @@ void kv_html_fig_open(B *b, const char *tag, const char *cls, const char *family
 		      const char *v)
 {
 	/* without printf: a page of 2,000 tenants has 40,000 of these */
-	kv_buf_addc(b, '<');
-	kv_buf_adds(b, tag);
-	kv_buf_adds(b, " class=\"");
-	kv_buf_adds(b, cls);
-	kv_buf_adds(b, "\" data-m=\"");
-	kv_buf_adds(b, family);
-	kv_buf_addc(b, '"');
+	mkv_buf_addc(b, '<');
+	mkv_buf_adds(b, tag);
+	mkv_buf_adds(b, " class=\"");
+	mkv_buf_adds(b, cls);
+	mkv_buf_adds(b, "\" data-m=\"");
+	mkv_buf_adds(b, family);
+	mkv_buf_addc(b, '"');
 	if (ln) {
-		kv_buf_adds(b, " data-l=\"");
-		kv_buf_adds(b, ln);
-		kv_buf_addc(b, '=');
+		mkv_buf_adds(b, " data-l=\"");
+		mkv_buf_adds(b, ln);
+		mkv_buf_addc(b, '=');
 		kv_html_escs(b, lv);
-		kv_buf_addc(b, '"');
+		mkv_buf_addc(b, '"');
 	}
-	kv_buf_adds(b, " data-v=\"");
-	kv_buf_adds(b, v);
-	kv_buf_adds(b, "\">");
+	mkv_buf_adds(b, " data-v=\"");
+	mkv_buf_adds(b, v);
+	mkv_buf_adds(b, "\">");
 }
 
 /* The digits of t, in groups of three from 10,000 on, apart by U+202F
@@ -106,13 +106,13 @@ static void grouped(B *b, const char *t)
 {
 	size_t n = strlen(t);
 	if (n < 5) {
-		kv_buf_add(b, t, n);
+		mkv_buf_add(b, t, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (i && (n - i) % 3 == 0)
-			kv_buf_adds(b, "\xe2\x80\xaf");
-		kv_buf_addc(b, t[i]);
+			mkv_buf_adds(b, "\xe2\x80\xaf");
+		mkv_buf_addc(b, t[i]);
 	}
 }
 
@@ -123,9 +123,9 @@ static void u64_fig(B *b, const char *tag, const char *cls, const char *family, 
 	*kv_fmt_u64(t, v) = '\0';
 	kv_html_fig_open(b, tag, cls, family, ln, lv, t);
 	grouped(b, t);
-	kv_buf_adds(b, "</");
-	kv_buf_adds(b, tag);
-	kv_buf_addc(b, '>');
+	mkv_buf_adds(b, "</");
+	mkv_buf_adds(b, tag);
+	mkv_buf_addc(b, '>');
 }
 
 void kv_html_u64(B *b, const char *tag, const char *family, const char *ln, const char *lv, uint64_t v)
@@ -146,12 +146,12 @@ static void chip(B *b, const char *family, const char *ln, const char *lv, const
 	*kv_fmt_u64(t, v) = '\0';
 	kv_html_fig_open(b, "span", "chip", family, ln, lv, t);
 	if (text)
-		kv_buf_adds(b, text);
+		mkv_buf_adds(b, text);
 	else
 		kv_html_escs(b, lv);
-	kv_buf_adds(b, " <b>");
+	mkv_buf_adds(b, " <b>");
 	grouped(b, t);
-	kv_buf_adds(b, "</b></span> ");
+	mkv_buf_adds(b, "</b></span> ");
 }
 
 void kv_html_chip(B *b, const char *family, const char *ln, const char *lv, uint64_t v)
@@ -170,17 +170,17 @@ void kv_html_duration(B *b, double ms)
 	if (!(ms >= 0)) /* NaN, or the future: a skewed clock */
 		ms = s = 0;
 	if (ms < 1000)
-		kv_buf_printf(b, "%.0f ms", ms);
+		mkv_buf_printf(b, "%.0f ms", ms);
 	else if (s < 10)
-		kv_buf_printf(b, "%.1f s", s);
+		mkv_buf_printf(b, "%.1f s", s);
 	else if (s < 60)
-		kv_buf_printf(b, "%.0f s", floor(s));
+		mkv_buf_printf(b, "%.0f s", floor(s));
 	else if (s < 3600)
-		kv_buf_printf(b, "%.0f m %.0f s", floor(s / 60), floor(fmod(s, 60)));
+		mkv_buf_printf(b, "%.0f m %.0f s", floor(s / 60), floor(fmod(s, 60)));
 	else if (s < 86400)
-		kv_buf_printf(b, "%.0f h %.0f m", floor(s / 3600), floor(fmod(s, 3600) / 60));
+		mkv_buf_printf(b, "%.0f h %.0f m", floor(s / 3600), floor(fmod(s, 3600) / 60));
 	else
-		kv_buf_printf(b, "%.0f d %.0f h", floor(s / 86400), floor(fmod(s, 86400) / 3600));
+		mkv_buf_printf(b, "%.0f d %.0f h", floor(s / 86400), floor(fmod(s, 86400) / 3600));
 }
 
 /* A time in UTC: the whole of it in the datetime attribute, the time of
@@ -190,16 +190,16 @@ void kv_html_utc(B *b, int64_t ms, int64_t now_ms)
 	time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000), now = (time_t)(now_ms / 1000);
 	struct tm tm, today;
 	if (!gmtime_r(&t, &tm) || !gmtime_r(&now, &today)) {
-		kv_buf_adds(b, "?");
+		mkv_buf_adds(b, "?");
 		return;
 	}
 	char day[32], hms[16];
 	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
 	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
-	kv_buf_printf(b, "<time datetime=\"%sT%s.%03dZ\">", day, hms, (int)(ms - (int64_t)t * 1000));
+	mkv_buf_printf(b, "<time datetime=\"%sT%s.%03dZ\">", day, hms, (int)(ms - (int64_t)t * 1000));
 	if (!now_ms || tm.tm_year != today.tm_year || tm.tm_yday != today.tm_yday)
-		kv_buf_printf(b, "%s ", day);
-	kv_buf_printf(b, "%s%s</time>", hms, now_ms ? "" : " UTC");
+		mkv_buf_printf(b, "%s ", day);
+	mkv_buf_printf(b, "%s%s</time>", hms, now_ms ? "" : " UTC");
 }
 
 void kv_html_time(B *b, const char *family, int64_t ms, int64_t now_ms, bool two_lines)
@@ -209,16 +209,16 @@ void kv_html_time(B *b, const char *family, int64_t ms, int64_t now_ms, bool two
 	kv_html_fig_open(b, "td", "t", family, NULL, NULL, v);
 	kv_html_utc(b, ms, now_ms);
 	if (now_ms) {
-		kv_buf_adds(b, two_lines ? "<br><small>" : " <small>");
+		mkv_buf_adds(b, two_lines ? "<br><small>" : " <small>");
 		kv_html_duration(b, (double)(now_ms - ms));
-		kv_buf_adds(b, " ago</small>");
+		mkv_buf_adds(b, " ago</small>");
 	}
-	kv_buf_adds(b, "</td>");
+	mkv_buf_adds(b, "</td>");
 }
 
 void kv_html_attr(B *b, const char *name, const char *value)
 {
-	kv_buf_printf(b, " %s=\"", name);
+	mkv_buf_printf(b, " %s=\"", name);
 	kv_html_escs(b, value);
-	kv_buf_addc(b, '"');
+	mkv_buf_addc(b, '"');
 }

@@ -10,7 +10,7 @@
 #include "kv_fmt.h"
 #include "kv_status_page.h"
 
-typedef struct kv_buf B;
+typedef struct mkv_buf B;
 
 /* A yes/no figure as a pill: its family's 1 or 0. */
 static void flag(B *b, const char *family, bool v, const char *yes, const char *yes_cls, const char *no,
@@ -19,7 +19,7 @@ static void flag(B *b, const char *family, bool v, const char *yes, const char *
 	char cls[32];
 	snprintf(cls, sizeof(cls), "pill %s", v ? yes_cls : no_cls);
 	kv_html_fig_open(b, "span", cls, family, NULL, NULL, v ? "1" : "0");
-	kv_buf_printf(b, "%s</span> ", v ? yes : no);
+	mkv_buf_printf(b, "%s</span> ", v ? yes : no);
 }
 
 /* The word of a one-hot family (the series whose value is 1): a pill. */
@@ -27,12 +27,12 @@ static void word(B *b, const char *family, const char *ln, const char *lv, const
 {
 	kv_html_fig_open(b, "span", cls, family, ln, lv, "1");
 	kv_html_escs(b, lv);
-	kv_buf_adds(b, "</span> ");
+	mkv_buf_adds(b, "</span> ");
 }
 
 static void dash(B *b, const char *tag)
 {
-	kv_buf_printf(b, "<%s class=\"none\">&mdash;</%s>", tag, tag);
+	mkv_buf_printf(b, "<%s class=\"none\">&mdash;</%s>", tag, tag);
 }
 
 static const char style[] =
@@ -94,48 +94,48 @@ static const char style[] =
 	"p.count{margin:0 0 8px;font-size:13px;color:var(--muted)}p.count b{color:var(--fg)}"
 	"code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}";
 
-static void head(B *b, const kv_exporter_snap *x, const kv_status_opts *o)
+static void head(B *b, const kv_exporter_snap *x, const mkv_status_opts *o)
 {
 	const char *metrics = o->metrics_path ? o->metrics_path : "/metrics";
-	kv_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-		       /* nothing but the page's own style, even if an escape were missed */
-		       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src &#39;none&#39;; "
-		       "style-src &#39;unsafe-inline&#39;; form-action &#39;self&#39;; base-uri &#39;none&#39;\">"
-		       "<title>Status - Mooncake KV exporter</title><style>");
-	kv_buf_adds(b, style);
-	kv_buf_adds(b, "</style></head>\n<body><header><h1>Mooncake KV exporter <span>status</span></h1><p>");
-	kv_buf_adds(b, "Version ");
+	mkv_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+			/* nothing but the page's own style, even if an escape were missed */
+			"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src &#39;none&#39;; "
+			"style-src &#39;unsafe-inline&#39;; form-action &#39;self&#39;; base-uri &#39;none&#39;\">"
+			"<title>Status - Mooncake KV exporter</title><style>");
+	mkv_buf_adds(b, style);
+	mkv_buf_adds(b, "</style></head>\n<body><header><h1>Mooncake KV exporter <span>status</span></h1><p>");
+	mkv_buf_adds(b, "Version ");
 	kv_html_escs(b, x->info.version ? x->info.version : "?");
-	kv_buf_adds(b, " (");
+	mkv_buf_adds(b, " (");
 	kv_html_escs(b, x->info.revision ? x->info.revision : "?");
-	kv_buf_adds(b, ")");
+	mkv_buf_adds(b, ")");
 	if (x->info.now_ms) {
-		kv_buf_adds(b, " &middot; as of ");
+		mkv_buf_adds(b, " &middot; as of ");
 		kv_html_utc(b, x->info.now_ms, 0);
-		kv_buf_adds(b, " (every time below in UTC)");
+		mkv_buf_adds(b, " (every time below in UTC)");
 	}
-	kv_buf_adds(b, " &middot; <a href=\"");
+	mkv_buf_adds(b, " &middot; <a href=\"");
 	kv_html_escs(b, metrics);
-	kv_buf_adds(b, "\">");
+	mkv_buf_adds(b, "\">");
 	kv_html_escs(b, metrics);
-	kv_buf_adds(b, "</a> &middot; <a href=\"/runbook\">runbook</a> &middot; <a href=\"/\">home</a></p></header>\n"
-		       "<main>");
+	mkv_buf_adds(b, "</a> &middot; <a href=\"/runbook\">runbook</a> &middot; <a href=\"/\">home</a></p></header>\n"
+			"<main>");
 }
 
 /* The exporter's own totals against its limits. */
 static void totals(B *b, const kv_exporter_snap *x)
 {
-	kv_buf_adds(b, "<ul class=\"totals\"><li>");
+	mkv_buf_adds(b, "<ul class=\"totals\"><li>");
 	kv_html_u64(b, "b", "mooncake_kv_tracked_tenants", NULL, NULL, x->tracked_tenants);
-	kv_buf_adds(b, " <span>tenants tracked &middot; limit ");
+	mkv_buf_adds(b, " <span>tenants tracked &middot; limit ");
 	kv_html_u64(b, "span", "mooncake_kv_limit_max_tenants", NULL, NULL, x->max_tenants);
-	kv_buf_adds(b, "</span></li><li>");
+	mkv_buf_adds(b, "</span></li><li>");
 	kv_html_u64(b, "b", "mooncake_kv_tracked_objects", NULL, NULL, x->tracked_objects);
-	kv_buf_adds(b, " <span>objects tracked &middot; limit ");
+	mkv_buf_adds(b, " <span>objects tracked &middot; limit ");
 	kv_html_u64(b, "span", "mooncake_kv_limit_max_objects", NULL, NULL, x->max_objects);
-	kv_buf_printf(b, "</span></li><li><b>%zu</b> <span>%s</span></li></ul>\n", x->n_sources,
-		      x->n_sources == 1 ? "source" : "sources");
+	mkv_buf_printf(b, "</span></li><li><b>%zu</b> <span>%s</span></li></ul>\n", x->n_sources,
+		       x->n_sources == 1 ? "source" : "sources");
 }
 
 /* The model a member's publisher stamps on its events, as the labels of
@@ -143,17 +143,17 @@ static void totals(B *b, const kv_exporter_snap *x)
  * names one label, the info series has five).  Mooncake main stamps none. */
 static void model(B *b, const kv_model_ctx *c, const char *before)
 {
-	kv_buf_adds(b, before);
-	kv_buf_adds(b, "<small title=\"mooncake_kv_publisher_model_info\">model ");
+	mkv_buf_adds(b, before);
+	mkv_buf_adds(b, "<small title=\"mooncake_kv_publisher_model_info\">model ");
 	if (*c->model_name)
 		kv_html_escs(b, c->model_name);
 	else
-		kv_buf_adds(b, "<span class=\"none\">none named on its events</span>");
+		mkv_buf_adds(b, "<span class=\"none\">none named on its events</span>");
 	if (*c->lora_name) {
-		kv_buf_adds(b, ", LoRA ");
+		mkv_buf_adds(b, ", LoRA ");
 		kv_html_escs(b, c->lora_name);
 	}
-	kv_buf_adds(b, "</small>");
+	mkv_buf_adds(b, "</small>");
 }
 
 /* Every master of a source of several stamps the same model: the page
@@ -177,13 +177,13 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 {
 	const kv_member_snap *m = &s->members[idx];
 	const kv_master *M = &m->master;
-	kv_buf_adds(b, "<tr");
+	mkv_buf_adds(b, "<tr");
 	kv_html_attr(b, "data-source", s->name);
 	if (m->label)
 		kv_html_attr(b, "data-member", m->label);
-	kv_buf_adds(b, "><th scope=\"row\">");
+	mkv_buf_adds(b, "><th scope=\"row\">");
 	kv_html_escs(b, m->label ? m->label : "(stream only)");
-	kv_buf_adds(b, "</th><td class=\"stream\">");
+	mkv_buf_adds(b, "</th><td class=\"stream\">");
 	enum kv_ha_role role = kv_ha_role_of(m->ha.state);
 	if (role == KV_ROLE_UNKNOWN && m->ha.answered)
 		role = m->ha.serving ? KV_ROLE_LEADER : KV_ROLE_STANDBY;
@@ -192,12 +192,12 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 	flag(b, "mooncake_kv_subscriber_connected", m->connected, "connected", "ok",
 	     standby ? "standing by" : "disconnected", standby ? "" : "bad");
 	if (m->dialect.decided) /* else no word, as no sample */
-		word(b, "mooncake_kv_publisher_dialect", "dialect", kv_dialect_name(m->dialect.dialect), "pill");
+		word(b, "mooncake_kv_publisher_dialect", "dialect", mkv_dialect_name(m->dialect.dialect), "pill");
 	if (m->model.seen && models) /* else nothing, as no sample */
 		model(b, &m->model, "<br>");
-	kv_buf_adds(b, "<br><small>reconnects: ");
+	mkv_buf_adds(b, "<br><small>reconnects: ");
 	kv_html_u64(b, "span", "mooncake_kv_subscriber_reconnects_total", NULL, NULL, m->stats.reconnects);
-	kv_buf_adds(b, "</small></td><td>");
+	mkv_buf_adds(b, "</small></td><td>");
 	if (m->has_master && M->standby && !s->polled)
 		flag(b, "mooncake_kv_master_standby", true, "standby", "", "", "");
 	else if (m->has_master)
@@ -206,12 +206,12 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		word(b, "mooncake_kv_master_role", "role", kv_ha_role_name(role),
 		     role == KV_ROLE_LEADER ? "pill ok" : "pill");
 		if (s->leadership.leader == (int)idx)
-			kv_buf_adds(b, "<span class=\"lead\" data-m=\"mooncake_kv_master_leader\" data-v=\"1\" "
-				       "title=\"the master that serves (mooncake_kv_master_leader)\">&#9733;</span>");
+			mkv_buf_adds(b, "<span class=\"lead\" data-m=\"mooncake_kv_master_leader\" data-v=\"1\" "
+					"title=\"the master that serves (mooncake_kv_master_leader)\">&#9733;</span>");
 	}
 	if (!m->has_master && !s->polled)
-		kv_buf_adds(b, "<span class=\"none\">no status URL</span>");
-	kv_buf_adds(b, "</td>");
+		mkv_buf_adds(b, "<span class=\"none\">no status URL</span>");
+	mkv_buf_adds(b, "</td>");
 	kv_html_u64(b, "td", "mooncake_kv_last_sequence", NULL, NULL, m->seq.last_seq);
 	if (m->has_master && M->have_status)
 		kv_html_u64(b, "td", "mooncake_kv_master_last_sequence", NULL, NULL, M->last_sequence);
@@ -239,7 +239,7 @@ static void member_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 			     true);
 	else
 		dash(b, "td");
-	kv_buf_adds(b, "</tr>\n");
+	mkv_buf_adds(b, "</tr>\n");
 }
 
 /* Loss by cause reads as a total and its parts: every missing sequence
@@ -264,33 +264,33 @@ static const char members_head[] =
 static void rejected(B *b, const kv_source_snap *s)
 {
 	bool any = false;
-	kv_buf_adds(b, "<dt class=\"wide\">Rejected</dt><dd class=\"wide\">");
+	mkv_buf_adds(b, "<dt class=\"wide\">Rejected</dt><dd class=\"wide\">");
 	for (size_t i = 0; i < s->n_members; i++) {
 		const kv_member_snap *m = &s->members[i];
 		bool opened = false;
-		for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++) {
+		for (int r = MKV_R_OK + 1; r < MKV_R__COUNT; r++) {
 			if (!m->stats.decode_errors[r])
 				continue;
 			if (!opened) {
-				kv_buf_adds(b, any ? "<br><span" : "<span");
+				mkv_buf_adds(b, any ? "<br><span" : "<span");
 				if (m->label)
 					kv_html_attr(b, "data-member", m->label);
-				kv_buf_adds(b, ">");
+				mkv_buf_adds(b, ">");
 				if (s->n_members > 1 && m->label) {
 					kv_html_escs(b, m->label);
-					kv_buf_adds(b, ": ");
+					mkv_buf_adds(b, ": ");
 				}
 				opened = any = true;
 			}
-			kv_html_chip(b, "mooncake_kv_decode_errors_total", "reason", kv_reason_name((enum kv_reason)r),
-				     m->stats.decode_errors[r]);
+			kv_html_chip(b, "mooncake_kv_decode_errors_total", "reason",
+				     mkv_reason_name((enum mkv_reason)r), m->stats.decode_errors[r]);
 		}
 		if (opened)
-			kv_buf_adds(b, "</span>");
+			mkv_buf_adds(b, "</span>");
 	}
 	if (!any)
-		kv_buf_adds(b, "<span class=\"none\">nothing</span>");
-	kv_buf_adds(b, "</dd>");
+		mkv_buf_adds(b, "<span class=\"none\">nothing</span>");
+	mkv_buf_adds(b, "</dd>");
 }
 
 /* Chips of a family by label, the non-zero ones only; "none" when all are. */
@@ -304,7 +304,7 @@ static void chips(B *b, const char *family, const char *ln, const char *(*name)(
 			any = true;
 		}
 	if (!any)
-		kv_buf_adds(b, "<span class=\"none\">none</span>");
+		mkv_buf_adds(b, "<span class=\"none\">none</span>");
 }
 
 static const char *stale_name(unsigned i)
@@ -319,7 +319,7 @@ static const char *exact_name(unsigned i)
 
 static const char *recon_name(unsigned i)
 {
-	return kv_recon_result_name((enum kv_recon_result)i);
+	return mkv_recon_result_name((enum mkv_recon_result)i);
 }
 
 static const char *correction_name(unsigned i)
@@ -329,7 +329,7 @@ static const char *correction_name(unsigned i)
 
 static const char *boot_name(unsigned i)
 {
-	return kv_boot_result_name((enum kv_boot_result)i);
+	return mkv_boot_result_name((enum mkv_boot_result)i);
 }
 
 /* The time of a figure in seconds (its text v) in a span, and its age. */
@@ -341,66 +341,66 @@ static void when(B *b, const kv_exporter_snap *x, const char *family, double sec
 	int64_t ms = (int64_t)llround(seconds * 1000);
 	kv_html_utc(b, ms, x->info.now_ms);
 	if (x->info.now_ms) {
-		kv_buf_adds(b, " <small>");
+		mkv_buf_adds(b, " <small>");
 		kv_html_duration(b, (double)(x->info.now_ms - ms));
-		kv_buf_adds(b, " ago</small>");
+		mkv_buf_adds(b, " ago</small>");
 	}
-	kv_buf_adds(b, "</span>");
+	mkv_buf_adds(b, "</span>");
 }
 
 static void reconciliation(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 {
 	const kv_recon_stats *r = &s->recon;
-	kv_buf_adds(b, "<dt class=\"wide\">Reconciliation</dt><dd class=\"wide\">");
+	mkv_buf_adds(b, "<dt class=\"wide\">Reconciliation</dt><dd class=\"wide\">");
 	if (!r->enabled) {
-		kv_buf_adds(b, "<span class=\"none\">off (on with --master.reconcile, or reconcile=true in "
-			       "--source)</span></dd>");
+		mkv_buf_adds(b, "<span class=\"none\">off (on with --master.reconcile, or reconcile=true in "
+				"--source)</span></dd>");
 		return;
 	}
-	chips(b, "mooncake_kv_reconciliations_total", "result", recon_name, r->results, KV_RECON__RESULTS, true);
-	kv_buf_adds(b, " &middot; corrected ");
+	chips(b, "mooncake_kv_reconciliations_total", "result", recon_name, r->results, MKV_RECON__RESULTS, true);
+	mkv_buf_adds(b, " &middot; corrected ");
 	chips(b, "mooncake_kv_reconcile_corrections_total", "kind", correction_name, r->corrections, KV_CORR__KINDS,
 	      true);
 	if (r->has_success || r->has_duration)
-		kv_buf_adds(b, "<br>");
+		mkv_buf_adds(b, "<br>");
 	if (r->has_success) {
-		kv_buf_adds(b, "last success ");
+		mkv_buf_adds(b, "last success ");
 		when(b, x, "mooncake_kv_reconcile_last_success_timestamp_seconds", r->last_success);
-		kv_buf_adds(b, " ");
+		mkv_buf_adds(b, " ");
 		kv_html_chip_named(b, "mooncake_kv_reconcile_listed_keys", "keys listed", r->last_keys);
 	}
 	if (r->has_duration) {
 		char v[KV_FMT_MAX + 1];
 		*kv_fmt_double(v, r->last_duration) = '\0';
-		kv_buf_adds(b, " the last attempt took ");
+		mkv_buf_adds(b, " the last attempt took ");
 		kv_html_fig_open(b, "span", "t", "mooncake_kv_reconcile_duration_seconds", NULL, NULL, v);
 		kv_html_duration(b, r->last_duration * 1000);
-		kv_buf_adds(b, "</span>");
+		mkv_buf_adds(b, "</span>");
 	}
 	bool first = true;
 	for (size_t i = 0; i < s->n_members; i++) {
 		const kv_member_snap *m = &s->members[i];
 		if (!m->has_master || m->lists_tenants < 0)
 			continue;
-		kv_buf_adds(b, first ? "<br>" : " &middot; ");
+		mkv_buf_adds(b, first ? "<br>" : " &middot; ");
 		first = false;
-		kv_buf_adds(b, "<span");
+		mkv_buf_adds(b, "<span");
 		if (m->label)
 			kv_html_attr(b, "data-member", m->label);
-		kv_buf_adds(b, ">");
+		mkv_buf_adds(b, ">");
 		kv_html_escs(b, m->label ? m->label : "the master");
-		kv_buf_adds(b, " lists ");
+		mkv_buf_adds(b, " lists ");
 		kv_html_fig_open(b, "span", "", "mooncake_kv_master_lists_tenants", NULL, NULL,
 				 m->lists_tenants ? "1" : "0");
-		kv_buf_adds(b, m->lists_tenants ? "every tenant" : "tenant default only");
-		kv_buf_adds(b, "</span></span>");
+		mkv_buf_adds(b, m->lists_tenants ? "every tenant" : "tenant default only");
+		mkv_buf_adds(b, "</span></span>");
 	}
-	kv_buf_adds(b, "</dd>");
+	mkv_buf_adds(b, "</dd>");
 }
 
 static bool boot_tried(const kv_source_snap *s)
 {
-	for (int r = 0; r < KV_BOOT__COUNT; r++)
+	for (int r = 0; r < MKV_BOOT__COUNT; r++)
 		if (s->boot.results[r])
 			return true;
 	return false;
@@ -408,18 +408,18 @@ static bool boot_tried(const kv_source_snap *s)
 
 static void handover(B *b, const kv_source_snap *s)
 {
-	kv_buf_adds(b, "<dt>Handover</dt><dd>");
+	mkv_buf_adds(b, "<dt>Handover</dt><dd>");
 	if (!boot_tried(s)) {
-		kv_buf_adds(b, "<span class=\"none\">none: started without a peer's state</span></dd>");
+		mkv_buf_adds(b, "<span class=\"none\">none: started without a peer's state</span></dd>");
 		return;
 	}
-	chips(b, "mooncake_kv_bootstrap_total", "result", boot_name, s->boot.results, KV_BOOT__COUNT, false);
-	kv_buf_adds(b, " &middot; joins ");
+	chips(b, "mooncake_kv_bootstrap_total", "result", boot_name, s->boot.results, MKV_BOOT__COUNT, false);
+	mkv_buf_adds(b, " &middot; joins ");
 	kv_html_chip(b, "mooncake_kv_bootstrap_joins_total", "result", "continued", s->boot.continued);
 	kv_html_chip(b, "mooncake_kv_bootstrap_joins_total", "result", "broken", s->boot.broken);
 	kv_html_chip_named(b, "mooncake_kv_bootstrap_joins_waiting", "waiting", s->boot.waiting);
 	kv_html_chip_named(b, "mooncake_kv_bootstrap_overlap_messages_total", "messages it held", s->boot.overlap);
-	kv_buf_adds(b, "</dd>");
+	mkv_buf_adds(b, "</dd>");
 }
 
 static void leadership(B *b, const kv_source_snap *s)
@@ -427,13 +427,13 @@ static void leadership(B *b, const kv_source_snap *s)
 	const kv_leadership *l = &s->leadership;
 	if (!s->polled)
 		return;
-	kv_buf_adds(b, "<dt>Leadership</dt><dd>");
+	mkv_buf_adds(b, "<dt>Leadership</dt><dd>");
 	kv_html_chip_named(b, "mooncake_kv_master_failovers_total", "failovers", l->failovers);
 	kv_html_chip_named(b, "mooncake_kv_master_split_brains_total", "split brains", l->split_brains);
 	if (l->has_view)
 		kv_html_chip_named(b, "mooncake_kv_master_view_version", "view version", l->view);
 	flag(b, "mooncake_kv_master_split_brain", l->split_brain, "split brain now", "bad", "no split brain now", "ok");
-	kv_buf_adds(b, "</dd>");
+	mkv_buf_adds(b, "</dd>");
 }
 
 /* A source's section: its heading, its members, its facts. */
@@ -446,57 +446,57 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 		for (unsigned r = 0; r < KV_STALE__BITS; r++)
 			by_reason[r] += (s->tenants[t].stale >> r) & 1;
 	}
-	kv_buf_adds(b, "<section class=\"source\" data-source=\"");
+	mkv_buf_adds(b, "<section class=\"source\" data-source=\"");
 	kv_html_escs(b, s->name);
-	kv_buf_adds(b, "\"><h3>Source <code>");
+	mkv_buf_adds(b, "\"><h3>Source <code>");
 	kv_html_escs(b, s->name);
-	kv_buf_printf(b, "</code> <small>%zu %s</small> ", s->n_members, s->n_members == 1 ? "master" : "masters");
+	mkv_buf_printf(b, "</code> <small>%zu %s</small> ", s->n_members, s->n_members == 1 ? "master" : "masters");
 	bool once = one_model(s);
 	if (once) {
 		model(b, &s->members[0].model, "");
-		kv_buf_adds(b, " <small>(every master)</small> ");
+		mkv_buf_adds(b, " <small>(every master)</small> ");
 	}
 	if (s->leadership.dropped)
-		kv_buf_adds(b, "<span class=\"pill warn\">its master stands by: no tenant figures</span>");
+		mkv_buf_adds(b, "<span class=\"pill warn\">its master stands by: no tenant figures</span>");
 	else
-		kv_buf_printf(b,
-			      "<span class=\"pill %s\" data-tenants=\"%zu\" data-stale=\"%zu\">%zu of %zu tenants "
-			      "stale</span>",
-			      stale ? "warn" : "ok", tenants, stale, stale, tenants);
-	kv_buf_adds(b, "</h3>");
-	kv_buf_adds(b, members_head);
+		mkv_buf_printf(b,
+			       "<span class=\"pill %s\" data-tenants=\"%zu\" data-stale=\"%zu\">%zu of %zu tenants "
+			       "stale</span>",
+			       stale ? "warn" : "ok", tenants, stale, stale, tenants);
+	mkv_buf_adds(b, "</h3>");
+	mkv_buf_adds(b, members_head);
 	for (size_t i = 0; i < s->n_members; i++)
 		member_row(b, x, s, i, !once);
-	kv_buf_adds(b, "</tbody></table></div><dl class=\"facts\"><dt>Stale tenants by reason</dt><dd>");
+	mkv_buf_adds(b, "</tbody></table></div><dl class=\"facts\"><dt>Stale tenants by reason</dt><dd>");
 	chips(b, "mooncake_kv_stale_tenants", "reason", stale_name, by_reason, KV_STALE__BITS, false);
 	if (!s->leadership.dropped)
 		flag(b, "mooncake_kv_watched_from_empty", s->born_exact, "watched from empty: new tenants exact", "ok",
 		     "not watched from empty", "");
-	kv_buf_adds(b, "</dd><dt>Turned stale</dt><dd>");
+	mkv_buf_adds(b, "</dd><dt>Turned stale</dt><dd>");
 	chips(b, "mooncake_kv_tenant_stale_transitions_total", "reason", stale_name, s->turned_stale, KV_STALE__BITS,
 	      false);
-	kv_buf_adds(b, "</dd><dt>Turned exact</dt><dd>");
+	mkv_buf_adds(b, "</dd><dt>Turned exact</dt><dd>");
 	chips(b, "mooncake_kv_tenant_exact_transitions_total", "cause", exact_name, s->turned_exact, KV_EXACT__CAUSES,
 	      false);
-	kv_buf_adds(b, "</dd><dt>Tenants expired</dt><dd>");
+	mkv_buf_adds(b, "</dd><dt>Tenants expired</dt><dd>");
 	kv_html_u64(b, "span", "mooncake_kv_tenants_expired_total", NULL, NULL, s->tenants_expired);
-	kv_buf_adds(b, " <small>idle longer than --limits.tenant-idle-timeout</small></dd>");
+	mkv_buf_adds(b, " <small>idle longer than --limits.tenant-idle-timeout</small></dd>");
 	leadership(b, s);
 	handover(b, s);
 	rejected(b, s);
 	reconciliation(b, x, s);
-	kv_buf_adds(b, "</dl></section>\n");
+	mkv_buf_adds(b, "</dl></section>\n");
 }
 
-int kv_status_render(B *out, const kv_exporter_snap *x, const kv_status_opts *o)
+int kv_status_render(B *out, const kv_exporter_snap *x, const mkv_status_opts *o)
 {
 	head(out, x, o);
 	totals(out, x);
-	kv_buf_adds(out, "<h2>Sources <small>each master's stream, its sequence and loss by cause</small></h2>\n");
+	mkv_buf_adds(out, "<h2>Sources <small>each master's stream, its sequence and loss by cause</small></h2>\n");
 	for (size_t i = 0; i < x->n_sources; i++)
 		source(out, x, &x->sources[i]);
-	if (kv_status_tenants(out, x, o) != KV_OK)
-		return KV_ENOMEM;
-	kv_buf_adds(out, "</main></body></html>\n");
-	return kv_buf_ok(out) ? KV_OK : KV_ENOMEM;
+	if (kv_status_tenants(out, x, o) != MKV_OK)
+		return MKV_ENOMEM;
+	mkv_buf_adds(out, "</main></body></html>\n");
+	return mkv_buf_ok(out) ? MKV_OK : MKV_ENOMEM;
 }

@@ -10,44 +10,44 @@
 #include "kv_fmt.h"
 #include "kv_status_page.h"
 
-typedef struct kv_buf B;
+typedef struct mkv_buf B;
 
 #define TEXT_(n) #n
 #define TEXT(n)  TEXT_(n)
-#define MAX_TEXT TEXT(KV_STATUS_LIMIT_MAX)
+#define MAX_TEXT TEXT(MKV_STATUS_LIMIT_MAX)
 
-enum kv_err kv_status_limit_parse(const char *text, size_t *limit, const char **why)
+enum mkv_err mkv_status_limit_parse(const char *text, size_t *limit, const char **why)
 {
-	*limit = KV_STATUS_LIMIT_DEFAULT;
+	*limit = MKV_STATUS_LIMIT_DEFAULT;
 	*why = NULL;
 	if (!text) /* not asked: the default */
-		return KV_OK;
+		return MKV_OK;
 	size_t v = 0;
 	if (!*text)
 		*why = "bad limit: empty; give a whole number from 0 to " MAX_TEXT;
 	for (const char *p = text; *p && !*why; p++) {
 		if (*p < '0' || *p > '9')
 			*why = "bad limit: not a whole number; give one from 0 to " MAX_TEXT;
-		else if ((v = v * 10 + (size_t)(*p - '0')) > KV_STATUS_LIMIT_MAX) /* and no overflow however long */
+		else if ((v = v * 10 + (size_t)(*p - '0')) > MKV_STATUS_LIMIT_MAX) /* and no overflow however long */
 			*why = "bad limit: over " MAX_TEXT ", the most tenants the page shows";
 	}
 	if (*why)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	*limit = v;
-	return KV_OK;
+	return MKV_OK;
 }
 
-size_t kv_status_limit(const char *text)
+size_t mkv_status_limit(const char *text)
 {
 	size_t v;
 	const char *why;
-	if (kv_status_limit_parse(text, &v, &why) == KV_OK)
+	if (mkv_status_limit_parse(text, &v, &why) == MKV_OK)
 		return v;
 	/* the lenient reading of old: digits over the most are the most */
 	for (const char *p = text; *p; p++)
 		if (*p < '0' || *p > '9')
-			return KV_STATUS_LIMIT_DEFAULT;
-	return *text ? KV_STATUS_LIMIT_MAX : KV_STATUS_LIMIT_DEFAULT;
+			return MKV_STATUS_LIMIT_DEFAULT;
+	return *text ? MKV_STATUS_LIMIT_MAX : MKV_STATUS_LIMIT_DEFAULT;
 }
 
 static unsigned char lower(unsigned char c)
@@ -137,11 +137,11 @@ typedef struct selection {
 static int select_tenants(const kv_exporter_snap *x, const char *filter, size_t limit, selection *sel)
 {
 	size_t fn = filter ? strlen(filter) : 0;
-	if (fn > KV_STATUS_FILTER_MAX)
-		fn = KV_STATUS_FILTER_MAX;
+	if (fn > MKV_STATUS_FILTER_MAX)
+		fn = MKV_STATUS_FILTER_MAX;
 	*sel = (selection){0};
 	if (limit && !(sel->v = malloc(limit * sizeof(*sel->v))))
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	for (size_t si = 0; si < x->n_sources; si++) {
 		const kv_source_snap *s = &x->sources[si];
 		if (s->leadership.dropped) /* no tenant figures while its master stands by */
@@ -168,7 +168,7 @@ static int select_tenants(const kv_exporter_snap *x, const char *filter, size_t 
 	}
 	if (sel->n > 1)
 		qsort(sel->v, sel->n, sizeof(*sel->v), cmp);
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* The picks differ in their source (else in their backend). */
@@ -186,28 +186,28 @@ static bool differ(const selection *sel, bool source)
 
 static void form(B *b, const char *filter, size_t limit)
 {
-	kv_buf_adds(b, "<form method=\"get\"><label>Tenant, backend or source holds "
-		       "<input type=\"search\" name=\"tenant\" value=\"");
+	mkv_buf_adds(b, "<form method=\"get\"><label>Tenant, backend or source holds "
+			"<input type=\"search\" name=\"tenant\" value=\"");
 	if (filter) {
 		size_t fn = strlen(filter);
-		kv_html_esc(b, filter, fn > KV_STATUS_FILTER_MAX ? KV_STATUS_FILTER_MAX : fn);
+		kv_html_esc(b, filter, fn > MKV_STATUS_FILTER_MAX ? MKV_STATUS_FILTER_MAX : fn);
 	}
-	kv_buf_printf(b,
-		      "\" placeholder=\"any\"></label><label>Show at most "
-		      "<input type=\"number\" name=\"limit\" min=\"0\" max=\"%d\" value=\"%zu\"></label>"
-		      "<button type=\"submit\">Show</button></form>\n",
-		      KV_STATUS_LIMIT_MAX, limit);
+	mkv_buf_printf(b,
+		       "\" placeholder=\"any\"></label><label>Show at most "
+		       "<input type=\"number\" name=\"limit\" min=\"0\" max=\"%d\" value=\"%zu\"></label>"
+		       "<button type=\"submit\">Show</button></form>\n",
+		       MKV_STATUS_LIMIT_MAX, limit);
 }
 
 static void labels(B *b, const kv_source_snap *s, const kv_tenant_snap *t)
 {
-	kv_buf_adds(b, " data-source=\"");
+	mkv_buf_adds(b, " data-source=\"");
 	kv_html_escs(b, s->name);
-	kv_buf_adds(b, "\" data-backend=\"");
+	mkv_buf_adds(b, "\" data-backend=\"");
 	kv_html_esc(b, t->backend_id, t->backend_len);
-	kv_buf_adds(b, "\" data-tenant=\"");
+	mkv_buf_adds(b, "\" data-tenant=\"");
 	kv_html_esc(b, t->tenant_id, t->tenant_len);
-	kv_buf_adds(b, "\"");
+	mkv_buf_adds(b, "\"");
 }
 
 /* A tenant's row: its ids, exact or stale (why, since when), its objects
@@ -216,59 +216,59 @@ static void tenant_row(B *b, const kv_exporter_snap *x, const kv_source_snap *s,
 		       bool backends, bool residency)
 {
 	const kv_tenant_counts *c = &t->counts;
-	kv_buf_printf(b, "<tr class=\"%s\"", t->stale ? "stale" : "exact");
+	mkv_buf_printf(b, "<tr class=\"%s\"", t->stale ? "stale" : "exact");
 	labels(b, s, t);
-	kv_buf_adds(b, ">");
+	mkv_buf_adds(b, ">");
 	if (sources) {
-		kv_buf_adds(b, "<td class=\"id\">");
+		mkv_buf_adds(b, "<td class=\"id\">");
 		kv_html_escs(b, s->name);
-		kv_buf_adds(b, "</td>");
+		mkv_buf_adds(b, "</td>");
 	}
 	if (backends) {
-		kv_buf_adds(b, "<td class=\"id\">");
+		mkv_buf_adds(b, "<td class=\"id\">");
 		kv_html_esc(b, t->backend_id, t->backend_len);
-		kv_buf_adds(b, "</td>");
+		mkv_buf_adds(b, "</td>");
 	}
-	kv_buf_adds(b, "<th scope=\"row\">");
+	mkv_buf_adds(b, "<th scope=\"row\">");
 	kv_html_esc(b, t->tenant_id, t->tenant_len);
-	kv_buf_adds(b, "</th><td class=\"state\">");
+	mkv_buf_adds(b, "</th><td class=\"state\">");
 	kv_html_fig_open(b, "span", t->stale ? "pill warn" : "pill ok", "mooncake_kv_state_stale", NULL, NULL,
 			 t->stale ? "1" : "0");
-	kv_buf_adds(b, t->stale ? "stale</span> " : "exact</span>");
+	mkv_buf_adds(b, t->stale ? "stale</span> " : "exact</span>");
 	for (unsigned r = 0; r < KV_STALE__BITS; r++)
 		if ((t->stale >> r) & 1) {
 			kv_html_fig_open(b, "span", "chip reason", "mooncake_kv_state_stale_reason", "reason",
 					 kv_stale_reason_name(r), "1");
-			kv_buf_adds(b, kv_stale_reason_name(r));
-			kv_buf_adds(b, "</span> ");
+			mkv_buf_adds(b, kv_stale_reason_name(r));
+			mkv_buf_adds(b, "</span> ");
 		}
-	kv_buf_adds(b, "</td>");
+	mkv_buf_adds(b, "</td>");
 	if (t->stale)
 		kv_html_time(b, "mooncake_kv_state_stale_since_timestamp_seconds", t->stale_since_ms, x->info.now_ms,
 			     false);
 	else
-		kv_buf_adds(b, "<td class=\"none t\">&mdash;</td>");
+		mkv_buf_adds(b, "<td class=\"none t\">&mdash;</td>");
 	kv_html_u64(b, "td", "mooncake_kv_objects", NULL, NULL, kv_counts_objects(c));
-	for (enum kv_medium m = KV_MEDIUM_CPU; m <= KV_MEDIUM_DISK; m++)
-		kv_html_u64(b, "td", "mooncake_kv_objects_by_medium", "medium", kv_medium_name(m),
+	for (enum mkv_medium m = MKV_MEDIUM_CPU; m <= MKV_MEDIUM_DISK; m++)
+		kv_html_u64(b, "td", "mooncake_kv_objects_by_medium", "medium", mkv_medium_name(m),
 			    kv_counts_on_medium(c, m));
-	for (int p = 0; p < KV_PLACE__COUNT; p++)
+	for (int p = 0; p < MKV_PLACE__COUNT; p++)
 		kv_html_u64(b, "td", "mooncake_kv_objects_by_placement", "placement",
-			    kv_placement_name((enum kv_placement)p), c->placement[p]);
+			    mkv_placement_name((enum mkv_placement)p), c->placement[p]);
 	if (residency && s->residency) {
 		kv_html_u64(b, "td", "mooncake_kv_object_lifetime_seconds_count", NULL, NULL, c->life.count);
 		kv_html_u64(b, "td", "mooncake_kv_object_lifetime_unobserved_total", NULL, NULL, c->life.unobserved);
 	} else if (residency) {
-		kv_buf_adds(b, "<td class=\"none n\">&mdash;</td><td class=\"none n\">&mdash;</td>");
+		mkv_buf_adds(b, "<td class=\"none n\">&mdash;</td><td class=\"none n\">&mdash;</td>");
 	}
-	kv_buf_adds(b, "</tr>\n");
+	mkv_buf_adds(b, "</tr>\n");
 }
 
 /* The table's head: the source's and the backend's columns where the
  * rows differ in them. */
 static void table_head(B *b, bool sources, bool backends, bool residency)
 {
-	kv_buf_printf(
+	mkv_buf_printf(
 		b,
 		"<div class=\"scroll\"><table class=\"tenants\"><thead><tr class=\"group\">"
 		"<th colspan=\"%d\"></th><th colspan=\"2\">By medium</th><th colspan=\"3\">By placement</th>%s</tr>"
@@ -285,16 +285,16 @@ static void table_head(B *b, bool sources, bool backends, bool residency)
 			  : "");
 }
 
-int kv_status_tenants(B *b, const kv_exporter_snap *x, const kv_status_opts *o)
+int kv_status_tenants(B *b, const kv_exporter_snap *x, const mkv_status_opts *o)
 {
-	size_t limit = o->limit > KV_STATUS_LIMIT_MAX ? KV_STATUS_LIMIT_MAX : o->limit;
+	size_t limit = o->limit > MKV_STATUS_LIMIT_MAX ? MKV_STATUS_LIMIT_MAX : o->limit;
 	const char *filter = o->filter && *o->filter ? o->filter : NULL;
 	selection sel;
-	if (select_tenants(x, filter, limit, &sel) != KV_OK)
-		return KV_ENOMEM;
-	kv_buf_adds(b, "<h2 id=\"tenants\">Tenants <small>stale first, then by objects</small></h2>\n");
+	if (select_tenants(x, filter, limit, &sel) != MKV_OK)
+		return MKV_ENOMEM;
+	mkv_buf_adds(b, "<h2 id=\"tenants\">Tenants <small>stale first, then by objects</small></h2>\n");
 	form(b, filter, limit);
-	kv_buf_printf(
+	mkv_buf_printf(
 		b,
 		"<p class=\"count\">Showing <b id=\"tenants-shown\">%zu</b> of <b id=\"tenants-matching\">%zu</b> "
 		"tenants%s (<b id=\"tenants-stale\">%zu</b> stale); <b id=\"tenants-left-out\">%zu</b> left out "
@@ -304,23 +304,23 @@ int kv_status_tenants(B *b, const kv_exporter_snap *x, const kv_status_opts *o)
 	bool sources = x->n_sources > 1 && differ(&sel, true), backends = differ(&sel, false);
 	bool one_source = sel.n && !sources && x->n_sources > 1, one_backend = sel.n && !backends;
 	if (one_source || one_backend)
-		kv_buf_adds(b, sel.n == 1 ? " It is of " : " All are of ");
+		mkv_buf_adds(b, sel.n == 1 ? " It is of " : " All are of ");
 	if (one_source) {
-		kv_buf_adds(b, "source <code id=\"tenants-source\">");
+		mkv_buf_adds(b, "source <code id=\"tenants-source\">");
 		kv_html_escs(b, x->sources[sel.v[0].si].name);
-		kv_buf_adds(b, one_backend ? "</code>, " : "</code>.");
+		mkv_buf_adds(b, one_backend ? "</code>, " : "</code>.");
 	}
 	if (one_backend) {
-		kv_buf_adds(b, "backend <code id=\"tenants-backend\">");
+		mkv_buf_adds(b, "backend <code id=\"tenants-backend\">");
 		kv_html_esc(b, sel.v[0].t->backend_id, sel.v[0].t->backend_len);
-		kv_buf_adds(b, "</code>.");
+		mkv_buf_adds(b, "</code>.");
 	}
-	kv_buf_adds(b, "</p>\n");
+	mkv_buf_adds(b, "</p>\n");
 	bool residency = kv_any_residency(x);
 	table_head(b, sources, backends, residency);
 	for (size_t i = 0; i < sel.n; i++)
 		tenant_row(b, x, &x->sources[sel.v[i].si], sel.v[i].t, sources, backends, residency);
-	kv_buf_adds(b, "</tbody></table></div>\n");
+	mkv_buf_adds(b, "</tbody></table></div>\n");
 	free(sel.v);
-	return KV_OK;
+	return MKV_OK;
 }

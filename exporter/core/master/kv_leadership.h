@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <mooncake_kv/store.h> /* enum kv_leadership_news */
+#include <mooncake_kv/store.h> /* enum mkv_leadership_news */
 
 #include "kv_state.h"
 
@@ -38,14 +38,14 @@ const char *kv_ha_role_name(enum kv_ha_role r);
 enum kv_ha_role kv_ha_role_of(enum kv_ha_state s);
 
 /* The body of /ha_status (text/plain, surrounding white space ignored):
- * KV_POLL_OK, or KV_POLL_FIELD for a word upstream does not use (*state
+ * MKV_POLL_OK, or MKV_POLL_FIELD for a word upstream does not use (*state
  * KV_HA_UNKNOWN). */
-enum kv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_state *state);
+enum mkv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_state *state);
 
 /* The body of /leader: {"present":bool,"leader_address":"...","view_version":N}.
- * Returns KV_POLL_OK (has_view false when no leader is present),
- * KV_POLL_PARSE, KV_POLL_FIELD or KV_POLL_NO_MEMORY. */
-enum kv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view);
+ * Returns MKV_POLL_OK (has_view false when no leader is present),
+ * MKV_POLL_PARSE, MKV_POLL_FIELD or MKV_POLL_NO_MEMORY. */
+enum mkv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view);
 
 /* One member as its last polls saw it. */
 typedef struct kv_ha_obs {
@@ -121,7 +121,7 @@ void kv_member_role_published(kv_member_role *r, uint64_t events);
  * what the old one published last may never have reached us); a one-master
  * source whose master stands by drops its state until the master serves
  * again, so that no sum counts the store twice (docs/design.md, "Highly
- * available masters").  Returns enum kv_leadership_news bits. */
+ * available masters").  Returns enum mkv_leadership_news bits. */
 unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n, size_t who, const kv_ha_obs *o,
 			       bool standby, kv_state *state);
 

@@ -29,9 +29,9 @@
  * tenant default's keys over as another's (it ignores a parameter it does
  * not know, so /get_all_keys?tenant_id=T would answer with default's). */
 typedef struct kv_keys_at {
-	kv_buf listing; /* the listing's URL */
-	kv_buf query;   /* a batch query's URL up to its first key */
-	kv_str tenant;  /* borrowed: the tenant the answers must name; {NULL, 0} for default */
+	mkv_buf listing; /* the listing's URL */
+	mkv_buf query;   /* a batch query's URL up to its first key */
+	mkv_str tenant;  /* borrowed: the tenant the answers must name; {NULL, 0} for default */
 } kv_keys_at;
 
 #define KV_TENANT_ID_HEADER "X-Mooncake-Tenant-Id" /* names the tenant a per-tenant answer describes */
@@ -39,12 +39,12 @@ typedef struct kv_keys_at {
 void kv_keys_at_init(kv_keys_at *k);
 void kv_keys_at_free(kv_keys_at *k);
 /* The URLs of tenant's keys at the master's admin URL base.  Returns 0,
- * KV_EINVAL for a tenant no endpoint can name (empty, or with a byte below
+ * MKV_EINVAL for a tenant no endpoint can name (empty, or with a byte below
  * 0x20 or DEL, or beginning with '_': upstream's TenantId::IsValid), or
- * KV_ENOMEM. */
-int kv_keys_at_set(kv_keys_at *k, const char *base, kv_str tenant);
+ * MKV_ENOMEM. */
+int kv_keys_at_set(kv_keys_at *k, const char *base, mkv_str tenant);
 /* Whether a request can name the tenant (the rule above). */
-bool kv_keys_tenant_nameable(kv_str tenant);
+bool kv_keys_tenant_nameable(mkv_str tenant);
 
 /* What the answer to a listing request is, from its status and the tenant
  * its KV_TENANT_ID_HEADER names (NULL: none). */
@@ -60,7 +60,7 @@ enum kv_listed kv_keys_listed(const kv_keys_at *k, long http, const char *tenant
 
 /* The listing, split into keys as it arrives. */
 typedef struct kv_listing {
-	kv_buf carry;       /* bytes not yet split */
+	mkv_buf carry;      /* bytes not yet split */
 	bool skipping;      /* inside an overlong line */
 	uint64_t listed;    /* non-empty lines split so far */
 	uint64_t unaskable; /* of them, keys no batch query can ask about */
@@ -75,7 +75,7 @@ typedef bool (*kv_listing_key_fn)(const char *key, size_t len, void *ctx);
 void kv_listing_init(kv_listing *l, uint64_t max_keys);
 void kv_listing_reset(kv_listing *l);
 void kv_listing_free(kv_listing *l);
-/* Appends bytes of the listing.  Returns 0 or KV_ENOMEM. */
+/* Appends bytes of the listing.  Returns 0 or MKV_ENOMEM. */
 int kv_listing_feed(kv_listing *l, const void *p, size_t n);
 /* Splits the complete lines held (at_end: the last, unterminated one too)
  * and hands each key on; a line longer than KV_KEYS_MAX_KEY_BYTES is
@@ -87,8 +87,8 @@ bool kv_listing_split(kv_listing *l, bool at_end, kv_listing_key_fn fn, void *ct
 
 /* One batch query: the URL and the keys it asks about. */
 typedef struct kv_key_batch {
-	kv_buf url;
-	kv_buf keys; /* each NUL-terminated */
+	mkv_buf url;
+	mkv_buf keys; /* each NUL-terminated */
 	size_t n;
 	uint32_t key_at[KV_KEYS_BATCH_MAX];
 } kv_key_batch;
@@ -98,7 +98,7 @@ void kv_key_batch_reset(kv_key_batch *b);
 void kv_key_batch_free(kv_key_batch *b);
 /* Whether a key of len bytes no longer fits (the batch must be asked first). */
 bool kv_key_batch_full(const kv_key_batch *b, const kv_keys_at *at, size_t len);
-/* Adds a key to the batch, asked at `at`.  Returns 0 or KV_ENOMEM. */
+/* Adds a key to the batch, asked at `at`.  Returns 0 or MKV_ENOMEM. */
 int kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len);
 static inline const char *kv_key_batch_key(const kv_key_batch *b, size_t i)
 {
@@ -111,10 +111,10 @@ static inline const char *kv_key_batch_key(const kv_key_batch *b, size_t i)
  * (OBJECT_NOT_FOUND: removed since the listing, as the replay will say) or
  * cannot tell; *unknown += the keys it could not tell (a failed lookup, or
  * no answer).  Asked per tenant, the answer must name at->tenant in its
- * "tenant_id".  Returns KV_POLL_OK, KV_POLL_PARSE (not {"success":true,
- * "data":{...}}), KV_POLL_FIELD (another tenant's answer) or
- * KV_POLL_NO_MEMORY. */
-enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const kv_keys_at *at, const char *body, size_t len,
-				      unsigned *media, uint64_t *unknown);
+ * "tenant_id".  Returns MKV_POLL_OK, MKV_POLL_PARSE (not {"success":true,
+ * "data":{...}}), MKV_POLL_FIELD (another tenant's answer) or
+ * MKV_POLL_NO_MEMORY. */
+enum mkv_poll_error kv_key_batch_parse(const kv_key_batch *b, const kv_keys_at *at, const char *body, size_t len,
+				       unsigned *media, uint64_t *unknown);
 
 #endif

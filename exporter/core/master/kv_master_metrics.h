@@ -33,17 +33,17 @@ typedef struct kv_quota_reject {
 typedef struct kv_quota_rejects {
 	kv_quota_reject *v;
 	size_t n, cap;
-	kv_buf names;
+	mkv_buf names;
 	uint64_t overflow; /* series left out: beyond the limit */
 } kv_quota_rejects;
 
-/* Copies src into dst, reusing dst's memory.  Returns 0 or KV_ENOMEM (dst
+/* Copies src into dst, reusing dst's memory.  Returns 0 or MKV_ENOMEM (dst
  * then holds none). */
 int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src);
 void kv_quota_rejects_free(kv_quota_rejects *r);
 
 typedef struct kv_metrics_reader {
-	kv_buf line;   /* the line being received */
+	mkv_buf line;  /* the line being received */
 	bool skipping; /* inside an overlong line */
 	bool bad;      /* a sample we read was not a number, or a line too long */
 	bool no_memory;
@@ -71,11 +71,11 @@ void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects);
 /* Forgets what was read: for the next answer. */
 void kv_metrics_reader_reset(kv_metrics_reader *r);
 void kv_metrics_reader_free(kv_metrics_reader *r);
-/* Bytes of the answer, in order.  Returns 0 or KV_ENOMEM. */
+/* Bytes of the answer, in order.  Returns 0 or MKV_ENOMEM. */
 int kv_metrics_reader_feed(kv_metrics_reader *r, const void *p, size_t n);
-/* The answer is complete.  Returns KV_POLL_OK; KV_POLL_FIELD when it has no
+/* The answer is complete.  Returns MKV_POLL_OK; MKV_POLL_FIELD when it has no
  * master_key_count, or a sample we use is not a number (or a counter below
- * 0), or a line is longer than KV_METRICS_MAX_LINE; KV_POLL_NO_MEMORY. */
-enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r);
+ * 0), or a line is longer than KV_METRICS_MAX_LINE; MKV_POLL_NO_MEMORY. */
+enum mkv_poll_error kv_metrics_reader_end(kv_metrics_reader *r);
 
 #endif

@@ -31,7 +31,7 @@ typedef struct kv_quotas {
 	enum kv_quota_mode mode;
 	kv_quota *v;
 	size_t n, cap;
-	kv_buf names;
+	mkv_buf names;
 	uint64_t overflow; /* tenants left out of the last answer: beyond the tenant limit */
 } kv_quotas;
 
@@ -45,9 +45,9 @@ typedef struct kv_quotas {
 typedef struct kv_quotas_reader {
 	kv_quotas q; /* what this answer holds so far */
 	size_t max;
-	kv_buf buf; /* the element being received */
+	mkv_buf buf; /* the element being received */
 	struct kv_quotas_scan {
-		enum kv_poll_error err;
+		enum mkv_poll_error err;
 		int top, depth;
 		bool fed, in_string, escape, capture, any_key;
 		bool in_data, in_success, data_array, seen_data, seen_success, success;
@@ -60,16 +60,16 @@ void kv_quotas_reader_init(kv_quotas_reader *r, size_t max);
 /* For the next answer (its memory kept). */
 void kv_quotas_reader_reset(kv_quotas_reader *r);
 void kv_quotas_reader_free(kv_quotas_reader *r);
-/* Bytes of a 200 answer, in order.  Returns 0 or KV_ENOMEM. */
+/* Bytes of a 200 answer, in order.  Returns 0 or MKV_ENOMEM. */
 int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n);
-/* The answer is complete: on KV_POLL_OK it replaces what q held (whole or
- * not at all: on KV_POLL_PARSE, KV_POLL_FIELD or KV_POLL_NO_MEMORY q is
+/* The answer is complete: on MKV_POLL_OK it replaces what q held (whole or
+ * not at all: on MKV_POLL_PARSE, MKV_POLL_FIELD or MKV_POLL_NO_MEMORY q is
  * unchanged). */
-enum kv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q);
+enum mkv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q);
 
 /* The same for a body held whole. */
-enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max);
-/* Copies src into dst, reusing dst's memory.  Returns 0 or KV_ENOMEM (dst
+enum mkv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max);
+/* Copies src into dst, reusing dst's memory.  Returns 0 or MKV_ENOMEM (dst
  * then holds no tenants). */
 int kv_quotas_copy(kv_quotas *dst, const kv_quotas *src);
 void kv_quotas_free(kv_quotas *q);

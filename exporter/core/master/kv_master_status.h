@@ -27,17 +27,17 @@ typedef struct kv_master_status {
 	uint64_t skipped_unparsed_keys;
 	bool has_invalid_hashes; /* dev/conductor's: keys whose block hash it could not encode */
 	uint64_t invalid_event_hashes;
-	enum kv_dialect dialect; /* what the set of fields says the publisher speaks */
+	enum mkv_dialect dialect; /* what the set of fields says the publisher speaks */
 } kv_master_status;
 
-/* KV_POLL_OK, KV_POLL_PARSE (not JSON, not an object, too-big integer) or
- * KV_POLL_FIELD (a field missing or of the wrong type). */
-enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out);
+/* MKV_POLL_OK, MKV_POLL_PARSE (not JSON, not an object, too-big integer) or
+ * MKV_POLL_FIELD (a field missing or of the wrong type). */
+enum mkv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out);
 
 /* What a poll's outcome says of the master's publisher: 1 publishing (a
  * valid answer with enabled), 0 absent (a standby's 503, no answer at all,
  * enabled=false), -1 nothing (a bad answer is no evidence either way). */
-int kv_master_publisher_seen(enum kv_poll_error err, long http_status, const kv_master_status *st);
+int kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st);
 
 #define KV_DROP_WINDOW_SECONDS 60.0
 #define KV_DROP_WINDOW_SAMPLES 256
@@ -53,7 +53,7 @@ typedef struct kv_master {
 	bool standby;     /* the last answer was 503: a standby master */
 	bool have_status; /* status holds a valid body */
 	kv_master_status status;
-	uint64_t poll_errors[KV_POLL__COUNT];
+	uint64_t poll_errors[MKV_POLL__COUNT];
 	double last_poll_time;     /* unix seconds of the last finished poll */
 	double last_poll_duration; /* seconds */
 	double drop_ratio;         /* dropped / (published + dropped) over the window */
@@ -66,17 +66,17 @@ typedef struct kv_master {
 	/* the master's own key count (master_key_count of its /metrics) */
 	bool keys_known;
 	double keys;
-	uint64_t keys_errors[KV_POLL__COUNT];
+	uint64_t keys_errors[MKV_POLL__COUNT];
 } kv_master;
 
 /* One poll finished at `now` (unix seconds) after `duration` seconds.
  * http_status is 0 when no response came.  before is the stream's position
  * read *before* the request was sent (see kv_loss.h). */
-void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
+void kv_master_record(kv_master *m, double now, double duration, enum mkv_poll_error err, long http_status,
 		      const kv_master_status *st, const kv_stream_pos *before);
 
 /* The outcome of reading master_key_count from the master's /metrics. */
-void kv_master_record_keys(kv_master *m, enum kv_poll_error err, double keys);
+void kv_master_record_keys(kv_master *m, enum mkv_poll_error err, double keys);
 
 /* After a valid answer, with the stream's position now: updates
  * loss.behind and says whether a tail is certainly lost (kv_loss_tail:

@@ -32,7 +32,7 @@ static bool space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-enum kv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_state *state)
+enum mkv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_state *state)
 {
 	while (len && space(*body))
 		body++, len--;
@@ -40,19 +40,19 @@ enum kv_poll_error kv_ha_parse_state(const char *body, size_t len, enum kv_ha_st
 		len--;
 	for (int s = KV_HA_UNKNOWN + 1; s < KV_HA__STATES; s++)
 		if (strlen(state_names[s]) == len && !memcmp(state_names[s], body, len))
-			return *state = (enum kv_ha_state)s, KV_POLL_OK;
+			return *state = (enum kv_ha_state)s, MKV_POLL_OK;
 	*state = KV_HA_UNKNOWN;
-	return KV_POLL_FIELD;
+	return MKV_POLL_FIELD;
 }
 
-enum kv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view)
+enum mkv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_view, uint64_t *view)
 {
-	enum kv_poll_error rc = KV_POLL_FIELD;
+	enum mkv_poll_error rc = MKV_POLL_FIELD;
 	*has_view = false;
 	json_t *root = kv_master_json(body, len, &rc);
 	if (!root)
 		return rc;
-	rc = KV_POLL_FIELD;
+	rc = MKV_POLL_FIELD;
 	const json_t *present = json_object_get(root, "present"), *v = json_object_get(root, "view_version");
 	if (!json_is_boolean(present))
 		goto out;
@@ -62,7 +62,7 @@ enum kv_poll_error kv_ha_parse_leader(const char *body, size_t len, bool *has_vi
 		*has_view = true;
 		*view = (uint64_t)json_integer_value(v);
 	}
-	rc = KV_POLL_OK;
+	rc = MKV_POLL_OK;
 out:
 	json_decref(root);
 	return rc;
@@ -83,7 +83,7 @@ bool kv_failover_tell_step(kv_failover_tell *t, unsigned news, int leader, bool 
 			   int *from)
 {
 	bool tell = false;
-	if ((news & KV_LEAD_FAILOVER) && !t->waits) {
+	if ((news & MKV_LEAD_FAILOVER) && !t->waits) {
 		t->waits = true;
 		t->from = t->last;
 		t->since = now;
@@ -224,18 +224,18 @@ unsigned kv_leadership_observe(kv_leadership *l, kv_member_role *roles, size_t n
 	obs_list list = {(const unsigned char *)roles + offsetof(kv_member_role, obs), sizeof(*roles)};
 	if (judge(l, list, n)) {
 		kv_state_mark_stale(state, KV_STALE_FAILOVER);
-		news |= KV_LEAD_FAILOVER;
+		news |= MKV_LEAD_FAILOVER;
 	}
 	if (l->split_brains != splits_before)
-		news |= KV_LEAD_SPLIT;
+		news |= MKV_LEAD_SPLIT;
 	if (n == 1) {
 		if (standby && !l->dropped) {
 			kv_state_drop(state);
 			l->dropped = true;
-			news |= KV_LEAD_DROPPED;
+			news |= MKV_LEAD_DROPPED;
 		} else if (o->serving && l->dropped) {
 			l->dropped = false;
-			news |= KV_LEAD_RESUMED;
+			news |= MKV_LEAD_RESUMED;
 		}
 	}
 	return news;

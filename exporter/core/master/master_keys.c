@@ -10,12 +10,12 @@ void kv_listing_init(kv_listing *l, uint64_t max_keys)
 {
 	memset(l, 0, sizeof(*l));
 	l->max_keys = max_keys;
-	kv_buf_init(&l->carry);
+	mkv_buf_init(&l->carry);
 }
 
 void kv_listing_reset(kv_listing *l)
 {
-	kv_buf_reset(&l->carry);
+	mkv_buf_reset(&l->carry);
 	l->skipping = false;
 	l->listed = l->unaskable = 0;
 	l->too_long = false;
@@ -23,13 +23,13 @@ void kv_listing_reset(kv_listing *l)
 
 void kv_listing_free(kv_listing *l)
 {
-	kv_buf_free(&l->carry);
+	mkv_buf_free(&l->carry);
 }
 
 int kv_listing_feed(kv_listing *l, const void *p, size_t n)
 {
-	kv_buf_add(&l->carry, p, n);
-	return kv_buf_ok(&l->carry) ? KV_OK : KV_ENOMEM;
+	mkv_buf_add(&l->carry, p, n);
+	return mkv_buf_ok(&l->carry) ? MKV_OK : MKV_ENOMEM;
 }
 
 bool kv_listing_split(kv_listing *l, bool at_end, kv_listing_key_fn fn, void *ctx)
@@ -60,7 +60,7 @@ bool kv_listing_split(kv_listing *l, bool at_end, kv_listing_key_fn fn, void *ct
 			if (++l->listed > l->max_keys) {
 				l->too_long = true;
 				go = false;
-			} else if (memchr(p, ',', n) || n > KV_KEYS_MAX_KEY_BYTES || !kv_label_value_clean(p, n))
+			} else if (memchr(p, ',', n) || n > KV_KEYS_MAX_KEY_BYTES || !mkv_label_value_clean(p, n))
 				l->unaskable++;
 			else
 				go = fn(p, n, ctx);
@@ -80,32 +80,32 @@ static bool unreserved(unsigned char c)
 	       c == '_' || c == '~';
 }
 
-static void add_encoded(kv_buf *b, const char *p, size_t len)
+static void add_encoded(mkv_buf *b, const char *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)p[i];
 		if (unreserved(c))
-			kv_buf_addc(b, (char)c);
+			mkv_buf_addc(b, (char)c);
 		else
-			kv_buf_printf(b, "%%%02X", c);
+			mkv_buf_printf(b, "%%%02X", c);
 	}
 }
 
 void kv_keys_at_init(kv_keys_at *k)
 {
 	memset(k, 0, sizeof(*k));
-	kv_buf_init(&k->listing);
-	kv_buf_init(&k->query);
+	mkv_buf_init(&k->listing);
+	mkv_buf_init(&k->query);
 }
 
 void kv_keys_at_free(kv_keys_at *k)
 {
-	kv_buf_free(&k->listing);
-	kv_buf_free(&k->query);
+	mkv_buf_free(&k->listing);
+	mkv_buf_free(&k->query);
 }
 
 /* upstream's TenantId::IsValid (mooncake-store/include/tenant_id.h) */
-bool kv_keys_tenant_nameable(kv_str t)
+bool kv_keys_tenant_nameable(mkv_str t)
 {
 	if (!t.len || t.ptr[0] == '_')
 		return false;
@@ -115,25 +115,25 @@ bool kv_keys_tenant_nameable(kv_str t)
 	return true;
 }
 
-int kv_keys_at_set(kv_keys_at *k, const char *base, kv_str tenant)
+int kv_keys_at_set(kv_keys_at *k, const char *base, mkv_str tenant)
 {
-	kv_buf_reset(&k->listing);
-	kv_buf_reset(&k->query);
-	k->tenant = (kv_str){NULL, 0};
+	mkv_buf_reset(&k->listing);
+	mkv_buf_reset(&k->query);
+	k->tenant = (mkv_str){NULL, 0};
 	if (kv_tenant_is_default(tenant)) {
-		kv_buf_printf(&k->listing, "%s/get_all_keys", base);
-		kv_buf_printf(&k->query, "%s/batch_query_keys?keys=", base);
+		mkv_buf_printf(&k->listing, "%s/get_all_keys", base);
+		mkv_buf_printf(&k->query, "%s/batch_query_keys?keys=", base);
 	} else {
 		if (!kv_keys_tenant_nameable(tenant))
-			return KV_EINVAL;
+			return MKV_EINVAL;
 		k->tenant = tenant;
-		kv_buf_printf(&k->listing, "%s/api/v1/tenant_keys?tenant_id=", base);
+		mkv_buf_printf(&k->listing, "%s/api/v1/tenant_keys?tenant_id=", base);
 		add_encoded(&k->listing, tenant.ptr, tenant.len);
-		kv_buf_printf(&k->query, "%s/api/v1/tenant_batch_query_keys?tenant_id=", base);
+		mkv_buf_printf(&k->query, "%s/api/v1/tenant_batch_query_keys?tenant_id=", base);
 		add_encoded(&k->query, tenant.ptr, tenant.len);
-		kv_buf_adds(&k->query, "&keys=");
+		mkv_buf_adds(&k->query, "&keys=");
 	}
-	return kv_buf_ok(&k->listing) && kv_buf_ok(&k->query) ? KV_OK : KV_ENOMEM;
+	return mkv_buf_ok(&k->listing) && mkv_buf_ok(&k->query) ? MKV_OK : MKV_ENOMEM;
 }
 
 static bool names(const kv_keys_at *k, const char *v, size_t n)
@@ -157,22 +157,22 @@ enum kv_listed kv_keys_listed(const kv_keys_at *k, long http, const char *tenant
 
 void kv_key_batch_init(kv_key_batch *b)
 {
-	kv_buf_init(&b->url);
-	kv_buf_init(&b->keys);
+	mkv_buf_init(&b->url);
+	mkv_buf_init(&b->keys);
 	b->n = 0;
 }
 
 void kv_key_batch_reset(kv_key_batch *b)
 {
-	kv_buf_reset(&b->url);
-	kv_buf_reset(&b->keys);
+	mkv_buf_reset(&b->url);
+	mkv_buf_reset(&b->keys);
 	b->n = 0;
 }
 
 void kv_key_batch_free(kv_key_batch *b)
 {
-	kv_buf_free(&b->url);
-	kv_buf_free(&b->keys);
+	mkv_buf_free(&b->url);
+	mkv_buf_free(&b->keys);
 	b->n = 0;
 }
 
@@ -184,14 +184,14 @@ bool kv_key_batch_full(const kv_key_batch *b, const kv_keys_at *at, size_t len)
 int kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len)
 {
 	if (!b->n)
-		kv_buf_add(&b->url, at->query.data, at->query.len);
+		mkv_buf_add(&b->url, at->query.data, at->query.len);
 	else
-		kv_buf_addc(&b->url, ',');
+		mkv_buf_addc(&b->url, ',');
 	add_encoded(&b->url, key, len);
 	b->key_at[b->n++] = (uint32_t)b->keys.len;
-	kv_buf_add(&b->keys, key, len);
-	kv_buf_addc(&b->keys, '\0');
-	return kv_buf_ok(&b->url) && kv_buf_ok(&b->keys) ? KV_OK : KV_ENOMEM;
+	mkv_buf_add(&b->keys, key, len);
+	mkv_buf_addc(&b->keys, '\0');
+	return mkv_buf_ok(&b->url) && mkv_buf_ok(&b->keys) ? MKV_OK : MKV_ENOMEM;
 }
 
 static unsigned media_of(const json_t *entry)
@@ -199,30 +199,30 @@ static unsigned media_of(const json_t *entry)
 	static const char *const disk[] = {"disk_values", "local_disk_values", "nof_values"};
 	unsigned m = 0;
 	if (json_array_size(json_object_get(entry, "values")))
-		m |= KV_MEDIUM_CPU;
+		m |= MKV_MEDIUM_CPU;
 	for (size_t i = 0; i < 3; i++)
 		if (json_array_size(json_object_get(entry, disk[i])))
-			m |= KV_MEDIUM_DISK;
+			m |= MKV_MEDIUM_DISK;
 	return m;
 }
 
-enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const kv_keys_at *at, const char *body, size_t len,
-				      unsigned *media, uint64_t *unknown)
+enum mkv_poll_error kv_key_batch_parse(const kv_key_batch *b, const kv_keys_at *at, const char *body, size_t len,
+				       unsigned *media, uint64_t *unknown)
 {
-	enum kv_poll_error rc;
+	enum mkv_poll_error rc;
 	json_t *root = kv_master_json(body, len, &rc);
 	if (!root)
 		return rc;
 	const json_t *data = json_object_get(root, "data");
 	if (!json_is_true(json_object_get(root, "success")) || !json_is_object(data)) {
 		json_decref(root);
-		return KV_POLL_PARSE;
+		return MKV_POLL_PARSE;
 	}
 	const json_t *tenant = json_object_get(root, "tenant_id");
 	if (at->tenant.ptr &&
 	    !(json_is_string(tenant) && names(at, json_string_value(tenant), json_string_length(tenant)))) {
 		json_decref(root);
-		return KV_POLL_FIELD;
+		return MKV_POLL_FIELD;
 	}
 	for (size_t i = 0; i < b->n; i++) {
 		const json_t *e = json_object_get(data, kv_key_batch_key(b, i));
@@ -234,5 +234,5 @@ enum kv_poll_error kv_key_batch_parse(const kv_key_batch *b, const kv_keys_at *a
 			++*unknown;
 	}
 	json_decref(root);
-	return KV_POLL_OK;
+	return MKV_POLL_OK;
 }

@@ -18,33 +18,33 @@ int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src)
 	void *v = dst->v;
 	int rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
 	dst->v = v;
-	dst->n = rc == KV_OK ? src->n : 0;
+	dst->n = rc == MKV_OK ? src->n : 0;
 	return rc;
 }
 
 void kv_quota_rejects_free(kv_quota_rejects *r)
 {
 	free(r->v);
-	kv_buf_free(&r->names);
+	mkv_buf_free(&r->names);
 	memset(r, 0, sizeof(*r));
 }
 
 void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects)
 {
 	memset(r, 0, sizeof(*r));
-	kv_buf_init(&r->line);
-	kv_buf_init(&r->rejects.names);
-	kv_buf_init(&r->evictions.names);
+	mkv_buf_init(&r->line);
+	mkv_buf_init(&r->rejects.names);
+	mkv_buf_init(&r->evictions.names);
 	r->max_rejects = max_rejects;
 }
 
 void kv_metrics_reader_reset(kv_metrics_reader *r)
 {
-	kv_buf_reset(&r->line);
-	kv_buf_reset(&r->rejects.names);
+	mkv_buf_reset(&r->line);
+	mkv_buf_reset(&r->rejects.names);
 	r->rejects.n = 0;
 	r->rejects.overflow = 0;
-	kv_buf_reset(&r->evictions.names);
+	mkv_buf_reset(&r->evictions.names);
 	r->evictions.n = 0;
 	r->evictions.overflow = 0;
 	r->skipping = r->bad = r->has_keys = r->no_memory = false;
@@ -53,7 +53,7 @@ void kv_metrics_reader_reset(kv_metrics_reader *r)
 
 void kv_metrics_reader_free(kv_metrics_reader *r)
 {
-	kv_buf_free(&r->line);
+	mkv_buf_free(&r->line);
 	kv_quota_rejects_free(&r->rejects);
 	kv_quota_rejects_free(&r->evictions);
 }
@@ -150,12 +150,12 @@ static void tenant_sample(kv_metrics_reader *r, kv_quota_rejects *q, const char 
 	kv_quota_reject *e = &q->v[q->n++];
 	e->tenant_at = q->names.len;
 	e->tenant_len = (uint32_t)tl;
-	kv_buf_add(&q->names, tenant, tl);
-	kv_buf_addc(&q->names, '\0'); /* each name a C string too, for the renderer */
+	mkv_buf_add(&q->names, tenant, tl);
+	mkv_buf_addc(&q->names, '\0'); /* each name a C string too, for the renderer */
 	e->reason_at = q->names.len;
 	e->reason_len = (uint32_t)rl;
-	kv_buf_add(&q->names, reason, rl);
-	kv_buf_addc(&q->names, '\0');
+	mkv_buf_add(&q->names, reason, rl);
+	mkv_buf_addc(&q->names, '\0');
 	e->count = v;
 }
 
@@ -191,14 +191,14 @@ int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
 		if (!r->skipping) {
 			if (r->line.len + (size_t)(e - p) > KV_METRICS_MAX_LINE) {
 				r->skipping = r->bad = true;
-				kv_buf_reset(&r->line);
+				mkv_buf_reset(&r->line);
 			} else if (nl && !r->line.len) {
 				line(r, p, (size_t)(e - p)); /* whole in this piece: no copy */
 			} else {
-				kv_buf_add(&r->line, p, (size_t)(e - p));
+				mkv_buf_add(&r->line, p, (size_t)(e - p));
 				if (nl) {
-					line(r, kv_buf_str(&r->line), r->line.len);
-					kv_buf_reset(&r->line);
+					line(r, mkv_buf_str(&r->line), r->line.len);
+					mkv_buf_reset(&r->line);
 				}
 			}
 		}
@@ -206,18 +206,18 @@ int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
 			r->skipping = false;
 		p = nl ? nl + 1 : end;
 	}
-	r->no_memory |= !kv_buf_ok(&r->line) || !kv_buf_ok(&r->rejects.names) || !kv_buf_ok(&r->evictions.names);
-	return r->no_memory ? KV_ENOMEM : KV_OK;
+	r->no_memory |= !mkv_buf_ok(&r->line) || !mkv_buf_ok(&r->rejects.names) || !mkv_buf_ok(&r->evictions.names);
+	return r->no_memory ? MKV_ENOMEM : MKV_OK;
 }
 
-enum kv_poll_error kv_metrics_reader_end(kv_metrics_reader *r)
+enum mkv_poll_error kv_metrics_reader_end(kv_metrics_reader *r)
 {
 	if (r->line.len && !r->skipping)
 		line(r, r->line.data, r->line.len);
-	kv_buf_reset(&r->line);
-	if (r->no_memory || !kv_buf_ok(&r->rejects.names) || !kv_buf_ok(&r->evictions.names))
-		return KV_POLL_NO_MEMORY;
-	return r->has_keys && !r->bad ? KV_POLL_OK : KV_POLL_FIELD;
+	mkv_buf_reset(&r->line);
+	if (r->no_memory || !mkv_buf_ok(&r->rejects.names) || !mkv_buf_ok(&r->evictions.names))
+		return MKV_POLL_NO_MEMORY;
+	return r->has_keys && !r->bad ? MKV_POLL_OK : MKV_POLL_FIELD;
 }
 
 static uint64_t name_hash(const char *p, size_t n)
@@ -232,7 +232,7 @@ int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t)
 		cap *= 2;
 	memset(ix, 0, sizeof(*ix));
 	if (!(ix->slot = calloc(cap, sizeof(*ix->slot))))
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	ix->mask = cap - 1;
 	for (size_t i = 0; i < t->n; i++) {
 		size_t j = name_hash(t->names.data + t->v[i].tenant_at, t->v[i].tenant_len) & ix->mask;
@@ -240,7 +240,7 @@ int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t)
 			j = (j + 1) & ix->mask;
 		ix->slot[j] = (uint32_t)i + 1;
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 bool kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len,

@@ -45,21 +45,21 @@ static bool room(kv_quotas *q, size_t max)
  * half-taken). */
 static void element(kv_quotas_reader *r, const char *p, size_t n)
 {
-	enum kv_poll_error rc = KV_POLL_FIELD;
+	enum mkv_poll_error rc = MKV_POLL_FIELD;
 	json_t *e = kv_master_json(p, n, &rc);
 	kv_quota q = {0};
 	const char *name;
 	size_t name_len;
 	if (!e || !entry(e, &q, &name, &name_len)) {
-		r->st.err = rc == KV_POLL_NO_MEMORY ? rc : KV_POLL_FIELD;
+		r->st.err = rc == MKV_POLL_NO_MEMORY ? rc : MKV_POLL_FIELD;
 	} else if (r->q.n >= r->max) {
 		r->q.overflow++;
 	} else if (!room(&r->q, r->max)) {
-		r->st.err = KV_POLL_NO_MEMORY;
+		r->st.err = MKV_POLL_NO_MEMORY;
 	} else {
 		q.name_at = r->q.names.len;
 		q.name_len = (uint32_t)name_len;
-		kv_buf_add(&r->q.names, name, name_len);
+		mkv_buf_add(&r->q.names, name, name_len);
 		r->q.v[r->q.n++] = q;
 	}
 	json_decref(e);
@@ -68,8 +68,8 @@ static void element(kv_quotas_reader *r, const char *p, size_t n)
 void kv_quotas_reader_init(kv_quotas_reader *r, size_t max)
 {
 	memset(r, 0, sizeof(*r));
-	kv_buf_init(&r->q.names);
-	kv_buf_init(&r->buf);
+	mkv_buf_init(&r->q.names);
+	mkv_buf_init(&r->buf);
 	r->max = max;
 }
 
@@ -79,14 +79,14 @@ void kv_quotas_reader_reset(kv_quotas_reader *r)
 	r->q.n = 0;
 	r->q.overflow = 0;
 	r->q.mode = KV_QUOTAS_UNKNOWN;
-	kv_buf_reset(&r->q.names);
-	kv_buf_reset(&r->buf);
+	mkv_buf_reset(&r->q.names);
+	mkv_buf_reset(&r->buf);
 }
 
 void kv_quotas_reader_free(kv_quotas_reader *r)
 {
 	kv_quotas_free(&r->q);
-	kv_buf_free(&r->buf);
+	mkv_buf_free(&r->buf);
 }
 
 /* The shape is {"success":true,"data":[{...},...]} in any key order; only
@@ -99,7 +99,7 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 		char c = p[i];
 		if (r->st.in_string) {
 			if (r->st.capture)
-				kv_buf_addc(&r->buf, c);
+				mkv_buf_addc(&r->buf, c);
 			if (r->st.escape)
 				r->st.escape = false;
 			else if (c == '\\')
@@ -114,12 +114,12 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 		}
 		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
 			if (r->st.capture)
-				kv_buf_addc(&r->buf, c);
+				mkv_buf_addc(&r->buf, c);
 			continue;
 		}
 		if (r->st.top == TOP_START) {
 			if (c != '{')
-				r->st.err = KV_POLL_PARSE;
+				r->st.err = MKV_POLL_PARSE;
 			r->st.top = TOP_KEY;
 			r->st.depth = 1;
 			continue;
@@ -132,23 +132,23 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 				} else if (c == '"') {
 					r->st.in_string = true, r->st.key_len = 0;
 				} else {
-					r->st.err = KV_POLL_PARSE;
+					r->st.err = MKV_POLL_PARSE;
 				}
 				continue;
 			case TOP_COLON:
-				r->st.top = c == ':' ? TOP_VALUE : (r->st.err = KV_POLL_PARSE, TOP_DONE);
+				r->st.top = c == ':' ? TOP_VALUE : (r->st.err = MKV_POLL_PARSE, TOP_DONE);
 				r->st.any_key = true;
 				r->st.in_data = r->st.key_len == 4 && !memcmp(r->st.key, "data", 4);
 				r->st.in_success = r->st.key_len == 7 && !memcmp(r->st.key, "success", 7);
 				if ((r->st.in_data && r->st.seen_data) || (r->st.in_success && r->st.seen_success))
-					r->st.err = KV_POLL_PARSE; /* a key twice: which would be right? */
+					r->st.err = MKV_POLL_PARSE; /* a key twice: which would be right? */
 				r->st.seen_data |= r->st.in_data;
 				r->st.seen_success |= r->st.in_success;
 				r->st.literal_len = 0;
 				continue;
 			case TOP_VALUE:
 				if (r->st.in_data && c != '[') {
-					r->st.err = KV_POLL_FIELD;
+					r->st.err = MKV_POLL_FIELD;
 					continue;
 				}
 				r->st.top = TOP_NEXT;
@@ -166,12 +166,12 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 				}
 				break;
 			default:
-				r->st.err = KV_POLL_PARSE;
+				r->st.err = MKV_POLL_PARSE;
 				continue;
 			}
 		}
 		if (r->st.top == TOP_DONE) {
-			r->st.err = KV_POLL_PARSE; /* bytes after the document */
+			r->st.err = MKV_POLL_PARSE; /* bytes after the document */
 			continue;
 		}
 		/* inside a top-level value */
@@ -187,14 +187,14 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 				continue;
 			}
 			if (c != '{') {
-				r->st.err = KV_POLL_FIELD; /* an element that is no object */
+				r->st.err = MKV_POLL_FIELD; /* an element that is no object */
 				continue;
 			}
 			r->st.capture = true;
-			kv_buf_reset(&r->buf);
+			mkv_buf_reset(&r->buf);
 		}
 		if (r->st.capture)
-			kv_buf_addc(&r->buf, c);
+			mkv_buf_addc(&r->buf, c);
 		if (c == '"') {
 			r->st.in_string = true;
 		} else if (c == '{' || c == '[') {
@@ -203,13 +203,13 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 			r->st.depth--;
 			if (r->st.capture && r->st.depth == 2) {
 				r->st.capture = false;
-				if (kv_buf_ok(&r->buf))
+				if (mkv_buf_ok(&r->buf))
 					element(r, r->buf.data, r->buf.len);
-				kv_buf_reset(&r->buf);
+				mkv_buf_reset(&r->buf);
 			}
 		}
 		if (r->st.capture && r->buf.len > KV_QUOTAS_MAX_ELEMENT)
-			r->st.err = KV_POLL_FIELD;
+			r->st.err = MKV_POLL_FIELD;
 	}
 }
 
@@ -217,18 +217,19 @@ int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n)
 {
 	r->st.fed = r->st.fed || n;
 	scan(r, p, n);
-	return r->st.err == KV_POLL_NO_MEMORY || !kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names) ? KV_ENOMEM : KV_OK;
+	return r->st.err == MKV_POLL_NO_MEMORY || !mkv_buf_ok(&r->buf) || !mkv_buf_ok(&r->q.names) ? MKV_ENOMEM
+												   : MKV_OK;
 }
 
-enum kv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q)
+enum mkv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q)
 {
-	enum kv_poll_error rc = r->st.err;
-	if (!kv_buf_ok(&r->buf) || !kv_buf_ok(&r->q.names))
-		rc = KV_POLL_NO_MEMORY;
+	enum mkv_poll_error rc = r->st.err;
+	if (!mkv_buf_ok(&r->buf) || !mkv_buf_ok(&r->q.names))
+		rc = MKV_POLL_NO_MEMORY;
 	else if (!rc && (!r->st.fed || r->st.top != TOP_DONE || r->st.in_string))
-		rc = KV_POLL_PARSE;
+		rc = MKV_POLL_PARSE;
 	else if (!rc && (!r->st.success || !r->st.seen_data))
-		rc = KV_POLL_FIELD;
+		rc = MKV_POLL_FIELD;
 	if (rc)
 		return rc;
 	/* the answer in, the old one's memory to the reader */
@@ -237,15 +238,15 @@ enum kv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q)
 	q->mode = KV_QUOTAS_ON;
 	r->q = t;
 	r->q.mode = KV_QUOTAS_UNKNOWN;
-	return KV_POLL_OK;
+	return MKV_POLL_OK;
 }
 
-enum kv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max)
+enum mkv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max)
 {
 	kv_quotas_reader r;
 	kv_quotas_reader_init(&r, max);
 	kv_quotas_reader_feed(&r, body, len);
-	enum kv_poll_error rc = kv_quotas_reader_end(&r, q);
+	enum mkv_poll_error rc = kv_quotas_reader_end(&r, q);
 	kv_quotas_reader_free(&r);
 	return rc;
 }
@@ -258,14 +259,14 @@ int kv_quotas_copy(kv_quotas *dst, const kv_quotas *src)
 	void *v = dst->v;
 	int rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
 	dst->v = v;
-	dst->n = rc == KV_OK ? src->n : 0;
+	dst->n = rc == MKV_OK ? src->n : 0;
 	return rc;
 }
 
 void kv_quotas_free(kv_quotas *q)
 {
 	free(q->v);
-	kv_buf_free(&q->names);
+	mkv_buf_free(&q->names);
 	enum kv_quota_mode mode = q->mode;
 	memset(q, 0, sizeof(*q));
 	q->mode = mode;

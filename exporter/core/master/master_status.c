@@ -4,17 +4,17 @@
 #include "kv_master_json.h"
 #include "kv_master_status.h"
 
-enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out)
+enum mkv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out)
 {
 	/* A u64 above INT64_MAX fails the whole document in jansson: that is a
 	 * parse error to count, which is all such a counter deserves. */
-	enum kv_poll_error rc = KV_POLL_PARSE;
+	enum mkv_poll_error rc = MKV_POLL_PARSE;
 	json_t *root = kv_master_json(body, len, &rc);
 	if (!root)
 		return rc;
 	if (!json_is_object(root))
 		goto out;
-	rc = KV_POLL_FIELD;
+	rc = MKV_POLL_FIELD;
 	const json_t *en = json_object_get(root, "enabled");
 	if (!json_is_boolean(en))
 		goto out;
@@ -26,7 +26,7 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 		goto out;
 	/* The spec's field, upstream's field, or both: at least one.  An
 	 * answer without them, or without one of the fields above, is no
-	 * answer (KV_POLL_FIELD): it decides no dialect (docs/guide.md, "Which
+	 * answer (MKV_POLL_FIELD): it decides no dialect (docs/guide.md, "Which
 	 * dialect a master speaks"). */
 	out->has_keyless = kv_json_u64(root, "skipped_keyless_events", &out->skipped_keyless_events);
 	out->has_unparsed = kv_json_u64(root, "skipped_unparsed_keys", &out->skipped_unparsed_keys);
@@ -39,18 +39,18 @@ enum kv_poll_error kv_master_parse(const char *body, size_t len, kv_master_statu
 	 * more.  Any other set is the guide's media dialect: the guide's
 	 * skipped_keyless_events (main since PR #3818), dev/conductor's
 	 * invalid_event_hashes, a field main never sent (docs/upstream.md). */
-	out->dialect = out->has_unparsed && json_object_size(root) == 5 ? KV_DIALECT_OBJECT : KV_DIALECT_MEDIA;
-	rc = KV_POLL_OK;
+	out->dialect = out->has_unparsed && json_object_size(root) == 5 ? MKV_DIALECT_OBJECT : MKV_DIALECT_MEDIA;
+	rc = MKV_POLL_OK;
 out:
 	json_decref(root);
 	return rc;
 }
 
-int kv_master_publisher_seen(enum kv_poll_error err, long http_status, const kv_master_status *st)
+int kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st)
 {
-	if (http_status == 503 || err == KV_POLL_CONNECT || err == KV_POLL_TIMEOUT)
+	if (http_status == 503 || err == MKV_POLL_CONNECT || err == MKV_POLL_TIMEOUT)
 		return 0;
-	if (err == KV_POLL_OK && st)
+	if (err == MKV_POLL_OK && st)
 		return st->enabled;
 	return -1;
 }
@@ -87,7 +87,7 @@ static kv_loss_counters counters_of(const kv_master_status *st)
 	return (kv_loss_counters){st->published_batches, st->published_events, st->dropped_events};
 }
 
-void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_error err, long http_status,
+void kv_master_record(kv_master *m, double now, double duration, enum mkv_poll_error err, long http_status,
 		      const kv_master_status *st, const kv_stream_pos *before)
 {
 	m->polled = true;
@@ -103,7 +103,7 @@ void kv_master_record(kv_master *m, double now, double duration, enum kv_poll_er
 		return;
 	}
 	m->standby = false;
-	if (err != KV_POLL_OK) {
+	if (err != MKV_POLL_OK) {
 		m->poll_errors[err]++;
 		m->up = false;
 		return;
@@ -134,9 +134,9 @@ bool kv_master_tail(kv_master *m, const kv_stream_pos *now_pos, double now, doub
 	return lost;
 }
 
-void kv_master_record_keys(kv_master *m, enum kv_poll_error err, double keys)
+void kv_master_record_keys(kv_master *m, enum mkv_poll_error err, double keys)
 {
-	if (err != KV_POLL_OK) {
+	if (err != MKV_POLL_OK) {
 		m->keys_errors[err]++;
 		m->keys_known = false;
 		return;

@@ -15,10 +15,10 @@ const char *kv_dialect_basis_name(enum kv_dialect_basis b)
 
 void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url)
 {
-	*c = (kv_dialect_choice){.dialect = KV_DIALECT_MEDIA};
-	if (mode >= 0 && mode < KV_DIALECT__COUNT) {
+	*c = (kv_dialect_choice){.dialect = MKV_DIALECT_MEDIA};
+	if (mode >= 0 && mode < MKV_DIALECT__COUNT) {
 		c->fixed = c->decided = true;
-		c->dialect = (enum kv_dialect)mode;
+		c->dialect = (enum mkv_dialect)mode;
 		c->basis = KV_DIALECT_BY_FLAG;
 	} else if (!has_status_url) { /* nothing will ever tell: the guide */
 		c->decided = true;
@@ -26,10 +26,10 @@ void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url)
 	}
 }
 
-enum kv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum kv_dialect seen, bool read_any)
+enum mkv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum mkv_dialect seen, bool read_any)
 {
 	if (c->fixed)
-		return KV_DIALECT_SAME;
+		return MKV_DIALECT_SAME;
 	/* the master's first word, or its first after a guess nothing was read in */
 	bool first = !c->decided || (c->basis != KV_DIALECT_BY_STATUS && !read_any);
 	bool same = c->decided && c->dialect == seen;
@@ -37,19 +37,19 @@ enum kv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum kv_dialect se
 	c->dialect = seen;
 	c->basis = KV_DIALECT_BY_STATUS;
 	if (same)
-		return KV_DIALECT_SAME;
+		return MKV_DIALECT_SAME;
 	if (first)
-		return KV_DIALECT_DECIDED;
+		return MKV_DIALECT_DECIDED;
 	c->switches++;
-	return KV_DIALECT_SWITCHED;
+	return MKV_DIALECT_SWITCHED;
 }
 
-enum kv_dialect_news kv_dialect_give_up(kv_dialect_choice *c)
+enum mkv_dialect_news kv_dialect_give_up(kv_dialect_choice *c)
 {
 	if (c->decided)
-		return KV_DIALECT_SAME;
+		return MKV_DIALECT_SAME;
 	c->decided = true;
-	c->dialect = KV_DIALECT_MEDIA;
+	c->dialect = MKV_DIALECT_MEDIA;
 	c->basis = KV_DIALECT_BY_NO_ANSWER;
-	return KV_DIALECT_DECIDED;
+	return MKV_DIALECT_DECIDED;
 }

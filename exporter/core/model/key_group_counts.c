@@ -31,9 +31,9 @@ void kv_group_move(kv_group_counts *c, unsigned before, unsigned after)
 	if (before == after)
 		return;
 	if (before)
-		c->placement[kv_placement_of(before)]--;
+		c->placement[mkv_placement_of(before)]--;
 	if (after)
-		c->placement[kv_placement_of(after)]++;
+		c->placement[mkv_placement_of(after)]++;
 }
 
 void kv_group_vec_empty(kv_group_vec *g)

@@ -7,14 +7,14 @@
 #include "kv_key_group_regex.h"
 #include "kv_regex.h"
 
-struct kv_keygroup_re {
+struct mkv_keygroup_re {
 	pcre2_code *code;
 	uint32_t n;          /* named groups */
 	uint32_t number[64]; /* their group numbers, in pattern order */
 };
 
 struct kv_keygroup_matcher {
-	const kv_keygroup_re *re;
+	const mkv_keygroup_re *re;
 	pcre2_match_data *md;
 };
 
@@ -24,7 +24,7 @@ static int by_number(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errlen)
+mkv_keygroup_re *mkv_keygroup_compile(const char *pattern, char *err, size_t errlen)
 {
 	/* keys are bytes: no UTF check, so a key that is not UTF-8 still matches */
 	pcre2_code *c = kv_regex_compile(pattern, 0, err, errlen);
@@ -35,7 +35,7 @@ kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errle
 	pcre2_pattern_info(c, PCRE2_INFO_NAMECOUNT, &n);
 	pcre2_pattern_info(c, PCRE2_INFO_NAMEENTRYSIZE, &entry);
 	pcre2_pattern_info(c, PCRE2_INFO_NAMETABLE, &table);
-	kv_keygroup_re *re = calloc(1, sizeof(*re));
+	mkv_keygroup_re *re = calloc(1, sizeof(*re));
 	if (!n || n > 64 || !re) {
 		snprintf(err, errlen, "%s",
 			 !re ? "out of memory"
@@ -55,7 +55,7 @@ kv_keygroup_re *kv_keygroup_compile(const char *pattern, char *err, size_t errle
 	return re;
 }
 
-void kv_keygroup_free(kv_keygroup_re *re)
+void mkv_keygroup_free(mkv_keygroup_re *re)
 {
 	if (!re)
 		return;
@@ -63,12 +63,12 @@ void kv_keygroup_free(kv_keygroup_re *re)
 	free(re);
 }
 
-size_t kv_keygroup_names(const kv_keygroup_re *re)
+size_t mkv_keygroup_names(const mkv_keygroup_re *re)
 {
 	return re->n;
 }
 
-kv_keygroup_matcher *kv_keygroup_matcher_new(const kv_keygroup_re *re)
+kv_keygroup_matcher *kv_keygroup_matcher_new(const mkv_keygroup_re *re)
 {
 	kv_keygroup_matcher *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -91,7 +91,7 @@ void kv_keygroup_matcher_free(kv_keygroup_matcher *m)
 
 size_t kv_keygroup_of(kv_keygroup_matcher *m, const char *key, size_t len, char *out)
 {
-	const kv_keygroup_re *re = m->re;
+	const mkv_keygroup_re *re = m->re;
 	if (pcre2_match(re->code, (PCRE2_SPTR)key, len, 0, 0, m->md, NULL) < 0)
 		return 0;
 	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(m->md);
@@ -104,9 +104,9 @@ size_t kv_keygroup_of(kv_keygroup_matcher *m, const char *key, size_t len, char 
 		if (g < pairs && ov[2 * g] != PCRE2_UNSET) /* an unset group is an empty part */
 			from = ov[2 * g], to = ov[2 * g + 1] < ov[2 * g] ? ov[2 * g] : ov[2 * g + 1];
 		any |= to > from;
-		if (i && n < KV_KEYGROUP_MAX_LEN)
+		if (i && n < MKV_KEYGROUP_MAX_LEN)
 			out[n++] = '/';
-		size_t k = to - from < KV_KEYGROUP_MAX_LEN - n ? to - from : KV_KEYGROUP_MAX_LEN - n;
+		size_t k = to - from < MKV_KEYGROUP_MAX_LEN - n ? to - from : MKV_KEYGROUP_MAX_LEN - n;
 		memcpy(out + n, key + from, k);
 		n += k;
 	}

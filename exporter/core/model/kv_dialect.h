@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Which dialect a member's publisher speaks (kv_common.h, enum kv_dialect),
+/* Which dialect a member's publisher speaks (kv_common.h, enum mkv_dialect),
  * and when the exporter may start reading its stream.  Pure: the poller
  * hands each valid /kv_events/status answer here, the ingest thread asks
  * whether it may start, and both act on what comes back.
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <mooncake_kv/store.h> /* enum kv_dialect_news */
+#include <mooncake_kv/store.h> /* enum mkv_dialect_news */
 
 #include "kv_common.h"
 
@@ -32,24 +32,24 @@ enum kv_dialect_basis {
 const char *kv_dialect_basis_name(enum kv_dialect_basis b);
 
 typedef struct kv_dialect_choice {
-	bool fixed;              /* given by a flag: nothing changes it */
-	bool decided;            /* ingest may start */
-	enum kv_dialect dialect; /* in force (meaningful once decided) */
+	bool fixed;               /* given by a flag: nothing changes it */
+	bool decided;             /* ingest may start */
+	enum mkv_dialect dialect; /* in force (meaningful once decided) */
 	enum kv_dialect_basis basis;
 	uint64_t switches; /* changes after the first decision */
 } kv_dialect_choice;
 
-/* mode: a kv_dialect, or -1 for auto. */
+/* mode: a mkv_dialect, or -1 for auto. */
 void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url);
 
-/* What a decision did (enum kv_dialect_news) is for the caller to act on. */
+/* What a decision did (enum mkv_dialect_news) is for the caller to act on. */
 
 /* A valid status answer whose fields say `seen`; read_any: the stream has
  * received a message in the dialect in force (a change before that is a
  * first decision, not a switch: nothing was read by the wrong rule). */
-enum kv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum kv_dialect seen, bool read_any);
+enum mkv_dialect_news kv_dialect_observe(kv_dialect_choice *c, enum mkv_dialect seen, bool read_any);
 /* Ingest waited --master.timeout for an answer: the guide's dialect, for
- * now (KV_DIALECT_DECIDED, or SAME when already decided). */
-enum kv_dialect_news kv_dialect_give_up(kv_dialect_choice *c);
+ * now (MKV_DIALECT_DECIDED, or SAME when already decided). */
+enum mkv_dialect_news kv_dialect_give_up(kv_dialect_choice *c);
 
 #endif

@@ -14,10 +14,10 @@
 #define KV_GROUP_OVERFLOW 1 /* a new group beyond --limits.max-key-groups */
 
 typedef struct kv_group_counts {
-	uint32_t id;                         /* the group's index in its state's names */
-	uint64_t placement[KV_PLACE__COUNT]; /* live objects by placement */
-	uint64_t events[2];                  /* applied stored, removed */
-	kv_life_hist life;                   /* lifetimes of its objects (residency) */
+	uint32_t id;                          /* the group's index in its state's names */
+	uint64_t placement[MKV_PLACE__COUNT]; /* live objects by placement */
+	uint64_t events[2];                   /* applied stored, removed */
+	kv_life_hist life;                    /* lifetimes of its objects (residency) */
 } kv_group_counts;
 
 typedef struct kv_group_vec {

@@ -17,10 +17,10 @@
 typedef struct kv_keygroup_matcher kv_keygroup_matcher;
 
 /* NULL when out of memory. */
-kv_keygroup_matcher *kv_keygroup_matcher_new(const kv_keygroup_re *re);
+kv_keygroup_matcher *kv_keygroup_matcher_new(const mkv_keygroup_re *re);
 void kv_keygroup_matcher_free(kv_keygroup_matcher *m);
 
-/* Writes the group of key[0..len) into out[0..KV_KEYGROUP_MAX_LEN) and
+/* Writes the group of key[0..len) into out[0..MKV_KEYGROUP_MAX_LEN) and
  * returns its length (0: no match, or every capture empty). */
 size_t kv_keygroup_of(kv_keygroup_matcher *m, const char *key, size_t len, char *out);
 

@@ -57,7 +57,7 @@ typedef struct kv_objtable {
 void kv_objtable_clear(kv_objtable *t);
 
 /* Keeps a birth per object from now on (every object held so far: not
- * seen), or stops and frees them.  Returns 0 or KV_ENOMEM (nothing changed). */
+ * seen), or stops and frees them.  Returns 0 or MKV_ENOMEM (nothing changed). */
 int kv_objtable_births(kv_objtable *t, bool on);
 
 /* Media mask of an object, 0 when absent. */
@@ -69,7 +69,7 @@ int64_t kv_objtable_birth(const kv_objtable *t, uint64_t hash);
  * deleting as needed, and reports the mask it had before and, when the
  * object goes, its birth (either pointer may be NULL).  An insertion takes `birth` (unix ms,
  * 0 .. 2^62; anything else is KV_NO_BIRTH).  An insertion is refused with
- * KV_ELIMIT when allow_insert is false, and KV_ENOMEM when the table
+ * MKV_ELIMIT when allow_insert is false, and MKV_ENOMEM when the table
  * cannot grow; in both cases nothing changes. */
 int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, int64_t birth,
 		       unsigned *before, int64_t *born);
@@ -118,7 +118,7 @@ void kv_objtable_each(const kv_objtable *t, void (*fn)(uint64_t hash, unsigned m
  * a growth.  In the order of another table's slots (by hash), objects
  * going into a table still growing all land on its first slots and probe
  * ever longer runs (the state handover's reader took 22 us an object so).
- * Returns 0, KV_ENOMEM, or KV_EINVAL when the table is not empty. */
+ * Returns 0, MKV_ENOMEM, or MKV_EINVAL when the table is not empty. */
 int kv_objtable_reserve(kv_objtable *t, size_t n);
 
 #endif

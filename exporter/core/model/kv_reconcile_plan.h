@@ -24,9 +24,9 @@
 #define KV_RECONCILE_IDLE_PERIODS 6 /* intervals between reconciliations nothing calls for */
 /* The one tenant upstream's GET /get_all_keys lists (and master_key_count
  * covers alone when the stream shows no other) */
-#define KV_TENANT_DEFAULT ((kv_str){"default", 7})
+#define KV_TENANT_DEFAULT ((mkv_str){"default", 7})
 
-static inline bool kv_tenant_is_default(kv_str t)
+static inline bool kv_tenant_is_default(mkv_str t)
 {
 	return t.len == KV_TENANT_DEFAULT.len && !memcmp(t.ptr, KV_TENANT_DEFAULT.ptr, t.len);
 }
@@ -48,7 +48,7 @@ const char *kv_reconcile_backend(const kv_state *st, const char *given, const ch
 /* Tenant `default` of backend is stale for a reason a reconciliation
  * answers (every reason but KV_STALE_RECONCILE_INCOMPLETE, which another
  * reconciliation would not cure). */
-bool kv_reconcile_stale(const kv_state *st, kv_str backend);
+bool kv_reconcile_stale(const kv_state *st, mkv_str backend);
 
 /* Whether a tenant is stale for a reason a reconciliation answers. */
 bool kv_reconcile_curable(const kv_tenant *t);
@@ -62,11 +62,11 @@ const char *kv_reconcile_cause(const kv_reconcile_plan *p, bool drifting, bool s
 const char *kv_reconcile_tenant_cause(const kv_reconcile_plan *p, kv_recon_times *t, bool stale, double now);
 
 /* An attempt of tenant default started at t0 ended at t1 with res
- * (KV_RECON__RESULTS: the master stands by, nothing to count).  Returns
+ * (MKV_RECON__RESULTS: the master stands by, nothing to count).  Returns
  * when it may be reconciled again. */
-double kv_reconcile_done(kv_reconcile_plan *p, enum kv_recon_result res, double t0, double t1);
+double kv_reconcile_done(kv_reconcile_plan *p, enum mkv_recon_result res, double t0, double t1);
 /* The same for another tenant's attempt. */
-double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum kv_recon_result res, double t0,
+double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum mkv_recon_result res, double t0,
 				double t1);
 
 #endif

@@ -29,7 +29,7 @@
 
 typedef struct kv_recon_event {
 	uint64_t hash;  /* the key's hash in the state's keying */
-	uint8_t type;   /* enum kv_event_type */
+	uint8_t type;   /* enum mkv_event_type */
 	uint8_t medium; /* the media it adds (stored) or takes away (removed: in the object
 			   dialect, all of them); 0 for cleared */
 	uint16_t group; /* the key's group (kv_key_group_counts.h), 0 without key groups */
@@ -43,20 +43,20 @@ typedef struct kv_recon_log {
 } kv_recon_log;
 
 void kv_recon_log_init(kv_recon_log *l, size_t max);
-/* Returns 0, or KV_ELIMIT / KV_ENOMEM with overflow set. */
+/* Returns 0, or MKV_ELIMIT / MKV_ENOMEM with overflow set. */
 int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group);
 void kv_recon_log_free(kv_recon_log *l);
 
 /* The fresh view of one tenant, with the same figures the state keeps. */
 typedef struct kv_recon_table {
 	kv_objtable objects;
-	uint64_t placement[KV_PLACE__COUNT];
+	uint64_t placement[MKV_PLACE__COUNT];
 	kv_group_vec groups; /* per key group (placements only) */
 } kv_recon_table;
 
 /* Sets an object of key group `group` to media exactly (0 removes it); a
  * new one takes `birth`: the stream's view's birth of it (KV_NO_BIRTH when
- * it had none).  Returns 0 or KV_ENOMEM.  Births are kept when the table's
+ * it had none).  Returns 0 or MKV_ENOMEM.  Births are kept when the table's
  * are on (kv_objtable_births on t->objects before the first put). */
 int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth);
 /* Applies events in order: stored adds its media, removed takes its media
@@ -64,11 +64,11 @@ int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned grou
  * the table.  An object a replayed event makes present has no birth: an
  * event from before its key was read can take away, for a moment, what
  * the master still held, and bring it back; only the media come out right
- * in the end, not when a life began.  Returns 0 or KV_ENOMEM. */
+ * in the end, not when a life began.  Returns 0 or MKV_ENOMEM. */
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
 void kv_recon_table_free(kv_recon_table *t);
 
-/* enum kv_recon_result: mooncake_kv/reconcile.h */
+/* enum mkv_recon_result: mooncake_kv/reconcile.h */
 
 /* Label values of mooncake_kv_reconcile_corrections_total{kind}. */
 enum kv_recon_correction {
@@ -83,7 +83,7 @@ const char *kv_recon_correction_name(enum kv_recon_correction k);
 /* What a source's reconciliations did, for the metrics. */
 typedef struct kv_recon_stats {
 	bool enabled;
-	uint64_t results[KV_RECON__RESULTS];
+	uint64_t results[MKV_RECON__RESULTS];
 	uint64_t corrections[KV_CORR__KINDS];
 	bool has_duration, has_success;
 	double last_duration; /* seconds, of the last attempt that got to the end */

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <mooncake_kv/store.h> /* enum kv_seq_verdict */
+#include <mooncake_kv/store.h> /* enum mkv_seq_verdict */
 
 typedef struct kv_seqtrack {
 	bool started;
@@ -48,7 +48,7 @@ typedef struct kv_seqtrack {
  * events, the id of its first event (has_eid false otherwise).  The event
  * id catches a restart whose new process had already passed the old
  * process's last number before its first message arrived. */
-enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, uint64_t first_eid);
+enum mkv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, uint64_t first_eid);
 
 /* For each event id of an accepted message, in order.  Returns true when it
  * moved backwards inside the message (a reset kv_seq_observe could not see;

@@ -21,7 +21,7 @@
 #include "kv_objtable.h"
 #include "kv_reconcile_replay.h"
 
-/* kv_budget: mooncake_kv/store.h */
+/* mkv_budget: mooncake_kv/store.h */
 
 /* Why a tenant's figures may be incomplete (bits of kv_tenant.stale). */
 enum kv_stale_reason {
@@ -55,24 +55,25 @@ const char *kv_stale_reason_name(unsigned bit);
 /* The figures of one tenant: kept by the state, copied whole into a
  * snapshot, read by the renderer through the helpers below. */
 typedef struct kv_tenant_counts {
-	uint64_t placement[KV_PLACE__COUNT]; /* live objects by placement */
-	uint64_t events[KV_EV__COUNT];       /* applied events by type */
-	uint64_t stored_duplicates;          /* stored for a medium it was already on */
-	uint64_t removed_unknown;            /* removed of nothing held: a medium it was not on (media
+	uint64_t placement[MKV_PLACE__COUNT]; /* live objects by placement */
+	uint64_t events[MKV_EV__COUNT];       /* applied events by type */
+	uint64_t stored_duplicates;           /* stored for a medium it was already on */
+	uint64_t removed_unknown;             /* removed of nothing held: a medium it was not on (media
 						dialect), an object not held (object dialect) */
-	uint64_t objects_overflow;           /* stored refused by the object limit */
-	kv_life_hist life;                   /* lifetimes of its objects (residency) */
+	uint64_t objects_overflow;            /* stored refused by the object limit */
+	kv_life_hist life;                    /* lifetimes of its objects (residency) */
 } kv_tenant_counts;
 
 static inline uint64_t kv_counts_objects(const kv_tenant_counts *c)
 {
-	return c->placement[KV_PLACE_CPU_ONLY] + c->placement[KV_PLACE_DISK_ONLY] + c->placement[KV_PLACE_CPU_AND_DISK];
+	return c->placement[MKV_PLACE_CPU_ONLY] + c->placement[MKV_PLACE_DISK_ONLY] +
+	       c->placement[MKV_PLACE_CPU_AND_DISK];
 }
 
-static inline uint64_t kv_counts_on_medium(const kv_tenant_counts *c, enum kv_medium m)
+static inline uint64_t kv_counts_on_medium(const kv_tenant_counts *c, enum mkv_medium m)
 {
-	return c->placement[KV_PLACE_CPU_AND_DISK] +
-	       c->placement[m == KV_MEDIUM_CPU ? KV_PLACE_CPU_ONLY : KV_PLACE_DISK_ONLY];
+	return c->placement[MKV_PLACE_CPU_AND_DISK] +
+	       c->placement[m == MKV_MEDIUM_CPU ? MKV_PLACE_CPU_ONLY : MKV_PLACE_DISK_ONLY];
 }
 
 /* A tenant's reconciliations, as the plan keeps them (kv_reconcile_plan.h):
@@ -110,7 +111,7 @@ static inline uint64_t kv_tenant_objects(const kv_tenant *t)
 	return kv_counts_objects(&t->counts);
 }
 
-static inline uint64_t kv_tenant_on_medium(const kv_tenant *t, enum kv_medium m)
+static inline uint64_t kv_tenant_on_medium(const kv_tenant *t, enum mkv_medium m)
 {
 	return kv_counts_on_medium(&t->counts, m);
 }
@@ -119,16 +120,16 @@ typedef struct kv_state kv_state;
 
 /* The budget must outlive the state.  The seed keys the object hash; pick
  * it at random in production so that nobody can aim keys at one slot. */
-kv_state *kv_state_new(kv_budget *budget, uint64_t seed);
+kv_state *kv_state_new(mkv_budget *budget, uint64_t seed);
 void kv_state_free(kv_state *s);
 
 /* Applies one decoded, accepted, keyed event (keyless and rejected events
  * never reach the state), read in the dialect of the publisher that sent
  * it: stored adds its medium; removed takes its medium away (media) or the
  * whole object (object); cleared empties the tenant.  Returns 0, or
- * KV_ELIMIT when a limit refused it (counted here), or KV_ENOMEM (nothing
+ * MKV_ELIMIT when a limit refused it (counted here), or MKV_ENOMEM (nothing
  * changed). */
-int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d);
+int kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d);
 
 /* The same in two steps, so that a batch can be looked at before it is
  * applied: kv_state_prepare hashes the key and finds the tenant (creating
@@ -143,7 +144,7 @@ typedef struct kv_prepared {
 	kv_tenant *tenant; /* NULL: not known yet (applying creates it) */
 } kv_prepared;
 
-void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_prepared *p);
+void kv_state_prepare(kv_state *s, const kv_event *ev, enum mkv_dialect d, kv_prepared *p);
 /* Starts loading the slot a prepared event's object is looked up in.  Apart
  * from kv_state_prepare, so that a batch's prefetches can be issued in a
  * loop of their own (docs/performance.md, "Prefetches in a loop of their own").  A hint. */
@@ -205,10 +206,10 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why);
 /* Marks stale for a reason every tenant of that tenant id (in any backend:
  * the master's per-tenant figures carry no backend).  Returns how many
  * turned stale. */
-size_t kv_state_mark_tenant_stale(kv_state *s, kv_str tenant, enum kv_stale_reason why);
+size_t kv_state_mark_tenant_stale(kv_state *s, mkv_str tenant, enum kv_stale_reason why);
 /* Marks stale for a reason every exact tenant, but `except` (a tenant id,
  * or {NULL, 0}).  Returns how many turned stale. */
-size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, kv_str except);
+size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, mkv_str except);
 /* The master proved the store empty before its publisher's first message
  * (docs/design.md, "Exact from an empty store"): every tenant is emptied
  * (what it held ended unseen) and exact, and tenants first seen from now
@@ -230,36 +231,36 @@ void kv_state_drop(kv_state *s);
 /* --- key groups (see kv_key_group_regex.h) --- */
 
 /* Turns key groups on, with a regex that must outlive the state.  Returns 0
- * or KV_ENOMEM. */
-int kv_state_set_keygroups(kv_state *s, const kv_keygroup_re *re);
+ * or MKV_ENOMEM. */
+int kv_state_set_keygroups(kv_state *s, const mkv_keygroup_re *re);
 bool kv_state_has_keygroups(const kv_state *s);
 /* The id of the group named name[0..len), registered if new; beyond the
  * budget's max_key_groups (all states together) KV_GROUP_OVERFLOW. */
 uint32_t kv_state_group_id(kv_state *s, const char *name, size_t len);
 size_t kv_state_group_count(const kv_state *s);
 /* The name of a group id; its bytes are kept as long as the state. */
-kv_str kv_state_group_name(const kv_state *s, uint32_t id);
+mkv_str kv_state_group_name(const kv_state *s, uint32_t id);
 /* New groups refused by --limits.max-key-groups. */
 uint64_t kv_state_groups_overflow(const kv_state *s);
 
 /* --- reconciliation (see kv_reconcile_replay.h) --- */
 
 /* The hash a key has in this state (seeded per process). */
-uint64_t kv_state_key_hash(const kv_state *s, kv_str key);
+uint64_t kv_state_key_hash(const kv_state *s, mkv_str key);
 unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash);
 
 /* Starts recording every event applied to tenant (backend, tenant) into
  * log, creating the tenant if it does not exist yet.  One recording at a
- * time per state.  Returns 0, KV_ELIMIT (no room for the tenant), KV_ENOMEM
- * or KV_EINVAL (a recording is running). */
-int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_log *log);
+ * time per state.  Returns 0, MKV_ELIMIT (no room for the tenant), MKV_ENOMEM
+ * or MKV_EINVAL (a recording is running). */
+int kv_state_record_start(kv_state *s, mkv_str backend, mkv_str tenant, kv_recon_log *log);
 void kv_state_record_stop(kv_state *s);
 
 /* Cut-over: the recorded tenant's objects become fresh's (moved in), its
  * placement figures fresh's, its stale bits `stale`; the object budget
  * follows.  Its old table is moved to *old for the caller to free outside
- * any lock.  Returns 0, or KV_ELIMIT when the budget has no room for the
- * difference (nothing changes), or KV_EINVAL when nothing is recorded. */
+ * any lock.  Returns 0, or MKV_ELIMIT when the budget has no room for the
+ * difference (nothing changes), or MKV_EINVAL when nothing is recorded. */
 int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
 
 /* Objects of the recorded tenant now (0 when none is recorded). */
@@ -268,10 +269,10 @@ size_t kv_state_recorded_objects(const kv_state *s);
 size_t kv_state_tenant_count(const kv_state *s);
 /* Tenants in the order they were first seen; stable pointers. */
 const kv_tenant *kv_state_tenant_at(const kv_state *s, size_t i);
-const kv_tenant *kv_state_find_tenant(const kv_state *s, kv_str backend, kv_str tenant);
+const kv_tenant *kv_state_find_tenant(const kv_state *s, mkv_str backend, mkv_str tenant);
 /* The reconciliation times of tenant i, for the plan to keep. */
 kv_recon_times *kv_state_recon_times(kv_state *s, size_t i);
-unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, kv_str key);
+unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, mkv_str key);
 
 uint64_t kv_state_tenants_overflow(const kv_state *s);
 uint64_t kv_state_objects_overflow(const kv_state *s);

@@ -8,14 +8,14 @@
 
 #include "kv_state.h"
 
-/* A key group's name, owned by the state (a kv_str is a view). */
+/* A key group's name, owned by the state (a mkv_str is a view). */
 typedef struct kv_group_name {
 	char *ptr;
 	uint32_t len;
 } kv_group_name;
 
 struct kv_state {
-	kv_budget *budget;
+	mkv_budget *budget;
 	uint64_t seed;
 	kv_tenant **tenants; /* first-seen order */
 	size_t n_tenants;
@@ -66,8 +66,8 @@ void kv_state_window_close(kv_tenant *t);
 void kv_state_window_unseen(kv_tenant *t);
 /* Puts v at hash h of an open-addressing index (0 is empty). */
 void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v);
-/* The tenant (backend, tenant), created if new.  Returns 0, KV_ELIMIT (no
- * room under the tenant limit) or KV_ENOMEM. */
-int kv_state_tenant_get(kv_state *s, kv_str backend, kv_str tenant, kv_tenant **out);
+/* The tenant (backend, tenant), created if new.  Returns 0, MKV_ELIMIT (no
+ * room under the tenant limit) or MKV_ENOMEM. */
+int kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out);
 
 #endif

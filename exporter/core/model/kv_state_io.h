@@ -37,18 +37,18 @@ void kv_state_write(const kv_state *s, kv_pack_w *w);
 
 /* Reading one state: the first record must be KV_REC_STATE. */
 typedef struct kv_state_load {
-	kv_budget *budget;
-	const kv_keygroup_re *key_groups; /* the reader's own (NULL: none): the writer's must have had them too */
-	kv_state *state;                  /* built as the records come: the caller's once complete */
+	mkv_budget *budget;
+	const mkv_keygroup_re *key_groups; /* the reader's own (NULL: none): the writer's must have had them too */
+	kv_state *state;                   /* built as the records come: the caller's once complete */
 	uint64_t tenants_left, groups_left;
 	kv_tenant *tenant;     /* the one whose objects come next */
 	uint64_t objects_left; /* of it */
-	uint64_t tally[KV_PLACE__COUNT];
+	uint64_t tally[MKV_PLACE__COUNT];
 	uint64_t carried[5]; /* the state's own counters, set once every tenant is in */
 	uint64_t turned_stale[KV_STALE__BITS], turned_exact[KV_EXACT__CAUSES];
 } kv_state_load;
 
-void kv_state_load_init(kv_state_load *l, kv_budget *budget, const kv_keygroup_re *key_groups);
+void kv_state_load_init(kv_state_load *l, mkv_budget *budget, const mkv_keygroup_re *key_groups);
 /* One record; returns a kv_pack_error (KV_PACK_OK to go on). */
 int kv_state_load_record(kv_state_load *l, unsigned type, kv_pack_r *r);
 /* The state's records are over: KV_PACK_OK when it is whole, and then the

@@ -13,7 +13,7 @@
 
 typedef struct kv_stream_stats {
 	uint64_t messages; /* every multipart message received */
-	uint64_t decode_errors[KV_R__COUNT];
+	uint64_t decode_errors[MKV_R__COUNT];
 	uint64_t keyless_events;           /* stored/removed without object_key, skipped */
 	uint64_t limit_dropped_events;     /* refused by the tenant or object limit */
 	uint64_t duplicate_message_events; /* inside messages whose sequence repeated */
@@ -29,7 +29,7 @@ typedef struct kv_stream_stats {
 	kv_hist batch_events;
 } kv_stream_stats;
 
-/* kv_ingest_report: mooncake_kv/store.h */
+/* mkv_ingest_report: mooncake_kv/store.h */
 
 typedef struct kv_stream kv_stream;
 
@@ -40,7 +40,7 @@ extern const size_t kv_batch_bounds_n;
 
 /* A stream with a state of its own.  The budget must outlive the stream.
  * Returns NULL when out of memory. */
-kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed);
+kv_stream *kv_stream_new(mkv_budget *budget, uint64_t seed);
 /* A stream that feeds a state it does not own (several publishers of one
  * store: each has its own numbering, all describe the same objects).  The
  * state must outlive the stream.  Returns NULL when out of memory. */
@@ -48,10 +48,10 @@ kv_stream *kv_stream_attach(kv_state *state);
 void kv_stream_free(kv_stream *st);
 
 /* Ingests one multipart message received at now_ms (wall clock) and fills
- * *rep (which may be NULL).  Returns 0, or KV_ENOMEM when memory ran out:
+ * *rep (which may be NULL).  Returns 0, or MKV_ENOMEM when memory ran out:
  * the message or some of its events were lost (counted in alloc_failures)
  * and the caller should log it. */
-int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep);
+int kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, int64_t now_ms, mkv_ingest_report *rep);
 
 /* The connection dropped, and came back.  Counted; the tenants turn stale
  * (reason reconnect) only if a loss shows between the two, in the next
@@ -75,8 +75,8 @@ uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid
 
 /* How the stream's removed events are read (kv_state_apply); media, the
  * subscriber guide's, until set. */
-void kv_stream_set_dialect(kv_stream *st, enum kv_dialect d);
-enum kv_dialect kv_stream_dialect(const kv_stream *st);
+void kv_stream_set_dialect(kv_stream *st, enum mkv_dialect d);
+enum mkv_dialect kv_stream_dialect(const kv_stream *st);
 
 /* Whether the stream keeps the digest of its last message, which a handover
  * of its state needs to prove the join (mooncake_kv/handover.h): kept until
@@ -85,7 +85,7 @@ enum kv_dialect kv_stream_dialect(const kv_stream *st);
 void kv_stream_set_digests(kv_stream *st, bool keep);
 
 /* Key groups (kv_state.h) on the stream's own state. */
-int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re);
+int kv_stream_set_keygroups(kv_stream *st, const mkv_keygroup_re *re);
 
 /* --- handover (mooncake_kv/handover.h) ---
  *
@@ -109,11 +109,11 @@ void kv_stream_carry_get(const kv_stream *st, kv_stream_carry *out);
  * it (docs/design.md, "Handing over the state"): messages up to that number
  * running on to it, with the same digest at it (they are not applied: the
  * peer's state holds them), or, first of all, the next number with the next
- * event id.  Until then the stream waits (KV_JOIN_WAITING); anything else
+ * event id.  Until then the stream waits (MKV_JOIN_WAITING); anything else
  * breaks the join: every tenant turns stale (bootstrap) and the stream
  * starts afresh, as a new exporter's would. */
 void kv_stream_carry_set(kv_stream *st, const kv_stream_carry *in);
-enum kv_join kv_stream_join(const kv_stream *st);
+enum mkv_join kv_stream_join(const kv_stream *st);
 /* The stream feeds another state from now on (a state taken from a peer). */
 void kv_stream_rebind(kv_stream *st, kv_state *state);
 

@@ -122,14 +122,14 @@ void kv_objtable_clear(kv_objtable *t)
 int kv_objtable_births(kv_objtable *t, bool on)
 {
 	if (on == t->with_births)
-		return KV_OK;
+		return MKV_OK;
 	if (on) {
 		uint32_t *b = t->slots ? array_calloc(t->cap, sizeof(*b)) : NULL;
 		uint32_t *ob = t->old ? array_calloc(t->old_cap, sizeof(*ob)) : NULL;
 		if ((t->slots && !b) || (t->old && !ob)) {
 			array_free(b, t->cap, sizeof(*b));
 			array_free(ob, t->old_cap, sizeof(*ob));
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		}
 		t->births = b;
 		t->old_births = ob;
@@ -140,7 +140,7 @@ int kv_objtable_births(kv_objtable *t, bool on)
 	}
 	t->with_births = on;
 	t->births_n = t->births_sum = 0;
-	return KV_OK;
+	return MKV_OK;
 }
 
 size_t kv_objtable_bytes(const kv_objtable *t)
@@ -287,7 +287,7 @@ static int move_to(kv_objtable *t, size_t ncap)
 	if (!n || (t->with_births && !nb)) {
 		array_free(n, ncap, sizeof(*n));
 		array_free(nb, ncap, sizeof(*nb));
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	}
 	t->old = t->slots;
 	t->old_births = t->births;
@@ -300,14 +300,14 @@ static int move_to(kv_objtable *t, size_t ncap)
 	t->count = 0;
 	if (!t->old || t->old_count == 0)
 		free_old(t);
-	return KV_OK;
+	return MKV_OK;
 }
 
 /* Makes room for one more entry in the live array. */
 static int reserve_one(kv_objtable *t)
 {
 	if (kv_objtable_count(t) + 1 <= t->cap / 4 * 3)
-		return KV_OK;
+		return MKV_OK;
 	if (t->old) /* not expected: draining outpaces growth */
 		drain(t, SIZE_MAX);
 	return move_to(t, grown(t->cap));
@@ -316,7 +316,7 @@ static int reserve_one(kv_objtable *t)
 int kv_objtable_reserve(kv_objtable *t, size_t n)
 {
 	if (t->slots || t->old)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	size_t cap = MIN_CAP;
 	while (n > cap / 4 * 3)
 		cap = grown(cap);
@@ -422,9 +422,9 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 		now = add & ~del & MEDIA_BITS;
 		if (now) {
 			if (!allow_insert)
-				return KV_ELIMIT;
+				return MKV_ELIMIT;
 			int rc = reserve_one(t);
-			if (rc != KV_OK)
+			if (rc != MKV_OK)
 				return rc;
 			uint32_t nb = birth_value(t, birth);
 			insert_live(t, tag | now, nb);
@@ -445,7 +445,7 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 			t->drain_owed = 0;
 		}
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 bool kv_objtable_births_mean(const kv_objtable *t, double *mean_ms)

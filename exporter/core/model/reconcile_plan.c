@@ -36,7 +36,7 @@ bool kv_reconcile_curable(const kv_tenant *t)
 	return t->stale & ~(unsigned)KV_STALE_RECONCILE_INCOMPLETE;
 }
 
-bool kv_reconcile_stale(const kv_state *st, kv_str backend)
+bool kv_reconcile_stale(const kv_state *st, mkv_str backend)
 {
 	const kv_tenant *t = kv_state_find_tenant(st, backend, KV_TENANT_DEFAULT);
 	return t && kv_reconcile_curable(t);
@@ -79,11 +79,11 @@ static double backoff(const kv_reconcile_plan *p, unsigned *failures, double t1)
 	return t1 + fmin(p->interval, ldexp(1, (int)*failures));
 }
 
-static double times_done(const kv_reconcile_plan *p, kv_recon_times *t, enum kv_recon_result res, double t0, double t1)
+static double times_done(const kv_reconcile_plan *p, kv_recon_times *t, enum mkv_recon_result res, double t0, double t1)
 {
-	if (res == KV_RECON__RESULTS) /* a standby: ask again later */
+	if (res == MKV_RECON__RESULTS) /* a standby: ask again later */
 		return t->next = t1 + p->interval;
-	if (res == KV_RECON_OK) {
+	if (res == MKV_RECON_OK) {
 		t->ever_ok = true;
 		t->last_ok = t1;
 		t->failures = 0;
@@ -92,14 +92,15 @@ static double times_done(const kv_reconcile_plan *p, kv_recon_times *t, enum kv_
 	return t->next = backoff(p, &t->failures, t1);
 }
 
-double kv_reconcile_done(kv_reconcile_plan *p, enum kv_recon_result res, double t0, double t1)
+double kv_reconcile_done(kv_reconcile_plan *p, enum mkv_recon_result res, double t0, double t1)
 {
 	return times_done(p, &p->dflt, res, t0, t1);
 }
 
-double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum kv_recon_result res, double t0, double t1)
+double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum mkv_recon_result res, double t0,
+				double t1)
 {
-	if (res == KV_RECON_OK || res == KV_RECON__RESULTS) {
+	if (res == MKV_RECON_OK || res == MKV_RECON__RESULTS) {
 		p->others_failures = 0;
 		p->others_next = 0;
 	} else {

@@ -16,17 +16,17 @@ void kv_recon_log_init(kv_recon_log *l, size_t max)
 int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group)
 {
 	if (l->overflow)
-		return KV_ELIMIT;
+		return MKV_ELIMIT;
 	if (l->n == l->cap) {
 		kv_recon_event *p = l->cap < l->max ? kv_array_grow(l->ev, &l->cap, sizeof(*p), 1024, l->max) : NULL;
 		if (!p) {
 			l->overflow = true;
-			return l->cap < l->max ? KV_ENOMEM : KV_ELIMIT;
+			return l->cap < l->max ? MKV_ENOMEM : MKV_ELIMIT;
 		}
 		l->ev = p;
 	}
 	l->ev[l->n++] = (kv_recon_event){hash, (uint8_t)type, (uint8_t)medium, (uint16_t)group};
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_recon_log_free(kv_recon_log *l)
@@ -42,37 +42,37 @@ static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned de
 	kv_group_counts *g = kv_group_vec_at(&t->groups, group);
 	unsigned before;
 	if (!g)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	int rc = kv_objtable_update(&t->objects, hash, add, del, true, birth, &before, NULL);
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		return rc;
 	unsigned after = (before | add) & ~del;
 	if (before)
-		t->placement[kv_placement_of(before)]--;
+		t->placement[mkv_placement_of(before)]--;
 	if (after)
-		t->placement[kv_placement_of(after)]++;
+		t->placement[mkv_placement_of(after)]++;
 	kv_group_move(g, before, after);
-	return KV_OK;
+	return MKV_OK;
 }
 
 int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth)
 {
-	media &= KV_MEDIUM_CPU | KV_MEDIUM_DISK;
-	return set_media(t, hash, media, (KV_MEDIUM_CPU | KV_MEDIUM_DISK) & ~media, group, birth);
+	media &= MKV_MEDIUM_CPU | MKV_MEDIUM_DISK;
+	return set_media(t, hash, media, (MKV_MEDIUM_CPU | MKV_MEDIUM_DISK) & ~media, group, birth);
 }
 
 int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int rc = KV_OK;
+		int rc = MKV_OK;
 		switch (ev[i].type) {
-		case KV_EV_STORED:
+		case MKV_EV_STORED:
 			rc = set_media(t, ev[i].hash, ev[i].medium, 0, ev[i].group, KV_NO_BIRTH);
 			break;
-		case KV_EV_REMOVED:
+		case MKV_EV_REMOVED:
 			rc = set_media(t, ev[i].hash, 0, ev[i].medium, ev[i].group, KV_NO_BIRTH);
 			break;
-		case KV_EV_CLEARED: {
+		case MKV_EV_CLEARED: {
 			bool births = t->objects.with_births;
 			kv_objtable_clear(&t->objects);
 			kv_objtable_births(&t->objects, births); /* an empty table: cannot fail */
@@ -81,10 +81,10 @@ int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
 			break;
 		}
 		}
-		if (rc != KV_OK)
+		if (rc != MKV_OK)
 			return rc;
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_recon_table_free(kv_recon_table *t)

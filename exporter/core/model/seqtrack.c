@@ -13,7 +13,7 @@ static void lose(kv_seqtrack *t, uint64_t n)
 	t->epoch_missing += n;
 }
 
-enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, uint64_t first_eid)
+enum mkv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, uint64_t first_eid)
 {
 	if (!t->started) {
 		t->started = true;
@@ -23,17 +23,17 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 		 * tail already counted lost (kv_seq_tail_lost) only once */
 		if (t->from_one && seq > t->counted_upto + 1) {
 			lose(t, seq - t->counted_upto - 1);
-			return KV_SEQ_GAP;
+			return MKV_SEQ_GAP;
 		}
 		if (t->from_one && seq <= t->counted_upto) {
 			t->tail_late++;
-			return KV_SEQ_NEXT;
+			return MKV_SEQ_NEXT;
 		}
-		return KV_SEQ_FIRST;
+		return MKV_SEQ_FIRST;
 	}
 	if (seq == t->last_seq) {
 		t->duplicates++;
-		return KV_SEQ_DUPLICATE;
+		return MKV_SEQ_DUPLICATE;
 	}
 	/* a new process: its numbers restart at 1, and so do its event ids, which
 	 * tell a restart even when the new numbers are already past the old (a
@@ -54,15 +54,15 @@ enum kv_seq_verdict kv_seq_observe(kv_seqtrack *t, uint64_t seq, bool has_eid, u
 		t->epoch_missing = 0;
 		if (seq > 1)
 			lose(t, seq - 1);
-		return KV_SEQ_RESET;
+		return MKV_SEQ_RESET;
 	}
 	uint64_t from = kv_seq_position(t);
 	t->last_seq = seq;
 	t->tail_late += seq <= t->counted_upto; /* already counted missing */
 	if (seq <= from + 1)
-		return KV_SEQ_NEXT;
+		return MKV_SEQ_NEXT;
 	lose(t, seq - from - 1);
-	return KV_SEQ_GAP;
+	return MKV_SEQ_GAP;
 }
 
 void kv_seq_publisher_seen(kv_seqtrack *t, bool publishing)

@@ -58,17 +58,17 @@ void kv_state_set_now(kv_state *s, int64_t now_ms)
 	s->now_ms = now_ms;
 }
 
-void kv_budget_init(kv_budget *b, size_t max_tenants, size_t max_objects)
+void mkv_budget_init(mkv_budget *b, size_t max_tenants, size_t max_objects)
 {
 	b->max_tenants = max_tenants;
 	b->max_objects = max_objects;
-	b->max_key_groups = KV_MAX_KEY_GROUPS_DEFAULT;
+	b->max_key_groups = MKV_MAX_KEY_GROUPS_DEFAULT;
 	atomic_init(&b->tenants, 0);
 	atomic_init(&b->objects, 0);
 	atomic_init(&b->key_groups, 0);
 }
 
-kv_state *kv_state_new(kv_budget *budget, uint64_t seed)
+kv_state *kv_state_new(mkv_budget *budget, uint64_t seed)
 {
 	if (!budget)
 		return NULL;
@@ -113,20 +113,20 @@ void kv_state_free(kv_state *s)
 	free(s);
 }
 
-static uint64_t tenant_hash(const kv_state *s, kv_str backend, kv_str tenant)
+static uint64_t tenant_hash(const kv_state *s, mkv_str backend, mkv_str tenant)
 {
 	uint64_t h = XXH3_64bits_withSeed(backend.ptr, backend.len, s->seed);
 	return XXH3_64bits_withSeed(tenant.ptr, tenant.len, h);
 }
 
-static bool tenant_is(const kv_tenant *t, kv_str backend, kv_str tenant)
+static bool tenant_is(const kv_tenant *t, mkv_str backend, mkv_str tenant)
 {
 	return t->tenant_len == tenant.len && t->backend_len == backend.len &&
 	       memcmp(t->tenant_id, tenant.ptr, tenant.len) == 0 &&
 	       memcmp(t->backend_id, backend.ptr, backend.len) == 0;
 }
 
-static kv_tenant *find(const kv_state *s, uint64_t h, kv_str backend, kv_str tenant)
+static kv_tenant *find(const kv_state *s, uint64_t h, mkv_str backend, mkv_str tenant)
 {
 	if (!s->index)
 		return NULL;
@@ -153,20 +153,20 @@ static int grow_index(kv_state *s)
 {
 	size_t cap = s->index ? s->index_mask + 1 : 0;
 	if ((s->n_tenants + 1) * 2 <= cap)
-		return KV_OK;
+		return MKV_OK;
 	size_t ncap = cap ? cap * 2 : 64;
 	uint32_t *n = calloc(ncap, sizeof(*n));
 	if (!n)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	for (size_t i = 0; i < s->n_tenants; i++)
 		kv_state_index_put(n, ncap - 1, s->tenants[i]->hash, (uint32_t)(i + 1));
 	free(s->index);
 	s->index = n;
 	s->index_mask = ncap - 1;
-	return KV_OK;
+	return MKV_OK;
 }
 
-static char *dup_bytes(kv_str v)
+static char *dup_bytes(mkv_str v)
 {
 	char *p = malloc((size_t)v.len + 1);
 	if (p) {
@@ -176,16 +176,16 @@ static char *dup_bytes(kv_str v)
 	return p;
 }
 
-static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv_tenant **out)
+static int add_tenant(kv_state *s, uint64_t h, mkv_str backend, mkv_str tenant, kv_tenant **out)
 {
 	if (atomic_fetch_add(&s->budget->tenants, 1) >= s->budget->max_tenants) {
 		atomic_fetch_sub(&s->budget->tenants, 1);
 		s->tenants_overflow++;
-		return KV_ELIMIT;
+		return MKV_ELIMIT;
 	}
-	int rc = KV_ENOMEM;
+	int rc = MKV_ENOMEM;
 	kv_tenant *t = calloc(1, sizeof(*t));
-	if (!t || grow_index(s) != KV_OK)
+	if (!t || grow_index(s) != MKV_OK)
 		goto fail;
 	if (s->n_tenants == s->cap_tenants) {
 		kv_tenant **n = kv_array_grow(s->tenants, &s->cap_tenants, sizeof(*n), 16, 0);
@@ -202,15 +202,15 @@ static int add_tenant(kv_state *s, uint64_t h, kv_str backend, kv_str tenant, kv
 	t->hash = h;
 	t->stale = s->born_exact ? 0 : KV_STALE_STARTUP;
 	t->stale_since_ms = t->last_event_ms = s->now_ms;
-	t->labels_unclean = !kv_label_value_clean(backend.ptr, backend.len) ||
-			    !kv_label_value_clean(tenant.ptr, tenant.len);
+	t->labels_unclean = !mkv_label_value_clean(backend.ptr, backend.len) ||
+			    !mkv_label_value_clean(tenant.ptr, tenant.len);
 	s->unclean_labels += t->labels_unclean;
 	s->tenants[s->n_tenants++] = t;
 	kv_state_index_put(s->index, s->index_mask, h, (uint32_t)s->n_tenants);
 	if (!t->stale) /* born exact: its births are kept from the first */
 		kv_state_sync_births(s, t);
 	*out = t;
-	return KV_OK;
+	return MKV_OK;
 fail:
 	if (t)
 		tenant_free(t);
@@ -218,11 +218,11 @@ fail:
 	return rc;
 }
 
-int kv_state_tenant_get(kv_state *s, kv_str backend, kv_str tenant, kv_tenant **out)
+int kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out)
 {
 	uint64_t h = tenant_hash(s, backend, tenant);
 	if ((*out = find(s, h, backend, tenant)))
-		return KV_OK;
+		return MKV_OK;
 	return add_tenant(s, h, backend, tenant, out);
 }
 
@@ -246,12 +246,12 @@ static int tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tena
 		if (!h)
 			h = tenant_hash(s, ev->backend_id, ev->tenant_id);
 		int rc = add_tenant(s, h, ev->backend_id, ev->tenant_id, &t);
-		if (rc != KV_OK)
+		if (rc != MKV_OK)
 			return rc;
 	}
 	s->last = t;
 	*out = t;
-	return KV_OK;
+	return MKV_OK;
 }
 
 struct life_ends {
@@ -314,20 +314,20 @@ static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at, enum kv_exact_ca
 
 static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
 {
-	bool stored = ev->type == KV_EV_STORED;
+	bool stored = ev->type == MKV_EV_STORED;
 	kv_group_counts *g = NULL;
 	if (s->matcher && !(g = kv_group_vec_at(&t->groups, p->group)))
-		return KV_ENOMEM; /* nothing changed yet */
+		return MKV_ENOMEM; /* nothing changed yet */
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
 	int64_t born;
 	int rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, p->ts, &before, &born);
-	if (rc == KV_ELIMIT) {
+	if (rc == MKV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
 		kv_state_add_stale(s, t, KV_STALE_OVERFLOW);
 	}
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		return rc;
 	/* a removal that may be a RemoveAll's, late: no figure of the tenant
 	 * is sure, and no life ends observed */
@@ -347,14 +347,14 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 			t->counts.stored_duplicates++;
 		else
 			t->counts.removed_unknown++;
-		return KV_OK;
+		return MKV_OK;
 	}
 	if (before)
-		t->counts.placement[kv_placement_of(before)]--;
+		t->counts.placement[mkv_placement_of(before)]--;
 	else
 		atomic_fetch_add_explicit(&s->budget->objects, 1, memory_order_relaxed);
 	if (after) {
-		t->counts.placement[kv_placement_of(after)]++;
+		t->counts.placement[mkv_placement_of(after)]++;
 	} else {
 		atomic_fetch_sub_explicit(&s->budget->objects, 1, memory_order_relaxed);
 		if (s->residency) { /* a life ended */
@@ -363,28 +363,28 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 				kv_life_end(&g->life, born, p->ts);
 		}
 	}
-	return KV_OK;
+	return MKV_OK;
 }
 
-void kv_state_prepare(kv_state *s, const kv_event *ev, enum kv_dialect d, kv_prepared *p)
+void kv_state_prepare(kv_state *s, const kv_event *ev, enum mkv_dialect d, kv_prepared *p)
 {
 	uint64_t h;
 	p->tenant = lookup(s, ev, &h);
 	p->ts = ev->timestamp_bad ? KV_NO_BIRTH : ev->timestamp_ms;
 	p->key_hash = 0;
 	p->add = p->del = 0;
-	if (ev->type == KV_EV_CLEARED)
+	if (ev->type == MKV_EV_CLEARED)
 		return;
 	/* the dialect is settled here, once: everything after (the table, the
 	 * key groups, the reconciliation's replay) sees only media masks */
-	if (ev->type == KV_EV_STORED)
+	if (ev->type == MKV_EV_STORED)
 		p->add = ev->medium;
 	else
-		p->del = d == KV_DIALECT_OBJECT ? KV_MEDIA_ALL : ev->medium;
+		p->del = d == MKV_DIALECT_OBJECT ? MKV_MEDIA_ALL : ev->medium;
 	p->key_hash = XXH3_64bits_withSeed(ev->object_key.ptr, ev->object_key.len, s->seed);
 	p->group = KV_GROUP_NONE;
 	if (s->matcher) {
-		char name[KV_KEYGROUP_MAX_LEN];
+		char name[MKV_KEYGROUP_MAX_LEN];
 		size_t n = kv_keygroup_of(s->matcher, ev->object_key.ptr, ev->object_key.len, name);
 		p->group = kv_state_group_id(s, name, n);
 	}
@@ -400,22 +400,22 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 {
 	kv_tenant *t;
 	int rc = tenant_for(s, ev, p->tenant, &t);
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		return rc;
 	/* recorded whether the live table takes it or not (a limit): it is
 	 * what happened at the master */
 	t->last_event_ms = s->now_ms;
 	if (t == s->recorded)
 		kv_recon_log_add(s->record, p->key_hash, ev->type, p->add | p->del, p->group);
-	if (ev->type == KV_EV_CLEARED)
+	if (ev->type == MKV_EV_CLEARED)
 		clear_tenant(s, t, p->ts, KV_EXACT_CLEARED);
-	else if ((rc = update_object(s, t, ev, p)) != KV_OK)
+	else if ((rc = update_object(s, t, ev, p)) != MKV_OK)
 		return rc;
 	t->counts.events[ev->type]++;
-	return KV_OK;
+	return MKV_OK;
 }
 
-int kv_state_apply(kv_state *s, const kv_event *ev, enum kv_dialect d)
+int kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d)
 {
 	kv_prepared p;
 	kv_state_prepare(s, ev, d, &p);
@@ -469,12 +469,12 @@ void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
 		kv_state_add_stale(s, s->tenants[i], why);
 }
 
-static bool tenant_id_is(const kv_tenant *t, kv_str id)
+static bool tenant_id_is(const kv_tenant *t, mkv_str id)
 {
 	return t->tenant_len == id.len && memcmp(t->tenant_id, id.ptr, id.len) == 0;
 }
 
-size_t kv_state_mark_tenant_stale(kv_state *s, kv_str tenant, enum kv_stale_reason why)
+size_t kv_state_mark_tenant_stale(kv_state *s, mkv_str tenant, enum kv_stale_reason why)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_tenants; i++)
@@ -485,7 +485,7 @@ size_t kv_state_mark_tenant_stale(kv_state *s, kv_str tenant, enum kv_stale_reas
 	return n;
 }
 
-size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, kv_str except)
+size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, mkv_str except)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_tenants; i++) {
@@ -557,12 +557,12 @@ kv_recon_times *kv_state_recon_times(kv_state *s, size_t i)
 	return i < s->n_tenants ? &s->tenants[i]->recon : NULL;
 }
 
-const kv_tenant *kv_state_find_tenant(const kv_state *s, kv_str backend, kv_str tenant)
+const kv_tenant *kv_state_find_tenant(const kv_state *s, mkv_str backend, mkv_str tenant)
 {
 	return find(s, tenant_hash(s, backend, tenant), backend, tenant);
 }
 
-unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, kv_str key)
+unsigned kv_state_object_media(const kv_state *s, const kv_tenant *t, mkv_str key)
 {
 	return kv_objtable_get(&t->objects, XXH3_64bits_withSeed(key.ptr, key.len, s->seed));
 }

@@ -48,7 +48,7 @@ static void expect(uint64_t hash, unsigned media, int64_t birth, void *arg)
 	(void)birth;
 	kv_cleared_window *w = arg;
 	/* out of memory: the object is not expected, so any key may be one */
-	if (kv_objtable_update(&w->pending, hash, media, 0, true, KV_NO_BIRTH, NULL, NULL) != KV_OK)
+	if (kv_objtable_update(&w->pending, hash, media, 0, true, KV_NO_BIRTH, NULL, NULL) != MKV_OK)
 		w->unseen = true;
 }
 

@@ -25,7 +25,7 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 	if (s->n_gnames == s->cap_gnames) {
 		kv_group_name *p = kv_array_grow(s->gnames, &s->cap_gnames, sizeof(*p), 16, 0);
 		if (!p)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		s->gnames = p;
 	}
 	/* the index stays at most half full */
@@ -33,7 +33,7 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 		size_t cap = s->gindex ? (s->gindex_mask + 1) * 2 : 64;
 		uint32_t *n = calloc(cap, sizeof(*n));
 		if (!n)
-			return KV_ENOMEM;
+			return MKV_ENOMEM;
 		for (size_t i = 0; i < s->n_gnames; i++)
 			kv_state_index_put(n, cap - 1, XXH3_64bits(s->gnames[i].ptr, s->gnames[i].len),
 					   (uint32_t)i + 1);
@@ -43,18 +43,18 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 	}
 	kv_group_name c = dup_name(name, len);
 	if (!c.ptr)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	kv_state_index_put(s->gindex, s->gindex_mask, XXH3_64bits(name, len), (uint32_t)s->n_gnames + 1);
 	s->gnames[s->n_gnames++] = c;
-	return KV_OK;
+	return MKV_OK;
 }
 
-int kv_state_set_keygroups(kv_state *s, const kv_keygroup_re *re)
+int kv_state_set_keygroups(kv_state *s, const mkv_keygroup_re *re)
 {
-	if (!(s->matcher = kv_keygroup_matcher_new(re)) || add_group_name(s, "", 0) != KV_OK ||
-	    add_group_name(s, "__overflow__", 12) != KV_OK)
-		return KV_ENOMEM;
-	return KV_OK;
+	if (!(s->matcher = kv_keygroup_matcher_new(re)) || add_group_name(s, "", 0) != MKV_OK ||
+	    add_group_name(s, "__overflow__", 12) != MKV_OK)
+		return MKV_ENOMEM;
+	return MKV_OK;
 }
 
 bool kv_state_has_keygroups(const kv_state *s)
@@ -73,7 +73,7 @@ uint32_t kv_state_group_id(kv_state *s, const char *name, size_t len)
 	}
 	/* a new group: within the budget of all sources, or the overflow group */
 	if (atomic_fetch_add(&s->budget->key_groups, 1) >= s->budget->max_key_groups ||
-	    add_group_name(s, name, len) != KV_OK) {
+	    add_group_name(s, name, len) != MKV_OK) {
 		atomic_fetch_sub(&s->budget->key_groups, 1);
 		s->groups_overflow++;
 		return KV_GROUP_OVERFLOW;
@@ -86,9 +86,9 @@ size_t kv_state_group_count(const kv_state *s)
 	return s->n_gnames;
 }
 
-kv_str kv_state_group_name(const kv_state *s, uint32_t id)
+mkv_str kv_state_group_name(const kv_state *s, uint32_t id)
 {
-	return id < s->n_gnames ? (kv_str){s->gnames[id].ptr, s->gnames[id].len} : (kv_str){"", 0};
+	return id < s->n_gnames ? (mkv_str){s->gnames[id].ptr, s->gnames[id].len} : (mkv_str){"", 0};
 }
 
 uint64_t kv_state_groups_overflow(const kv_state *s)

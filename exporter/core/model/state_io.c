@@ -86,8 +86,8 @@ static void write_tenant(const kv_tenant *t, kv_pack_w *w)
 	kv_pack_f64(w, t->recon.next);
 	kv_pack_u64(w, t->recon.failures);
 	kv_pack_u64(w, t->recon.ever_ok);
-	write_counts(w, c->placement, KV_PLACE__COUNT);
-	write_counts(w, c->events, KV_EV__COUNT);
+	write_counts(w, c->placement, MKV_PLACE__COUNT);
+	write_counts(w, c->events, MKV_EV__COUNT);
 	kv_pack_u64(w, c->stored_duplicates);
 	kv_pack_u64(w, c->removed_unknown);
 	kv_pack_u64(w, c->objects_overflow);
@@ -96,7 +96,7 @@ static void write_tenant(const kv_tenant *t, kv_pack_w *w)
 	for (uint32_t i = 0; i < t->groups.n; i++) {
 		const kv_group_counts *g = &t->groups.v[i];
 		kv_pack_u64(w, g->id);
-		write_counts(w, g->placement, KV_PLACE__COUNT);
+		write_counts(w, g->placement, MKV_PLACE__COUNT);
 		write_counts(w, g->events, 2);
 		write_life(w, &g->life);
 	}
@@ -138,7 +138,7 @@ void kv_state_write(const kv_state *s, kv_pack_w *w)
 		write_tenant(s->tenants[i], w);
 }
 
-void kv_state_load_init(kv_state_load *l, kv_budget *budget, const kv_keygroup_re *key_groups)
+void kv_state_load_init(kv_state_load *l, mkv_budget *budget, const mkv_keygroup_re *key_groups)
 {
 	*l = (kv_state_load){.budget = budget, .key_groups = key_groups};
 }
@@ -170,7 +170,7 @@ static int read_state(kv_state_load *l, kv_pack_r *r)
 	if (groups) {
 		if (n_groups < 2)
 			return KV_PACK_MALFORMED;
-		if (kv_state_set_keygroups(l->state, l->key_groups) != KV_OK)
+		if (kv_state_set_keygroups(l->state, l->key_groups) != MKV_OK)
 			return KV_PACK_NOMEM;
 		l->groups_left = n_groups - 2;
 	} else if (n_groups) {
@@ -184,7 +184,7 @@ static int read_state(kv_state_load *l, kv_pack_r *r)
 
 static int read_group(kv_state_load *l, kv_pack_r *r)
 {
-	kv_str name = kv_unpack_bytes(r, MAX_ID);
+	mkv_str name = kv_unpack_bytes(r, MAX_ID);
 	if (!kv_unpack_done(r) || !l->groups_left || !name.len)
 		return KV_PACK_MALFORMED;
 	size_t expect = l->state->n_gnames;
@@ -221,7 +221,7 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 		return rc;
 	if (!l->tenants_left || l->groups_left)
 		return KV_PACK_MALFORMED;
-	kv_str backend = kv_unpack_bytes(r, MAX_ID), tenant = kv_unpack_bytes(r, MAX_ID);
+	mkv_str backend = kv_unpack_bytes(r, MAX_ID), tenant = kv_unpack_bytes(r, MAX_ID);
 	if (r->bad)
 		return KV_PACK_MALFORMED;
 	kv_state *s = l->state;
@@ -229,8 +229,8 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 		return KV_PACK_MALFORMED;
 	kv_tenant *t;
 	rc = kv_state_tenant_get(s, backend, tenant, &t);
-	if (rc != KV_OK)
-		return rc == KV_ELIMIT ? KV_PACK_REFUSED : KV_PACK_NOMEM;
+	if (rc != MKV_OK)
+		return rc == MKV_ELIMIT ? KV_PACK_REFUSED : KV_PACK_NOMEM;
 	l->tenants_left--;
 	l->tenant = t;
 	t->stale = (unsigned)kv_unpack_max(r, (1u << KV_STALE__BITS) - 1);
@@ -241,8 +241,8 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 	t->recon.failures = (unsigned)kv_unpack_max(r, UINT32_MAX);
 	t->recon.ever_ok = kv_unpack_bool(r);
 	kv_tenant_counts *c = &t->counts;
-	read_counts(r, c->placement, KV_PLACE__COUNT);
-	read_counts(r, c->events, KV_EV__COUNT);
+	read_counts(r, c->placement, MKV_PLACE__COUNT);
+	read_counts(r, c->events, MKV_EV__COUNT);
 	c->stored_duplicates = kv_unpack_u64(r);
 	c->removed_unknown = kv_unpack_u64(r);
 	c->objects_overflow = kv_unpack_u64(r);
@@ -256,7 +256,7 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 		kv_group_counts *g = kv_group_vec_at(&t->groups, id);
 		if (!g)
 			return KV_PACK_NOMEM;
-		read_counts(r, g->placement, KV_PLACE__COUNT);
+		read_counts(r, g->placement, MKV_PLACE__COUNT);
 		read_counts(r, g->events, 2);
 		read_life(r, &g->life);
 	}
@@ -267,7 +267,7 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 	if (!kv_unpack_done(r))
 		return KV_PACK_MALFORMED;
 	uint64_t sum = 0;
-	for (int i = 0; i < KV_PLACE__COUNT; i++)
+	for (int i = 0; i < MKV_PLACE__COUNT; i++)
 		sum += c->placement[i];
 	if (sum != l->objects_left)
 		return KV_PACK_MALFORMED;
@@ -277,7 +277,7 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 	size_t held = atomic_load(&l->budget->objects);
 	if (held >= l->budget->max_objects || l->objects_left > l->budget->max_objects - held)
 		return KV_PACK_REFUSED;
-	if (l->objects_left && kv_objtable_reserve(&t->objects, l->objects_left) != KV_OK)
+	if (l->objects_left && kv_objtable_reserve(&t->objects, l->objects_left) != MKV_OK)
 		return KV_PACK_NOMEM;
 	return KV_PACK_OK;
 }
@@ -285,7 +285,7 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 static int read_objects(kv_state_load *l, kv_pack_r *r)
 {
 	kv_tenant *t = l->tenant;
-	kv_budget *b = l->budget;
+	mkv_budget *b = l->budget;
 	if (!t)
 		return KV_PACK_MALFORMED;
 	while (r->p < r->end) {
@@ -300,11 +300,11 @@ static int read_objects(kv_state_load *l, kv_pack_r *r)
 		unsigned before;
 		int64_t birth = code == NO_BIRTH_CODE ? KV_NO_BIRTH : (int64_t)(code - 1);
 		int rc = kv_objtable_update(&t->objects, slot & ~(uint64_t)3, media, 0, true, birth, &before, NULL);
-		if (rc != KV_OK || before) { /* not inserted: out of memory, or an object twice */
+		if (rc != MKV_OK || before) { /* not inserted: out of memory, or an object twice */
 			atomic_fetch_sub_explicit(&b->objects, 1, memory_order_relaxed);
-			return rc == KV_ENOMEM ? KV_PACK_NOMEM : KV_PACK_MALFORMED;
+			return rc == MKV_ENOMEM ? KV_PACK_NOMEM : KV_PACK_MALFORMED;
 		}
-		l->tally[kv_placement_of(media)]++;
+		l->tally[mkv_placement_of(media)]++;
 		l->objects_left--;
 	}
 	return KV_PACK_OK;

@@ -7,7 +7,7 @@
 
 #include "kv_state_impl.h"
 
-uint64_t kv_state_key_hash(const kv_state *s, kv_str key)
+uint64_t kv_state_key_hash(const kv_state *s, mkv_str key)
 {
 	return XXH3_64bits_withSeed(key.ptr, key.len, s->seed);
 }
@@ -17,18 +17,18 @@ unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash)
 	return kv_objtable_get(&t->objects, hash);
 }
 
-int kv_state_record_start(kv_state *s, kv_str backend, kv_str tenant, kv_recon_log *log)
+int kv_state_record_start(kv_state *s, mkv_str backend, mkv_str tenant, kv_recon_log *log)
 {
 	if (s->recorded)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	kv_tenant *t;
 	int rc = kv_state_tenant_get(s, backend, tenant, &t);
-	if (rc != KV_OK)
+	if (rc != MKV_OK)
 		return rc;
 	s->recorded = t;
 	s->record = log;
 	s->record_unsure = false;
-	return KV_OK;
+	return MKV_OK;
 }
 
 void kv_state_record_stop(kv_state *s)
@@ -46,7 +46,7 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 {
 	kv_tenant *t = s->recorded;
 	if (!t)
-		return KV_EINVAL;
+		return MKV_EINVAL;
 	/* a removal replayed may be a RemoveAll's, late, and the listing had
 	 * the object: the cut-over cannot be sure of it either */
 	if (s->record_unsure)
@@ -54,7 +54,7 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	size_t before = kv_objtable_count(&t->objects), after = kv_recon_objects(fresh);
 	size_t used = atomic_load(&s->budget->objects);
 	if (after > before && used + (after - before) > s->budget->max_objects)
-		return KV_ELIMIT;
+		return MKV_ELIMIT;
 	atomic_fetch_add(&s->budget->objects, after);
 	atomic_fetch_sub(&s->budget->objects, before);
 	*old = t->objects;
@@ -86,5 +86,5 @@ int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtab
 	if (!s->record_unsure)
 		kv_state_window_close(t);
 	memset(fresh, 0, sizeof(*fresh));
-	return KV_OK;
+	return MKV_OK;
 }

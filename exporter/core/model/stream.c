@@ -9,7 +9,7 @@ struct kv_stream {
 	kv_decoder *decoder;
 	kv_state *state;
 	bool owns_state; /* kv_stream_new's; kv_stream_attach's is borrowed */
-	enum kv_dialect dialect;
+	enum mkv_dialect dialect;
 	kv_seqtrack seq;
 	kv_stream_stats stats;
 	bool reconnect_pending; /* reconnected; the next message tells whether anything was lost */
@@ -23,7 +23,7 @@ struct kv_stream {
 	uint64_t digest;
 	bool no_digest; /* kv_stream_set_digests(false): not kept, never handed over */
 	/* joining a peer's state (kv_stream_carry_set) */
-	enum kv_join join;
+	enum mkv_join join;
 	kv_stream_carry peer;
 	bool join_run; /* messages before the peer's last number have arrived, the last numbered join_prev */
 	uint64_t join_prev;
@@ -49,7 +49,7 @@ kv_stream *kv_stream_attach(kv_state *state)
 	return st;
 }
 
-kv_stream *kv_stream_new(kv_budget *budget, uint64_t seed)
+kv_stream *kv_stream_new(mkv_budget *budget, uint64_t seed)
 {
 	kv_state *state = kv_state_new(budget, seed);
 	kv_stream *st = state ? kv_stream_attach(state) : NULL;
@@ -95,11 +95,11 @@ void kv_stream_carry_set(kv_stream *st, const kv_stream_carry *in)
 	st->stats.last_timestamp_ms = in->batch_ms;
 	st->stats.last_timestamp_at_ms = in->batch_at_ms;
 	st->peer = *in;
-	st->join = in->seq.started ? KV_JOIN_WAITING : KV_JOIN_NONE;
+	st->join = in->seq.started ? MKV_JOIN_WAITING : MKV_JOIN_NONE;
 	st->join_run = false;
 }
 
-enum kv_join kv_stream_join(const kv_stream *st)
+enum mkv_join kv_stream_join(const kv_stream *st)
 {
 	return st->join;
 }
@@ -135,7 +135,7 @@ void kv_stream_disconnected(kv_stream *st)
 	st->breaks_at_disconnect = st->seq.gaps + st->seq.resets;
 }
 
-void kv_stream_set_dialect(kv_stream *st, enum kv_dialect d)
+void kv_stream_set_dialect(kv_stream *st, enum mkv_dialect d)
 {
 	st->dialect = d;
 }
@@ -147,12 +147,12 @@ void kv_stream_set_digests(kv_stream *st, bool keep)
 		st->has_digest = false;
 }
 
-enum kv_dialect kv_stream_dialect(const kv_stream *st)
+enum mkv_dialect kv_stream_dialect(const kv_stream *st)
 {
 	return st->dialect;
 }
 
-int kv_stream_set_keygroups(kv_stream *st, const kv_keygroup_re *re)
+int kv_stream_set_keygroups(kv_stream *st, const mkv_keygroup_re *re)
 {
 	return kv_state_set_keygroups(st->state, re);
 }
@@ -220,10 +220,10 @@ uint64_t kv_stream_tail_lost(kv_stream *st, uint64_t upto_seq, uint64_t upto_eid
  * (a rejected event's fields are no evidence: docs/design.md). */
 static bool first_event_id(const kv_batch *b, uint64_t *eid)
 {
-	if (b->reject != KV_R_OK)
+	if (b->reject != MKV_R_OK)
 		return false;
 	for (size_t i = 0; i < b->n_events; i++)
-		if (b->events[i].reject == KV_R_OK && b->events[i].has_event_id) {
+		if (b->events[i].reject == MKV_R_OK && b->events[i].has_event_id) {
 			*eid = b->events[i].event_id;
 			return true;
 		}
@@ -248,26 +248,27 @@ static void check_time(kv_stream *st, const kv_event *ev, kv_prepared *p)
 
 static bool applicable(const kv_event *ev)
 {
-	return ev->reject == KV_R_OK && (ev->type == KV_EV_CLEARED || ev->has_key);
+	return ev->reject == MKV_R_OK && (ev->type == MKV_EV_CLEARED || ev->has_key);
 }
 
-static void count_reject(kv_stream *st, enum kv_reason r, kv_ingest_report *rep)
+static void count_reject(kv_stream *st, enum mkv_reason r, mkv_ingest_report *rep)
 {
 	st->stats.decode_errors[r]++;
-	if (rep->reject == KV_R_OK)
+	if (rep->reject == MKV_R_OK)
 		rep->reject = r;
 }
 
 /* Applies events [from, to): first a look at all of them, so that their
  * objects' memory is on its way while the earlier ones are applied.
- * Returns 0 or KV_ENOMEM (some event was lost). */
+ * Returns 0 or MKV_ENOMEM (some event was lost). */
 #define LOOKAHEAD 64
 
-static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset, kv_ingest_report *rep)
+static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset,
+			mkv_ingest_report *rep)
 {
 	kv_stream_stats *ss = &st->stats;
 	kv_prepared prep[LOOKAHEAD];
-	int rc = KV_OK;
+	int rc = MKV_OK;
 	for (size_t i = from; i < to; i++)
 		if (applicable(&b->events[i]))
 			kv_state_prepare(st->state, &b->events[i], st->dialect, &prep[i - from]);
@@ -281,7 +282,7 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 			kv_state_prefetch_slot(&prep[i - from]);
 	for (size_t i = from; i < to; i++) {
 		const kv_event *ev = &b->events[i];
-		if (ev->reject != KV_R_OK) { /* it arrived, and took an id: which one is not read */
+		if (ev->reject != MKV_R_OK) { /* it arrived, and took an id: which one is not read */
 			count_reject(st, ev->reject, rep);
 			kv_seq_skip_event_id(&st->seq);
 			continue;
@@ -296,9 +297,9 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 		}
 		check_time(st, ev, &prep[i - from]);
 		int r = kv_state_apply_prepared(st->state, ev, &prep[i - from]);
-		if (r == KV_ELIMIT) {
+		if (r == MKV_ELIMIT) {
 			ss->limit_dropped_events++;
-		} else if (r != KV_OK) {
+		} else if (r != MKV_OK) {
 			ss->alloc_failures++;
 			rc = r;
 		}
@@ -347,12 +348,12 @@ static void join_broken(kv_stream *st)
 	memset(&st->seq, 0, sizeof(st->seq));
 	st->ts_seen = false;
 	st->has_digest = false;
-	st->join = KV_JOIN_BROKEN;
+	st->join = MKV_JOIN_BROKEN;
 }
 
-int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int64_t now_ms, kv_ingest_report *rep)
+int kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, int64_t now_ms, mkv_ingest_report *rep)
 {
-	kv_ingest_report dummy;
+	mkv_ingest_report dummy;
 	if (!rep)
 		rep = &dummy;
 	memset(rep, 0, sizeof(*rep));
@@ -366,60 +367,60 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	/* The sequence counts before the payload is judged: a message with a
 	 * bad payload still closes or opens a gap. */
 	uint64_t eid = 0;
-	bool has_eid = rc == KV_OK && first_event_id(&b, &eid);
+	bool has_eid = rc == MKV_OK && first_event_id(&b, &eid);
 	/* the payload's digest, for a handover of this state (kept) or of a
 	 * peer's (joining): hashing is ~10-20 ns an event otherwise spent */
-	bool hashed = b.has_seq && n_frames >= 3 && (!st->no_digest || st->join == KV_JOIN_WAITING);
+	bool hashed = b.has_seq && n_frames >= 3 && (!st->no_digest || st->join == MKV_JOIN_WAITING);
 	uint64_t digest = hashed ? XXH3_64bits(frames[2].data, frames[2].len) : 0;
-	if (st->join == KV_JOIN_WAITING && b.has_seq) {
+	if (st->join == MKV_JOIN_WAITING && b.has_seq) {
 		switch (join_step(st, &b, digest, has_eid, eid)) {
 		case JOIN_CONTINUED_SKIP:
 			/* the peer's last message: proven, and held by its state */
-			st->join = rep->join = KV_JOIN_CONTINUED;
+			st->join = rep->join = MKV_JOIN_CONTINUED;
 			/* fall through */
 		case JOIN_SKIP:
 			ss->overlap_messages++;
-			rep->verdict = KV_SEQ_DUPLICATE;
+			rep->verdict = MKV_SEQ_DUPLICATE;
 			rep->seq = b.seq;
-			return KV_OK;
+			return MKV_OK;
 		case JOIN_CONTINUED:
-			st->join = rep->join = KV_JOIN_CONTINUED;
+			st->join = rep->join = MKV_JOIN_CONTINUED;
 			break;
 		case JOIN_BROKEN:
 			join_broken(st);
-			rep->join = KV_JOIN_BROKEN;
+			rep->join = MKV_JOIN_BROKEN;
 			break;
 		}
 	}
 	uint64_t missing_before = st->seq.missing;
 	rep->prev_seq = kv_seq_position(&st->seq);
 	rep->seq = b.seq;
-	enum kv_seq_verdict v = b.has_seq ? kv_seq_observe(&st->seq, b.seq, has_eid, eid) : KV_SEQ_NEXT;
+	enum mkv_seq_verdict v = b.has_seq ? kv_seq_observe(&st->seq, b.seq, has_eid, eid) : MKV_SEQ_NEXT;
 	rep->verdict = v;
 	rep->missing = st->seq.missing - missing_before;
-	if (v == KV_SEQ_GAP || (v == KV_SEQ_RESET && rep->missing))
+	if (v == MKV_SEQ_GAP || (v == MKV_SEQ_RESET && rep->missing))
 		mark_loss(st, KV_STALE_GAP);
-	if (v == KV_SEQ_RESET) {
+	if (v == MKV_SEQ_RESET) {
 		mark_loss(st, KV_STALE_RESET);
 		st->ts_seen = false; /* a new process: a new clock, maybe another host's */
 	}
 	st->reconnect_pending = false; /* this message has told */
-	if (b.has_seq && v != KV_SEQ_DUPLICATE) {
+	if (b.has_seq && v != MKV_SEQ_DUPLICATE) {
 		st->has_digest = hashed && !st->no_digest;
 		st->digest = digest;
 	}
 
-	if (rc == KV_ENOMEM) { /* not the sender's fault: no decode error */
+	if (rc == MKV_ENOMEM) { /* not the sender's fault: no decode error */
 		ss->alloc_failures++;
 		return rc;
 	}
-	if (b.reject != KV_R_OK) {
+	if (b.reject != MKV_R_OK) {
 		count_reject(st, b.reject, rep);
-		return KV_OK;
+		return MKV_OK;
 	}
-	if (v == KV_SEQ_DUPLICATE) {
+	if (v == MKV_SEQ_DUPLICATE) {
 		ss->duplicate_message_events += b.n_events;
-		return KV_OK;
+		return MKV_OK;
 	}
 	ss->has_timestamp = true;
 	ss->last_timestamp_ms = b.timestamp_ms;
@@ -431,8 +432,8 @@ int kv_stream_ingest(kv_stream *st, const kv_frame *frames, size_t n_frames, int
 	rep->events = b.n_events;
 	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD) {
 		size_t end = i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events;
-		int r = apply_events(st, &b, i, end, v == KV_SEQ_RESET, rep);
-		if (r != KV_OK)
+		int r = apply_events(st, &b, i, end, v == MKV_SEQ_RESET, rep);
+		if (r != MKV_OK)
 			rc = r;
 	}
 	return rc;

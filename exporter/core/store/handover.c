@@ -22,26 +22,26 @@ static const char magic[] = "mooncake-kv-state";
 #define ANNEX_PREFIX "annex:"
 #define MAX_LABEL    4096
 
-const char *kv_boot_result_name(enum kv_boot_result r)
+const char *mkv_boot_result_name(enum mkv_boot_result r)
 {
-	static const char *const names[KV_BOOT__COUNT] = {
+	static const char *const names[MKV_BOOT__COUNT] = {
 		"taken",     "unreachable", "timeout", "http_status", "too_large", "truncated",     "checksum",
 		"malformed", "version",     "absent",  "mismatch",    "limit",     "out_of_memory",
 	};
-	return (unsigned)r < KV_BOOT__COUNT ? names[r] : "invalid";
+	return (unsigned)r < MKV_BOOT__COUNT ? names[r] : "invalid";
 }
 
-void kv_store_boot_note(kv_store *s, enum kv_boot_result r)
+void mkv_store_boot_note(mkv_store *s, enum mkv_boot_result r)
 {
-	if ((unsigned)r < KV_BOOT__COUNT)
+	if ((unsigned)r < MKV_BOOT__COUNT)
 		s->boot.results[r]++;
 }
 
-size_t kv_store_joins_waiting(const kv_store *s)
+size_t mkv_store_joins_waiting(const mkv_store *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n; i++)
-		n += kv_stream_join(s->parts[i].stream) == KV_JOIN_WAITING;
+		n += kv_stream_join(s->parts[i].stream) == MKV_JOIN_WAITING;
 	return n;
 }
 
@@ -63,7 +63,7 @@ static void write_label(kv_pack_w *w, const char *label)
 	kv_pack_bytes(w, label ? label : "", label ? strlen(label) : 0);
 }
 
-static void write_source(kv_pack_w *w, const kv_store *s, const char *prefix, const kv_leadership *lead)
+static void write_source(kv_pack_w *w, const mkv_store *s, const char *prefix, const kv_leadership *lead)
 {
 	kv_pack_begin(w, KV_REC_SOURCE);
 	size_t np = strlen(prefix), nn = s->cfg.name ? strlen(s->cfg.name) : 0;
@@ -84,7 +84,7 @@ static void write_source(kv_pack_w *w, const kv_store *s, const char *prefix, co
 }
 
 /* Whether the store has anything for its annex: a member's listing known. */
-static bool has_annex(const kv_store *s)
+static bool has_annex(const mkv_store *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->parts[i].lists != KV_LISTS_UNKNOWN)
@@ -92,7 +92,7 @@ static bool has_annex(const kv_store *s)
 	return false;
 }
 
-static void write_annex(kv_pack_w *w, const kv_store *s)
+static void write_annex(kv_pack_w *w, const mkv_store *s)
 {
 	/* a source record an older reader takes as well formed, then skips */
 	write_source(w, s, ANNEX_PREFIX, &(kv_leadership){.leader = -1, .last_leader = -1});
@@ -108,7 +108,7 @@ static void write_annex(kv_pack_w *w, const kv_store *s)
 	kv_pack_end(w);
 }
 
-static void write_store(kv_pack_w *w, const kv_store *s)
+static void write_store(kv_pack_w *w, const mkv_store *s)
 {
 	write_source(w, s, "", &s->leadership);
 	kv_fields f = {w, NULL};
@@ -132,16 +132,16 @@ static void write_store(kv_pack_w *w, const kv_store *s)
 		write_annex(w, s);
 }
 
-enum kv_err kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_ms,
-			      int (*sink)(void *arg, const void *p, size_t n), void *arg)
+enum mkv_err mkv_handover_write(mkv_store *const *stores, size_t n, int64_t taken_ms,
+				int (*sink)(void *arg, const void *p, size_t n), void *arg)
 {
 	struct sink k = {sink, arg};
 	kv_pack_w w;
-	if (kv_pack_w_init(&w, sink_of, &k) != KV_OK)
-		return KV_ENOMEM;
+	if (kv_pack_w_init(&w, sink_of, &k) != MKV_OK)
+		return MKV_ENOMEM;
 	kv_pack_begin(&w, KV_REC_HEADER);
 	kv_pack_bytes(&w, magic, sizeof(magic) - 1);
-	kv_pack_u64(&w, KV_HANDOVER_VERSION);
+	kv_pack_u64(&w, MKV_HANDOVER_VERSION);
 	kv_pack_i64(&w, taken_ms);
 	size_t sources = n; /* an annex counts as a source: an older reader skips it as one */
 	for (size_t i = 0; i < n; i++)
@@ -158,17 +158,17 @@ enum kv_err kv_handover_write(kv_store *const *stores, size_t n, int64_t taken_m
 /* --- reading --- */
 
 typedef struct candidate {
-	bool present;                /* the peer watched a source of this name */
-	enum kv_boot_result refused; /* KV_BOOT_TAKEN: nothing of it refused */
-	bool whole;                  /* its end record came */
+	bool present;                 /* the peer watched a source of this name */
+	enum mkv_boot_result refused; /* MKV_BOOT_TAKEN: nothing of it refused */
+	bool whole;                   /* its end record came */
 	kv_leadership lead;
 	kv_member_carry *members;
 	size_t n_members;
 	kv_state *state;
 } candidate;
 
-struct kv_handover {
-	kv_store *const *stores;
+struct mkv_handover {
+	mkv_store *const *stores;
 	size_t n;
 	kv_pack_in in;
 	bool header;
@@ -182,41 +182,41 @@ struct kv_handover {
 	bool loading;
 };
 
-static enum kv_boot_result of_pack(enum kv_pack_error e)
+static enum mkv_boot_result of_pack(enum kv_pack_error e)
 {
 	switch (e) {
 	case KV_PACK_OK:
-		return KV_BOOT_TAKEN;
+		return MKV_BOOT_TAKEN;
 	case KV_PACK_TOO_LARGE:
-		return KV_BOOT_TOO_LARGE;
+		return MKV_BOOT_TOO_LARGE;
 	case KV_PACK_CHECKSUM:
-		return KV_BOOT_CHECKSUM;
+		return MKV_BOOT_CHECKSUM;
 	case KV_PACK_TRUNCATED:
-		return KV_BOOT_TRUNCATED;
+		return MKV_BOOT_TRUNCATED;
 	case KV_PACK_NOMEM:
-		return KV_BOOT_OUT_OF_MEMORY;
+		return MKV_BOOT_OUT_OF_MEMORY;
 	case KV_PACK_REFUSED: /* the record callback's own: never reaches here */
 	case KV_PACK_MALFORMED:
 		break;
 	}
-	return KV_BOOT_MALFORMED;
+	return MKV_BOOT_MALFORMED;
 }
 
 /* Codes the record callback returns beyond kv_pack_error's. */
 #define REC_VERSION 100
 
-static bool label_is(kv_str got, const char *want)
+static bool label_is(mkv_str got, const char *want)
 {
 	size_t n = want ? strlen(want) : 0;
 	return got.len == n && (n == 0 || memcmp(got.ptr, want, n) == 0);
 }
 
-static int read_header(kv_handover *h, kv_pack_r *r)
+static int read_header(mkv_handover *h, kv_pack_r *r)
 {
-	kv_str m = kv_unpack_bytes(r, 64);
+	mkv_str m = kv_unpack_bytes(r, 64);
 	if (r->bad || m.len != sizeof(magic) - 1 || memcmp(m.ptr, magic, m.len) != 0)
 		return KV_PACK_MALFORMED;
-	if (kv_unpack_u64(r) != KV_HANDOVER_VERSION)
+	if (kv_unpack_u64(r) != MKV_HANDOVER_VERSION)
 		return REC_VERSION;
 	h->taken_ms = kv_unpack_i64(r);
 	h->sources_left = kv_unpack_max(r, 1u << 16);
@@ -226,12 +226,12 @@ static int read_header(kv_handover *h, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int read_source(kv_handover *h, kv_pack_r *r)
+static int read_source(mkv_handover *h, kv_pack_r *r)
 {
 	if (!h->sources_left || h->cur >= 0 || h->skip)
 		return KV_PACK_MALFORMED;
 	h->sources_left--;
-	kv_str name = kv_unpack_bytes(r, MAX_LABEL);
+	mkv_str name = kv_unpack_bytes(r, MAX_LABEL);
 	bool ha = kv_unpack_bool(r);
 	uint64_t n_members = kv_unpack_max(r, 1u << 12);
 	bool groups = kv_unpack_bool(r);
@@ -243,7 +243,7 @@ static int read_source(kv_handover *h, kv_pack_r *r)
 	size_t np = sizeof(ANNEX_PREFIX) - 1;
 	if (name.len >= np && !memcmp(name.ptr, ANNEX_PREFIX, np)) {
 		/* the annex of a source read whole before it, else nothing to us */
-		kv_str of = {name.ptr + np, (uint32_t)(name.len - np)};
+		mkv_str of = {name.ptr + np, (uint32_t)(name.len - np)};
 		for (size_t i = 0; i < h->n; i++)
 			if (label_is(of, h->stores[i]->cfg.name) && h->c[i].whole && n_members == h->stores[i]->n) {
 				h->annex = (long)i;
@@ -254,7 +254,7 @@ static int read_source(kv_handover *h, kv_pack_r *r)
 		return KV_PACK_OK;
 	}
 	for (size_t i = 0; i < h->n; i++) {
-		const kv_store *s = h->stores[i];
+		const mkv_store *s = h->stores[i];
 		if (!label_is(name, s->cfg.name))
 			continue;
 		candidate *c = &h->c[i];
@@ -262,7 +262,7 @@ static int read_source(kv_handover *h, kv_pack_r *r)
 			return KV_PACK_MALFORMED; /* a source twice */
 		c->present = true;
 		if (ha != s->cfg.ha || n_members != s->n || groups != (s->cfg.key_groups != NULL)) {
-			c->refused = KV_BOOT_MISMATCH;
+			c->refused = MKV_BOOT_MISMATCH;
 			break;
 		}
 		if (!(c->members = calloc(s->n, sizeof(*c->members))))
@@ -277,13 +277,13 @@ static int read_source(kv_handover *h, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int read_member(kv_handover *h, kv_pack_r *r)
+static int read_member(mkv_handover *h, kv_pack_r *r)
 {
 	candidate *c = &h->c[h->cur];
-	const kv_store *s = h->stores[h->cur];
+	const mkv_store *s = h->stores[h->cur];
 	if (c->n_members == s->n || c->state)
 		return KV_PACK_MALFORMED;
-	kv_str label = kv_unpack_bytes(r, MAX_LABEL);
+	mkv_str label = kv_unpack_bytes(r, MAX_LABEL);
 	kv_member_carry *m = &c->members[c->n_members];
 	kv_fields f = {NULL, r};
 	kv_fields_member(&f, m);
@@ -293,19 +293,19 @@ static int read_member(kv_handover *h, kv_pack_r *r)
 	/* another master, or a dialect this exporter is told to read otherwise */
 	if (!label_is(label, p->cfg.label) ||
 	    (p->cfg.dialect >= 0 && m->dialect.decided && (int)m->dialect.dialect != p->cfg.dialect))
-		c->refused = KV_BOOT_MISMATCH;
+		c->refused = MKV_BOOT_MISMATCH;
 	return KV_PACK_OK;
 }
 
 /* A member's annex: its fields in order, any after them (a later
  * version's) ignored.  A member of another label is left as it was. */
-static int read_member_annex(kv_handover *h, kv_pack_r *r)
+static int read_member_annex(mkv_handover *h, kv_pack_r *r)
 {
 	candidate *c = &h->c[h->annex];
-	const kv_store *s = h->stores[h->annex];
+	const mkv_store *s = h->stores[h->annex];
 	if (c->n_members == s->n)
 		return KV_PACK_MALFORMED;
-	kv_str label = kv_unpack_bytes(r, MAX_LABEL);
+	mkv_str label = kv_unpack_bytes(r, MAX_LABEL);
 	uint64_t lists = kv_unpack_max(r, KV_LISTS_DEFAULT_ONLY);
 	double at = kv_unpack_f64(r);
 	if (r->bad)
@@ -318,7 +318,7 @@ static int read_member_annex(kv_handover *h, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int on_annex(kv_handover *h, unsigned type, kv_pack_r *r)
+static int on_annex(mkv_handover *h, unsigned type, kv_pack_r *r)
 {
 	if (type == KV_REC_MEMBER_ANNEX)
 		return read_member_annex(h, r);
@@ -333,7 +333,7 @@ static int on_annex(kv_handover *h, unsigned type, kv_pack_r *r)
 }
 
 /* The source's records are over: its state is whole, or refused. */
-static int end_source(kv_handover *h)
+static int end_source(mkv_handover *h)
 {
 	size_t cur = (size_t)h->cur;
 	candidate *c = &h->c[cur];
@@ -351,7 +351,7 @@ static int end_source(kv_handover *h)
 
 static int on_record(void *arg, unsigned type, kv_pack_r *r)
 {
-	kv_handover *h = arg;
+	mkv_handover *h = arg;
 	if (!h->header)
 		return type == KV_REC_HEADER ? read_header(h, r) : KV_PACK_MALFORMED;
 	if (h->annex >= 0)
@@ -374,7 +374,7 @@ static int on_record(void *arg, unsigned type, kv_pack_r *r)
 		return KV_PACK_MALFORMED; /* the state before every member */
 	int rc = kv_state_load_record(&h->load, type, r);
 	if (rc == KV_PACK_REFUSED) { /* beyond this exporter's limits: this source only */
-		c->refused = KV_BOOT_LIMIT;
+		c->refused = MKV_BOOT_LIMIT;
 		kv_state_load_free(&h->load);
 		h->loading = false;
 		h->cur = -1;
@@ -384,23 +384,23 @@ static int on_record(void *arg, unsigned type, kv_pack_r *r)
 	return rc;
 }
 
-kv_handover *kv_handover_new(kv_store *const *stores, size_t n, uint64_t max_bytes)
+mkv_handover *mkv_handover_new(mkv_store *const *stores, size_t n, uint64_t max_bytes)
 {
-	kv_handover *h = calloc(1, sizeof(*h));
+	mkv_handover *h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
 	h->stores = stores;
 	h->n = n;
 	h->cur = -1;
 	h->annex = -1;
-	if (!(h->c = calloc(n ? n : 1, sizeof(*h->c))) || kv_pack_in_init(&h->in, max_bytes, on_record, h) != KV_OK) {
-		kv_handover_free(h);
+	if (!(h->c = calloc(n ? n : 1, sizeof(*h->c))) || kv_pack_in_init(&h->in, max_bytes, on_record, h) != MKV_OK) {
+		mkv_handover_free(h);
 		return NULL;
 	}
 	return h;
 }
 
-void kv_handover_free(kv_handover *h)
+void mkv_handover_free(mkv_handover *h)
 {
 	if (!h)
 		return;
@@ -415,17 +415,17 @@ void kv_handover_free(kv_handover *h)
 	free(h);
 }
 
-static enum kv_boot_result result_of(enum kv_pack_error e)
+static enum mkv_boot_result result_of(enum kv_pack_error e)
 {
-	return (int)e == REC_VERSION ? KV_BOOT_VERSION : of_pack(e);
+	return (int)e == REC_VERSION ? MKV_BOOT_VERSION : of_pack(e);
 }
 
-enum kv_boot_result kv_handover_feed(kv_handover *h, const void *p, size_t n)
+enum mkv_boot_result mkv_handover_feed(mkv_handover *h, const void *p, size_t n)
 {
 	return result_of(kv_pack_in_feed(&h->in, p, n));
 }
 
-enum kv_boot_result kv_handover_end(kv_handover *h)
+enum mkv_boot_result mkv_handover_end(mkv_handover *h)
 {
 	enum kv_pack_error e = kv_pack_in_end(&h->in);
 	if (e == KV_PACK_OK && (h->sources_left || h->cur >= 0 || h->annex >= 0 || h->skip))
@@ -433,20 +433,20 @@ enum kv_boot_result kv_handover_end(kv_handover *h)
 	return result_of(e);
 }
 
-int64_t kv_handover_taken_ms(const kv_handover *h)
+int64_t mkv_handover_taken_ms(const mkv_handover *h)
 {
 	return h->taken_ms;
 }
 
-enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
+enum mkv_boot_result mkv_handover_take(mkv_handover *h, size_t i)
 {
-	kv_store *s = h->stores[i];
+	mkv_store *s = h->stores[i];
 	candidate *c = &h->c[i];
-	enum kv_boot_result r = !c->present                   ? KV_BOOT_ABSENT
-				: c->refused != KV_BOOT_TAKEN ? c->refused
-				: !c->whole                   ? KV_BOOT_MALFORMED
-							      : KV_BOOT_TAKEN;
-	if (r == KV_BOOT_TAKEN) {
+	enum mkv_boot_result r = !c->present                    ? MKV_BOOT_ABSENT
+				 : c->refused != MKV_BOOT_TAKEN ? c->refused
+				 : !c->whole                    ? MKV_BOOT_MALFORMED
+								: MKV_BOOT_TAKEN;
+	if (r == MKV_BOOT_TAKEN) {
 		kv_state *old = s->state;
 		s->state = c->state;
 		c->state = NULL;
@@ -472,6 +472,6 @@ enum kv_boot_result kv_handover_take(kv_handover *h, size_t i)
 		s->leadership = c->lead;
 		kv_state_free(old);
 	}
-	kv_store_boot_note(s, r);
+	mkv_store_boot_note(s, r);
 	return r;
 }

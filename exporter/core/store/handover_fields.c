@@ -93,9 +93,9 @@ void kv_fields_member(kv_fields *f, kv_member_carry *m)
 	int dialect = (int)d->dialect, basis = (int)d->basis;
 	f_bool(f, &d->fixed);
 	f_bool(f, &d->decided);
-	f_int(f, &dialect, 0, KV_DIALECT__COUNT - 1);
+	f_int(f, &dialect, 0, MKV_DIALECT__COUNT - 1);
 	f_int(f, &basis, 0, KV_DIALECT_BY_NO_ANSWER);
-	d->dialect = (enum kv_dialect)dialect;
+	d->dialect = (enum mkv_dialect)dialect;
 	d->basis = (enum kv_dialect_basis)basis;
 	f_u64(f, &d->switches);
 	f_bool(f, &m->have_status);

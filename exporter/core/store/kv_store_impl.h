@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The inside of a kv_store (mooncake_kv/store.h), for the files of this
+/* The inside of a mkv_store (mooncake_kv/store.h), for the files of this
  * folder only: the store itself, its answers, its scrape and its
  * reconciliation runs. */
 #ifndef KV_STORE_IMPL_H
@@ -40,11 +40,11 @@ enum kv_lists { KV_LISTS_UNKNOWN, KV_LISTS_TENANTS, KV_LISTS_DEFAULT_ONLY };
 /* One member: its stream (feeding the store's one state), its master's
  * figures and the readers of its answers. */
 typedef struct kv_store_part {
-	kv_store_member cfg;
+	mkv_store_member cfg;
 	kv_stream *stream;
 	kv_master master;
 	kv_dialect_choice dialect;
-	uint64_t ha_errors[KV_POLL__COUNT];
+	uint64_t ha_errors[MKV_POLL__COUNT];
 	kv_stream_pos before;       /* where the stream stood when the poll began */
 	double events_before;       /* events it had decoded then */
 	kv_metrics_reader metrics;  /* its poller's alone */
@@ -55,12 +55,12 @@ typedef struct kv_store_part {
 	double lists_at;       /* when it was found to list default only (unix seconds) */
 	bool connected;        /* its publisher connection is up (the shell's last word) */
 	bool ever_connected;   /* it was up once: readiness; the next one is a reconnect */
-	bool metrics_failing;  /* its last /metrics read failed (told once: kv_read_news) */
+	bool metrics_failing;  /* its last /metrics read failed (told once: mkv_read_news) */
 	bool quotas_failing;   /* likewise its quotas */
 } kv_store_part;
 
-struct kv_store {
-	kv_store_cfg cfg; /* as given, but members: each part holds its own copy (cfg.members NULL) */
+struct mkv_store {
+	mkv_store_cfg cfg; /* as given, but members: each part holds its own copy (cfg.members NULL) */
 	kv_state *state;
 	kv_store_part *parts;
 	size_t n;
@@ -71,7 +71,7 @@ struct kv_store {
 	kv_quota_rejects rejects;   /* the leader's puts refused for a quota, from its /metrics */
 	kv_quota_rejects evictions; /* the bytes the leader's quota eviction freed, per tenant */
 	bool evictions_known;       /* evictions holds an answer: later rises are evictions we saw */
-	uint64_t quota_errors[KV_POLL__COUNT];
+	uint64_t quota_errors[MKV_POLL__COUNT];
 	kv_drift drift; /* the state against master_key_count */
 	kv_reconcile_plan plan;
 	kv_recon_stats recon;
@@ -80,12 +80,12 @@ struct kv_store {
 };
 
 /* What a member's dialect choice says, for the shell (store.c). */
-void kv_dialect_info_of(const kv_dialect_choice *c, kv_dialect_info *out);
+void kv_dialect_info_of(const kv_dialect_choice *c, mkv_dialect_info *out);
 /* Applies a dialect decision of a member (store.c). */
-void kv_store_dialect_news(kv_store *s, size_t member, enum kv_dialect_news news);
+void kv_store_dialect_news(mkv_store *s, size_t member, enum mkv_dialect_news news);
 
 /* What a per-tenant listing's answer said of member's master (reconcile_next.c). */
-void kv_store_lists_note(kv_store *s, int member, enum kv_listed how, double now);
+void kv_store_lists_note(mkv_store *s, int member, enum kv_listed how, double now);
 
 /* The buckets of scrape_hold (scrape.c): from what a few tenants take to
  * what the receive queue holds at full speed (2,000 messages of 64 events
@@ -94,6 +94,6 @@ extern const double kv_hold_bounds[];
 extern const size_t kv_hold_bounds_n;
 
 /* Copies the store's figures into snap (the scrape's slot). */
-int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_snap *snap);
+int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *snap);
 
 #endif

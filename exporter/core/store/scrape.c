@@ -7,14 +7,14 @@
 #include "kv_status_page.h"
 #include "kv_store_impl.h"
 
-struct kv_scrape {
+struct mkv_scrape {
 	kv_source_snap *sources;
 	size_t n;
 };
 
-kv_scrape *kv_scrape_new(size_t n_sources)
+mkv_scrape *mkv_scrape_new(size_t n_sources)
 {
-	kv_scrape *sc = calloc(1, sizeof(*sc));
+	mkv_scrape *sc = calloc(1, sizeof(*sc));
 	if (!sc || !(sc->sources = calloc(n_sources ? n_sources : 1, sizeof(*sc->sources)))) {
 		free(sc);
 		return NULL;
@@ -23,7 +23,7 @@ kv_scrape *kv_scrape_new(size_t n_sources)
 	return sc;
 }
 
-void kv_scrape_free(kv_scrape *sc)
+void mkv_scrape_free(mkv_scrape *sc)
 {
 	if (!sc)
 		return;
@@ -33,24 +33,24 @@ void kv_scrape_free(kv_scrape *sc)
 	free(sc);
 }
 
-enum kv_err kv_scrape_store(kv_scrape *sc, size_t i, const kv_store *s, const kv_member_live *live)
+enum mkv_err mkv_scrape_store(mkv_scrape *sc, size_t i, const mkv_store *s, const mkv_member_live *live)
 {
-	return i < sc->n ? kv_store_snapshot(s, live, &sc->sources[i]) : KV_EINVAL;
+	return i < sc->n ? kv_store_snapshot(s, live, &sc->sources[i]) : MKV_EINVAL;
 }
 
 const double kv_hold_bounds[] = {1e-5, 2.5e-5, 5e-5,  1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
 				 5e-3, 0.01,   0.025, 0.05, 0.1,    0.25, 1};
 const size_t kv_hold_bounds_n = sizeof(kv_hold_bounds) / sizeof(kv_hold_bounds[0]);
 
-void kv_scrape_store_held(kv_store *s, double seconds)
+void mkv_scrape_store_held(mkv_store *s, double seconds)
 {
 	kv_hist_observe(&s->scrape_hold, seconds);
 }
 
 /* The exporter's snapshot of the scrape's copies and the limits now. */
-static kv_exporter_snap exporter_snap(const kv_scrape *sc, const kv_exporter_info *x)
+static kv_exporter_snap exporter_snap(const mkv_scrape *sc, const mkv_exporter_info *x)
 {
-	const kv_budget *b = x->budget;
+	const mkv_budget *b = x->budget;
 	return (kv_exporter_snap){
 		.info = *x,
 		.sources = sc->sources,
@@ -64,18 +64,20 @@ static kv_exporter_snap exporter_snap(const kv_scrape *sc, const kv_exporter_inf
 	};
 }
 
-enum kv_err kv_scrape_render_as(const kv_scrape *sc, const kv_exporter_info *x, const kv_expo_opts *o, kv_buf *out)
+enum mkv_err mkv_scrape_render_as(const mkv_scrape *sc, const mkv_exporter_info *x, const mkv_expo_opts *o,
+				  mkv_buf *out)
 {
 	kv_exporter_snap es = exporter_snap(sc, x);
 	return kv_render(out, &es, o);
 }
 
-enum kv_err kv_scrape_render(const kv_scrape *sc, const kv_exporter_info *x, kv_buf *out)
+enum mkv_err mkv_scrape_render(const mkv_scrape *sc, const mkv_exporter_info *x, mkv_buf *out)
 {
-	return kv_scrape_render_as(sc, x, NULL, out);
+	return mkv_scrape_render_as(sc, x, NULL, out);
 }
 
-enum kv_err kv_scrape_status_html(const kv_scrape *sc, const kv_exporter_info *x, const kv_status_opts *o, kv_buf *out)
+enum mkv_err mkv_scrape_status_html(const mkv_scrape *sc, const mkv_exporter_info *x, const mkv_status_opts *o,
+				    mkv_buf *out)
 {
 	kv_exporter_snap es = exporter_snap(sc, x);
 	return kv_status_render(out, &es, o);

@@ -7,17 +7,17 @@
 
 #include "kv_store_impl.h"
 
-void kv_dialect_info_of(const kv_dialect_choice *c, kv_dialect_info *out)
+void kv_dialect_info_of(const kv_dialect_choice *c, mkv_dialect_info *out)
 {
-	*out = (kv_dialect_info){
+	*out = (mkv_dialect_info){
 		.decided = c->decided,
 		.from_start = c->decided && (c->basis == KV_DIALECT_BY_FLAG || c->basis == KV_DIALECT_BY_NO_STATUS),
-		.name = kv_dialect_name(c->dialect),
+		.name = mkv_dialect_name(c->dialect),
 		.basis = kv_dialect_basis_name(c->basis),
 	};
 }
 
-void kv_store_free(kv_store *s)
+void mkv_store_free(mkv_store *s)
 {
 	if (!s)
 		return;
@@ -35,9 +35,9 @@ void kv_store_free(kv_store *s)
 	free(s);
 }
 
-kv_store *kv_store_new(const kv_store_cfg *cfg)
+mkv_store *mkv_store_new(const mkv_store_cfg *cfg)
 {
-	kv_store *s = calloc(1, sizeof(*s));
+	mkv_store *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->cfg = *cfg;
@@ -49,7 +49,7 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	kv_reconcile_plan_init(&s->plan, cfg->reconcile_interval);
 	s->recon.enabled = cfg->reconcile;
 	if (!(s->state = kv_state_new(cfg->budget, cfg->seed)) ||
-	    (cfg->key_groups && kv_state_set_keygroups(s->state, cfg->key_groups) != KV_OK) ||
+	    (cfg->key_groups && kv_state_set_keygroups(s->state, cfg->key_groups) != MKV_OK) ||
 	    !(s->parts = calloc(s->n, sizeof(*s->parts))) || !(s->roles = calloc(s->n, sizeof(*s->roles))))
 		goto fail;
 	kv_state_set_residency(s->state, cfg->residency);
@@ -68,22 +68,22 @@ kv_store *kv_store_new(const kv_store_cfg *cfg)
 	}
 	return s;
 fail:
-	kv_store_free(s);
+	mkv_store_free(s);
 	return NULL;
 }
 
-enum kv_err kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, size_t n_frames, int64_t now_ms,
-			    kv_ingest_report *rep)
+enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *frames, size_t n_frames, int64_t now_ms,
+			      mkv_ingest_report *rep)
 {
-	kv_ingest_report r;
+	mkv_ingest_report r;
 	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
 	/* a member that does not serve and publishes all the same */
 	kv_member_role_published(&s->roles[member], r.events);
-	if (r.verdict == KV_SEQ_RESET) /* a new master process, maybe an upgraded one: ask again */
+	if (r.verdict == MKV_SEQ_RESET) /* a new master process, maybe an upgraded one: ask again */
 		s->parts[member].lists = KV_LISTS_UNKNOWN;
-	if (r.join == KV_JOIN_CONTINUED)
+	if (r.join == MKV_JOIN_CONTINUED)
 		s->boot.continued++;
-	if (r.join == KV_JOIN_BROKEN) { /* its numbering starts afresh: so do the loss books that follow it */
+	if (r.join == MKV_JOIN_BROKEN) { /* its numbering starts afresh: so do the loss books that follow it */
 		s->boot.broken++;
 		kv_master *m = &s->parts[member].master;
 		m->have_status = false;
@@ -95,7 +95,7 @@ enum kv_err kv_store_ingest(kv_store *s, size_t member, const kv_frame *frames, 
 	return rc;
 }
 
-void kv_store_disconnected(kv_store *s, size_t member)
+void mkv_store_disconnected(mkv_store *s, size_t member)
 {
 	kv_store_part *p = &s->parts[member];
 	p->connected = false;
@@ -104,7 +104,7 @@ void kv_store_disconnected(kv_store *s, size_t member)
 	p->empty = KV_EMPTY_NONE;
 }
 
-bool kv_store_connected(kv_store *s, size_t member, int64_t now_ms)
+bool mkv_store_connected(mkv_store *s, size_t member, int64_t now_ms)
 {
 	kv_store_part *p = &s->parts[member];
 	bool again = p->ever_connected;
@@ -116,22 +116,22 @@ bool kv_store_connected(kv_store *s, size_t member, int64_t now_ms)
 	return again;
 }
 
-bool kv_store_is_connected(const kv_store *s, size_t member)
+bool mkv_store_is_connected(const mkv_store *s, size_t member)
 {
 	return s->parts[member].connected;
 }
 
-bool kv_store_settle(kv_store *s, size_t slots)
+bool mkv_store_settle(mkv_store *s, size_t slots)
 {
 	return kv_state_settle(s->state, slots);
 }
 
-size_t kv_store_expire(kv_store *s, int64_t now_ms, int64_t idle_ms)
+size_t mkv_store_expire(mkv_store *s, int64_t now_ms, int64_t idle_ms)
 {
 	return kv_state_expire(s->state, now_ms, idle_ms);
 }
 
-void kv_store_dialect(const kv_store *s, size_t member, kv_dialect_info *out)
+void mkv_store_dialect(const mkv_store *s, size_t member, mkv_dialect_info *out)
 {
 	kv_dialect_info_of(&s->parts[member].dialect, out);
 }
@@ -139,32 +139,32 @@ void kv_store_dialect(const kv_store *s, size_t member, kv_dialect_info *out)
 /* Applies a decision: the stream is read so from now on; a switch marks
  * the tenants stale (its events so far were read by the wrong rule), which
  * a reconciling store answers with a reconciliation. */
-void kv_store_dialect_news(kv_store *s, size_t member, enum kv_dialect_news news)
+void kv_store_dialect_news(mkv_store *s, size_t member, enum mkv_dialect_news news)
 {
 	kv_store_part *p = &s->parts[member];
-	if (news == KV_DIALECT_SAME)
+	if (news == MKV_DIALECT_SAME)
 		return;
 	kv_stream_set_dialect(p->stream, p->dialect.dialect);
-	if (news == KV_DIALECT_SWITCHED)
+	if (news == MKV_DIALECT_SWITCHED)
 		kv_state_mark_stale(s->state, KV_STALE_DIALECT);
 }
 
-enum kv_dialect_news kv_store_dialect_give_up(kv_store *s, size_t member, kv_dialect_info *out)
+enum mkv_dialect_news mkv_store_dialect_give_up(mkv_store *s, size_t member, mkv_dialect_info *out)
 {
-	enum kv_dialect_news news = kv_dialect_give_up(&s->parts[member].dialect);
+	enum mkv_dialect_news news = kv_dialect_give_up(&s->parts[member].dialect);
 	kv_store_dialect_news(s, member, news);
 	kv_dialect_info_of(&s->parts[member].dialect, out);
 	return news;
 }
 
-int kv_store_leader(const kv_store *s)
+int mkv_store_leader(const mkv_store *s)
 {
 	if (s->leadership.leader >= 0)
 		return s->leadership.leader;
 	return s->n == 1 && !s->parts[0].master.standby ? 0 : -1;
 }
 
-bool kv_store_ready(const kv_store *s)
+bool mkv_store_ready(const mkv_store *s)
 {
 	/* every master polled once; whichever serves, connected; and one of
 	 * them telling something: connected, or answering as a standby */
@@ -182,7 +182,7 @@ bool kv_store_ready(const kv_store *s)
 	return all && one;
 }
 
-uint64_t kv_store_breaks(const kv_store *s)
+uint64_t mkv_store_breaks(const mkv_store *s)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -193,13 +193,13 @@ uint64_t kv_store_breaks(const kv_store *s)
 	return n;
 }
 
-int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_snap *out)
+int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *out)
 {
 	out->name = s->cfg.name;
 	out->ha = s->cfg.ha;
 	out->polled = s->cfg.polled;
-	if (kv_snapshot_members(out, s->n) != KV_OK)
-		return KV_ENOMEM;
+	if (kv_snapshot_members(out, s->n) != MKV_OK)
+		return MKV_ENOMEM;
 	bool object = true;
 	for (size_t i = 0; i < s->n; i++) {
 		const kv_store_part *p = &s->parts[i];
@@ -215,22 +215,22 @@ int kv_store_snapshot(const kv_store *s, const kv_member_live *live, kv_source_s
 		o->standby_events = s->roles[i].standby_events;
 		o->dialect = p->dialect;
 		o->lists_tenants = p->lists == KV_LISTS_UNKNOWN ? -1 : p->lists == KV_LISTS_TENANTS;
-		object &= p->dialect.decided && p->dialect.dialect == KV_DIALECT_OBJECT;
+		object &= p->dialect.decided && p->dialect.dialect == MKV_DIALECT_OBJECT;
 	}
 	out->object_dialect = object;
 	out->leadership = s->leadership;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
 	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
-	if (rc == KV_OK)
+	if (rc == MKV_OK)
 		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
-	if (rc == KV_OK)
+	if (rc == MKV_OK)
 		rc = kv_quota_rejects_copy(&out->evictions, &s->evictions);
 	int rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	out->scrape_hold = s->scrape_hold;
 	out->boot = s->boot;
-	out->boot.waiting = kv_store_joins_waiting(s);
+	out->boot.waiting = mkv_store_joins_waiting(s);
 	for (size_t i = 0; i < s->n; i++)
 		out->boot.overlap += kv_stream_stats_of(s->parts[i].stream)->overlap_messages;
-	return rc != KV_OK ? rc : rs;
+	return rc != MKV_OK ? rc : rs;
 }

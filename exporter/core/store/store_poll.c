@@ -9,7 +9,7 @@
 
 #include "kv_store_impl.h"
 
-void kv_store_poll_begin(kv_store *s, size_t member)
+void mkv_store_poll_begin(mkv_store *s, size_t member)
 {
 	kv_store_part *p = &s->parts[member];
 	kv_stream_position(p->stream, &p->before);
@@ -31,28 +31,28 @@ static double events_in_flight(const kv_store_part *p)
 
 /* What /ha_status and /leader say of the member: state KV_HA_UNKNOWN when
  * it has no /ha_status (404: a master without HA), else a failure counted. */
-static void read_ha(kv_store_part *p, const kv_poll_answers *a, kv_ha_obs *o)
+static void read_ha(kv_store_part *p, const mkv_poll_answers *a, kv_ha_obs *o)
 {
-	const kv_answer *ha = &a->ha, *leader = &a->leader;
-	enum kv_poll_error err = (enum kv_poll_error)ha->err;
+	const mkv_answer *ha = &a->ha, *leader = &a->leader;
+	enum mkv_poll_error err = (enum mkv_poll_error)ha->err;
 	long http = ha->http;
 	o->state = KV_HA_UNKNOWN;
-	if (err == KV_POLL_OK)
+	if (err == MKV_POLL_OK)
 		err = kv_ha_parse_state(ha->body, ha->len, &o->state);
-	if (err == KV_POLL_OK) {
-		err = (enum kv_poll_error)leader->err;
+	if (err == MKV_POLL_OK) {
+		err = (enum mkv_poll_error)leader->err;
 		http = leader->http;
-		if (err == KV_POLL_OK)
+		if (err == MKV_POLL_OK)
 			err = kv_ha_parse_leader(leader->body, leader->len, &o->has_view, &o->view_version);
 	}
-	if (err != KV_POLL_OK && http != 404)
+	if (err != MKV_POLL_OK && http != 404)
 		p->ha_errors[err]++;
 }
 
 /* Nothing reached us from the member's publisher, and nothing was lost. */
-static bool untouched(const kv_store *s, const kv_store_part *p)
+static bool untouched(const mkv_store *s, const kv_store_part *p)
 {
-	return kv_stream_stats_of(p->stream)->messages == 0 && kv_store_breaks(s) == p->empty_breaks;
+	return kv_stream_stats_of(p->stream)->messages == 0 && mkv_store_breaks(s) == p->empty_breaks;
 }
 
 /* A status answer in the proof of an empty store (kv_empty_step): nothing
@@ -60,7 +60,7 @@ static bool untouched(const kv_store *s, const kv_store_part *p)
  * between two such answers (empty_step_keys), so that no event can have
  * been published, nor an object stored and erased, on either side of it
  * unseen.  Returns true when the proof is complete (and was not before). */
-static bool empty_step_status(kv_store *s, size_t member, const kv_master_status *st, bool leads)
+static bool empty_step_status(mkv_store *s, size_t member, const kv_master_status *st, bool leads)
 {
 	kv_store_part *p = &s->parts[member];
 	bool quiet = st && leads && st->enabled && st->published_batches == 0 && st->dropped_events == 0 &&
@@ -73,18 +73,18 @@ static bool empty_step_status(kv_store *s, size_t member, const kv_master_status
 		bool again = kv_state_born_exact(s->state);
 		kv_state_prove_empty(s->state);
 		p->empty = KV_EMPTY_QUIET; /* a later count may prove it again, until the first message */
-		p->empty_breaks = kv_store_breaks(s);
+		p->empty_breaks = mkv_store_breaks(s);
 		return !again;
 	}
 	if (p->empty == KV_EMPTY_NONE || !untouched(s, p)) {
 		p->empty = KV_EMPTY_QUIET;
-		p->empty_breaks = kv_store_breaks(s);
+		p->empty_breaks = mkv_store_breaks(s);
 	}
 	return false;
 }
 
 /* The serving member's key count in the proof: 0 after a quiet status. */
-static void empty_step_keys(kv_store *s, kv_store_part *p, bool ok, double keys)
+static void empty_step_keys(mkv_store *s, kv_store_part *p, bool ok, double keys)
 {
 	if (p->empty == KV_EMPTY_NONE)
 		return;
@@ -103,7 +103,7 @@ static bool quota_evictions_silent(const kv_store_part *p)
 {
 	if (!p->dialect.decided)
 		return false;
-	if (p->dialect.dialect == KV_DIALECT_OBJECT)
+	if (p->dialect.dialect == MKV_DIALECT_OBJECT)
 		return true;
 	return !(p->master.have_status && p->master.status.has_invalid_hashes);
 }
@@ -114,47 +114,47 @@ static bool quota_evictions_silent(const kv_store_part *p)
  * longer be trusted.  The first answer is the baseline: what was evicted
  * before it, the stream never held.  Returns the tenants that turned
  * stale. */
-static size_t evictions_seen(kv_store *s, const kv_store_part *p, const kv_quota_rejects *now)
+static size_t evictions_seen(mkv_store *s, const kv_store_part *p, const kv_quota_rejects *now)
 {
 	size_t n = 0;
 	if (!s->evictions_known || !quota_evictions_silent(p))
 		return 0;
 	kv_tenant_index ix;
-	if (kv_tenant_index_build(&ix, &s->evictions) != KV_OK) /* cannot tell which: none is trusted */
-		return kv_state_mark_exact_stale(s->state, KV_STALE_QUOTA_EVICTION, (kv_str){NULL, 0});
+	if (kv_tenant_index_build(&ix, &s->evictions) != MKV_OK) /* cannot tell which: none is trusted */
+		return kv_state_mark_exact_stale(s->state, KV_STALE_QUOTA_EVICTION, (mkv_str){NULL, 0});
 	for (size_t i = 0; i < now->n; i++) {
 		const kv_quota_reject *e = &now->v[i];
 		const char *tenant = now->names.data + e->tenant_at;
 		double before = 0; /* a series that appears has risen from 0 */
 		kv_tenant_index_get(&ix, &s->evictions, tenant, e->tenant_len, &before);
 		if (e->count > before)
-			n += kv_state_mark_tenant_stale(s->state, (kv_str){tenant, e->tenant_len},
+			n += kv_state_mark_tenant_stale(s->state, (mkv_str){tenant, e->tenant_len},
 							KV_STALE_QUOTA_EVICTION);
 	}
 	kv_tenant_index_free(&ix);
 	return n;
 }
 
-static enum kv_poll_change change_of(const kv_master *before, const kv_master *after)
+static enum mkv_poll_change change_of(const kv_master *before, const kv_master *after)
 {
 	/* changes of state, not every failed poll: a dead master must not turn
 	 * into an error storm */
 	if (after->standby && !before->standby)
-		return KV_POLL_BECAME_STANDBY;
+		return MKV_POLL_BECAME_STANDBY;
 	if (!after->up && (before->up || !before->polled))
-		return KV_POLL_FAILED;
+		return MKV_POLL_FAILED;
 	if (after->up && !after->standby && (!before->up || before->standby))
-		return KV_POLL_RECOVERED;
-	return KV_POLL_SAME;
+		return MKV_POLL_RECOVERED;
+	return MKV_POLL_SAME;
 }
 
-void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a, kv_poll_news *news)
+void mkv_store_poll_answers(mkv_store *s, size_t member, const mkv_poll_answers *a, mkv_poll_news *news)
 {
 	kv_store_part *p = &s->parts[member];
-	const kv_answer *sa = &a->status;
-	enum kv_poll_error err = (enum kv_poll_error)sa->err;
+	const mkv_answer *sa = &a->status;
+	enum mkv_poll_error err = (enum mkv_poll_error)sa->err;
 	kv_master_status st;
-	if (err == KV_POLL_OK)
+	if (err == MKV_POLL_OK)
 		err = kv_master_parse(sa->body, sa->len, &st);
 
 	kv_ha_obs o = {.answered = sa->http == 200 || sa->http == 503};
@@ -169,12 +169,12 @@ void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a,
 	news->http = sa->http;
 	kv_state_set_now(s->state, (int64_t)(a->t1 * 1000)); /* for the losses and failovers it marks */
 	kv_master before = p->master;
-	kv_master_record(&p->master, a->t1, a->t1 - a->t0, err, sa->http, err == KV_POLL_OK ? &st : NULL, &p->before);
-	int seen = kv_master_publisher_seen(err, sa->http, err == KV_POLL_OK ? &st : NULL);
+	kv_master_record(&p->master, a->t1, a->t1 - a->t0, err, sa->http, err == MKV_POLL_OK ? &st : NULL, &p->before);
+	int seen = kv_master_publisher_seen(err, sa->http, err == MKV_POLL_OK ? &st : NULL);
 	if (seen >= 0) /* where its next publisher starts (issue 21) */
 		kv_stream_publisher_seen(p->stream, seen);
-	news->dialect_news = KV_DIALECT_SAME;
-	if (err == KV_POLL_OK) {
+	news->dialect_news = MKV_DIALECT_SAME;
+	if (err == MKV_POLL_OK) {
 		news->dialect_news = kv_dialect_observe(&p->dialect, st.dialect,
 							kv_stream_stats_of(p->stream)->messages > 0);
 		kv_store_dialect_news(s, member, news->dialect_news);
@@ -196,22 +196,22 @@ void kv_store_poll_answers(kv_store *s, size_t member, const kv_poll_answers *a,
 	news->leadership = kv_leadership_observe(&s->leadership, s->roles, s->n, member, &o, after->standby, s->state);
 	news->leader = s->leadership.leader;
 	news->view = s->leadership.view;
-	news->leads = err == KV_POLL_OK && o.serving && s->leadership.leader == (int)member;
+	news->leads = err == MKV_POLL_OK && o.serving && s->leadership.leader == (int)member;
 	news->failover_from = -1;
 	news->failover_told = kv_failover_tell_step(&s->tell, news->leadership, news->leader, news->leads, a->t1,
 						    a->interval, &news->failover_from);
 	if (news->leadership) /* another master's store, or two: no proof goes on across it */
 		for (size_t i = 0; i < s->n; i++)
 			s->parts[i].empty = KV_EMPTY_NONE;
-	news->proved_empty = empty_step_status(s, member, err == KV_POLL_OK ? &st : NULL, news->leads);
+	news->proved_empty = empty_step_status(s, member, err == MKV_POLL_OK ? &st : NULL, news->leads);
 }
 
-void kv_store_metrics_reset(kv_store *s, size_t member)
+void mkv_store_metrics_reset(mkv_store *s, size_t member)
 {
 	kv_metrics_reader_reset(&s->parts[member].metrics);
 }
 
-enum kv_err kv_store_metrics_feed(kv_store *s, size_t member, const void *p, size_t n)
+enum mkv_err mkv_store_metrics_feed(mkv_store *s, size_t member, const void *p, size_t n)
 {
 	return kv_metrics_reader_feed(&s->parts[member].metrics, p, n);
 }
@@ -224,70 +224,70 @@ static void swap_tables(kv_quota_rejects *a, kv_quota_rejects *b)
 }
 
 /* A read's outcome against the last one's. */
-static void read_news(bool *failing, enum kv_poll_error err, kv_read_news *news)
+static void read_news(bool *failing, enum mkv_poll_error err, mkv_read_news *news)
 {
 	news->err = err;
-	news->change = KV_POLL_SAME;
-	if (err != KV_POLL_OK && !*failing)
-		news->change = KV_POLL_FAILED;
-	else if (err == KV_POLL_OK && *failing)
-		news->change = KV_POLL_RECOVERED;
-	*failing = err != KV_POLL_OK;
+	news->change = MKV_POLL_SAME;
+	if (err != MKV_POLL_OK && !*failing)
+		news->change = MKV_POLL_FAILED;
+	else if (err == MKV_POLL_OK && *failing)
+		news->change = MKV_POLL_RECOVERED;
+	*failing = err != MKV_POLL_OK;
 }
 
-void kv_store_metrics_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, kv_read_news *news)
+void mkv_store_metrics_end(mkv_store *s, size_t member, enum mkv_poll_error transfer_err, mkv_read_news *news)
 {
-	*news = (kv_read_news){0};
+	*news = (mkv_read_news){0};
 	kv_store_part *p = &s->parts[member];
 	kv_metrics_reader *r = &p->metrics;
-	enum kv_poll_error err = transfer_err;
-	if (err == KV_POLL_OK)
+	enum mkv_poll_error err = transfer_err;
+	if (err == MKV_POLL_OK)
 		err = kv_metrics_reader_end(r);
 	kv_master_record_keys(&p->master, err, r->keys);
-	empty_step_keys(s, p, err == KV_POLL_OK, r->keys);
+	empty_step_keys(s, p, err == MKV_POLL_OK, r->keys);
 	read_news(&p->metrics_failing, err, news);
-	if (err == KV_POLL_OK) { /* the new answers in, the old ones' memory to the reader */
+	if (err == MKV_POLL_OK) { /* the new answers in, the old ones' memory to the reader */
 		news->evicted = evictions_seen(s, p, &r->evictions);
 		swap_tables(&s->rejects, &r->rejects);
 		swap_tables(&s->evictions, &r->evictions);
 		s->evictions_known = true;
 	}
-	kv_drift_observe(&s->drift, err == KV_POLL_OK, events_in_flight(p), r->keys, s->state);
+	kv_drift_observe(&s->drift, err == MKV_POLL_OK, events_in_flight(p), r->keys, s->state);
 	bool spare;
 	if (kv_drift_blame(&s->drift, s->cfg.reconcile, &spare)) {
-		kv_state_mark_exact_stale(s->state, KV_STALE_DRIFT, spare ? KV_TENANT_DEFAULT : (kv_str){NULL, 0});
+		kv_state_mark_exact_stale(s->state, KV_STALE_DRIFT, spare ? KV_TENANT_DEFAULT : (mkv_str){NULL, 0});
 		s->drift.polls = 0; /* judged again from scratch once tenants are exact */
 		s->drift.on = s->drift.attempted = s->drift.reconciled = false;
 	}
 }
 
-void kv_store_quotas_reset(kv_store *s, size_t member)
+void mkv_store_quotas_reset(mkv_store *s, size_t member)
 {
 	kv_quotas_reader_reset(&s->parts[member].quotas_in);
 }
 
-enum kv_err kv_store_quotas_feed(kv_store *s, size_t member, const void *p, size_t n)
+enum mkv_err mkv_store_quotas_feed(mkv_store *s, size_t member, const void *p, size_t n)
 {
 	return kv_quotas_reader_feed(&s->parts[member].quotas_in, p, n);
 }
 
 /* 409 says quotas are off on that master (an answer, no failure), 503 that
  * it no longer serves (nothing to say). */
-void kv_store_quotas_end(kv_store *s, size_t member, enum kv_poll_error transfer_err, long http, kv_read_news *news)
+void mkv_store_quotas_end(mkv_store *s, size_t member, enum mkv_poll_error transfer_err, long http, mkv_read_news *news)
 {
-	*news = (kv_read_news){0};
+	*news = (mkv_read_news){0};
 	if (http == 503)
 		return;
 	enum kv_quota_mode was = s->quotas.mode;
-	enum kv_poll_error err = transfer_err;
+	enum mkv_poll_error err = transfer_err;
 	if (http == 409) {
 		kv_quotas_free(&s->quotas);
 		s->quotas.mode = KV_QUOTAS_OFF;
-		err = KV_POLL_OK;
+		err = MKV_POLL_OK;
 	} else {
-		if (err == KV_POLL_OK) /* read outside the lock; swapped in under it */
+		if (err == MKV_POLL_OK) /* read outside the lock; swapped in under it */
 			err = kv_quotas_reader_end(&s->parts[member].quotas_in, &s->quotas);
-		if (err != KV_POLL_OK)
+		if (err != MKV_POLL_OK)
 			s->quota_errors[err]++;
 	}
 	read_news(&s->parts[member].quotas_failing, err, news);

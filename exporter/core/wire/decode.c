@@ -113,7 +113,7 @@ static bool as_i64(const kv_mp_obj *o, int64_t *v)
 
 /* Keys and ids are raw bytes to us: accept str, and bin for a publisher
  * that sends bytes. Longer than 4 GiB cannot happen (msgpack str32). */
-static bool as_str(const kv_mp_obj *o, kv_str *s)
+static bool as_str(const kv_mp_obj *o, mkv_str *s)
 {
 	if (o->kind != KV_MP_STR && o->kind != KV_MP_BIN)
 		return false;
@@ -122,13 +122,13 @@ static bool as_str(const kv_mp_obj *o, kv_str *s)
 	return true;
 }
 
-static bool str_is(const kv_str *s, const char *lit)
+static bool str_is(const mkv_str *s, const char *lit)
 {
 	size_t n = strlen(lit);
 	return s->len == n && memcmp(s->ptr, lit, n) == 0;
 }
 
-static bool str_ieq(const kv_str *s, const char *lit)
+static bool str_ieq(const mkv_str *s, const char *lit)
 {
 	size_t n = strlen(lit);
 	if (s->len != n)
@@ -143,15 +143,15 @@ static bool str_ieq(const kv_str *s, const char *lit)
 	return true;
 }
 
-static enum kv_reason parse_event_type(const kv_str *s, const char *const names[3], enum kv_event_type *t)
+static enum mkv_reason parse_event_type(const mkv_str *s, const char *const names[3], enum mkv_event_type *t)
 {
 	for (int i = 0; i < 3; i++) {
 		if (str_is(s, names[i])) {
-			*t = (enum kv_event_type)i;
-			return KV_R_OK;
+			*t = (enum mkv_event_type)i;
+			return MKV_R_OK;
 		}
 	}
-	return KV_R_UNKNOWN_EVENT_TYPE;
+	return MKV_R_UNKNOWN_EVENT_TYPE;
 }
 
 static const char *const event_type_wire[3] = {"stored", "removed", "cleared"};
@@ -248,45 +248,45 @@ static bool locate_fields(kv_mp_reader *r, uint32_t n, struct fields *f)
 	return true;
 }
 
-static enum kv_reason decode_type(const struct fields *f, enum kv_event_type *t)
+static enum mkv_reason decode_type(const struct fields *f, enum mkv_event_type *t)
 {
-	kv_str s;
+	mkv_str s;
 	/* event_type is authoritative when present and not nil; a bad one is
 	 * not rescued by the legacy field. */
 	const kv_mp_obj *et = field(f, F_EVENT_TYPE), *lt = field(f, F_TYPE);
 	if (et && !is_nil(et)) {
 		if (!as_str(et, &s))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		return parse_event_type(&s, event_type_wire, t);
 	}
 	if (lt && !is_nil(lt)) {
 		if (!as_str(lt, &s))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		return parse_event_type(&s, legacy_type_wire, t);
 	}
-	return KV_R_MISSING_FIELD;
+	return MKV_R_MISSING_FIELD;
 }
 
-static enum kv_reason decode_required_str(const kv_mp_obj *o, kv_str *s)
+static enum mkv_reason decode_required_str(const kv_mp_obj *o, mkv_str *s)
 {
 	if (!o || is_nil(o))
-		return KV_R_MISSING_FIELD;
-	return as_str(o, s) ? KV_R_OK : KV_R_FIELD_TYPE;
+		return MKV_R_MISSING_FIELD;
+	return as_str(o, s) ? MKV_R_OK : MKV_R_FIELD_TYPE;
 }
 
-static enum kv_reason decode_medium(const kv_mp_obj *o, uint8_t *medium)
+static enum mkv_reason decode_medium(const kv_mp_obj *o, uint8_t *medium)
 {
-	kv_str s;
-	enum kv_reason r = decode_required_str(o, &s);
-	if (r != KV_R_OK)
+	mkv_str s;
+	enum mkv_reason r = decode_required_str(o, &s);
+	if (r != MKV_R_OK)
 		return r;
-	if (str_ieq(&s, kv_medium_name(KV_MEDIUM_CPU)))
-		*medium = KV_MEDIUM_CPU;
-	else if (str_ieq(&s, kv_medium_name(KV_MEDIUM_DISK)))
-		*medium = KV_MEDIUM_DISK;
+	if (str_ieq(&s, mkv_medium_name(MKV_MEDIUM_CPU)))
+		*medium = MKV_MEDIUM_CPU;
+	else if (str_ieq(&s, mkv_medium_name(MKV_MEDIUM_DISK)))
+		*medium = MKV_MEDIUM_DISK;
 	else
-		return KV_R_UNKNOWN_MEDIUM;
-	return KV_R_OK;
+		return MKV_R_UNKNOWN_MEDIUM;
+	return MKV_R_OK;
 }
 
 /* The event's time for residency: its own `timestamp` (upstream sends its
@@ -302,37 +302,37 @@ static void decode_timestamp(const kv_mp_obj *o, int64_t batch_ts, kv_event *ev)
 		ev->timestamp_bad = true;
 }
 
-static enum kv_reason decode_fields(const struct fields *f, int64_t batch_ts, kv_event *ev)
+static enum mkv_reason decode_fields(const struct fields *f, int64_t batch_ts, kv_event *ev)
 {
-	enum kv_reason r;
+	enum mkv_reason r;
 	const kv_mp_obj *id = field(f, F_EVENT_ID), *key = field(f, F_OBJECT_KEY);
 
 	/* event_id first, so that sequence tracking sees it even when the
 	 * event is rejected for another reason. */
 	if (id && !is_nil(id)) {
 		if (!as_u64(id, &ev->event_id))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		ev->has_event_id = true;
 	}
 	decode_timestamp(field(f, F_TIMESTAMP), batch_ts, ev);
-	if ((r = decode_type(f, &ev->type)) != KV_R_OK)
+	if ((r = decode_type(f, &ev->type)) != MKV_R_OK)
 		return r;
-	if ((r = decode_required_str(field(f, F_TENANT_ID), &ev->tenant_id)) != KV_R_OK)
+	if ((r = decode_required_str(field(f, F_TENANT_ID), &ev->tenant_id)) != MKV_R_OK)
 		return r;
-	if ((r = decode_required_str(field(f, F_BACKEND_ID), &ev->backend_id)) != KV_R_OK)
+	if ((r = decode_required_str(field(f, F_BACKEND_ID), &ev->backend_id)) != MKV_R_OK)
 		return r;
-	if (ev->type == KV_EV_CLEARED)
-		return KV_R_OK; /* envelope-only: medium is nil, no key */
+	if (ev->type == MKV_EV_CLEARED)
+		return MKV_R_OK; /* envelope-only: medium is nil, no key */
 
-	if ((r = decode_medium(field(f, F_MEDIUM), &ev->medium)) != KV_R_OK)
+	if ((r = decode_medium(field(f, F_MEDIUM), &ev->medium)) != MKV_R_OK)
 		return r;
 	/* Absent (kv_events_emit_object_key=false) and nil both mean keyless. */
 	if (key && !is_nil(key)) {
 		if (!as_str(key, &ev->object_key))
-			return KV_R_FIELD_TYPE;
+			return MKV_R_FIELD_TYPE;
 		ev->has_key = true;
 	}
-	return KV_R_OK;
+	return MKV_R_OK;
 }
 
 /* --- the model context: compared where it is read, copied only when it
@@ -437,13 +437,13 @@ static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, 
 
 	memset(ev, 0, sizeof(*ev));
 	if (o->kind != KV_MP_MAP) {
-		ev->reject = KV_R_EVENT_SHAPE;
+		ev->reject = MKV_R_EVENT_SHAPE;
 		return o->kind != KV_MP_ARRAY || (kv_mp_may_open(r, 2) && kv_mp_skip_elements(r, o, 2));
 	}
 	if (!locate_fields(r, o->n, &f))
 		return false;
 	ev->reject = decode_fields(&f, batch_ts, ev);
-	if (ev->reject == KV_R_OK)
+	if (ev->reject == MKV_R_OK)
 		model_note(last, mn, &f);
 	return true;
 }
@@ -451,16 +451,16 @@ static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, 
 static int reserve_events(kv_decoder *d, size_t n)
 {
 	if (n <= d->cap)
-		return KV_OK;
+		return MKV_OK;
 	size_t cap = d->cap ? d->cap : 64;
 	while (cap < n)
 		cap *= 2;
 	kv_event *e = realloc(d->events, cap * sizeof(*e));
 	if (!e)
-		return KV_ENOMEM;
+		return MKV_ENOMEM;
 	d->events = e;
 	d->cap = cap;
-	return KV_OK;
+	return MKV_OK;
 }
 
 static uint64_t read_be64(const unsigned char *p)
@@ -471,18 +471,18 @@ static uint64_t read_be64(const unsigned char *p)
 	return v;
 }
 
-int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *out)
+int kv_decode(kv_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->events = d->events;
 
 	if (n_frames != 3) {
-		out->reject = KV_R_FRAME_COUNT;
-		return KV_OK;
+		out->reject = MKV_R_FRAME_COUNT;
+		return MKV_OK;
 	}
 	if (frames[1].len != 8) {
-		out->reject = KV_R_SEQUENCE_LENGTH;
-		return KV_OK;
+		out->reject = MKV_R_SEQUENCE_LENGTH;
+		return MKV_OK;
 	}
 	out->seq = read_be64(frames[1].data);
 	out->has_seq = true;
@@ -493,7 +493,7 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	 * meets it.  A shape error ends the pass early: the pre-scan then
 	 * tells whether the rest is msgpack at all, for bad bytes outrank a bad
 	 * shape (as when msgpack-c unpacked the whole payload first). */
-	const kv_frame *p = &frames[2];
+	const mkv_frame *p = &frames[2];
 	kv_mp_obj root, ts, list, rank, rest;
 	model_news mn = {0};
 	if (!p->len) /* an empty frame may carry no buffer at all */
@@ -515,9 +515,9 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	 * a lie, and must not size the event array */
 	if (list.n > (size_t)(r.end - r.p))
 		goto unreadable;
-	if (reserve_events(d, list.n) != KV_OK) {
-		out->reject = KV_R_PAYLOAD_SHAPE;
-		return KV_ENOMEM;
+	if (reserve_events(d, list.n) != MKV_OK) {
+		out->reject = MKV_R_PAYLOAD_SHAPE;
+		return MKV_ENOMEM;
 	}
 	out->events = d->events;
 	for (uint32_t i = 0; i < list.n; i++) {
@@ -537,11 +537,11 @@ int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *
 	if (mn.any)
 		model_take(&d->model, &mn);
 	out->n_events = list.n;
-	return KV_OK;
+	return MKV_OK;
 bad_shape:
-	out->reject = kv_msgpack_well_formed(p->data, p->len) ? KV_R_PAYLOAD_SHAPE : KV_R_MSGPACK_PARSE;
-	return KV_OK;
+	out->reject = kv_msgpack_well_formed(p->data, p->len) ? MKV_R_PAYLOAD_SHAPE : MKV_R_MSGPACK_PARSE;
+	return MKV_OK;
 unreadable: /* bad bytes, or deeper than msgpack-c's stack */
-	out->reject = KV_R_MSGPACK_PARSE;
-	return KV_OK;
+	out->reject = MKV_R_MSGPACK_PARSE;
+	return MKV_OK;
 }

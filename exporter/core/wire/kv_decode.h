@@ -11,22 +11,22 @@
 #include "kv_common.h"
 
 typedef struct kv_event {
-	enum kv_reason reject; /* KV_R_OK: usable; otherwise why it is skipped */
-	enum kv_event_type type;
-	uint8_t medium; /* KV_MEDIUM_* for stored/removed, 0 for cleared */
+	enum mkv_reason reject; /* MKV_R_OK: usable; otherwise why it is skipped */
+	enum mkv_event_type type;
+	uint8_t medium; /* MKV_MEDIUM_* for stored/removed, 0 for cleared */
 	bool has_key;   /* false: keyless (emit_object_key=false) */
 	bool has_event_id;
 	bool timestamp_bad; /* its timestamp is not a usable unix ms: no residency from it */
 	uint64_t event_id;
 	int64_t timestamp_ms; /* its own `timestamp`, else its message's */
-	kv_str tenant_id;
-	kv_str backend_id;
-	kv_str object_key;
+	mkv_str tenant_id;
+	mkv_str backend_id;
+	mkv_str object_key;
 } kv_event;
 
 typedef struct kv_batch {
-	enum kv_reason reject; /* message-level rejection, KV_R_OK if the payload decoded */
-	bool has_seq;          /* frame 1 was valid: the sequence counts even if the payload is bad */
+	enum mkv_reason reject; /* message-level rejection, MKV_R_OK if the payload decoded */
+	bool has_seq;           /* frame 1 was valid: the sequence counts even if the payload is bad */
 	uint64_t seq;
 	int64_t timestamp_ms;
 	size_t n_events;
@@ -69,9 +69,9 @@ void kv_decoder_free(kv_decoder *d);
  * message rejected whole leaves it as it was). */
 const kv_model_ctx *kv_decoder_model(const kv_decoder *d);
 
-/* Fills *out.  Returns 0, or KV_ENOMEM when memory ran out (for the
+/* Fills *out.  Returns 0, or MKV_ENOMEM when memory ran out (for the
  * event array): out->reject is then set so that no event is
  * used, but the input was not at fault and must not be counted as bad. */
-int kv_decode(kv_decoder *d, const kv_frame *frames, size_t n_frames, kv_batch *out);
+int kv_decode(kv_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out);
 
 #endif

@@ -5,7 +5,7 @@
 
 static bool tried(const kv_source_snap *s)
 {
-	for (int r = 0; r < KV_BOOT__COUNT; r++)
+	for (int r = 0; r < MKV_BOOT__COUNT; r++)
 		if (s->boot.results[r])
 			return true;
 	return false;
@@ -18,8 +18,8 @@ static bool any_tried(const kv_exporter_snap *x)
 
 static void bootstrap_total(kv_emit *e, const kv_at *a)
 {
-	for (int r = 0; tried(a->s) && r < KV_BOOT__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"result", kv_boot_result_name((enum kv_boot_result)r)},
+	for (int r = 0; tried(a->s) && r < MKV_BOOT__COUNT; r++)
+		kv_sample_u64(e, (kv_label){"result", mkv_boot_result_name((enum mkv_boot_result)r)},
 			      a->s->boot.results[r]);
 }
 

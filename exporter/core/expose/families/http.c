@@ -16,14 +16,14 @@ static void http_connections(kv_emit *e, const kv_at *a)
 
 static void http_connections_rejected_total(kv_emit *e, const kv_at *a)
 {
-	for (unsigned r = 0; r < KV_HTTP_REJECT__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", kv_http_reject_name(r)}, a->x->info.http.rejected[r]);
+	for (unsigned r = 0; r < MKV_HTTP_REJECT__COUNT; r++)
+		kv_sample_u64(e, (kv_label){"reason", mkv_http_reject_name(r)}, a->x->info.http.rejected[r]);
 }
 
 static void http_login_failures_total(kv_emit *e, const kv_at *a)
 {
-	for (unsigned f = 0; f < KV_LOGIN__COUNT; f++)
-		kv_sample_u64(e, (kv_label){"reason", kv_login_failure_name(f)}, a->x->info.http.login_failures[f]);
+	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
+		kv_sample_u64(e, (kv_label){"reason", mkv_login_failure_name(f)}, a->x->info.http.login_failures[f]);
 }
 
 static void http_password_checks_total(kv_emit *e, const kv_at *a)

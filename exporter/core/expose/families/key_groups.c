@@ -10,17 +10,18 @@ static void objects_by_key_group(kv_emit *e, const kv_at *a)
 
 static void objects_by_key_group_medium(kv_emit *e, const kv_at *a)
 {
-	uint64_t both = a->g->placement[KV_PLACE_CPU_AND_DISK];
-	kv_sample_u64(e, (kv_label){"medium", kv_medium_name(KV_MEDIUM_CPU)},
-		      a->g->placement[KV_PLACE_CPU_ONLY] + both);
-	kv_sample_u64(e, (kv_label){"medium", kv_medium_name(KV_MEDIUM_DISK)},
-		      a->g->placement[KV_PLACE_DISK_ONLY] + both);
+	uint64_t both = a->g->placement[MKV_PLACE_CPU_AND_DISK];
+	kv_sample_u64(e, (kv_label){"medium", mkv_medium_name(MKV_MEDIUM_CPU)},
+		      a->g->placement[MKV_PLACE_CPU_ONLY] + both);
+	kv_sample_u64(e, (kv_label){"medium", mkv_medium_name(MKV_MEDIUM_DISK)},
+		      a->g->placement[MKV_PLACE_DISK_ONLY] + both);
 }
 
 static void key_group_events_total(kv_emit *e, const kv_at *a)
 {
-	for (int t = KV_EV_STORED; t <= KV_EV_REMOVED; t++)
-		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name((enum kv_event_type)t)}, a->g->events[t]);
+	for (int t = MKV_EV_STORED; t <= MKV_EV_REMOVED; t++)
+		kv_sample_u64(e, (kv_label){"event_type", mkv_event_type_name((enum mkv_event_type)t)},
+			      a->g->events[t]);
 }
 
 static const kv_family families[] = {

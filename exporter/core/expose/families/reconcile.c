@@ -15,8 +15,8 @@ static bool any_reconciles(const kv_exporter_snap *x)
 
 static void reconciliations_total(kv_emit *e, const kv_at *a)
 {
-	for (int r = 0; a->s->recon.enabled && r < KV_RECON__RESULTS; r++)
-		kv_sample_u64(e, (kv_label){"result", kv_recon_result_name((enum kv_recon_result)r)},
+	for (int r = 0; a->s->recon.enabled && r < MKV_RECON__RESULTS; r++)
+		kv_sample_u64(e, (kv_label){"result", mkv_recon_result_name((enum mkv_recon_result)r)},
 			      a->s->recon.results[r]);
 }
 

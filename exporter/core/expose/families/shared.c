@@ -3,10 +3,10 @@
  * source may have, and the samples of a poll's errors. */
 #include "kv_family.h"
 
-void kv_sample_poll_errors(kv_emit *e, const uint64_t n[KV_POLL__COUNT])
+void kv_sample_poll_errors(kv_emit *e, const uint64_t n[MKV_POLL__COUNT])
 {
-	for (int r = KV_POLL_OK + 1; r < KV_POLL__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", kv_poll_error_name((enum kv_poll_error)r)}, n[r]);
+	for (int r = MKV_POLL_OK + 1; r < MKV_POLL__COUNT; r++)
+		kv_sample_u64(e, (kv_label){"reason", mkv_poll_error_name((enum mkv_poll_error)r)}, n[r]);
 }
 
 bool kv_any_source(const kv_exporter_snap *x, bool (*has)(const kv_source_snap *s))

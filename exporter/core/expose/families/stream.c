@@ -101,8 +101,9 @@ static void tenants_expired_total(kv_emit *e, const kv_at *a)
 
 static void decode_errors_total(kv_emit *e, const kv_at *a)
 {
-	for (int r = KV_R_OK + 1; r < KV_R__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", kv_reason_name((enum kv_reason)r)}, a->m->stats.decode_errors[r]);
+	for (int r = MKV_R_OK + 1; r < MKV_R__COUNT; r++)
+		kv_sample_u64(e, (kv_label){"reason", mkv_reason_name((enum mkv_reason)r)},
+			      a->m->stats.decode_errors[r]);
 }
 
 /* Why tenants are stale, counted per source: every tenant is stale from
@@ -150,7 +151,7 @@ static void subscriber_connected(kv_emit *e, const kv_at *a)
 static void publisher_dialect(kv_emit *e, const kv_at *a)
 {
 	if (a->m->dialect.decided)
-		kv_sample_u64(e, (kv_label){"dialect", kv_dialect_name(a->m->dialect.dialect)}, 1);
+		kv_sample_u64(e, (kv_label){"dialect", mkv_dialect_name(a->m->dialect.dialect)}, 1);
 }
 
 /* The model context the member's publisher stamps (kv_decode.h), as its

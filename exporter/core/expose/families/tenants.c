@@ -5,8 +5,8 @@
 
 static void events_received_total(kv_emit *e, const kv_at *a)
 {
-	for (int t = 0; t < KV_EV__COUNT - a->s->object_dialect; t++)
-		kv_sample_u64(e, (kv_label){"event_type", kv_event_type_name((enum kv_event_type)t)},
+	for (int t = 0; t < MKV_EV__COUNT - a->s->object_dialect; t++)
+		kv_sample_u64(e, (kv_label){"event_type", mkv_event_type_name((enum mkv_event_type)t)},
 			      a->t->counts.events[t]);
 }
 
@@ -17,14 +17,14 @@ static void objects(kv_emit *e, const kv_at *a)
 
 static void objects_by_medium(kv_emit *e, const kv_at *a)
 {
-	for (enum kv_medium m = KV_MEDIUM_CPU; m <= KV_MEDIUM_DISK; m++)
-		kv_sample_u64(e, (kv_label){"medium", kv_medium_name(m)}, kv_counts_on_medium(&a->t->counts, m));
+	for (enum mkv_medium m = MKV_MEDIUM_CPU; m <= MKV_MEDIUM_DISK; m++)
+		kv_sample_u64(e, (kv_label){"medium", mkv_medium_name(m)}, kv_counts_on_medium(&a->t->counts, m));
 }
 
 static void objects_by_placement(kv_emit *e, const kv_at *a)
 {
-	for (int p = 0; p < KV_PLACE__COUNT; p++)
-		kv_sample_u64(e, (kv_label){"placement", kv_placement_name((enum kv_placement)p)},
+	for (int p = 0; p < MKV_PLACE__COUNT; p++)
+		kv_sample_u64(e, (kv_label){"placement", mkv_placement_name((enum mkv_placement)p)},
 			      a->t->counts.placement[p]);
 }
 
@@ -53,7 +53,7 @@ static void state_stale_since_timestamp_seconds(kv_emit *e, const kv_at *a)
 static void tenant_clears_total(kv_emit *e, const kv_at *a)
 {
 	if (!a->s->object_dialect)
-		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.events[KV_EV_CLEARED]);
+		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.events[MKV_EV_CLEARED]);
 }
 
 static void stored_duplicates_total(kv_emit *e, const kv_at *a)
