@@ -23,10 +23,10 @@ static const unsigned char v6_fe[16] = {0xfe, 0x80, [15] = 1};
 static const unsigned char v6_lo[16] = {[15] = 1};
 static const unsigned char v6_compat[16] = {[12] = 10, [15] = 1}; /* ::10.0.0.1, not mapped */
 
-static kv_cidr one(const char *text)
+static kvd_cidr one(const char *text)
 {
-	kv_cidr c;
-	const char *why = kv_cidr_parse(text, &c);
+	kvd_cidr c;
+	const char *why = kvd_cidr_parse(text, &c);
 	if (why)
 		fail_msg("%s: %s", text, why);
 	return c;
@@ -34,8 +34,8 @@ static kv_cidr one(const char *text)
 
 static bool in(const char *text, const unsigned char addr[16])
 {
-	kv_cidr c = one(text);
-	return kv_cidr_match(&c, 1, addr);
+	kvd_cidr c = one(text);
+	return kvd_cidr_match(&c, 1, addr);
 }
 
 static void test_matches(void **state)
@@ -58,10 +58,10 @@ static void test_matches(void **state)
 	assert_true(in("::1", v6_lo) && !in("::1", v6_fd));
 	assert_true(in("::ffff:10.0.0.0/104", v4_10));       /* the mapped form, spelled out */
 	assert_true(in("::/0", v6_fd) && in("::/0", v4_10)); /* every address */
-	kv_cidr list[] = {one("10.0.0.0/8"), one("fd00::/8")};
-	assert_true(kv_cidr_match(list, 2, v4_10) && kv_cidr_match(list, 2, v6_fd));
-	assert_false(kv_cidr_match(list, 2, v4_8) || kv_cidr_match(list, 2, v6_fe));
-	assert_false(kv_cidr_match(list, 0, v4_10));
+	kvd_cidr list[] = {one("10.0.0.0/8"), one("fd00::/8")};
+	assert_true(kvd_cidr_match(list, 2, v4_10) && kvd_cidr_match(list, 2, v6_fd));
+	assert_false(kvd_cidr_match(list, 2, v4_8) || kvd_cidr_match(list, 2, v6_fe));
+	assert_false(kvd_cidr_match(list, 0, v4_10));
 }
 
 static void test_refusals(void **state)
@@ -87,8 +87,8 @@ static void test_refusals(void **state)
 		{"prometheus", "is not an IPv4 or IPv6 address or network (like 10.0.0.0/8, fd00::/8, 192.0.2.7)"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		kv_cidr c;
-		const char *why = kv_cidr_parse(bad[i].text, &c);
+		kvd_cidr c;
+		const char *why = kvd_cidr_parse(bad[i].text, &c);
 		if (!why || strcmp(why, bad[i].why))
 			fail_msg("\"%s\": %s", bad[i].text, why ? why : "accepted");
 	}

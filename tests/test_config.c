@@ -20,9 +20,9 @@
 static void test_defaults(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
-	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 1);
 	assert_string_equal(c.sources[0].name, "default");
 	assert_string_equal(c.sources[0].members[0].zmq, "tcp://127.0.0.1:5557");
@@ -40,56 +40,56 @@ static void test_defaults(void **state)
 	assert_int_equal(c.web_max_connections, 512);
 	assert_int_equal(c.web_max_per_address, 16);
 	assert_true(c.web_read_header_timeout == 5.0 && c.web_read_timeout == 10.0 && c.web_idle_timeout == 30.0);
-	assert_int_equal(c.log_level, KV_LOG_INFO);
-	assert_int_equal(c.log_format, KV_LOG_LOGFMT);
+	assert_int_equal(c.log_level, KVD_LOG_INFO);
+	assert_int_equal(c.log_format, KVD_LOG_LOGFMT);
 	assert_false(c.reconcile || c.sources[0].reconcile);
 	assert_null(c.sources[0].backend);
 	assert_true(c.reconcile_interval == 600);
 	assert_int_equal(c.reconcile_max_keys, c.max_objects); /* follows the object limit */
 	assert_int_equal(c.reconcile_max_replay, 1000000);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 static void test_reconcile_flags(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
 	/* the switch alone, and the single source takes it */
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.url=http://m:1", "--master.reconcile",
 			       "--master.reconcile-interval=90s", "--master.reconcile-max-keys=5000",
 			       "--master.reconcile-max-replay", "2000", "--limits.max-objects=9", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_true(c.sources[0].reconcile);
 	assert_true(c.reconcile_interval == 90);
 	assert_int_equal(c.reconcile_max_keys, 5000);
 	assert_int_equal(c.reconcile_max_replay, 2000);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.url=http://m:1", "--master.reconcile=false", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_false(c.sources[0].reconcile);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_int_equal(
 		parse(&c, err, sizeof(err), EP, "--master.url=http://m:1", "--master.reconcile", "false", NULL),
-		KV_CONFIG_RUN);
+		KVD_CONFIG_RUN);
 	assert_false(c.sources[0].reconcile);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	/* per source */
 	assert_int_equal(parse(&c, err, sizeof(err),
 			       "--source=name=a,zmq=tcp://a:1,status=http://a:2,reconcile=true,backend=b9",
 			       "--source=name=b,zmq=tcp://b:1,status=http://b:2,reconcile=false", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_true(c.sources[0].reconcile);
 	assert_string_equal(c.sources[0].backend, "b9");
 	assert_false(c.sources[1].reconcile);
 	assert_int_equal(c.reconcile_max_keys, 10000000);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 static void test_every_flag_both_forms(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
 	/* --flag=value and --flag value are the same */
 	assert_int_equal(parse(&c, err, sizeof(err), "--zmq.endpoint", "ipc:///tmp/x", "--master.url",
@@ -99,7 +99,7 @@ static void test_every_flag_both_forms(void **state)
 			       "--web.max-connections-per-address=0", "--web.read-header-timeout", "2s",
 			       "--web.read-timeout=3s", "--web.idle-timeout=1m", "--run-as-user", "nobody",
 			       "--limits.max-tenants=3", "--limits.max-objects", "17179869184", "--zmq.rcvhwm=0", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_string_equal(c.sources[0].members[0].zmq, "ipc:///tmp/x");
 	assert_string_equal(c.sources[0].members[0].status, "https://m:9003"); /* trailing slash dropped */
 	assert_true(c.poll_interval == 90.0);
@@ -115,20 +115,20 @@ static void test_every_flag_both_forms(void **state)
 	assert_int_equal(c.max_tenants, 3);
 	assert_int_equal(c.max_objects, 1ull << 34);
 	assert_int_equal(c.zmq_rcvhwm, 0);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--zmq.max-message-size", "2147483648", "--log.level=error",
 			       "--log.format", "json", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_int_equal(c.zmq_max_message_size, 1ll << 31);
-	assert_int_equal(c.log_level, KV_LOG_ERROR);
-	assert_int_equal(c.log_format, KV_LOG_JSON);
-	kv_config_free(&c);
+	assert_int_equal(c.log_level, KVD_LOG_ERROR);
+	assert_int_equal(c.log_format, KVD_LOG_JSON);
+	kvd_config_free(&c);
 
 	/* the series an operator turns off: one filter built from both flags */
 	assert_int_equal(
 		parse(&c, err, sizeof(err), EP, "--metrics.exclude", "process_.*", "--metrics.tenant-summary", NULL),
-		KV_CONFIG_RUN);
+		KVD_CONFIG_RUN);
 	assert_true(c.tenant_summary);
 	assert_non_null(c.families);
 	assert_true(mkv_family_filter_drops("process_open_fds", 16, c.families));
@@ -137,24 +137,24 @@ static void test_every_flag_both_forms(void **state)
 	/* the summary has no residency per tenant */
 	assert_true(mkv_family_filter_drops("mooncake_kv_object_lifetime_seconds", 35, c.families));
 	assert_true(mkv_family_filter_drops("mooncake_kv_object_age_mean_seconds", 35, c.families));
-	kv_config_free(&c);
-	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	kvd_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
 	assert_null(c.families);  /* every family, no filter to run */
 	assert_true(c.residency); /* on by default */
-	kv_config_free(&c);
-	assert_int_equal(parse(&c, err, sizeof(err), EP, "--residency.enabled=false", NULL), KV_CONFIG_RUN);
+	kvd_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--residency.enabled=false", NULL), KVD_CONFIG_RUN);
 	assert_false(c.residency);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 static void test_sources(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
 	assert_int_equal(parse(&c, err, sizeof(err), "--source", "name=m0,zmq=tcp://a:1,status=http://a:2",
 			       "--source=zmq=tcp://b:1,name=m-1.b_", EP, NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 3);
 	assert_string_equal(c.sources[0].name, "m0");
 	assert_string_equal(c.sources[0].members[0].status, "http://a:2");
@@ -162,26 +162,26 @@ static void test_sources(void **state)
 	assert_string_equal(c.sources[1].members[0].zmq, "tcp://b:1");
 	assert_null(c.sources[1].members[0].status);
 	assert_string_equal(c.sources[2].name, "default");
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 /* --stream.dialect for every source, dialect= in --source for one. */
 static void test_dialects(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
-	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
-	assert_int_equal(kv_config_dialect(&c, &c.sources[0]), -1); /* auto */
-	kv_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
+	assert_int_equal(kvd_config_dialect(&c, &c.sources[0]), -1); /* auto */
+	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), "--stream.dialect=object", "--source",
 			       "name=a,zmq=tcp://a:1,dialect=media", "--source=name=b,zmq=tcp://b:1",
 			       "--source=name=c,zmq=tcp://c:1,dialect=auto", NULL),
-			 KV_CONFIG_RUN);
-	assert_int_equal(kv_config_dialect(&c, &c.sources[0]), MKV_DIALECT_MEDIA);
-	assert_int_equal(kv_config_dialect(&c, &c.sources[1]), MKV_DIALECT_OBJECT);
-	assert_int_equal(kv_config_dialect(&c, &c.sources[2]), -1);
-	kv_config_free(&c);
+			 KVD_CONFIG_RUN);
+	assert_int_equal(kvd_config_dialect(&c, &c.sources[0]), MKV_DIALECT_MEDIA);
+	assert_int_equal(kvd_config_dialect(&c, &c.sources[1]), MKV_DIALECT_OBJECT);
+	assert_int_equal(kvd_config_dialect(&c, &c.sources[2]), -1);
+	kvd_config_free(&c);
 }
 
 /* master=, once per member of a group of highly available masters: the
@@ -189,15 +189,15 @@ static void test_dialects(void **state)
 static void test_master_groups(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
 	assert_int_equal(parse(&c, err, sizeof(err),
 			       "--source=name=ha,master=tcp://10.0.0.1:5557@http://10.0.0.1:9003/,"
 			       "master=ipc:///run/m@1@https://u:p@w@m2.example:9443/base,reconcile=true",
 			       "--source=name=one,zmq=tcp://c:1,status=http://c:2/x", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 2);
-	const kv_source_cfg *ha = &c.sources[0];
+	const kvd_source_cfg *ha = &c.sources[0];
 	assert_true(ha->ha);
 	assert_true(ha->polled);
 	assert_true(ha->reconcile);
@@ -208,11 +208,11 @@ static void test_master_groups(void **state)
 	assert_string_equal(ha->members[1].zmq, "ipc:///run/m@1");
 	assert_string_equal(ha->members[1].status, "https://u:p@w@m2.example:9443/base");
 	assert_string_equal(ha->members[1].label, "m2.example:9443");
-	const kv_source_cfg *one = &c.sources[1];
+	const kvd_source_cfg *one = &c.sources[1];
 	assert_false(one->ha);
 	assert_int_equal(one->n_members, 1);
 	assert_string_equal(one->members[0].label, "c:2");
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 /* Each bad command line fails with MKV_EINVAL and a reason naming the part. */
@@ -296,13 +296,13 @@ static void test_bad_values(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		kv_config c;
+		kvd_config c;
 		char err[256];
 		const char *const *a = bad[i].args;
 		int rc = parse(&c, err, sizeof(err), a[0], a[0] ? a[1] : NULL, a[0] && a[1] ? a[2] : NULL, NULL);
 		if (rc != MKV_EINVAL || !strstr(err, bad[i].reason))
 			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0] ? a[0] : "", rc, err);
-		kv_config_free(&c);
+		kvd_config_free(&c);
 	}
 }
 
@@ -354,7 +354,7 @@ static const struct bad said[] = {
 	 "source \"a\": zmq endpoint tcp://n:-5: port \"-5\" is not a number from 1 to 65535"},
 };
 
-/* An admin URL is taken up to KV_URL_MAX (1024) characters and refused,
+/* An admin URL is taken up to KVD_URL_MAX (1024) characters and refused,
  * in one line, beyond: the poller's buffers hold it and its paths. */
 static void test_admin_url_length(void **state)
 {
@@ -365,16 +365,16 @@ static void test_admin_url_length(void **state)
 		memset(url + strlen(url), 'p', len - strlen(url));
 		url[len] = '\0';
 		snprintf(flag, sizeof(flag), "--master.url=%s", url);
-		kv_config c;
+		kvd_config c;
 		int rc = parse(&c, err, sizeof(err), EP, flag, NULL);
 		if (len == 1024) {
-			assert_int_equal(rc, KV_CONFIG_RUN);
-			kv_config_free(&c);
+			assert_int_equal(rc, KVD_CONFIG_RUN);
+			kvd_config_free(&c);
 		} else {
 			assert_int_equal(rc, MKV_EINVAL);
 			assert_non_null(strstr(err, "is longer than 1024 characters"));
 			assert_null(strchr(err, '\n'));
-			kv_config_free(&c); /* what was set before the refusal */
+			kvd_config_free(&c); /* what was set before the refusal */
 		}
 	}
 }
@@ -387,13 +387,13 @@ static void test_admin_urls_accepted(void **state)
 	static const char *const good[] = {"http://[::1]:8080/x", "https://u:p:w@h:443", "http://h", "http://h/p?q=1:2",
 					   "https://[fe80::1]"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		kv_config c;
+		kvd_config c;
 		char err[256] = "", flag[64];
 		snprintf(flag, sizeof(flag), "--master.url=%s", good[i]);
 		int rc = parse(&c, err, sizeof(err), EP, flag, NULL);
-		if (rc != KV_CONFIG_RUN)
+		if (rc != KVD_CONFIG_RUN)
 			fail_msg("%s refused: %s", good[i], err);
-		kv_config_free(&c);
+		kvd_config_free(&c);
 	}
 }
 
@@ -401,26 +401,26 @@ static void test_refusals_say_why(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
-		kv_config c;
+		kvd_config c;
 		char err[256];
 		const char *const *a = said[i].args;
 		int rc = parse(&c, err, sizeof(err), a[0], a[0] ? a[1] : NULL, a[0] && a[1] ? a[2] : NULL, NULL);
 		if (rc != MKV_EINVAL || strcmp(err, said[i].reason) != 0)
 			fail_msg("case %zu (%s): rc %d, err \"%s\"", i, a[0], rc, err);
-		kv_config_free(&c);
+		kvd_config_free(&c);
 	}
 	/* and what is right passes: every port, IPv6 in brackets, a source address */
-	kv_config c;
+	kvd_config c;
 	char err[256];
 	assert_int_equal(parse(&c, err, sizeof(err), "--zmq.endpoint=tcp://[::1]:5557", "--web.listen-address=:0",
 			       "--source=name=a,zmq=tcp://eth0;10.0.0.1:65535",
 			       "--source=name=b,master=tcp://m:1@http://m:9003,master=ipc:///run/n@http://n:9003",
 			       NULL),
-			 KV_CONFIG_RUN);
-	kv_config_free(&c);
-	assert_int_equal(parse(&c, err, sizeof(err), EP, "--web.listen-address=[::1]:65535", NULL), KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
+	kvd_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--web.listen-address=[::1]:65535", NULL), KVD_CONFIG_RUN);
 	assert_string_equal(c.listen_address, "[::1]:65535");
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 /* --web.login-penalty-exempt (docs/guide.md, "Securing the endpoint"):
@@ -429,31 +429,31 @@ static void test_refusals_say_why(void **state)
 static void test_login_penalty_exempt(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
-	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
 	assert_int_equal(c.n_web_penalty_exempt, 0); /* by default nobody */
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--web.login-penalty-exempt=10.0.0.0/8",
 			       "--web.login-penalty-exempt", "fd00::/8", "--web.login-penalty-exempt=192.0.2.7",
 			       "--web.login-penalty-exempt=::1", "--web.login-penalty-exempt=0.0.0.0/0", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_int_equal(c.n_web_penalty_exempt, 5); /* in order; what each matches: test_cidr.c */
 	static const unsigned char v4[16] = {[10] = 0xff, [11] = 0xff, [12] = 10, [13] = 200, [15] = 9};
 	static const unsigned char v6[16] = {0xfd, 0x99, [15] = 1};
-	assert_true(kv_cidr_match(c.web_penalty_exempt, 1, v4) && !kv_cidr_match(c.web_penalty_exempt, 1, v6));
-	assert_true(kv_cidr_match(c.web_penalty_exempt + 1, 1, v6));
-	kv_config_free(&c);
+	assert_true(kvd_cidr_match(c.web_penalty_exempt, 1, v4) && !kvd_cidr_match(c.web_penalty_exempt, 1, v6));
+	assert_true(kvd_cidr_match(c.web_penalty_exempt + 1, 1, v6));
+	kvd_config_free(&c);
 }
 
 static void test_timeout_yields_to_short_interval(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
-	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.poll-interval=500ms", NULL), KV_CONFIG_RUN);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--master.poll-interval=500ms", NULL), KVD_CONFIG_RUN);
 	assert_true(c.poll_timeout == 0.5);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 static void test_durations(void **state)
@@ -466,7 +466,7 @@ static void test_durations(void **state)
 		     {"", -1},  {"5", -1},       {"s", -1},     {"-1s", -1},   {"5 s", -1},  {"1d", -1}};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		double d = -99;
-		int rc = kv_parse_duration(cases[i].s, &d);
+		int rc = kvd_parse_duration(cases[i].s, &d);
 		if (cases[i].want < 0)
 			assert_int_equal(rc, MKV_EINVAL);
 		else if (rc != MKV_OK || d != cases[i].want)
@@ -479,15 +479,16 @@ static void test_durations(void **state)
 static void test_key_group_regexes(void **state)
 {
 	(void)state;
-	kv_config c;
+	kvd_config c;
 	char err[256];
 	assert_int_equal(parse(&c, err, sizeof(err), "--key.group-regex=^(?<model>[^/]+)/",
 			       "--source=name=a,zmq=tcp://127.0.0.1:1,group_regex=^(?<tag>[^_]{1,8})_(?<m>[a,b]+),",
 			       "--source=name=b,zmq=tcp://127.0.0.1:2", NULL),
-			 KV_CONFIG_RUN);
+			 KVD_CONFIG_RUN);
 	assert_int_equal(c.n_sources, 2);
 	assert_string_equal(c.sources[0].members[0].zmq, "tcp://127.0.0.1:1");
-	const mkv_keygroup_re *a = kv_config_keygroups(&c, &c.sources[0]), *b = kv_config_keygroups(&c, &c.sources[1]);
+	const mkv_keygroup_re *a = kvd_config_keygroups(&c, &c.sources[0]),
+			      *b = kvd_config_keygroups(&c, &c.sources[1]);
 	assert_non_null(a);
 	assert_ptr_equal(b, c.key_groups);
 	assert_int_equal(mkv_keygroup_names(a), 2);
@@ -498,19 +499,19 @@ static void test_key_group_regexes(void **state)
 	assert_int_equal(n, 8); /* the comma at the end is the pattern's, outside the group */
 	assert_memory_equal(out, "prod/b,a", 8);
 	kv_keygroup_matcher_free(m);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 
 	assert_int_equal(parse(&c, err, sizeof(err), "--source=group_regex=(?<x>a),name=a,zmq=tcp://127.0.0.1:1", NULL),
 			 MKV_EINVAL);
 	assert_non_null(strstr(err, "needs name=NAME"));
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), "--source=name=a,zmq=tcp://127.0.0.1:1,group_regex=(?<x>a", NULL),
 			 MKV_EINVAL);
 	assert_string_equal(err, "source \"a\": group_regex: missing closing parenthesis at offset 6"); /* the end */
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--key.group-regex=(a)", NULL), MKV_EINVAL);
 	assert_non_null(strstr(err, "--key.group-regex: needs a named group"));
-	kv_config_free(&c);
+	kvd_config_free(&c);
 }
 
 int main(void)

@@ -18,9 +18,9 @@
 /* Two configurations hold the same settings: every field equal, the
  * strings compared as text.  A new pointer field fails here until it is
  * named below. */
-static void assert_same_config(const kv_config *a, const kv_config *b)
+static void assert_same_config(const kvd_config *a, const kvd_config *b)
 {
-	kv_config x = *a, y = *b;
+	kvd_config x = *a, y = *b;
 	char **strings[][2] = {
 		{&x.listen_address, &y.listen_address},   {&x.telemetry_path, &y.telemetry_path},
 		{&x.web_config_file, &y.web_config_file}, {&x.run_as_user, &y.run_as_user},
@@ -47,12 +47,12 @@ static void test_help_defaults_are_the_defaults(void **state)
 	char buf[16384] = {0};
 	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
 	char *argv[] = {"x", "--help"};
-	kv_config c, d;
+	kvd_config c, d;
 	char err[256];
-	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
+	assert_int_equal(kvd_config_parse(&c, 2, argv, out, err, sizeof(err)), KVD_CONFIG_EXIT);
 	fclose(out);
-	kv_config_free(&c);
-	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KV_CONFIG_RUN);
+	kvd_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
 	size_t shown = 0;
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		char *def = strstr(line, "(default "), name[64], flag[128];
@@ -60,13 +60,13 @@ static void test_help_defaults_are_the_defaults(void **state)
 			continue;
 		def += strlen("(default ");
 		snprintf(flag, sizeof(flag), "%s=%.*s", name, (int)strcspn(def, ")"), def);
-		if (parse(&d, err, sizeof(err), EP, flag, NULL) != KV_CONFIG_RUN)
+		if (parse(&d, err, sizeof(err), EP, flag, NULL) != KVD_CONFIG_RUN)
 			fail_msg("%s refused: %s", flag, err);
 		assert_same_config(&c, &d);
-		kv_config_free(&d);
+		kvd_config_free(&d);
 		shown++;
 	}
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_true(shown >= 25); /* every flag with a value of its own says its default */
 }
 
@@ -109,11 +109,11 @@ static void test_help_lists_every_flag(void **state)
 	char buf[8192] = {0};
 	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
 	char *argv[] = {"x", "--help"};
-	kv_config c;
+	kvd_config c;
 	char err[64];
-	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
+	assert_int_equal(kvd_config_parse(&c, 2, argv, out, err, sizeof(err)), KVD_CONFIG_EXIT);
 	fclose(out);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strstr(buf, names[i]))
 			fail_msg("--help does not list %s", names[i]);
@@ -121,9 +121,9 @@ static void test_help_lists_every_flag(void **state)
 	memset(buf, 0, sizeof(buf));
 	out = fmemopen(buf, sizeof(buf) - 1, "w");
 	argv[1] = "--version";
-	assert_int_equal(kv_config_parse(&c, 2, argv, out, err, sizeof(err)), KV_CONFIG_EXIT);
+	assert_int_equal(kvd_config_parse(&c, 2, argv, out, err, sizeof(err)), KVD_CONFIG_EXIT);
 	fclose(out);
-	kv_config_free(&c);
+	kvd_config_free(&c);
 	assert_true(strncmp(buf, "mooncake-kv-exporter ", 21) == 0);
 }
 

@@ -73,8 +73,8 @@ static char *basic(const char *raw, size_t n)
 }
 
 typedef struct fixture {
-	kv_webconfig w;
-	kv_http_auth *a;
+	kvd_webconfig w;
+	kvd_http_auth *a;
 } fixture;
 
 static int setup(void **state)
@@ -83,10 +83,10 @@ static int setup(void **state)
 	assert_non_null(f);
 	f->w.n_users = 2;
 	f->w.users = calloc(2, sizeof(*f->w.users));
-	f->w.users[0] = (kv_web_user){strdup("alice"), bcrypt("s3cret", 4)};
-	f->w.users[1] = (kv_web_user){strdup("bob"), bcrypt("other", 5)};
+	f->w.users[0] = (kvd_web_user){strdup("alice"), bcrypt("s3cret", 4)};
+	f->w.users[1] = (kvd_web_user){strdup("bob"), bcrypt("other", 5)};
 	now_s = 1000;
-	f->a = kv_http_auth_new(&f->w, NULL, 0, test_clock);
+	f->a = kvd_http_auth_new(&f->w, NULL, 0, test_clock);
 	assert_non_null(f->a);
 	*state = f;
 	return 0;
@@ -95,8 +95,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
-	kv_http_auth_free(f->a);
-	kv_webconfig_free(&f->w);
+	kvd_http_auth_free(f->a);
+	kvd_webconfig_free(&f->w);
 	free(f);
 	return 0;
 }
@@ -105,11 +105,11 @@ static int teardown(void **state)
 static enum mkv_login_failure check(fixture *f, const char *raw, size_t n, const unsigned char *addr, uint64_t *checks)
 {
 	mkv_http_snap before = {0}, after = {0};
-	kv_http_auth_snap(f->a, &before);
+	kvd_http_auth_snap(f->a, &before);
 	char *h = basic(raw, n);
-	enum mkv_login_failure r = kv_http_auth_check(f->a, h, addr, "peer");
+	enum mkv_login_failure r = kvd_http_auth_check(f->a, h, addr, "peer");
 	free(h);
-	kv_http_auth_snap(f->a, &after);
+	kvd_http_auth_snap(f->a, &after);
 	if (checks)
 		*checks = after.password_checks - before.password_checks;
 	return r;
@@ -147,7 +147,7 @@ static void test_users_and_cache(void **state)
 	assert_int_equal(CHECK(f, "alice:s3cret:", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
 
 	mkv_http_snap s = {0};
-	kv_http_auth_snap(f->a, &s);
+	kvd_http_auth_snap(f->a, &s);
 	assert_int_equal(s.login_failures[MKV_LOGIN_WRONG_PASSWORD], 4);
 	assert_int_equal(s.login_failures[MKV_LOGIN_UNKNOWN_USER], 2);
 	assert_int_equal(s.password_checks, 9);
@@ -177,13 +177,13 @@ static void test_malformed_never_checked(void **state)
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kv_http_auth_check(f->a, bad[i], addr_a, "peer"), MKV_LOGIN_MALFORMED);
+		assert_int_equal(kvd_http_auth_check(f->a, bad[i], addr_a, "peer"), MKV_LOGIN_MALFORMED);
 	/* the same, spelled right, and with the scheme in any case */
-	assert_int_equal(kv_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer"), MKV_LOGIN__COUNT);
-	assert_int_equal(kv_http_auth_check(f->a, NULL, addr_a, "peer"), MKV_LOGIN_MISSING);
+	assert_int_equal(kvd_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer"), MKV_LOGIN__COUNT);
+	assert_int_equal(kvd_http_auth_check(f->a, NULL, addr_a, "peer"), MKV_LOGIN_MISSING);
 
 	mkv_http_snap s = {0};
-	kv_http_auth_snap(f->a, &s);
+	kvd_http_auth_snap(f->a, &s);
 	assert_int_equal(s.login_failures[MKV_LOGIN_MALFORMED], 5 + sizeof(bad) / sizeof(bad[0]));
 	assert_int_equal(s.login_failures[MKV_LOGIN_MISSING], 1);
 	assert_int_equal(s.password_checks, 1);
@@ -231,7 +231,7 @@ static void test_penalty_begins(void **state)
 	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_THROTTLED);
 
 	mkv_http_snap s = {0};
-	kv_http_auth_snap(f->a, &s);
+	kvd_http_auth_snap(f->a, &s);
 	assert_int_equal(s.login_failures[MKV_LOGIN_THROTTLED], 3);
 }
 
@@ -334,11 +334,11 @@ static void test_guesser_beside_honest(void **state)
 static void test_exempt_and_ipv6(void **state)
 {
 	fixture *f = *state;
-	kv_cidr exempt[2];
-	assert_null(kv_cidr_parse("127.0.0.3", &exempt[0]));
-	assert_null(kv_cidr_parse("fd00::/8", &exempt[1]));
-	kv_http_auth_free(f->a);
-	f->a = kv_http_auth_new(&f->w, exempt, 2, test_clock);
+	kvd_cidr exempt[2];
+	assert_null(kvd_cidr_parse("127.0.0.3", &exempt[0]));
+	assert_null(kvd_cidr_parse("fd00::/8", &exempt[1]));
+	kvd_http_auth_free(f->a);
+	f->a = kvd_http_auth_new(&f->w, exempt, 2, test_clock);
 	assert_non_null(f->a);
 	uint64_t n;
 	for (int i = 0; i < 12; i++) {
@@ -361,7 +361,7 @@ static void test_exempt_and_ipv6(void **state)
 	assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), MKV_LOGIN_WRONG_PASSWORD);
 
 	mkv_http_snap s = {0};
-	kv_http_auth_snap(f->a, &s);
+	kvd_http_auth_snap(f->a, &s);
 	assert_int_equal(s.login_failures[MKV_LOGIN_WRONG_PASSWORD], 24 + 15 + 2);
 	assert_int_equal(s.login_failures[MKV_LOGIN_THROTTLED], 3);
 }
@@ -388,15 +388,15 @@ static void answered(void *cls, enum mkv_login_failure r)
 static enum mkv_login_failure checked_by_thread(fixture *f, const char *raw, size_t n, answer *an)
 {
 	char *h = basic(raw, n);
-	kv_auth_job *job;
-	enum mkv_login_failure r = kv_http_auth_begin(f->a, h, addr_b, "peer", &job);
+	kvd_auth_job *job;
+	enum mkv_login_failure r = kvd_http_auth_begin(f->a, h, addr_b, "peer", &job);
 	free(h);
-	if (r != KV_AUTH_PENDING)
+	if (r != KVD_AUTH_PENDING)
 		return r;
 	pthread_mutex_lock(&an->lock);
 	int before = an->n;
 	pthread_mutex_unlock(&an->lock);
-	assert_true(kv_http_auth_queue(f->a, job, answered, an));
+	assert_true(kvd_http_auth_queue(f->a, job, answered, an));
 	pthread_mutex_lock(&an->lock);
 	while (an->n == before) /* no bound here: meson's timeout is the test's */
 		pthread_cond_wait(&an->cond, &an->lock);
@@ -414,26 +414,26 @@ static void test_checker_thread(void **state)
 	assert_int_equal(checked_by_thread(f, "nobody:s3cret", 13, &an), MKV_LOGIN_UNKNOWN_USER);
 	assert_int_equal(an.n, 3);
 	/* the verified one is cached now: no check, no thread */
-	kv_auth_job *job = NULL;
+	kvd_auth_job *job = NULL;
 	char *h = basic("alice:s3cret", 12);
-	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", &job), MKV_LOGIN__COUNT);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), MKV_LOGIN__COUNT);
 	assert_null(job);
 	/* cached by the checker thread on the test's clock: for 60 s of it */
 	advance(59);
-	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", &job), MKV_LOGIN__COUNT);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), MKV_LOGIN__COUNT);
 	advance(2);
-	assert_int_equal(kv_http_auth_begin(f->a, h, addr_b, "peer", &job), KV_AUTH_PENDING);
-	kv_auth_job_free(job);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), KVD_AUTH_PENDING);
+	kvd_auth_job_free(job);
 	/* stopped: a check is refused at once, counted as throttled, and
 	 * nothing is called back */
-	kv_http_auth_stop(f->a);
+	kvd_http_auth_stop(f->a);
 	free(h);
 	h = basic("bob:other", 9);
-	assert_int_equal(kv_http_auth_begin(f->a, h, addr_a, "peer", &job), KV_AUTH_PENDING);
-	assert_false(kv_http_auth_queue(f->a, job, answered, &an));
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_a, "peer", &job), KVD_AUTH_PENDING);
+	assert_false(kvd_http_auth_queue(f->a, job, answered, &an));
 	free(h);
 	mkv_http_snap s = {0};
-	kv_http_auth_snap(f->a, &s);
+	kvd_http_auth_snap(f->a, &s);
 	assert_int_equal(s.login_failures[MKV_LOGIN_THROTTLED], 1);
 	assert_int_equal(s.password_checks, 3);
 	assert_int_equal(an.n, 3);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kv_http_path_bad: a request target is refused when its path (before ? or
+/* kvd_http_path_bad: a request target is refused when its path (before ? or
  * #) has %00 or a % without two hex digits, as RFC 3986's pct-encoded rule
  * says; its query is not the path's business.  The expectations are
  * written from the RFC's grammar. */
@@ -18,10 +18,10 @@ static void test_paths(void **state)
 	static const char *const bad[] = {"/state%00x", "/%00", "/%",   "/a%2",   "/a%2?x=1",
 					  "/%zz",       "/%g1", "/%1g", "/ok/%0", "/a%%41"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		if (kv_http_path_bad(good[i]))
+		if (kvd_http_path_bad(good[i]))
 			fail_msg("%s refused", good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (!kv_http_path_bad(bad[i]))
+		if (!kvd_http_path_bad(bad[i]))
 			fail_msg("%s taken", bad[i]);
 }
 

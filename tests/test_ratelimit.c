@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kv_ratelimit_allow: at most `burst` lines in a window, the ones dropped
+/* kvd_ratelimit_allow: at most `burst` lines in a window, the ones dropped
  * counted and told with the next line allowed, whatever the clock's
  * origin (a machine up a minute, or ten years).  The expectations are a
  * model written here: a window opens at the first try after the last one
@@ -13,18 +13,18 @@
 
 static void run_at(double t0)
 {
-	kv_ratelimit r = KV_RATELIMIT(10, 3);
+	kvd_ratelimit r = KVD_RATELIMIT(10, 3);
 	unsigned held = 99;
 	for (int i = 0; i < 3; i++) {
-		assert_true(kv_ratelimit_allow(&r, t0 + i, &held));
+		assert_true(kvd_ratelimit_allow(&r, t0 + i, &held));
 		assert_int_equal(held, 0);
 	}
 	for (int i = 0; i < 5; i++) /* the burst is spent until the window ends */
-		assert_false(kv_ratelimit_allow(&r, t0 + 3 + i, &held));
-	assert_false(kv_ratelimit_allow(&r, t0 + 9.9, &held));
-	assert_true(kv_ratelimit_allow(&r, t0 + 10, &held)); /* a new window */
-	assert_int_equal(held, 6);                           /* the six dropped, told once */
-	assert_true(kv_ratelimit_allow(&r, t0 + 11, &held));
+		assert_false(kvd_ratelimit_allow(&r, t0 + 3 + i, &held));
+	assert_false(kvd_ratelimit_allow(&r, t0 + 9.9, &held));
+	assert_true(kvd_ratelimit_allow(&r, t0 + 10, &held)); /* a new window */
+	assert_int_equal(held, 6);                            /* the six dropped, told once */
+	assert_true(kvd_ratelimit_allow(&r, t0 + 11, &held));
 	assert_int_equal(held, 0);
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kv_gzip_text: what it writes is a gzip member that zlib's own inflate
+/* kvd_gzip_text: what it writes is a gzip member that zlib's own inflate
  * (the independent decoder here) turns back into the same bytes, for an
  * empty text, a scrape-like text and bytes that do not compress. */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 static void round_trip(const char *in, size_t len)
 {
 	size_t zlen = 0;
-	char *z = kv_gzip_text(in, len, &zlen);
+	char *z = kvd_gzip_text(in, len, &zlen);
 	assert_non_null(z);
 	assert_true(zlen >= 18); /* a gzip header and trailer at least */
 	assert_int_equal((unsigned char)z[0], 0x1f);

@@ -38,13 +38,13 @@ static void put(const char *name, const char *text)
 	fclose(f);
 }
 
-static int load(const char *text, kv_webconfig *w, char *err, size_t errlen)
+static int load(const char *text, kvd_webconfig *w, char *err, size_t errlen)
 {
 	put("web.yml", text);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/web.yml", dir);
 	err[0] = '\0';
-	return kv_webconfig_load(path, w, err, errlen);
+	return kvd_webconfig_load(path, w, err, errlen);
 }
 
 static char *bcrypt(const char *password)
@@ -87,18 +87,18 @@ static void test_tls_and_users(void **state)
 		 "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
 		 "basic_auth_users:\n  alice: %s\n  bob: '%s'\n",
 		 dir, alice, bob);
-	kv_webconfig w;
+	kvd_webconfig w;
 	assert_int_equal(load(text, &w, err, sizeof(err)), MKV_OK);
 	assert_true(w.tls);
 	assert_string_equal(w.cert_pem, "CERT\n"); /* relative to the file */
 	assert_string_equal(w.key_pem, "KEY\n");   /* absolute */
 	assert_string_equal(w.client_ca_pem, "CA\n");
-	assert_int_equal(w.client_auth, KV_CLIENT_REQUIRE_AND_VERIFY);
+	assert_int_equal(w.client_auth, KVD_CLIENT_REQUIRE_AND_VERIFY);
 	assert_int_equal(w.n_users, 2);
 	assert_string_equal(w.users[0].name, "alice"); /* checked in test_http_auth */
 	assert_string_equal(w.users[0].hash, alice);
 	assert_string_equal(w.users[1].name, "bob");
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 	free(alice);
 	free(bob);
 
@@ -107,14 +107,14 @@ static void test_tls_and_users(void **state)
 			      "  client_ca_file: nope.crt\n",
 			      &w, err, sizeof(err)),
 			 MKV_OK);
-	assert_int_equal(w.client_auth, KV_CLIENT_NONE);
+	assert_int_equal(w.client_auth, KVD_CLIENT_NONE);
 	assert_null(w.client_ca_pem);
 	assert_int_equal(w.n_users, 0);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 
 	assert_int_equal(load("", &w, err, sizeof(err)), MKV_OK); /* empty: plain HTTP, no users */
 	assert_false(w.tls);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 }
 
 static void test_refused(void **state)
@@ -168,7 +168,7 @@ static void test_refused(void **state)
 		 "needs client_ca_file"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		kv_webconfig w;
+		kvd_webconfig w;
 		char err[512]; /* the exporter's */
 		int rc = load(cases[i].text, &w, err, sizeof(err));
 		if (rc != MKV_EINVAL || !strstr(err, cases[i].reason) || strchr(err, '\n'))
@@ -177,14 +177,14 @@ static void test_refused(void **state)
 		assert_null(w.cert_pem);
 		assert_null(w.tls_priorities);
 	}
-	kv_webconfig w;
+	kvd_webconfig w;
 	char err[256];
-	assert_int_equal(kv_webconfig_load("/nonexistent/web.yml", &w, err, sizeof(err)), MKV_EINVAL);
+	assert_int_equal(kvd_webconfig_load("/nonexistent/web.yml", &w, err, sizeof(err)), MKV_EINVAL);
 	assert_non_null(strstr(err, "cannot read"));
 }
 
 /* Loads TLS_HEAD and more, and checks that GnuTLS takes the priority string. */
-static const char *priorities(const char *more, kv_webconfig *w)
+static const char *priorities(const char *more, kvd_webconfig *w)
 {
 	char text[1024], err[512];
 	snprintf(text, sizeof(text), TLS_HEAD "%s", more);
@@ -201,11 +201,11 @@ static const char *priorities(const char *more, kv_webconfig *w)
 static void test_tls_defaults(void **state)
 {
 	(void)state;
-	kv_webconfig w;
+	kvd_webconfig w;
 	char err[512];
 	assert_int_equal(load("basic_auth_users: {}\n", &w, err, sizeof(err)), MKV_OK);
 	assert_null(w.tls_priorities); /* no TLS, nothing for the server to set */
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 
 	/* TLS 1.2 and 1.3 only, GnuTLS's NORMAL otherwise */
 	assert_string_equal(priorities("", &w), DEFAULT);
@@ -216,11 +216,11 @@ static void test_tls_defaults(void **state)
 	assert_int_equal(versions[0], GNUTLS_TLS1_3);
 	assert_int_equal(versions[1], GNUTLS_TLS1_2);
 	gnutls_priority_deinit(p);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 
 	/* empty lists and YAML's null are exporter-toolkit's defaults too */
 	assert_string_equal(priorities("  cipher_suites: []\n  curve_preferences:\n", &w), DEFAULT);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 }
 
 static void test_tls_keys(void **state)
@@ -251,11 +251,11 @@ static void test_tls_keys(void **state)
 			 "+GROUP-SECP384R1"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		kv_webconfig w;
+		kvd_webconfig w;
 		const char *got = priorities(cases[i].more, &w);
 		if (strcmp(got, cases[i].priorities))
 			fail_msg("case %zu: %s", i, got);
-		kv_webconfig_free(&w);
+		kvd_webconfig_free(&w);
 	}
 
 	/* each of Go's ten TLS 1.2 suites, as its key exchange, cipher and MAC */
@@ -273,13 +273,13 @@ static void test_tls_keys(void **state)
 			snprintf(want, sizeof(want),
 				 "NORMAL:-VERS-ALL:+VERS-TLS1.2:-KX-ALL:-CIPHER-ALL:-MAC-ALL:+ECDHE-%s:+%s:+%s", kx[k],
 				 ciphers[c][1], ciphers[c][2]);
-			kv_webconfig w;
+			kvd_webconfig w;
 			assert_string_equal(priorities(more, &w), want);
-			kv_webconfig_free(&w);
+			kvd_webconfig_free(&w);
 		}
 
 	/* one suite named: GnuTLS offers it and, in TLS 1.3, the suite of its cipher, nothing else */
-	kv_webconfig w;
+	kvd_webconfig w;
 	gnutls_priority_t p;
 	assert_int_equal(
 		gnutls_priority_init(&p, priorities("  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n", &w),
@@ -294,7 +294,7 @@ static void test_tls_keys(void **state)
 	}
 	assert_string_equal(names, "TLS_AES_128_GCM_SHA256 TLS_ECDHE_RSA_AES_128_GCM_SHA256 ");
 	gnutls_priority_deinit(p);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 }
 
 /* What a handshake between a server session given the loaded certificate,
@@ -317,7 +317,7 @@ static bool pending(int rc)
 /* Both sessions over a socketpair in this one thread, non-blocking: each goes
  * as far as it can in turn until both have finished or failed; a side that
  * fails sends its alert, which ends the other's wait. */
-static hs_result handshake(const kv_webconfig *w, const char *client_priorities)
+static hs_result handshake(const kvd_webconfig *w, const char *client_priorities)
 {
 	gnutls_certificate_credentials_t cred[2];
 	gnutls_datum_t cert = {(unsigned char *)w->cert_pem, (unsigned)strlen(w->cert_pem)};
@@ -395,7 +395,7 @@ static void make_certificate(void)
 	gnutls_x509_privkey_deinit(key);
 }
 
-static void load_tls(const char *more, kv_webconfig *w)
+static void load_tls(const char *more, kvd_webconfig *w)
 {
 	char text[512], err[512];
 	snprintf(text, sizeof(text), "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n%s", more);
@@ -407,7 +407,7 @@ static void test_tls_handshake(void **state)
 {
 	(void)state;
 	make_certificate();
-	kv_webconfig w;
+	kvd_webconfig w;
 	load_tls("", &w); /* the defaults */
 	static const char *const old[] = {"NORMAL:-VERS-ALL:+VERS-TLS1.1", "NORMAL:-VERS-ALL:+VERS-TLS1.0"};
 	for (size_t i = 0; i < 2; i++) {
@@ -423,14 +423,14 @@ static void test_tls_handshake(void **state)
 	r = handshake(&w, "NORMAL");
 	assert_int_equal(r.client, 0);
 	assert_int_equal(r.version, GNUTLS_TLS1_3);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 
 	/* the same client gets TLS 1.1 where min_version allows it: the refusal above is the priority string's */
 	load_tls("  min_version: TLS11\n", &w);
 	r = handshake(&w, old[0]);
 	assert_int_equal(r.client, 0);
 	assert_int_equal(r.version, GNUTLS_TLS1_1);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 
 	/* one suite and one curve: what a client offering everything gets, and one without them does not */
 	load_tls("  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"
@@ -444,7 +444,7 @@ static void test_tls_handshake(void **state)
 	assert_int_equal(r.group, GNUTLS_GROUP_SECP384R1);
 	assert_true(handshake(&w, "NORMAL:-CIPHER-ALL:+AES-128-GCM:+CHACHA20-POLY1305").server < 0);
 	assert_true(handshake(&w, "NORMAL:-GROUP-ALL:+GROUP-SECP256R1:+GROUP-X25519").server < 0);
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 }
 
 /* A combination GnuTLS refuses fails at load: here because its system-wide
@@ -457,7 +457,7 @@ static void test_gnutls_refuses(void **state)
 	snprintf(policy, sizeof(policy), "%s/gnutls.config", dir);
 	snprintf(yml, sizeof(yml), "%s/web.yml", dir);
 	put("gnutls.config", "[overrides]\ntls-disabled-cipher = AES-128-GCM\n");
-	kv_webconfig w;
+	kvd_webconfig w;
 	const char *p = priorities("  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n",
 				   &w);
 	char want[512];
@@ -465,7 +465,7 @@ static void test_gnutls_refuses(void **state)
 		 "refused: web config: GnuTLS refuses the TLS priority string %s: No or insufficient priorities were "
 		 "set.\n",
 		 p); /* accepted without the policy */
-	kv_webconfig_free(&w);
+	kvd_webconfig_free(&w);
 	int fd[2];
 	assert_int_equal(pipe(fd), 0);
 	pid_t pid = fork();
@@ -493,12 +493,12 @@ int main(int argc, char **argv)
 {
 	self = argv[0];
 	if (argc == 3 && !strcmp(argv[1], "--load")) { /* test_gnutls_refuses */
-		kv_webconfig w;
+		kvd_webconfig w;
 		char err[512];
-		if (kv_webconfig_load(argv[2], &w, err, sizeof(err)) != MKV_OK)
+		if (kvd_webconfig_load(argv[2], &w, err, sizeof(err)) != MKV_OK)
 			return printf("refused: %s\n", err) < 0;
 		printf("loaded: %s\n", w.tls_priorities);
-		kv_webconfig_free(&w);
+		kvd_webconfig_free(&w);
 		return 0;
 	}
 	const struct CMUnitTest tests[] = {

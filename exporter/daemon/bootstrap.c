@@ -19,7 +19,7 @@
 #define CONNECT_WAIT_S 5.0
 
 struct transfer {
-	kv_fetch *f;
+	kvd_fetch *f;
 	mkv_handover *h;
 	enum mkv_boot_result result; /* the reader's, while it reads */
 	bool http_bad;
@@ -66,14 +66,14 @@ static void redacted(const char *url, char *out, size_t len)
 
 /* One peer: its stream read for every store.  Returns its result; *h holds
  * the reader when the stream was whole. */
-static enum mkv_boot_result ask(const char *peer, mkv_store **stores, size_t n, const kv_config *cfg,
+static enum mkv_boot_result ask(const char *peer, mkv_store **stores, size_t n, const kvd_config *cfg,
 				mkv_handover **out)
 {
 	*out = NULL;
-	kv_fetch f;
+	kvd_fetch f;
 	mkv_handover *h = mkv_handover_new(stores, n, cfg->state_peer_max_bytes);
 	char *url = state_url(peer);
-	if (!h || !url || kv_fetch_init(&f, cfg->state_peer_timeout, 0) != MKV_OK) {
+	if (!h || !url || kvd_fetch_init(&f, cfg->state_peer_timeout, 0) != MKV_OK) {
 		mkv_handover_free(h);
 		free(url);
 		return MKV_BOOT_OUT_OF_MEMORY;
@@ -82,7 +82,7 @@ static enum mkv_boot_result ask(const char *peer, mkv_store **stores, size_t n, 
 	f.sink = on_bytes;
 	f.sink_ctx = &t;
 	long http = 0;
-	enum mkv_poll_error err = kv_fetch_get(&f, url, &http);
+	enum mkv_poll_error err = kvd_fetch_get(&f, url, &http);
 	enum mkv_boot_result r;
 	if (t.http_bad || (err == MKV_POLL_HTTP_STATUS))
 		r = MKV_BOOT_HTTP_STATUS;
@@ -94,7 +94,7 @@ static enum mkv_boot_result ask(const char *peer, mkv_store **stores, size_t n, 
 		r = MKV_BOOT_UNREACHABLE;
 	else
 		r = mkv_handover_end(h);
-	kv_fetch_free(&f);
+	kvd_fetch_free(&f);
 	free(url);
 	if (r == MKV_BOOT_TAKEN)
 		*out = h;
@@ -103,13 +103,13 @@ static enum mkv_boot_result ask(const char *peer, mkv_store **stores, size_t n, 
 	return r;
 }
 
-void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
+void kvd_bootstrap_run(kvd_source *sources, size_t n, const kvd_config *cfg)
 {
 	if (!cfg->n_state_peers || !n)
 		return;
-	double t0 = kv_mono();
+	double t0 = kvd_mono();
 	for (size_t i = 0; i < n; i++)
-		kv_source_await_connected(&sources[i], t0 + CONNECT_WAIT_S);
+		kvd_source_await_connected(&sources[i], t0 + CONNECT_WAIT_S);
 	mkv_store **stores = calloc(n, sizeof(*stores));
 	bool *done = calloc(n, sizeof(*done));
 	if (!stores || !done) {
@@ -125,10 +125,10 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 		char peer[512];
 		redacted(cfg->state_peers[p], peer, sizeof(peer));
 		mkv_handover *h;
-		double start = kv_mono();
+		double start = kvd_mono();
 		enum mkv_boot_result r = ask(cfg->state_peers[p], stores, n, cfg, &h);
 		char secs[32];
-		snprintf(secs, sizeof(secs), "%.3f", kv_mono() - start);
+		snprintf(secs, sizeof(secs), "%.3f", kvd_mono() - start);
 		if (r != MKV_BOOT_TAKEN) {
 			for (size_t i = 0; i < n; i++) {
 				if (done[i])
@@ -137,8 +137,8 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 				mkv_store_boot_note(stores[i], r);
 				pthread_mutex_unlock(&sources[i].lock);
 			}
-			kv_log(KV_LOG_WARN, "peer's state refused", "peer", peer, "result", mkv_boot_result_name(r),
-			       "seconds", secs, NULL);
+			kvd_log(KVD_LOG_WARN, "peer's state refused", "peer", peer, "result", mkv_boot_result_name(r),
+				"seconds", secs, NULL);
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -151,11 +151,11 @@ void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg)
 				done[i] = true;
 				left--;
 			}
-			kv_log(took == MKV_BOOT_TAKEN ? KV_LOG_INFO : KV_LOG_WARN,
-			       took == MKV_BOOT_TAKEN ? "state taken from a peer: exact where its stream continues"
-						      : "peer's state not taken for this source",
-			       "source", sources[i].cfg->name, "peer", peer, "result", mkv_boot_result_name(took),
-			       "seconds", secs, NULL);
+			kvd_log(took == MKV_BOOT_TAKEN ? KVD_LOG_INFO : KVD_LOG_WARN,
+				took == MKV_BOOT_TAKEN ? "state taken from a peer: exact where its stream continues"
+						       : "peer's state not taken for this source",
+				"source", sources[i].cfg->name, "peer", peer, "result", mkv_boot_result_name(took),
+				"seconds", secs, NULL);
 		}
 		mkv_handover_free(h);
 	}

@@ -4,7 +4,7 @@
 
 #include "kv_cidr.h"
 
-const char *kv_cidr_parse(const char *text, kv_cidr *out)
+const char *kvd_cidr_parse(const char *text, kvd_cidr *out)
 {
 	char host[INET6_ADDRSTRLEN + 1];
 	const char *slash = strchr(text, '/');
@@ -47,7 +47,7 @@ const char *kv_cidr_parse(const char *text, kv_cidr *out)
 	return NULL;
 }
 
-bool kv_cidr_match(const kv_cidr *list, size_t n, const unsigned char addr[16])
+bool kvd_cidr_match(const kvd_cidr *list, size_t n, const unsigned char addr[16])
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned whole = list[i].bits / 8, rest = list[i].bits % 8;

@@ -10,12 +10,12 @@ static double seconds(clockid_t clock)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-double kv_now(void)
+double kvd_now(void)
 {
 	return seconds(CLOCK_REALTIME);
 }
 
-double kv_mono(void)
+double kvd_mono(void)
 {
 	return seconds(CLOCK_MONOTONIC);
 }

@@ -26,7 +26,7 @@ typedef int (*flag_setter)(struct parse *p, const struct flag *f, const char *va
 struct flag {
 	const char *name; /* NULL: a heading line of --help */
 	flag_setter set;
-	size_t off, size; /* where in kv_config, for the generic setters */
+	size_t off, size; /* where in kvd_config, for the generic setters */
 	unsigned long long min, max;
 	const char *const *choices; /* set_choice: value i stores i */
 	const char *help;           /* "VALUE  text" */
@@ -39,9 +39,9 @@ struct flag {
 static int set_num(struct parse *p, const struct flag *f, const char *val)
 {
 	unsigned long long n;
-	if (kv_parse_size(val, f->min, f->max, &n) != MKV_OK)
-		return kv_parse_err(p, "%s \"%s\" must be a whole number from %llu to %llu", f->name, val, f->min,
-				    f->max);
+	if (kvd_parse_size(val, f->min, f->max, &n) != MKV_OK)
+		return kvd_parse_err(p, "%s \"%s\" must be a whole number from %llu to %llu", f->name, val, f->min,
+				     f->max);
 	char *field = (char *)p->c + f->off;
 	if (f->size == sizeof(uint32_t)) { /* int or unsigned: the bounds keep it in range */
 		uint32_t v = (uint32_t)n;
@@ -58,15 +58,15 @@ static int set_num(struct parse *p, const struct flag *f, const char *val)
 static int set_duration(struct parse *p, const struct flag *f, const char *val)
 {
 	double d;
-	double most = f->max ? (double)f->max : f->off == offsetof(kv_config, reconcile_interval) ? 86400 : 3600;
+	double most = f->max ? (double)f->max : f->off == offsetof(kvd_config, reconcile_interval) ? 86400 : 3600;
 	if (f->max && !strcmp(val, "0")) {
 		d = 0;
-	} else if (kv_parse_duration(val, &d) != MKV_OK || d < 0.01 || d > most) {
-		return kv_parse_err(p, "%s \"%s\" is not a duration between 10ms and %.0fh (like 5s, 500ms)%s", f->name,
-				    val, most / 3600, f->max ? ", or 0" : "");
+	} else if (kvd_parse_duration(val, &d) != MKV_OK || d < 0.01 || d > most) {
+		return kvd_parse_err(p, "%s \"%s\" is not a duration between 10ms and %.0fh (like 5s, 500ms)%s",
+				     f->name, val, most / 3600, f->max ? ", or 0" : "");
 	}
 	memcpy((char *)p->c + f->off, &d, sizeof(d));
-	if (f->off == offsetof(kv_config, poll_timeout))
+	if (f->off == offsetof(kvd_config, poll_timeout))
 		p->timeout_given = true;
 	return MKV_OK;
 }
@@ -75,7 +75,7 @@ static int set_duration(struct parse *p, const struct flag *f, const char *val)
 static int set_switch(struct parse *p, const struct flag *f, const char *val)
 {
 	if (strcmp(val, "true") && strcmp(val, "false"))
-		return kv_parse_err(p, "%s=%s must be true or false", f->name, val);
+		return kvd_parse_err(p, "%s=%s must be true or false", f->name, val);
 	bool v = !strcmp(val, "true");
 	memcpy((char *)p->c + f->off, &v, sizeof(v));
 	return MKV_OK;
@@ -84,17 +84,17 @@ static int set_switch(struct parse *p, const struct flag *f, const char *val)
 static int set_string(struct parse *p, const struct flag *f, const char *val)
 {
 	if (!*val)
-		return kv_parse_err(p, "%s needs a non-empty value", f->name);
-	return kv_dup_into((char **)((char *)p->c + f->off), val) ? kv_parse_err(p, "out of memory") : MKV_OK;
+		return kvd_parse_err(p, "%s needs a non-empty value", f->name);
+	return kvd_dup_into((char **)((char *)p->c + f->off), val) ? kvd_parse_err(p, "out of memory") : MKV_OK;
 }
 
 static int set_choice(struct parse *p, const struct flag *f, const char *val)
 {
-	int i = kv_choice_index(f->choices, val);
+	int i = kvd_choice_index(f->choices, val);
 	if (i < 0) {
 		char allowed[128];
-		kv_choice_list(f->choices, allowed, sizeof(allowed));
-		return kv_parse_err(p, "%s \"%s\" is not one of %s", f->name, val, allowed);
+		kvd_choice_list(f->choices, allowed, sizeof(allowed));
+		return kvd_parse_err(p, "%s \"%s\" is not one of %s", f->name, val, allowed);
 	}
 	memcpy((char *)p->c + f->off, &i, sizeof(i));
 	return MKV_OK;
@@ -106,63 +106,63 @@ static int set_listen(struct parse *p, const struct flag *f, const char *val)
 {
 	const char *colon = strrchr(val, ':');
 	if (!colon)
-		return kv_parse_err(p, "%s \"%s\" must be [HOST]:PORT", f->name, val);
-	if (kv_port_number(colon + 1, 0) < 0)
-		return kv_parse_err(p, "%s \"%s\": port \"%s\" is not a number from 0 to 65535 ([HOST]:PORT)", f->name,
-				    val, colon + 1);
+		return kvd_parse_err(p, "%s \"%s\" must be [HOST]:PORT", f->name, val);
+	if (kvd_port_number(colon + 1, 0) < 0)
+		return kvd_parse_err(p, "%s \"%s\": port \"%s\" is not a number from 0 to 65535 ([HOST]:PORT)", f->name,
+				     val, colon + 1);
 	return set_string(p, f, val);
 }
 
 static int set_path(struct parse *p, const struct flag *f, const char *val)
 {
 	if (val[0] != '/' || strlen(val) < 2 || !strcmp(val, "/-/healthy") || !strcmp(val, "/-/ready"))
-		return kv_parse_err(p, "%s \"%s\" must start with / and not be / or /-/...", f->name, val);
+		return kvd_parse_err(p, "%s \"%s\" must start with / and not be / or /-/...", f->name, val);
 	return set_string(p, f, val);
 }
 
 static int set_zmq_endpoint(struct parse *p, const struct flag *f, const char *val)
 {
 	char why[300];
-	if (*val && kv_endpoint_problem(val, why, sizeof(why)))
-		return kv_parse_err(p, "%s %s", f->name, why);
-	return kv_dup_into(&p->zmq_endpoint, val) ? kv_parse_err(p, "out of memory") : MKV_OK;
+	if (*val && kvd_endpoint_problem(val, why, sizeof(why)))
+		return kvd_parse_err(p, "%s %s", f->name, why);
+	return kvd_dup_into(&p->zmq_endpoint, val) ? kvd_parse_err(p, "out of memory") : MKV_OK;
 }
 
 static int set_master_url(struct parse *p, const struct flag *f, const char *val)
 {
 	char why[300];
-	if (kv_url_problem(val, why, sizeof(why)))
-		return kv_parse_err(p, "%s %s", f->name, why);
-	return kv_dup_into(&p->master_url, val) ? kv_parse_err(p, "out of memory") : MKV_OK;
+	if (kvd_url_problem(val, why, sizeof(why)))
+		return kvd_parse_err(p, "%s %s", f->name, why);
+	return kvd_dup_into(&p->master_url, val) ? kvd_parse_err(p, "out of memory") : MKV_OK;
 }
 
 static int set_state_peer(struct parse *p, const struct flag *f, const char *val)
 {
-	kv_config *c = p->c;
+	kvd_config *c = p->c;
 	char why[300];
-	if (kv_url_problem(val, why, sizeof(why)))
-		return kv_parse_err(p, "%s %s", f->name, why);
+	if (kvd_url_problem(val, why, sizeof(why)))
+		return kvd_parse_err(p, "%s %s", f->name, why);
 	char **n = realloc(c->state_peers, (c->n_state_peers + 1) * sizeof(*n));
 	if (!n)
-		return kv_parse_err(p, "out of memory");
+		return kvd_parse_err(p, "out of memory");
 	c->state_peers = n;
 	c->state_peers[c->n_state_peers] = NULL;
-	if (kv_dup_into(&c->state_peers[c->n_state_peers], val))
-		return kv_parse_err(p, "out of memory");
+	if (kvd_dup_into(&c->state_peers[c->n_state_peers], val))
+		return kvd_parse_err(p, "out of memory");
 	c->n_state_peers++;
 	return MKV_OK;
 }
 
 static int set_exempt(struct parse *p, const struct flag *f, const char *val)
 {
-	kv_config *c = p->c;
-	kv_cidr net;
-	const char *why = kv_cidr_parse(val, &net);
+	kvd_config *c = p->c;
+	kvd_cidr net;
+	const char *why = kvd_cidr_parse(val, &net);
 	if (why)
-		return kv_parse_err(p, "%s \"%s\" %s", f->name, val, why);
-	kv_cidr *n = realloc(c->web_penalty_exempt, (c->n_web_penalty_exempt + 1) * sizeof(*n));
+		return kvd_parse_err(p, "%s \"%s\" %s", f->name, val, why);
+	kvd_cidr *n = realloc(c->web_penalty_exempt, (c->n_web_penalty_exempt + 1) * sizeof(*n));
 	if (!n)
-		return kv_parse_err(p, "out of memory");
+		return kvd_parse_err(p, "out of memory");
 	c->web_penalty_exempt = n;
 	n[c->n_web_penalty_exempt++] = net;
 	return MKV_OK;
@@ -171,13 +171,13 @@ static int set_exempt(struct parse *p, const struct flag *f, const char *val)
 static int set_source(struct parse *p, const struct flag *f, const char *val)
 {
 	(void)f;
-	return kv_parse_source(p, val);
+	return kvd_parse_source(p, val);
 }
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const log_formats[] = {"logfmt", "json", NULL};
 
-#define CFG(field) offsetof(kv_config, field), sizeof(((kv_config *)0)->field)
+#define CFG(field) offsetof(kvd_config, field), sizeof(((kvd_config *)0)->field)
 #define HEADING(text)                                    \
 	{                                                \
 		NULL, NULL, 0, 0, 0, 0, NULL, text, NULL \
@@ -195,7 +195,7 @@ static const struct flag flags[] = {
 	 "ENDPOINT  one source named \"default\" (with --master.url)", NULL},
 	{"--master.url", set_master_url, 0, 0, 0, 0, NULL, "URL  its master admin base URL (GET URL/kv_events/status)",
 	 NULL},
-	{"--stream.dialect", set_choice, CFG(stream_dialect), 0, 0, kv_dialect_modes,
+	{"--stream.dialect", set_choice, CFG(stream_dialect), 0, 0, kvd_dialect_modes,
 	 "auto|media|object  what a removed event means: media (the subscriber guide's, Mooncake main since "
 	 "#3818: that medium only) or object (release v0.3.12's: the whole object); auto asks the master's status "
 	 "fields (in --source: dialect=)",
@@ -348,37 +348,37 @@ static int set_defaults(struct parse *p)
 /* Checks what no single flag can: how the flags go together. */
 static int finish(struct parse *p)
 {
-	kv_config *c = p->c;
+	kvd_config *c = p->c;
 	if (p->master_url && !p->zmq_endpoint)
-		return kv_parse_err(p, "--master.url needs --zmq.endpoint");
+		return kvd_parse_err(p, "--master.url needs --zmq.endpoint");
 	if (c->reconcile && !p->zmq_endpoint)
-		return kv_parse_err(
+		return kvd_parse_err(
 			p, "--master.reconcile is for the --zmq.endpoint source; use reconcile=true in --source");
-	if (p->zmq_endpoint && kv_add_source(p, "default", p->zmq_endpoint, p->master_url, NULL, 0, c->reconcile, NULL,
-					     NULL, NULL) != MKV_OK)
+	if (p->zmq_endpoint && kvd_add_source(p, "default", p->zmq_endpoint, p->master_url, NULL, 0, c->reconcile, NULL,
+					      NULL, NULL) != MKV_OK)
 		return MKV_EINVAL;
 	if (c->n_sources == 0)
-		return kv_parse_err(p, "no source: give --zmq.endpoint or --source (see --help)");
+		return kvd_parse_err(p, "no source: give --zmq.endpoint or --source (see --help)");
 	if (!c->reconcile_max_keys)
 		c->reconcile_max_keys = c->max_objects;
 	char why[200];
 	if (c->key_group_regex && !(c->key_groups = mkv_keygroup_compile(c->key_group_regex, why, sizeof(why))))
-		return kv_parse_err(p, "--key.group-regex: %s", why);
+		return kvd_parse_err(p, "--key.group-regex: %s", why);
 	if ((c->metrics_exclude || c->tenant_summary) &&
 	    !(c->families = mkv_family_filter_new(c->metrics_exclude, c->tenant_summary, why, sizeof(why))))
-		return kv_parse_err(p, "--metrics.exclude: %s", why);
+		return kvd_parse_err(p, "--metrics.exclude: %s", why);
 	if (c->web_read_timeout < c->web_read_header_timeout)
-		return kv_parse_err(p, "--web.read-timeout (the whole request) must not be shorter than "
-				       "--web.read-header-timeout (its headers)");
+		return kvd_parse_err(p, "--web.read-timeout (the whole request) must not be shorter than "
+					"--web.read-header-timeout (its headers)");
 	if (c->poll_timeout > c->poll_interval) {
 		if (p->timeout_given)
-			return kv_parse_err(p, "--master.timeout must not exceed --master.poll-interval");
+			return kvd_parse_err(p, "--master.timeout must not exceed --master.poll-interval");
 		c->poll_timeout = c->poll_interval; /* the default yields to a short interval */
 	}
 	return MKV_OK;
 }
 
-int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen)
+int kvd_config_parse(kvd_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen)
 {
 	struct parse p = {.c = c, .err = err, .errlen = errlen};
 	int rc = MKV_EINVAL;
@@ -388,16 +388,16 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
 			print_usage(out);
-			rc = KV_CONFIG_EXIT;
+			rc = KVD_CONFIG_EXIT;
 			goto done;
 		}
 		if (!strcmp(arg, "--version")) {
-			fprintf(out, "mooncake-kv-exporter %s (revision %s)\n", KV_VERSION, KV_REVISION);
-			rc = KV_CONFIG_EXIT;
+			fprintf(out, "mooncake-kv-exporter %s (revision %s)\n", KVD_VERSION, KVD_REVISION);
+			rc = KVD_CONFIG_EXIT;
 			goto done;
 		}
 		if (strncmp(arg, "--", 2) != 0) {
-			kv_parse_err(&p, "unexpected argument \"%s\" (see --help)", arg);
+			kvd_parse_err(&p, "unexpected argument \"%s\" (see --help)", arg);
 			goto done;
 		}
 		char name[64];
@@ -405,7 +405,7 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		const struct flag *f = find_flag(name);
 		if (!f) {
-			kv_parse_err(&p, "unknown flag %s (see --help)", name);
+			kvd_parse_err(&p, "unknown flag %s (see --help)", name);
 			goto done;
 		}
 		const char *val = eq ? eq + 1 : NULL;
@@ -414,37 +414,37 @@ int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, s
 				      ? argv[++i]
 				      : "true";
 		if (!val && i + 1 >= argc) {
-			kv_parse_err(&p, "flag %s needs a value", name);
+			kvd_parse_err(&p, "flag %s needs a value", name);
 			goto done;
 		}
 		if (f->set(&p, f, val ? val : argv[++i]) != MKV_OK)
 			goto done;
 	}
 	if (finish(&p) == MKV_OK)
-		rc = KV_CONFIG_RUN;
+		rc = KVD_CONFIG_RUN;
 done:
 	free(p.zmq_endpoint);
 	free(p.master_url);
 	return rc;
 }
 
-int kv_config_dialect(const kv_config *c, const kv_source_cfg *s)
+int kvd_config_dialect(const kvd_config *c, const kvd_source_cfg *s)
 {
 	int mode = s->dialect >= 0 ? s->dialect : c->stream_dialect;
-	return mode == KV_DIALECT_MODE_MEDIA    ? MKV_DIALECT_MEDIA
-	       : mode == KV_DIALECT_MODE_OBJECT ? MKV_DIALECT_OBJECT
-						: -1;
+	return mode == KVD_DIALECT_MODE_MEDIA    ? MKV_DIALECT_MEDIA
+	       : mode == KVD_DIALECT_MODE_OBJECT ? MKV_DIALECT_OBJECT
+						 : -1;
 }
 
-const mkv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s)
+const mkv_keygroup_re *kvd_config_keygroups(const kvd_config *c, const kvd_source_cfg *s)
 {
 	return s->key_groups ? s->key_groups : c->key_groups;
 }
 
-void kv_config_free(kv_config *c)
+void kvd_config_free(kvd_config *c)
 {
 	for (size_t i = 0; i < c->n_sources; i++)
-		kv_source_cfg_free(&c->sources[i]);
+		kvd_source_cfg_free(&c->sources[i]);
 	free(c->sources);
 	free(c->listen_address);
 	free(c->telemetry_path);

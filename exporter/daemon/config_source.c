@@ -23,7 +23,7 @@ static bool name_ok(const char *n)
 	return true;
 }
 
-void kv_source_cfg_free(kv_source_cfg *s)
+void kvd_source_cfg_free(kvd_source_cfg *s)
 {
 	free(s->backend);
 	free(s->name);
@@ -46,7 +46,7 @@ static char *url_host(const char *url)
 	return strndup(h, (size_t)(end - h));
 }
 
-const char *kv_endpoint_problem(const char *ep, char *why, size_t n)
+const char *kvd_endpoint_problem(const char *ep, char *why, size_t n)
 {
 	if (!strcmp(ep, "ipc://")) {
 		snprintf(why, n, "%s has no path: ipc://PATH", ep);
@@ -70,7 +70,7 @@ const char *kv_endpoint_problem(const char *ep, char *why, size_t n)
 	else if (colon == dest || (colon == dest + 1 && dest[0] == '*'))
 		snprintf(why, n, "%s has no host%s: tcp://HOST:PORT", ep,
 			 colon > dest ? " (* binds, the exporter connects)" : "");
-	else if (kv_port_number(colon + 1, 1) < 0)
+	else if (kvd_port_number(colon + 1, 1) < 0)
 		snprintf(why, n, "%s: port \"%s\" is not a number from 1 to 65535", ep, colon + 1);
 	else
 		return NULL;
@@ -78,55 +78,55 @@ const char *kv_endpoint_problem(const char *ep, char *why, size_t n)
 }
 
 /* Adds member zmq[@status] to s.  Returns 0 or MKV_EINVAL with the reason set. */
-static int add_member(struct parse *p, kv_source_cfg *s, const char *name, const char *zmq, const char *status)
+static int add_member(struct parse *p, kvd_source_cfg *s, const char *name, const char *zmq, const char *status)
 {
 	if (!zmq || !*zmq)
-		return kv_parse_err(p, "source \"%s\" needs zmq=ENDPOINT (or master=ENDPOINT@URL)", name);
+		return kvd_parse_err(p, "source \"%s\" needs zmq=ENDPOINT (or master=ENDPOINT@URL)", name);
 	if (!strstr(zmq, "://"))
-		return kv_parse_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
+		return kvd_parse_err(p, "source \"%s\": zmq endpoint \"%s\" is not transport://address", name, zmq);
 	char why[300];
-	if (kv_endpoint_problem(zmq, why, sizeof(why)))
-		return kv_parse_err(p, "source \"%s\": zmq endpoint %s", name, why);
-	if (status && kv_url_problem(status, why, sizeof(why)))
-		return kv_parse_err(p, "source \"%s\": status URL %s", name, why);
-	kv_member_cfg *n = realloc(s->members, (s->n_members + 1) * sizeof(*n));
+	if (kvd_endpoint_problem(zmq, why, sizeof(why)))
+		return kvd_parse_err(p, "source \"%s\": zmq endpoint %s", name, why);
+	if (status && kvd_url_problem(status, why, sizeof(why)))
+		return kvd_parse_err(p, "source \"%s\": status URL %s", name, why);
+	kvd_member_cfg *n = realloc(s->members, (s->n_members + 1) * sizeof(*n));
 	if (!n)
-		return kv_parse_err(p, "out of memory");
+		return kvd_parse_err(p, "out of memory");
 	s->members = n;
-	kv_member_cfg *m = &s->members[s->n_members++];
-	*m = (kv_member_cfg){0};
-	if (kv_dup_into(&m->zmq, zmq) ||
-	    (status && (kv_dup_into(&m->status, status) || !(m->label = url_host(status)))))
-		return kv_parse_err(p, "out of memory");
+	kvd_member_cfg *m = &s->members[s->n_members++];
+	*m = (kvd_member_cfg){0};
+	if (kvd_dup_into(&m->zmq, zmq) ||
+	    (status && (kvd_dup_into(&m->status, status) || !(m->label = url_host(status)))))
+		return kvd_parse_err(p, "out of memory");
 	/* a trailing slash on the base URL would double up before the path */
 	size_t sl = m->status ? strlen(m->status) : 0;
 	if (sl && m->status[sl - 1] == '/')
 		m->status[sl - 1] = '\0';
 	for (size_t i = 0; m->label && i + 1 < s->n_members; i++)
 		if (s->members[i].label && !strcmp(s->members[i].label, m->label))
-			return kv_parse_err(p, "source \"%s\": two masters at %s", name, m->label);
+			return kvd_parse_err(p, "source \"%s\": two masters at %s", name, m->label);
 	return MKV_OK;
 }
 
 /* The index of word in a NULL-terminated list, or -1. */
 
 /* zmq/status: the one-master forms; masters: "ZMQ@URL" strings, NUL-separated. */
-int kv_add_source(struct parse *p, const char *name, const char *zmq, const char *status, const char *masters,
-		  size_t n_masters, bool reconcile, const char *backend, const char *dialect, const char *group_regex)
+int kvd_add_source(struct parse *p, const char *name, const char *zmq, const char *status, const char *masters,
+		   size_t n_masters, bool reconcile, const char *backend, const char *dialect, const char *group_regex)
 {
-	kv_config *c = p->c;
+	kvd_config *c = p->c;
 	if (!name_ok(name))
-		return kv_parse_err(p, "source name \"%s\" must be 1-64 of [A-Za-z0-9_.-]", name);
+		return kvd_parse_err(p, "source name \"%s\" must be 1-64 of [A-Za-z0-9_.-]", name);
 	for (size_t i = 0; i < c->n_sources; i++)
 		if (strcmp(c->sources[i].name, name) == 0)
-			return kv_parse_err(p, "source name \"%s\" given twice", name);
+			return kvd_parse_err(p, "source name \"%s\" given twice", name);
 	if (n_masters && (zmq || status))
-		return kv_parse_err(p, "source \"%s\": give master= or zmq=/status=, not both", name);
+		return kvd_parse_err(p, "source \"%s\": give master= or zmq=/status=, not both", name);
 	if (backend && !*backend)
-		return kv_parse_err(p, "source \"%s\": backend= needs a backend_id", name);
-	kv_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = -1};
-	if (dialect && (s.dialect = kv_choice_index(kv_dialect_modes, dialect)) < 0)
-		return kv_parse_err(p, "source \"%s\": dialect=%s must be auto, media or object", name, dialect);
+		return kvd_parse_err(p, "source \"%s\": backend= needs a backend_id", name);
+	kvd_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = -1};
+	if (dialect && (s.dialect = kvd_choice_index(kvd_dialect_modes, dialect)) < 0)
+		return kvd_parse_err(p, "source \"%s\": dialect=%s must be auto, media or object", name, dialect);
 	int rc = MKV_OK;
 	if (!n_masters)
 		rc = add_member(p, &s, name, zmq, status);
@@ -134,35 +134,35 @@ int kv_add_source(struct parse *p, const char *name, const char *zmq, const char
 		/* the admin URL starts at the first "@http://" or "@https://": a
 		 * ZMQ endpoint has none, the URL's user info may hold an @ */
 		const char *at = strstr(masters, "@http");
-		while (at && !kv_url_ok(at + 1))
+		while (at && !kvd_url_ok(at + 1))
 			at = strstr(at + 1, "@http");
 		if (!at) {
-			rc = kv_parse_err(p, "source \"%s\": master=%s is not ZMQ_ENDPOINT@ADMIN_URL", name, masters);
+			rc = kvd_parse_err(p, "source \"%s\": master=%s is not ZMQ_ENDPOINT@ADMIN_URL", name, masters);
 			break;
 		}
 		char *z = strndup(masters, (size_t)(at - masters));
-		rc = z ? add_member(p, &s, name, z, at + 1) : kv_parse_err(p, "out of memory");
+		rc = z ? add_member(p, &s, name, z, at + 1) : kvd_parse_err(p, "out of memory");
 		free(z);
 	}
 	if (rc == MKV_OK && !(s.name = strdup(name)))
-		rc = kv_parse_err(p, "out of memory");
-	if (rc == MKV_OK && backend && kv_dup_into(&s.backend, backend))
-		rc = kv_parse_err(p, "out of memory");
+		rc = kvd_parse_err(p, "out of memory");
+	if (rc == MKV_OK && backend && kvd_dup_into(&s.backend, backend))
+		rc = kvd_parse_err(p, "out of memory");
 	s.polled = true;
 	for (size_t i = 0; i < s.n_members; i++)
 		s.polled &= s.members[i].status != NULL;
 	if (rc == MKV_OK && reconcile && !s.polled)
-		rc = kv_parse_err(p, "source \"%s\": reconciliation needs the master's admin URL (status=URL)", name);
+		rc = kvd_parse_err(p, "source \"%s\": reconciliation needs the master's admin URL (status=URL)", name);
 	if (rc == MKV_OK && group_regex) {
 		char why[200];
 		if (!(s.key_groups = mkv_keygroup_compile(group_regex, why, sizeof(why))))
-			rc = kv_parse_err(p, "source \"%s\": group_regex: %s", name, why);
+			rc = kvd_parse_err(p, "source \"%s\": group_regex: %s", name, why);
 	}
-	kv_source_cfg *n = rc == MKV_OK ? realloc(c->sources, (c->n_sources + 1) * sizeof(*n)) : NULL;
+	kvd_source_cfg *n = rc == MKV_OK ? realloc(c->sources, (c->n_sources + 1) * sizeof(*n)) : NULL;
 	if (rc == MKV_OK && !n)
-		rc = kv_parse_err(p, "out of memory");
+		rc = kvd_parse_err(p, "out of memory");
 	if (rc != MKV_OK) {
-		kv_source_cfg_free(&s);
+		kvd_source_cfg_free(&s);
 		return rc;
 	}
 	c->sources = n;
@@ -174,7 +174,7 @@ int kv_add_source(struct parse *p, const char *name, const char *zmq, const char
  * name=m,master=tcp://a:5557@http://a:9003,master=... for a group of
  * masters.  group_regex= comes last and takes the rest: a regex may hold
  * commas. */
-int kv_parse_source(struct parse *p, const char *val)
+int kvd_parse_source(struct parse *p, const char *val)
 {
 	char *copy = strdup(val), *save = NULL;
 	const char *name = NULL, *zmq = NULL, *status = NULL, *reconcile = NULL, *backend = NULL, *dialect = NULL,
@@ -183,7 +183,7 @@ int kv_parse_source(struct parse *p, const char *val)
 	size_t n_masters = 0;
 	mkv_buf_init(&masters);
 	if (!copy)
-		return kv_parse_err(p, "out of memory");
+		return kvd_parse_err(p, "out of memory");
 	static const char gr[] = "group_regex=";
 	char *g = !strncmp(copy, gr, sizeof(gr) - 1) ? copy : strstr(copy, ",group_regex=");
 	if (g) {
@@ -197,7 +197,7 @@ int kv_parse_source(struct parse *p, const char *val)
 	for (char *kv = strtok_r(copy, ",", &save); kv && rc == MKV_OK; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
 		if (!eq) {
-			rc = kv_parse_err(p, "--source: \"%s\" is not key=value", kv);
+			rc = kvd_parse_err(p, "--source: \"%s\" is not key=value", kv);
 			break;
 		}
 		*eq = '\0';
@@ -214,7 +214,7 @@ int kv_parse_source(struct parse *p, const char *val)
 				    : !strcmp(kv, "dialect")   ? &dialect
 							       : NULL;
 		if (!slot)
-			rc = kv_parse_err(
+			rc = kvd_parse_err(
 				p,
 				"--source: unknown key \"%s\" (name, zmq, status, master, reconcile, backend, "
 				"dialect, group_regex)",
@@ -223,13 +223,13 @@ int kv_parse_source(struct parse *p, const char *val)
 			*slot = eq + 1;
 	}
 	if (rc == MKV_OK && !mkv_buf_ok(&masters))
-		rc = kv_parse_err(p, "out of memory");
+		rc = kvd_parse_err(p, "out of memory");
 	if (rc == MKV_OK && reconcile && strcmp(reconcile, "true") && strcmp(reconcile, "false"))
-		rc = kv_parse_err(p, "--source: reconcile=%s must be true or false", reconcile);
+		rc = kvd_parse_err(p, "--source: reconcile=%s must be true or false", reconcile);
 	if (rc == MKV_OK)
-		rc = name ? kv_add_source(p, name, zmq, status, masters.data, n_masters,
-					  reconcile && !strcmp(reconcile, "true"), backend, dialect, group_regex)
-			  : kv_parse_err(p, "--source needs name=NAME");
+		rc = name ? kvd_add_source(p, name, zmq, status, masters.data, n_masters,
+					   reconcile && !strcmp(reconcile, "true"), backend, dialect, group_regex)
+			  : kvd_parse_err(p, "--source needs name=NAME");
 	mkv_buf_free(&masters);
 	free(copy);
 	return rc;

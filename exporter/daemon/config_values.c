@@ -16,7 +16,7 @@
 #include "kv_config.h"
 #include "kv_config_parse.h"
 
-int kv_parse_err(struct parse *p, const char *fmt, ...)
+int kvd_parse_err(struct parse *p, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -25,7 +25,7 @@ int kv_parse_err(struct parse *p, const char *fmt, ...)
 	return MKV_EINVAL;
 }
 
-int kv_parse_duration(const char *s, double *seconds)
+int kvd_parse_duration(const char *s, double *seconds)
 {
 	double total = 0;
 	const char *p = s;
@@ -55,7 +55,7 @@ int kv_parse_duration(const char *s, double *seconds)
 	return MKV_OK;
 }
 
-int kv_parse_size(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out)
+int kvd_parse_size(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out)
 {
 	char *end;
 	errno = 0;
@@ -68,19 +68,19 @@ int kv_parse_size(const char *s, unsigned long long min, unsigned long long max,
 	return MKV_OK;
 }
 
-bool kv_url_ok(const char *u)
+bool kvd_url_ok(const char *u)
 {
 	return strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0;
 }
 
-const char *kv_url_problem(const char *u, char *why, size_t n)
+const char *kvd_url_problem(const char *u, char *why, size_t n)
 {
-	if (!kv_url_ok(u)) {
+	if (!kvd_url_ok(u)) {
 		snprintf(why, n, "\"%s\" must start with http:// or https://", u);
 		return why;
 	}
-	if (strlen(u) > KV_URL_MAX) {
-		snprintf(why, n, "\"%.40s...\" is longer than %d characters", u, KV_URL_MAX);
+	if (strlen(u) > KVD_URL_MAX) {
+		snprintf(why, n, "\"%.40s...\" is longer than %d characters", u, KVD_URL_MAX);
 		return why;
 	}
 	const char *host = strstr(u, "://") + 3, *end = host + strcspn(host, "/?#");
@@ -109,7 +109,7 @@ const char *kv_url_problem(const char *u, char *why, size_t n)
 		size_t len = (size_t)(end - port);
 		if (len < sizeof(digits))
 			memcpy(digits, port, len), digits[len] = 0;
-		if (len >= sizeof(digits) || kv_port_number(digits, 1) < 0) {
+		if (len >= sizeof(digits) || kvd_port_number(digits, 1) < 0) {
 			snprintf(why, n, "\"%s\": port \"%.*s\" is not a number from 1 to 65535", u,
 				 (int)(len > 16 ? 16 : len), port);
 			return why;
@@ -118,7 +118,7 @@ const char *kv_url_problem(const char *u, char *why, size_t n)
 	return NULL;
 }
 
-int kv_dup_into(char **dst, const char *v)
+int kvd_dup_into(char **dst, const char *v)
 {
 	char *n = strdup(v);
 	if (!n)
@@ -128,7 +128,7 @@ int kv_dup_into(char **dst, const char *v)
 	return MKV_OK;
 }
 
-int kv_choice_index(const char *const *choices, const char *word)
+int kvd_choice_index(const char *const *choices, const char *word)
 {
 	for (int i = 0; choices[i]; i++)
 		if (!strcmp(word, choices[i]))
@@ -136,7 +136,7 @@ int kv_choice_index(const char *const *choices, const char *word)
 	return -1;
 }
 
-void kv_choice_list(const char *const *choices, char *out, size_t n)
+void kvd_choice_list(const char *const *choices, char *out, size_t n)
 {
 	size_t used = 0;
 	out[0] = '\0';
@@ -145,7 +145,7 @@ void kv_choice_list(const char *const *choices, char *out, size_t n)
 }
 
 /* A port as digits only: its number, if from `min` to 65535, else -1. */
-int kv_port_number(const char *s, int min)
+int kvd_port_number(const char *s, int min)
 {
 	long v = 0;
 	if (!*s || strlen(s) > 5)
@@ -158,4 +158,4 @@ int kv_port_number(const char *s, int min)
 	return v >= min && v <= 65535 ? (int)v : -1;
 }
 
-const char *const kv_dialect_modes[] = {"auto", "media", "object", NULL};
+const char *const kvd_dialect_modes[] = {"auto", "media", "object", NULL};

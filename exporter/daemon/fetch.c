@@ -5,7 +5,7 @@
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
-	kv_fetch *f = arg;
+	kvd_fetch *f = arg;
 	size_t len = size * n;
 	if (f->sink) {
 		f->sink_refused = !f->sink(p, len, f->sink_ctx);
@@ -19,7 +19,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	return mkv_buf_ok(&f->body) ? len : 0;
 }
 
-void kv_fetch_setopts(CURL *h, double timeout_s)
+void kvd_fetch_setopts(CURL *h, double timeout_s)
 {
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_s * 1000));
@@ -28,7 +28,7 @@ void kv_fetch_setopts(CURL *h, double timeout_s)
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 }
 
-int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit)
+int kvd_fetch_init(kvd_fetch *f, double timeout_s, size_t limit)
 {
 	memset(f, 0, sizeof(*f));
 	mkv_buf_init(&f->body);
@@ -36,14 +36,14 @@ int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit)
 	f->timeout_s = timeout_s;
 	if (!(f->h = curl_easy_init()))
 		return MKV_ENOMEM;
-	kv_fetch_setopts(f->h, timeout_s);
+	kvd_fetch_setopts(f->h, timeout_s);
 	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
 	curl_easy_setopt(f->h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(f->h, CURLOPT_WRITEDATA, f);
 	return MKV_OK;
 }
 
-void kv_fetch_free(kv_fetch *f)
+void kvd_fetch_free(kvd_fetch *f)
 {
 	if (f->h)
 		curl_easy_cleanup(f->h);
@@ -51,7 +51,7 @@ void kv_fetch_free(kv_fetch *f)
 	memset(f, 0, sizeof(*f));
 }
 
-enum mkv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
+enum mkv_poll_error kvd_fetch_classify(CURLcode rc, bool too_large)
 {
 	if (too_large)
 		return MKV_POLL_BODY_TOO_LARGE;
@@ -73,7 +73,7 @@ enum mkv_poll_error kv_fetch_classify(CURLcode rc, bool too_large)
 	}
 }
 
-enum mkv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http)
+enum mkv_poll_error kvd_fetch_stream(kvd_fetch *f, const char *url, kvd_fetch_sink sink, void *ctx, long *http)
 {
 	f->sink = sink;
 	f->sink_ctx = ctx;
@@ -82,7 +82,7 @@ enum mkv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink 
 	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(total * 1000));
 	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
 	curl_easy_setopt(f->h, CURLOPT_LOW_SPEED_TIME, (long)(f->timeout_s < 1 ? 1 : f->timeout_s + 0.5));
-	enum mkv_poll_error err = kv_fetch_get(f, url, http);
+	enum mkv_poll_error err = kvd_fetch_get(f, url, http);
 	if (f->sink_refused)
 		err = MKV_POLL_NO_MEMORY;
 	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS, (long)(f->timeout_s * 1000));
@@ -93,7 +93,7 @@ enum mkv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink 
 	return err;
 }
 
-enum mkv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)
+enum mkv_poll_error kvd_fetch_get(kvd_fetch *f, const char *url, long *http)
 {
 	mkv_buf_reset(&f->body);
 	f->too_large = false;
@@ -101,7 +101,7 @@ enum mkv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http)
 	CURLcode rc = curl_easy_perform(f->h);
 	*http = 0;
 	if (rc != CURLE_OK)
-		return kv_fetch_classify(rc, f->too_large);
+		return kvd_fetch_classify(rc, f->too_large);
 	curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, http);
 	return *http == 200 ? MKV_POLL_OK : MKV_POLL_HTTP_STATUS;
 }

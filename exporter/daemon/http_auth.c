@@ -31,15 +31,15 @@ typedef struct cached {
 	double until; /* 0: empty */
 } cached;
 
-struct kv_auth_job {
-	kv_auth_job *next;
+struct kvd_auth_job {
+	kvd_auth_job *next;
 	unsigned char digest[DIGEST_BYTES];
 	char cred[MAX_CRED + 1]; /* user:password, NUL-terminated at the colon */
 	size_t len, ulen;
 	unsigned char addr[16];
 	bool ticket; /* admitted whatever the address's penalty: no second look at run */
 	char peer[64];
-	kv_auth_done done;
+	kvd_auth_done done;
 	void *cls;
 };
 
@@ -55,23 +55,23 @@ typedef struct peer_fails {
 	double next_check; /* penalized: no check before this */
 } peer_fails;
 
-struct kv_http_auth {
-	const kv_webconfig *w;
-	const kv_cidr *exempt; /* never penalized */
+struct kvd_http_auth {
+	const kvd_webconfig *w;
+	const kvd_cidr *exempt; /* never penalized */
 	size_t n_exempt;
-	kv_auth_clock clock;   /* every decision's */
+	kvd_auth_clock clock;  /* every decision's */
 	const char *costliest; /* the hash an unknown user is checked against */
 	unsigned char key[DIGEST_BYTES];
 	pthread_mutex_t lock; /* the cache, the peers, the queue, the log's rate limit */
 	pthread_cond_t work;  /* a check was queued, or stop */
-	kv_auth_job *head, *tail;
+	kvd_auth_job *head, *tail;
 	unsigned queued;
 	bool stop;
 	pthread_t checker;
 	bool checker_started;
 	cached cache[CACHE_SLOTS];
 	peer_fails peers[PEER_SLOTS];
-	kv_ratelimit logs[MKV_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
+	kvd_ratelimit logs[MKV_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
 	atomic_ullong failures[MKV_LOGIN__COUNT];
 	atomic_ullong checks; /* bcrypt runs */
 };
@@ -84,9 +84,9 @@ static unsigned cost_of(const char *hash)
 
 static void *check(void *arg);
 
-kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, size_t n_exempt, kv_auth_clock clock)
+kvd_http_auth *kvd_http_auth_new(const kvd_webconfig *w, const kvd_cidr *exempt, size_t n_exempt, kvd_auth_clock clock)
 {
-	kv_http_auth *a = calloc(1, sizeof(*a));
+	kvd_http_auth *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->w = w;
@@ -101,11 +101,11 @@ kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, siz
 		return NULL;
 	}
 	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
-		a->logs[f] = (kv_ratelimit)KV_RATELIMIT(10.0, 10);
+		a->logs[f] = (kvd_ratelimit)KVD_RATELIMIT(10.0, 10);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->work, NULL);
 	if (pthread_create(&a->checker, NULL, check, a) != 0) {
-		kv_http_auth_free(a);
+		kvd_http_auth_free(a);
 		return NULL;
 	}
 	a->checker_started = true;
@@ -113,11 +113,11 @@ kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, siz
 	return a;
 }
 
-void kv_http_auth_free(kv_http_auth *a)
+void kvd_http_auth_free(kvd_http_auth *a)
 {
 	if (!a)
 		return;
-	kv_http_auth_stop(a);
+	kvd_http_auth_stop(a);
 	pthread_cond_destroy(&a->work);
 	pthread_mutex_destroy(&a->lock);
 	gnutls_memset(a->key, 0, sizeof(a->key));
@@ -198,7 +198,7 @@ static bool parse(const char *header, char cred[MAX_CRED + 1], size_t *len, char
 
 /* Under the lock.  The slot an address's failures are kept in, a free or
  * the stalest one when it has none (create) or NULL. */
-static peer_fails *peer_slot(kv_http_auth *a, const unsigned char addr[16], bool create, double now)
+static peer_fails *peer_slot(kvd_http_auth *a, const unsigned char addr[16], bool create, double now)
 {
 	peer_fails *stalest = &a->peers[0];
 	for (size_t i = 0; i < PEER_SLOTS; i++) {
@@ -219,7 +219,7 @@ static peer_fails *peer_slot(kv_http_auth *a, const unsigned char addr[16], bool
 
 /* Whether d is cached now; *was: verified before, its entry expired since
  * (and not yet replaced). */
-static bool cache_has(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], double now, bool *was)
+static bool cache_has(kvd_http_auth *a, const unsigned char d[DIGEST_BYTES], double now, bool *was)
 {
 	bool hit = false, old = false;
 	for (size_t i = 0; i < CACHE_SLOTS; i++) { /* every slot, hit or not */
@@ -236,10 +236,10 @@ static bool cache_has(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], doub
  * credential verified before (was) and an exempt address are always.
  * *ticket: admitted whatever the address does meanwhile (not penalized: a
  * penalty that begins before the check is made refuses it). */
-static bool admits(kv_http_auth *a, const unsigned char addr[16], bool was, double now, bool *ticket)
+static bool admits(kvd_http_auth *a, const unsigned char addr[16], bool was, double now, bool *ticket)
 {
 	*ticket = true;
-	if (was || kv_cidr_match(a->exempt, a->n_exempt, addr))
+	if (was || kvd_cidr_match(a->exempt, a->n_exempt, addr))
 		return true;
 	peer_fails *p = peer_slot(a, addr, false, now);
 	if (!p || p->fails < PEER_FAILS) {
@@ -252,7 +252,7 @@ static bool admits(kv_http_auth *a, const unsigned char addr[16], bool was, doub
 	return true;
 }
 
-static void cache_put(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], double now)
+static void cache_put(kvd_http_auth *a, const unsigned char d[DIGEST_BYTES], double now)
 {
 	cached *oldest = &a->cache[0];
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
@@ -267,7 +267,7 @@ static void cache_put(kv_http_auth *a, const unsigned char d[DIGEST_BYTES], doub
 
 /* The user's hash, or the costliest when there is no such user (*known
  * false); every name is compared, whatever matched before. */
-static const char *hash_for(const kv_webconfig *w, const char *user, size_t ulen, bool *known, const char *costliest)
+static const char *hash_for(const kvd_webconfig *w, const char *user, size_t ulen, bool *known, const char *costliest)
 {
 	const char *hash = costliest;
 	*known = false;
@@ -298,12 +298,12 @@ static bool bcrypt_matches(const char *password, const char *hash)
 	return ok;
 }
 
-static enum mkv_login_failure fail(kv_http_auth *a, enum mkv_login_failure f, const char *peer, const char *user)
+static enum mkv_login_failure fail(kvd_http_auth *a, enum mkv_login_failure f, const char *peer, const char *user)
 {
 	atomic_fetch_add(&a->failures[f], 1);
 	unsigned held = 0;
 	pthread_mutex_lock(&a->lock);
-	bool say = f != MKV_LOGIN_MISSING && kv_ratelimit_allow(&a->logs[f], a->clock(), &held);
+	bool say = f != MKV_LOGIN_MISSING && kvd_ratelimit_allow(&a->logs[f], a->clock(), &held);
 	pthread_mutex_unlock(&a->lock);
 	if (!say)
 		return f;
@@ -311,21 +311,21 @@ static enum mkv_login_failure fail(kv_http_auth *a, enum mkv_login_failure f, co
 	snprintf(n, sizeof(n), "%u", held);
 	const char *held_key = held ? "suppressed" : NULL;
 	if (user)
-		kv_log(KV_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, "user", user,
-		       held_key, n, NULL);
+		kvd_log(KVD_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, "user", user,
+			held_key, n, NULL);
 	else
-		kv_log(KV_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, held_key, n,
-		       NULL);
+		kvd_log(KVD_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, held_key, n,
+			NULL);
 	return f;
 }
 
-enum mkv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					  const char *peer, kv_auth_job **job)
+enum mkv_login_failure kvd_http_auth_begin(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+					   const char *peer, kvd_auth_job **job)
 {
 	*job = NULL;
 	if (!authorization)
 		return fail(a, MKV_LOGIN_MISSING, peer, NULL);
-	kv_auth_job *j = calloc(1, sizeof(*j));
+	kvd_auth_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
 	char *colon;
@@ -334,7 +334,7 @@ enum mkv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authoriza
 		return fail(a, MKV_LOGIN_MALFORMED, peer, NULL);
 	}
 	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->key, sizeof(a->key), j->cred, j->len, j->digest) != 0) {
-		kv_auth_job_free(j);
+		kvd_auth_job_free(j);
 		return fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
 	}
 	*colon = '\0';
@@ -347,14 +347,14 @@ enum mkv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authoriza
 	bool waits = !hit && !admits(a, addr, was, now, &j->ticket); /* refused here: it extends nothing */
 	pthread_mutex_unlock(&a->lock);
 	if (hit || waits) {
-		kv_auth_job_free(j);
+		kvd_auth_job_free(j);
 		return hit ? MKV_LOGIN__COUNT : fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
 	}
 	*job = j;
-	return KV_AUTH_PENDING;
+	return KVD_AUTH_PENDING;
 }
 
-enum mkv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
+enum mkv_login_failure kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j)
 {
 	const char *user = j->cred, *password = j->cred + j->ulen + 1;
 	pthread_mutex_lock(&a->lock);
@@ -373,7 +373,7 @@ enum mkv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
 	peer_fails *p;
 	if (ok) {
 		cache_put(a, j->digest, now);
-	} else if (!kv_cidr_match(a->exempt, a->n_exempt, j->addr) && (p = peer_slot(a, j->addr, true, now))) {
+	} else if (!kvd_cidr_match(a->exempt, a->n_exempt, j->addr) && (p = peer_slot(a, j->addr, true, now))) {
 		if (p->fails < PEER_FAILS && ++p->fails == PEER_FAILS)
 			p->next_check = now + PENALTY_GAP; /* the penalty begins */
 		p->last = now;                             /* a failure: the penalty, begun or not, runs from here */
@@ -383,7 +383,7 @@ enum mkv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j)
 		  : fail(a, known ? MKV_LOGIN_WRONG_PASSWORD : MKV_LOGIN_UNKNOWN_USER, j->peer, user);
 }
 
-void kv_auth_job_free(kv_auth_job *j)
+void kvd_auth_job_free(kvd_auth_job *j)
 {
 	if (j) {
 		gnutls_memset(j->cred, 0, sizeof(j->cred));
@@ -391,7 +391,7 @@ void kv_auth_job_free(kv_auth_job *j)
 	}
 }
 
-bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void *cls)
+bool kvd_http_auth_queue(kvd_http_auth *a, kvd_auth_job *j, kvd_auth_done done, void *cls)
 {
 	j->done = done;
 	j->cls = cls;
@@ -410,19 +410,19 @@ bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void
 	pthread_mutex_unlock(&a->lock);
 	if (!room) {
 		fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL);
-		kv_auth_job_free(j);
+		kvd_auth_job_free(j);
 	}
 	return room;
 }
 
-enum mkv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					  const char *peer)
+enum mkv_login_failure kvd_http_auth_check(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+					   const char *peer)
 {
-	kv_auth_job *j;
-	enum mkv_login_failure r = kv_http_auth_begin(a, authorization, addr, peer, &j);
-	if (r == KV_AUTH_PENDING) {
-		r = kv_http_auth_run(a, j);
-		kv_auth_job_free(j);
+	kvd_auth_job *j;
+	enum mkv_login_failure r = kvd_http_auth_begin(a, authorization, addr, peer, &j);
+	if (r == KVD_AUTH_PENDING) {
+		r = kvd_http_auth_run(a, j);
+		kvd_auth_job_free(j);
 	}
 	return r;
 }
@@ -431,12 +431,12 @@ enum mkv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authoriza
  * at stop, what is still queued is answered throttled. */
 static void *check(void *arg)
 {
-	kv_http_auth *a = arg;
+	kvd_http_auth *a = arg;
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		while (!a->head && !a->stop)
 			pthread_cond_wait(&a->work, &a->lock);
-		kv_auth_job *j = a->head;
+		kvd_auth_job *j = a->head;
 		if (!j)
 			break;
 		a->head = j->next;
@@ -446,10 +446,10 @@ static void *check(void *arg)
 		bool stopping = a->stop;
 		pthread_mutex_unlock(&a->lock);
 		enum mkv_login_failure r = stopping ? fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL)
-						    : kv_http_auth_run(a, j);
-		kv_auth_done done = j->done;
+						    : kvd_http_auth_run(a, j);
+		kvd_auth_done done = j->done;
 		void *cls = j->cls;
-		kv_auth_job_free(j);
+		kvd_auth_job_free(j);
 		done(cls, r);
 		pthread_mutex_lock(&a->lock);
 	}
@@ -457,7 +457,7 @@ static void *check(void *arg)
 	return NULL;
 }
 
-void kv_http_auth_stop(kv_http_auth *a)
+void kvd_http_auth_stop(kvd_http_auth *a)
 {
 	if (!a || !a->checker_started)
 		return;
@@ -469,7 +469,7 @@ void kv_http_auth_stop(kv_http_auth *a)
 	a->checker_started = false;
 }
 
-void kv_http_auth_snap(kv_http_auth *a, mkv_http_snap *out)
+void kvd_http_auth_snap(kvd_http_auth *a, mkv_http_snap *out)
 {
 	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
 		out->login_failures[f] = atomic_load(&a->failures[f]);

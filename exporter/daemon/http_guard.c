@@ -34,7 +34,7 @@ enum phase {
 
 typedef struct conn {
 	struct conn *prev, *next;
-	kv_http_guard *g;
+	kvd_http_guard *g;
 	int fd;
 	enum phase phase;
 	double since;                /* when the current deadline started */
@@ -43,8 +43,8 @@ typedef struct conn {
 	char peer[INET6_ADDRSTRLEN]; /* its text, for the logs */
 } conn;
 
-struct kv_http_guard {
-	kv_guard_limits l;
+struct kvd_http_guard {
+	kvd_guard_limits l;
 	pthread_mutex_t lock; /* the list, n, each conn's phase, the log's rate limit */
 	pthread_cond_t wake;
 	bool stop;
@@ -52,8 +52,8 @@ struct kv_http_guard {
 	conn *head;
 	unsigned n;
 	atomic_ullong rejected[MKV_HTTP_REJECT__COUNT];
-	kv_ratelimit logs[MKV_HTTP_REJECT__COUNT]; /* one a reason: a flood of one hides no other */
-	struct pollfd *polls;                      /* the watchdog's, one per connection */
+	kvd_ratelimit logs[MKV_HTTP_REJECT__COUNT]; /* one a reason: a flood of one hides no other */
+	struct pollfd *polls;                       /* the watchdog's, one per connection */
 	size_t polls_cap;
 	void (*tick)(void);
 };
@@ -84,7 +84,7 @@ static bool address_of(const struct sockaddr *sa, unsigned char out[16], char *t
 	return true;
 }
 
-static unsigned count_from(const kv_http_guard *g, const unsigned char addr[16])
+static unsigned count_from(const kvd_http_guard *g, const unsigned char addr[16])
 {
 	unsigned n = 0;
 	for (const conn *c = g->head; c; c = c->next)
@@ -104,7 +104,7 @@ static bool holds(const conn *c)
 }
 
 /* The connections that hold their place, of addr (NULL: all). */
-static unsigned holding(const kv_http_guard *g, const unsigned char *addr)
+static unsigned holding(const kvd_http_guard *g, const unsigned char *addr)
 {
 	unsigned n = 0;
 	for (const conn *c = g->head; c; c = c->next)
@@ -115,7 +115,7 @@ static unsigned holding(const kv_http_guard *g, const unsigned char *addr)
 /* The limit a client over it breaks, MKV_HTTP_REJECT__COUNT for none
  * (under the lock); `extra` counts a connection not yet in the table.  The
  * table's counts first, and where they are over, those that still hold. */
-static enum mkv_http_reject over_limit(const kv_http_guard *g, const unsigned char addr[16], unsigned extra)
+static enum mkv_http_reject over_limit(const kvd_http_guard *g, const unsigned char addr[16], unsigned extra)
 {
 	unsigned most = g->l.max_connections, per = g->l.max_per_address;
 	if (g->n + extra > most && holding(g, NULL) + extra > most)
@@ -126,18 +126,18 @@ static enum mkv_http_reject over_limit(const kv_http_guard *g, const unsigned ch
 }
 
 /* Counts r; true when its log line may be written (under the lock). */
-static bool count(kv_http_guard *g, enum mkv_http_reject r, unsigned *suppressed)
+static bool count(kvd_http_guard *g, enum mkv_http_reject r, unsigned *suppressed)
 {
 	atomic_fetch_add(&g->rejected[r], 1);
-	return kv_ratelimit_allow(&g->logs[r], kv_mono(), suppressed);
+	return kvd_ratelimit_allow(&g->logs[r], kvd_mono(), suppressed);
 }
 
 static void log_reject(enum mkv_http_reject r, const char *peer, const char *detail, unsigned suppressed)
 {
 	char held[24];
 	snprintf(held, sizeof(held), "%u", suppressed);
-	kv_log(KV_LOG_WARN, "http connection refused", "reason", mkv_http_reject_name(r), "peer", peer, "detail",
-	       detail, suppressed ? "suppressed" : NULL, held, NULL);
+	kvd_log(KVD_LOG_WARN, "http connection refused", "reason", mkv_http_reject_name(r), "peer", peer, "detail",
+		detail, suppressed ? "suppressed" : NULL, held, NULL);
 }
 
 static const char *limit_detail(enum mkv_http_reject r)
@@ -145,9 +145,9 @@ static const char *limit_detail(enum mkv_http_reject r)
 	return r == MKV_HTTP_REJECT_LIMIT ? "over --web.max-connections" : "over --web.max-connections-per-address";
 }
 
-enum MHD_Result kv_http_guard_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+enum MHD_Result kvd_http_guard_accept(void *cls, const struct sockaddr *addr, socklen_t len)
 {
-	kv_http_guard *g = cls;
+	kvd_http_guard *g = cls;
 	(void)len;
 	unsigned char a[16];
 	char peer[INET6_ADDRSTRLEN];
@@ -169,7 +169,7 @@ static void cut(conn *c)
 	c->cut = true;
 }
 
-static void started(kv_http_guard *g, struct MHD_Connection *mc, void **ctx)
+static void started(kvd_http_guard *g, struct MHD_Connection *mc, void **ctx)
 {
 	const union MHD_ConnectionInfo *fdi = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 	const union MHD_ConnectionInfo *ai = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -183,7 +183,7 @@ static void started(kv_http_guard *g, struct MHD_Connection *mc, void **ctx)
 	c->g = g;
 	c->fd = fdi ? fdi->connect_fd : -1;
 	c->phase = WAIT_FIRST;
-	c->since = kv_mono();
+	c->since = kvd_mono();
 	address_of(ai ? ai->client_addr : NULL, c->addr, c->peer, sizeof(c->peer));
 	pthread_mutex_lock(&g->lock);
 	/* the accept policy checked without this one; several threads accept
@@ -206,7 +206,7 @@ static void started(kv_http_guard *g, struct MHD_Connection *mc, void **ctx)
 		log_reject(r, c->peer, limit_detail(r), held);
 }
 
-static void closed(kv_http_guard *g, conn *c)
+static void closed(kvd_http_guard *g, conn *c)
 {
 	if (!c)
 		return;
@@ -222,7 +222,7 @@ static void closed(kv_http_guard *g, conn *c)
 	free(c);
 }
 
-void kv_http_guard_notify(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_ConnectionNotificationCode code)
+void kvd_http_guard_notify(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_ConnectionNotificationCode code)
 {
 	if (code == MHD_CONNECTION_NOTIFY_STARTED)
 		started(cls, mc, ctx);
@@ -245,11 +245,11 @@ static void move(struct MHD_Connection *mc, enum phase p, bool restart)
 	pthread_mutex_lock(&c->g->lock);
 	c->phase = p;
 	if (restart)
-		c->since = kv_mono();
+		c->since = kvd_mono();
 	pthread_mutex_unlock(&c->g->lock);
 }
 
-void kv_http_guard_line_in(struct MHD_Connection *mc)
+void kvd_http_guard_line_in(struct MHD_Connection *mc)
 {
 	conn *c = conn_of(mc);
 	/* a first request keeps the deadline its connection started with; the
@@ -258,22 +258,22 @@ void kv_http_guard_line_in(struct MHD_Connection *mc)
 		move(mc, HEADERS, c->phase == WAIT_NEXT);
 }
 
-void kv_http_guard_headers_in(struct MHD_Connection *mc)
+void kvd_http_guard_headers_in(struct MHD_Connection *mc)
 {
 	move(mc, BODY, false);
 }
 
-void kv_http_guard_request_in(struct MHD_Connection *mc)
+void kvd_http_guard_request_in(struct MHD_Connection *mc)
 {
 	move(mc, ANSWERING, false);
 }
 
-void kv_http_guard_answered(struct MHD_Connection *mc)
+void kvd_http_guard_answered(struct MHD_Connection *mc)
 {
 	move(mc, WAIT_NEXT, true);
 }
 
-const char *kv_http_guard_peer(struct MHD_Connection *mc, unsigned char addr[16])
+const char *kvd_http_guard_peer(struct MHD_Connection *mc, unsigned char addr[16])
 {
 	conn *c = conn_of(mc);
 	if (addr) {
@@ -285,20 +285,20 @@ const char *kv_http_guard_peer(struct MHD_Connection *mc, unsigned char addr[16]
 	return c ? c->peer : "unknown";
 }
 
-void kv_http_guard_malformed(kv_http_guard *g, struct MHD_Connection *mc, const char *why)
+void kvd_http_guard_malformed(kvd_http_guard *g, struct MHD_Connection *mc, const char *why)
 {
 	pthread_mutex_lock(&g->lock);
 	unsigned held = 0;
 	bool say = count(g, MKV_HTTP_REJECT_MALFORMED, &held);
 	pthread_mutex_unlock(&g->lock);
 	if (say)
-		log_reject(MKV_HTTP_REJECT_MALFORMED, mc ? kv_http_guard_peer(mc, NULL) : "unknown", why, held);
+		log_reject(MKV_HTTP_REJECT_MALFORMED, mc ? kvd_http_guard_peer(mc, NULL) : "unknown", why, held);
 }
 
 /* The reason a connection is late for, MKV_HTTP_REJECT__COUNT when it is
  * not; *quiet: a kept-alive connection that never began its next request
  * is closed without a count (that is how keep-alive ends). */
-static enum mkv_http_reject late(const kv_http_guard *g, const conn *c, double now, bool *quiet)
+static enum mkv_http_reject late(const kvd_http_guard *g, const conn *c, double now, bool *quiet)
 {
 	*quiet = false;
 	double age = now - c->since;
@@ -335,7 +335,7 @@ typedef struct cut_note {
 
 #define NOTES (2 * LOG_BURST) /* the two deadlines, each its rate limit's burst */
 
-static size_t sweep(kv_http_guard *g, cut_note notes[NOTES])
+static size_t sweep(kvd_http_guard *g, cut_note notes[NOTES])
 {
 	size_t np = 0, nn = 0;
 	if (g->polls_cap < g->n) {
@@ -345,7 +345,7 @@ static size_t sweep(kv_http_guard *g, cut_note notes[NOTES])
 			g->polls_cap = g->n;
 		}
 	}
-	double now = kv_mono();
+	double now = kvd_mono();
 	for (conn *c = g->head; c; c = c->next) {
 		if (c->cut)
 			continue;
@@ -378,7 +378,7 @@ static size_t sweep(kv_http_guard *g, cut_note notes[NOTES])
 
 static void *watch(void *arg)
 {
-	kv_http_guard *g = arg;
+	kvd_http_guard *g = arg;
 	pthread_mutex_lock(&g->lock);
 	while (!g->stop) {
 		struct timespec until;
@@ -409,15 +409,15 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-kv_http_guard *kv_http_guard_new(const kv_guard_limits *l, void (*tick)(void))
+kvd_http_guard *kvd_http_guard_new(const kvd_guard_limits *l, void (*tick)(void))
 {
-	kv_http_guard *g = calloc(1, sizeof(*g));
+	kvd_http_guard *g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
 	g->l = *l;
 	g->tick = tick;
 	for (unsigned r = 0; r < MKV_HTTP_REJECT__COUNT; r++)
-		g->logs[r] = (kv_ratelimit)KV_RATELIMIT(LOG_WINDOW_S, LOG_BURST);
+		g->logs[r] = (kvd_ratelimit)KVD_RATELIMIT(LOG_WINDOW_S, LOG_BURST);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -434,7 +434,7 @@ kv_http_guard *kv_http_guard_new(const kv_guard_limits *l, void (*tick)(void))
 	return g;
 }
 
-void kv_http_guard_free(kv_http_guard *g)
+void kvd_http_guard_free(kvd_http_guard *g)
 {
 	if (!g)
 		return;
@@ -454,7 +454,7 @@ void kv_http_guard_free(kv_http_guard *g)
 	free(g);
 }
 
-void kv_http_guard_snap(kv_http_guard *g, mkv_http_snap *out)
+void kvd_http_guard_snap(kvd_http_guard *g, mkv_http_snap *out)
 {
 	pthread_mutex_lock(&g->lock);
 	out->connections = g->n;

@@ -13,7 +13,7 @@
 
 #include "kv_http_listen.h"
 
-int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
+int kvd_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 {
 	const char *colon = strrchr(addr, ':');
 	char host[256];
@@ -52,7 +52,7 @@ int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any)
 	return MKV_OK;
 }
 
-void kv_http_ipv4_any(struct sockaddr_storage *ss)
+void kvd_http_ipv4_any(struct sockaddr_storage *ss)
 {
 	uint16_t port = ((struct sockaddr_in6 *)ss)->sin6_port;
 	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
@@ -79,15 +79,15 @@ static int try_listen(const struct sockaddr_storage *ss, bool dual)
 	return rc;
 }
 
-int kv_http_listen_check(const char *address)
+int kvd_http_listen_check(const char *address)
 {
 	struct sockaddr_storage ss;
 	bool any;
-	if (kv_http_resolve(address, &ss, &any) != MKV_OK)
+	if (kvd_http_resolve(address, &ss, &any) != MKV_OK)
 		return -1;
 	int rc = try_listen(&ss, any);
-	if (rc && any) { /* kv_http_start's fallback: all IPv4 addresses */
-		kv_http_ipv4_any(&ss);
+	if (rc && any) { /* kvd_http_start's fallback: all IPv4 addresses */
+		kvd_http_ipv4_any(&ss);
 		rc = try_listen(&ss, false);
 	}
 	return rc;

@@ -27,11 +27,11 @@
 
 #define THREADS 4
 
-struct kv_http {
-	const kv_exporter *x;
+struct kvd_http {
+	const kvd_exporter *x;
 	struct MHD_Daemon *daemon;
-	kv_http_guard *guard;
-	kv_http_auth *auth; /* NULL without users */
+	kvd_http_guard *guard;
+	kvd_http_auth *auth; /* NULL without users */
 	unsigned port;
 	atomic_ullong scrapes;
 	_Atomic double last_seconds;
@@ -39,7 +39,7 @@ struct kv_http {
 };
 
 static const char landing[] = "<!DOCTYPE html><html><head><title>Mooncake KV exporter</title></head><body>"
-			      "<h1>Mooncake KV exporter</h1><p>Version " KV_VERSION " (" KV_REVISION ")</p>"
+			      "<h1>Mooncake KV exporter</h1><p>Version " KVD_VERSION " (" KVD_REVISION ")</p>"
 			      "<ul><li><a href=\"/status\">status</a>: sources, masters and tenants at a glance</li>"
 			      "<li><a href=\"%s\">%s</a></li><li><a href=\"/-/healthy\">/-/healthy</a></li>"
 			      "<li><a href=\"/-/ready\">/-/ready</a></li><li><a href=\"/runbook\">runbook</a></li></ul>"
@@ -89,35 +89,35 @@ static bool accepts_gzip(struct MHD_Connection *c)
 /* Every source copied under its own lock in turn, and the exporter's
  * figures of the moment: what /metrics and /status render.  Returns 0 or
  * MKV_ENOMEM (*sc may then be NULL; mkv_scrape_free it all the same). */
-static int snapshot(kv_http *h, mkv_scrape **sc, mkv_exporter_info *info)
+static int snapshot(kvd_http *h, mkv_scrape **sc, mkv_exporter_info *info)
 {
-	const kv_exporter *x = h->x;
+	const kvd_exporter *x = h->x;
 	*sc = mkv_scrape_new(x->n_sources);
 	*info = (mkv_exporter_info){
-		.version = KV_VERSION,
-		.revision = KV_REVISION,
+		.version = KVD_VERSION,
+		.revision = KVD_REVISION,
 		.budget = x->budget,
 		.scrapes = atomic_load(&h->scrapes),
 		.last_scrape_seconds = atomic_load(&h->last_seconds),
 		.last_scrape_bytes = atomic_load(&h->last_bytes),
-		.now_ms = (int64_t)(kv_now() * 1000),
+		.now_ms = (int64_t)(kvd_now() * 1000),
 	};
 	int rc = *sc ? MKV_OK : MKV_ENOMEM;
 	for (size_t i = 0; rc == MKV_OK && i < x->n_sources; i++)
-		rc = kv_source_scrape(&x->sources[i], *sc, i);
+		rc = kvd_source_scrape(&x->sources[i], *sc, i);
 	return rc;
 }
 
-static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
+static enum MHD_Result scrape(kvd_http *h, struct MHD_Connection *c)
 {
-	const kv_exporter *x = h->x;
-	double t0 = kv_mono();
+	const kvd_exporter *x = h->x;
+	double t0 = kvd_mono();
 	mkv_buf out;
 	mkv_buf_init(&out);
 	/* about the size of the last one, in one allocation: a scrape of 10,000
 	 * tenants is 41 MB, and growing to it by doubling copies it over again */
 	unsigned long long last = atomic_load(&h->last_bytes);
-	kv_scrape_room(&out, (size_t)(last + last / 8));
+	kvd_scrape_room(&out, (size_t)(last + last / 8));
 	/* the families asked for, in the format asked for: the renderer writes
 	 * them so */
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
@@ -127,23 +127,23 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	mkv_scrape *sc;
 	mkv_exporter_info info;
 	int rc = snapshot(h, &sc, &info);
-	kv_process_collect(&info.process, x->start_time);
-	kv_http_guard_snap(h->guard, &info.http);
+	kvd_process_collect(&info.process, x->start_time);
+	kvd_http_guard_snap(h->guard, &info.http);
 	if (h->auth)
-		kv_http_auth_snap(h->auth, &info.http);
+		kvd_http_auth_snap(h->auth, &info.http);
 	if (rc == MKV_OK)
 		rc = mkv_scrape_render_as(sc, &info, &eo, &out);
 	mkv_scrape_free(sc);
 	if (rc != MKV_OK) {
 		mkv_buf_free(&out);
-		kv_log(KV_LOG_ERROR, "out of memory rendering metrics", NULL);
+		kvd_log(KVD_LOG_ERROR, "out of memory rendering metrics", NULL);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 
 	size_t len = 0, plain_len = out.len;
 	char *body = NULL;
 	if (accepts_gzip(c)) {
-		body = kv_gzip_text(mkv_buf_str(&out), out.len, &len);
+		body = kvd_gzip_text(mkv_buf_str(&out), out.len, &len);
 		if (body) /* else served plain */
 			mkv_buf_free(&out);
 	}
@@ -151,18 +151,18 @@ static enum MHD_Result scrape(kv_http *h, struct MHD_Connection *c)
 	if (!gz)
 		body = mkv_buf_steal(&out, &len);
 	atomic_fetch_add(&h->scrapes, 1);
-	atomic_store(&h->last_seconds, kv_mono() - t0);
+	atomic_store(&h->last_seconds, kvd_mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);
 	return reply(c, MHD_HTTP_OK, eo.openmetrics ? MKV_CONTENT_TYPE_OPENMETRICS : MKV_CONTENT_TYPE, body, len, gz);
 }
 
-static enum MHD_Result refuse(kv_http *h, struct MHD_Connection *c, unsigned status, const char *why);
+static enum MHD_Result refuse(kvd_http *h, struct MHD_Connection *c, unsigned status, const char *why);
 
 /* GET /status: the page of the same snapshot as a scrape's, rendered by
  * the core (mkv_scrape_status_html); ?tenant= filters, ?limit= bounds (a
  * limit that is no whole number in range: 400, counted and logged as
  * every malformed request). */
-static enum MHD_Result status_page(kv_http *h, struct MHD_Connection *c)
+static enum MHD_Result status_page(kvd_http *h, struct MHD_Connection *c)
 {
 	mkv_status_opts o = {
 		.filter = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tenant"),
@@ -184,7 +184,7 @@ static enum MHD_Result status_page(kv_http *h, struct MHD_Connection *c)
 	char *body = rc == MKV_OK ? mkv_buf_steal(&out, &len) : NULL;
 	mkv_buf_free(&out);
 	if (!body) {
-		kv_log(KV_LOG_ERROR, "out of memory rendering the status page", NULL);
+		kvd_log(KVD_LOG_ERROR, "out of memory rendering the status page", NULL);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	return reply(c, MHD_HTTP_OK, MKV_CONTENT_TYPE_HTML, body, len, false);
@@ -193,20 +193,20 @@ static enum MHD_Result status_page(kv_http *h, struct MHD_Connection *c)
 /* TLS client certificate, as client_auth_type asks.  NULL: allowed. */
 /* GET /state: the state for the next exporter, streamed from the child
  * that writes it (kv_state_serve.h). */
-static enum MHD_Result serve_state(kv_http *h, struct MHD_Connection *c)
+static enum MHD_Result serve_state(kvd_http *h, struct MHD_Connection *c)
 {
 	int fd;
 	double pause;
-	int rc = kv_state_serve_open(h->x->sources, h->x->n_sources, &fd, &pause);
+	int rc = kvd_state_serve_open(h->x->sources, h->x->n_sources, &fd, &pause);
 	if (rc == MKV_ELIMIT)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Busy: other copies of the state are being sent\n");
 	if (rc != MKV_OK) {
-		kv_log(KV_LOG_ERROR, "cannot start a copy of the state", NULL);
+		kvd_log(KVD_LOG_ERROR, "cannot start a copy of the state", NULL);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "Cannot copy the state\n");
 	}
 	char ms[32];
 	snprintf(ms, sizeof(ms), "%.3f", pause * 1000);
-	kv_log(KV_LOG_INFO, "serving the state to a peer", "ingest_pause_ms", ms, NULL);
+	kvd_log(KVD_LOG_INFO, "serving the state to a peer", "ingest_pause_ms", ms, NULL);
 	struct MHD_Response *r = MHD_create_response_from_pipe(fd);
 	if (!r) {
 		close(fd);
@@ -218,15 +218,15 @@ static enum MHD_Result serve_state(kv_http *h, struct MHD_Connection *c)
 	return q;
 }
 
-static const char *client_cert_problem(const kv_webconfig *w, struct MHD_Connection *c)
+static const char *client_cert_problem(const kvd_webconfig *w, struct MHD_Connection *c)
 {
-	if (!w->tls || w->client_auth == KV_CLIENT_NONE)
+	if (!w->tls || w->client_auth == KVD_CLIENT_NONE)
 		return NULL;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	gnutls_session_t session = ci ? (gnutls_session_t)ci->tls_session : NULL;
 	unsigned n = 0;
 	if (!session || !gnutls_certificate_get_peers(session, &n) || n == 0)
-		return w->client_auth == KV_CLIENT_REQUIRE_AND_VERIFY ? "a client certificate is required\n" : NULL;
+		return w->client_auth == KVD_CLIENT_REQUIRE_AND_VERIFY ? "a client certificate is required\n" : NULL;
 	unsigned status = 0;
 	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS || status != 0)
 		return "the client certificate does not verify\n";
@@ -273,8 +273,8 @@ static req req_new = {.kind = REQ_NEW}, req_bad_path = {.kind = REQ_BAD_PATH}, r
 static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	(void)cls;
-	kv_http_guard_line_in(c);
-	return kv_http_path_bad(uri) ? &req_bad_path : &req_new;
+	kvd_http_guard_line_in(c);
+	return kvd_http_path_bad(uri) ? &req_bad_path : &req_new;
 }
 
 /* The checker thread's answer: the request, suspended meanwhile, goes on. */
@@ -286,34 +286,34 @@ static void checked(void *cls, enum mkv_login_failure result)
 	MHD_resume_connection(r->c);
 }
 
-/* MKV_LOGIN__COUNT: the credential is good; a failure; or KV_AUTH_PENDING:
+/* MKV_LOGIN__COUNT: the credential is good; a failure; or KVD_AUTH_PENDING:
  * the request is suspended until the checker thread has checked it. */
-static enum mkv_login_failure authenticate(kv_http *h, struct MHD_Connection *c, void **ctx)
+static enum mkv_login_failure authenticate(kvd_http *h, struct MHD_Connection *c, void **ctx)
 {
 	req *r = *ctx;
 	if (r->kind == REQ_CHECKED)
 		return r->login;
 	unsigned char addr[16];
-	const char *peer = kv_http_guard_peer(c, addr);
+	const char *peer = kvd_http_guard_peer(c, addr);
 	const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	kv_auth_job *job;
-	enum mkv_login_failure why = kv_http_auth_begin(h->auth, creds, addr, peer, &job);
-	if (why != KV_AUTH_PENDING)
+	kvd_auth_job *job;
+	enum mkv_login_failure why = kvd_http_auth_begin(h->auth, creds, addr, peer, &job);
+	if (why != KVD_AUTH_PENDING)
 		return why;
 	if (!(r = malloc(sizeof(*r)))) {
-		kv_auth_job_free(job);
+		kvd_auth_job_free(job);
 		return MKV_LOGIN_THROTTLED;
 	}
 	*r = (req){.kind = REQ_CHECKING, .c = c};
 	*ctx = r;
 	/* suspended before it is queued: the checker may answer at once */
 	MHD_suspend_connection(c);
-	if (!kv_http_auth_queue(h->auth, job, checked, r)) {
+	if (!kvd_http_auth_queue(h->auth, job, checked, r)) {
 		r->kind = REQ_CHECKED;
 		r->login = MKV_LOGIN_THROTTLED;
 		MHD_resume_connection(c);
 	}
-	return KV_AUTH_PENDING;
+	return KVD_AUTH_PENDING;
 }
 
 static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
@@ -323,14 +323,14 @@ static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum M
 	if (r && r->kind >= REQ_CHECKING)
 		free(r);
 	*ctx = NULL;
-	kv_http_guard_answered(c);
+	kvd_http_guard_answered(c);
 }
 
 /* An error answer that closes the connection (its body may not have been
  * read). */
-static enum MHD_Result refuse(kv_http *h, struct MHD_Connection *c, unsigned status, const char *why)
+static enum MHD_Result refuse(kvd_http *h, struct MHD_Connection *c, unsigned status, const char *why)
 {
-	kv_http_guard_malformed(h->guard, c, why);
+	kvd_http_guard_malformed(h->guard, c, why);
 	char text[160];
 	int n = snprintf(text, sizeof(text), "%s\n", why);
 	char *body = strdup(text);
@@ -349,22 +349,22 @@ static enum MHD_Result refuse(kv_http *h, struct MHD_Connection *c, unsigned sta
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
-	kv_http *h = cls;
+	kvd_http *h = cls;
 	(void)upload;
 	if (((req *)*ctx)->kind < REQ_GOING) { /* first call: headers only; answer on the next */
 		unsigned status;
-		const char *why = kv_http_request_problem(c, version, *ctx == &req_bad_path, &status);
+		const char *why = kvd_http_request_problem(c, version, *ctx == &req_bad_path, &status);
 		*ctx = &req_going; /* the handler answers it, whatever it answers */
 		if (why)
 			return refuse(h, c, status, why);
-		kv_http_guard_headers_in(c);
+		kvd_http_guard_headers_in(c);
 		return MHD_YES;
 	}
 	if (*upload_size) {
 		*upload_size = 0; /* no body is wanted: discard it */
 		return MHD_YES;
 	}
-	kv_http_guard_request_in(c);
+	kvd_http_guard_request_in(c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 		if (!r)
@@ -374,18 +374,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		MHD_destroy_response(r);
 		return rc;
 	}
-	const kv_webconfig *web = h->x->web;
+	const kvd_webconfig *web = h->x->web;
 	if (web) {
 		const char *problem = client_cert_problem(web, c);
 		if (problem)
 			return reply_text(c, MHD_HTTP_FORBIDDEN, problem);
 		enum mkv_login_failure why = h->auth ? authenticate(h, c, ctx) : MKV_LOGIN__COUNT;
-		if (why == KV_AUTH_PENDING)
+		if (why == KVD_AUTH_PENDING)
 			return MHD_YES; /* answered when resumed */
 		if (why != MKV_LOGIN__COUNT)
 			return deny(c, why);
 	}
-	const kv_config *cfg = h->x->config;
+	const kvd_config *cfg = h->x->config;
 	if (!strcmp(url, cfg->telemetry_path))
 		return scrape(h, c);
 	if (!strcmp(url, "/status"))
@@ -396,7 +396,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return serve_state(h, c);
 	if (!strcmp(url, "/-/ready")) {
 		for (size_t i = 0; i < h->x->n_sources; i++)
-			if (!kv_source_ready(&h->x->sources[i]))
+			if (!kvd_source_ready(&h->x->sources[i]))
 				return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
 		return reply_text(c, MHD_HTTP_OK, "Ready\n");
 	}
@@ -424,30 +424,30 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	kv_http *h = cls;
+	kvd_http *h = cls;
 	char msg[512];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
 	if (!strncmp(msg, MHD_REFUSAL, strlen(MHD_REFUSAL))) {
 		char why[48]; /* "505": the status, without the page it sent */
 		snprintf(why, sizeof(why), "answered %.3s by libmicrohttpd", msg + strlen(MHD_REFUSAL));
-		kv_http_guard_malformed(h->guard, NULL, why);
+		kvd_http_guard_malformed(h->guard, NULL, why);
 	}
-	kv_log(KV_LOG_DEBUG, "http", "detail", msg, NULL);
+	kvd_log(KVD_LOG_DEBUG, "http", "detail", msg, NULL);
 }
 
-static struct MHD_Daemon *start(kv_http *h, unsigned flags, struct sockaddr_storage *ss, const kv_config *cfg,
+static struct MHD_Daemon *start(kvd_http *h, unsigned flags, struct sockaddr_storage *ss, const kvd_config *cfg,
 				struct MHD_OptionItem *tls)
 {
 	/* The guard holds the limits.  MHD shares its own limit out between
 	 * its threads, so it is set where no thread's share can bind first. */
 	unsigned mhd_limit = (cfg->web_max_connections + 1) * THREADS;
 	unsigned idle = (unsigned)(cfg->web_idle_timeout + 0.999);
-	return MHD_start_daemon(flags, 0, kv_http_guard_accept, h->guard, handle, h, MHD_OPTION_EXTERNAL_LOGGER,
+	return MHD_start_daemon(flags, 0, kvd_http_guard_accept, h->guard, handle, h, MHD_OPTION_EXTERNAL_LOGGER,
 				mhd_log, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss, MHD_OPTION_THREAD_POOL_SIZE,
 				(unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, idle ? idle : 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION, kv_http_guard_notify, h->guard,
+				(size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION, kvd_http_guard_notify, h->guard,
 				MHD_OPTION_URI_LOG_CALLBACK, uri_seen, h, MHD_OPTION_NOTIFY_COMPLETED, request_done, h,
 				MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 }
@@ -455,41 +455,41 @@ static struct MHD_Daemon *start(kv_http *h, unsigned flags, struct sockaddr_stor
 /* Children of finished /state copies, collected within a watchdog round. */
 static void reap_copies(void)
 {
-	kv_state_serve_reap(0);
+	kvd_state_serve_reap(0);
 }
 
-kv_http *kv_http_start(const kv_exporter *x)
+kvd_http *kvd_http_start(const kvd_exporter *x)
 {
-	const kv_config *cfg = x->config;
+	const kvd_config *cfg = x->config;
 	struct sockaddr_storage ss;
 	bool any;
-	if (kv_http_resolve(cfg->listen_address, &ss, &any) != MKV_OK) {
-		kv_log(KV_LOG_ERROR, "cannot resolve --web.listen-address", "address", cfg->listen_address, NULL);
+	if (kvd_http_resolve(cfg->listen_address, &ss, &any) != MKV_OK) {
+		kvd_log(KVD_LOG_ERROR, "cannot resolve --web.listen-address", "address", cfg->listen_address, NULL);
 		return NULL;
 	}
-	kv_http *h = calloc(1, sizeof(*h));
+	kvd_http *h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
 	h->x = x;
-	kv_guard_limits limits = {.max_connections = cfg->web_max_connections,
-				  .max_per_address = cfg->web_max_per_address,
-				  .header_timeout = cfg->web_read_header_timeout,
-				  .request_timeout = cfg->web_read_timeout,
-				  .idle_timeout = cfg->web_idle_timeout};
-	h->guard = kv_http_guard_new(&limits, cfg->state_serve ? reap_copies : NULL);
+	kvd_guard_limits limits = {.max_connections = cfg->web_max_connections,
+				   .max_per_address = cfg->web_max_per_address,
+				   .header_timeout = cfg->web_read_header_timeout,
+				   .request_timeout = cfg->web_read_timeout,
+				   .idle_timeout = cfg->web_idle_timeout};
+	h->guard = kvd_http_guard_new(&limits, cfg->state_serve ? reap_copies : NULL);
 	if (x->web && x->web->n_users)
-		h->auth = kv_http_auth_new(x->web, cfg->web_penalty_exempt, cfg->n_web_penalty_exempt, kv_mono);
+		h->auth = kvd_http_auth_new(x->web, cfg->web_penalty_exempt, cfg->n_web_penalty_exempt, kvd_mono);
 	if (!h->guard || (x->web && x->web->n_users && !h->auth)) {
-		kv_log(KV_LOG_ERROR, "cannot start the HTTP server: out of memory", NULL);
-		kv_http_auth_free(h->auth);
-		kv_http_guard_free(h->guard);
+		kvd_log(KVD_LOG_ERROR, "cannot start the HTTP server: out of memory", NULL);
+		kvd_http_auth_free(h->auth);
+		kvd_http_guard_free(h->guard);
 		free(h);
 		return NULL;
 	}
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	if (ss.ss_family == AF_INET6)
 		flags |= any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
-	const kv_webconfig *web = x->web;
+	const kvd_webconfig *web = x->web;
 	struct MHD_OptionItem tls[5] = {{MHD_OPTION_END, 0, NULL}};
 	size_t nt = 0;
 	if (web && web->tls) {
@@ -505,21 +505,21 @@ kv_http *kv_http_start(const kv_exporter *x)
 	h->daemon = start(h, flags, &ss, cfg, tls);
 	if (!h->daemon && any) {
 		/* no IPv6 on this host: all IPv4 addresses, then */
-		kv_http_ipv4_any(&ss);
+		kvd_http_ipv4_any(&ss);
 		h->daemon = start(h, flags & ~(unsigned)MHD_USE_DUAL_STACK, &ss, cfg, tls);
 		if (h->daemon)
-			kv_log(KV_LOG_INFO, "no IPv6: listening on IPv4 only", "address", cfg->listen_address, NULL);
+			kvd_log(KVD_LOG_INFO, "no IPv6: listening on IPv4 only", "address", cfg->listen_address, NULL);
 	}
 	if (!h->daemon) {
 		/* MHD keeps the OS's reason to itself (in its debug log): ask the OS */
-		int e = kv_http_listen_check(cfg->listen_address);
+		int e = kvd_http_listen_check(cfg->listen_address);
 		char why[160];
 		snprintf(why, sizeof(why), "%s",
 			 e > 0 ? strerror(e) : "libmicrohttpd gives no reason (--log.level=debug shows its own)");
 		why[0] = (char)tolower((unsigned char)why[0]);
-		kv_log(KV_LOG_ERROR, "cannot listen", "address", cfg->listen_address, "reason", why, NULL);
-		kv_http_auth_free(h->auth);
-		kv_http_guard_free(h->guard);
+		kvd_log(KVD_LOG_ERROR, "cannot listen", "address", cfg->listen_address, "reason", why, NULL);
+		kvd_http_auth_free(h->auth);
+		kvd_http_guard_free(h->guard);
 		free(h);
 		return NULL;
 	}
@@ -528,19 +528,19 @@ kv_http *kv_http_start(const kv_exporter *x)
 	return h;
 }
 
-unsigned kv_http_port(const kv_http *h)
+unsigned kvd_http_port(const kvd_http *h)
 {
 	return h->port;
 }
 
-void kv_http_stop(kv_http *h)
+void kvd_http_stop(kvd_http *h)
 {
 	if (!h)
 		return;
-	kv_http_auth_stop(h->auth); /* every suspended request resumed, answered 429 */
-	MHD_stop_daemon(h->daemon); /* closes the pipes: a child still writing stops */
-	kv_http_guard_free(h->guard);
-	kv_http_auth_free(h->auth);
-	kv_state_serve_reap(1);
+	kvd_http_auth_stop(h->auth); /* every suspended request resumed, answered 429 */
+	MHD_stop_daemon(h->daemon);  /* closes the pipes: a child still writing stops */
+	kvd_http_guard_free(h->guard);
+	kvd_http_auth_free(h->auth);
+	kvd_state_serve_reap(1);
 	free(h);
 }

@@ -5,7 +5,7 @@
 
 #include "kv_http_strict.h"
 
-bool kv_http_path_bad(const char *uri)
+bool kvd_http_path_bad(const char *uri)
 {
 	const char *end = uri + strcspn(uri, "?#");
 	for (const char *p = uri; p < end; p++) {
@@ -40,7 +40,7 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
 	return MHD_YES;
 }
 
-const char *kv_http_request_problem(struct MHD_Connection *c, const char *version, bool bad_path, unsigned *status)
+const char *kvd_http_request_problem(struct MHD_Connection *c, const char *version, bool bad_path, unsigned *status)
 {
 	*status = MHD_HTTP_BAD_REQUEST;
 	if (bad_path)

@@ -11,9 +11,9 @@
 
 #include <stddef.h>
 
-typedef struct kv_config kv_config;
-typedef struct kv_source kv_source;
+typedef struct kvd_config kvd_config;
+typedef struct kvd_source kvd_source;
 
-void kv_bootstrap_run(kv_source *sources, size_t n, const kv_config *cfg);
+void kvd_bootstrap_run(kvd_source *sources, size_t n, const kvd_config *cfg);
 
 #endif

@@ -10,15 +10,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct kv_cidr {
+typedef struct kvd_cidr {
 	unsigned char addr[16]; /* IPv4: mapped */
 	unsigned bits;          /* prefix length over the 16 bytes: IPv4's /N is 96 + N */
-} kv_cidr;
+} kvd_cidr;
 
 /* Parses text into out.  Returns NULL, or why not (a static sentence): not
  * an address, a prefix out of range, or bits set beyond the prefix. */
-const char *kv_cidr_parse(const char *text, kv_cidr *out);
+const char *kvd_cidr_parse(const char *text, kvd_cidr *out);
 /* Whether addr (16 bytes, IPv4 mapped) is in one of list[0..n). */
-bool kv_cidr_match(const kv_cidr *list, size_t n, const unsigned char addr[16]);
+bool kvd_cidr_match(const kvd_cidr *list, size_t n, const unsigned char addr[16]);
 
 #endif

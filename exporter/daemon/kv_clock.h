@@ -3,7 +3,7 @@
 #ifndef KV_CLOCK_H
 #define KV_CLOCK_H
 
-double kv_now(void);  /* unix seconds */
-double kv_mono(void); /* seconds on a clock that never steps: for durations */
+double kvd_now(void);  /* unix seconds */
+double kvd_mono(void); /* seconds on a clock that never steps: for durations */
 
 #endif

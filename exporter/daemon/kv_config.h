@@ -14,36 +14,36 @@
 #include "kv_log.h"
 
 /* The longest admin URL taken (refused at flag time beyond): the poller
- * adds its endpoints' paths, none longer than KV_URL_PATH_MAX, to it. */
-#define KV_URL_MAX      1024
-#define KV_URL_PATH_MAX 64
+ * adds its endpoints' paths, none longer than KVD_URL_PATH_MAX, to it. */
+#define KVD_URL_MAX      1024
+#define KVD_URL_PATH_MAX 64
 
 /* One master of a source: its publisher and its admin API. */
-typedef struct kv_member_cfg {
+typedef struct kvd_member_cfg {
 	char *zmq;    /* ZMQ endpoint of the master's PUB socket */
 	char *status; /* master admin base URL (no trailing slash), or NULL */
 	char *label;  /* the `member` label: the admin URL's host:port, or NULL without one */
-} kv_member_cfg;
+} kvd_member_cfg;
 
-typedef struct kv_source_cfg {
+typedef struct kvd_source_cfg {
 	bool reconcile; /* rebuild tenant default from the master's listing */
 	char *backend;  /* backend_id to reconcile, or NULL: the one the stream carries */
 	char *name;
 	/* zmq=/status= give one member; master= (repeatable) several, and
 	 * per-member families then carry a `member` label */
-	kv_member_cfg *members;
+	kvd_member_cfg *members;
 	size_t n_members;
 	bool ha;                     /* given with master= */
 	bool polled;                 /* every member has an admin URL */
 	mkv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
-	int dialect;                 /* dialect=: a KV_DIALECT_MODE_*, or -1: --stream.dialect */
-} kv_source_cfg;
+	int dialect;                 /* dialect=: a KVD_DIALECT_MODE_*, or -1: --stream.dialect */
+} kvd_source_cfg;
 
 /* --stream.dialect and dialect=: the order of their words in --help. */
-enum { KV_DIALECT_MODE_AUTO, KV_DIALECT_MODE_MEDIA, KV_DIALECT_MODE_OBJECT };
+enum { KVD_DIALECT_MODE_AUTO, KVD_DIALECT_MODE_MEDIA, KVD_DIALECT_MODE_OBJECT };
 
-typedef struct kv_config {
-	kv_source_cfg *sources;
+typedef struct kvd_config {
+	kvd_source_cfg *sources;
 	size_t n_sources;
 	char *listen_address; /* "[host]:port" */
 	char *telemetry_path;
@@ -59,7 +59,7 @@ typedef struct kv_config {
 	bool tenant_summary;         /* --metrics.tenant-summary */
 	bool residency;              /* --residency.enabled: object lifetimes (a birth per object) */
 	mkv_family_filter *families; /* built from those two at parse time, or NULL: every family */
-	int stream_dialect;          /* --stream.dialect, a KV_DIALECT_MODE_* */
+	int stream_dialect;          /* --stream.dialect, a KVD_DIALECT_MODE_* */
 	char *key_group_regex;       /* --key.group-regex, or NULL */
 	mkv_keygroup_re *key_groups; /* compiled from it at parse time, or NULL */
 	size_t max_key_groups;
@@ -74,33 +74,33 @@ typedef struct kv_config {
 	double web_read_header_timeout; /* seconds: accept (or a kept-alive connection's next line) to headers */
 	double web_read_timeout;        /* seconds: the whole request */
 	double web_idle_timeout;        /* seconds: a kept-alive wait, or an answer's stalled reader */
-	kv_cidr *web_penalty_exempt;    /* --web.login-penalty-exempt: never penalized for failed logins */
+	kvd_cidr *web_penalty_exempt;   /* --web.login-penalty-exempt: never penalized for failed logins */
 	size_t n_web_penalty_exempt;
 	bool state_serve;   /* --state.serve: GET /state hands this exporter's state to the next one */
 	char **state_peers; /* --state.peer, in order: take the state from the first that gives it */
 	size_t n_state_peers;
 	double state_peer_timeout; /* seconds for one peer, connection to last byte */
 	size_t state_peer_max_bytes;
-	enum kv_log_level log_level;
-	enum kv_log_format log_format;
-} kv_config;
+	enum kvd_log_level log_level;
+	enum kvd_log_format log_format;
+} kvd_config;
 
-enum kv_config_result { KV_CONFIG_RUN = 0, KV_CONFIG_EXIT = 1 };
+enum kvd_config_result { KVD_CONFIG_RUN = 0, KVD_CONFIG_EXIT = 1 };
 
-/* Parses argv into c.  Returns KV_CONFIG_RUN, KV_CONFIG_EXIT after printing
+/* Parses argv into c.  Returns KVD_CONFIG_RUN, KVD_CONFIG_EXIT after printing
  * --help or --version to out, or MKV_EINVAL with a one-line reason in
  * err[0..errlen). */
-int kv_config_parse(kv_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen);
-void kv_config_free(kv_config *c);
+int kvd_config_parse(kvd_config *c, int argc, char **argv, FILE *out, char *err, size_t errlen);
+void kvd_config_free(kvd_config *c);
 /* The key-group regex of a source: its own group_regex=, else
  * --key.group-regex, else NULL. */
-const mkv_keygroup_re *kv_config_keygroups(const kv_config *c, const kv_source_cfg *s);
+const mkv_keygroup_re *kvd_config_keygroups(const kvd_config *c, const kvd_source_cfg *s);
 
 /* The dialect of a source's publishers: its own dialect=, else
  * --stream.dialect; -1 for auto, else an enum mkv_dialect. */
-int kv_config_dialect(const kv_config *c, const kv_source_cfg *s);
+int kvd_config_dialect(const kvd_config *c, const kvd_source_cfg *s);
 
 /* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or MKV_EINVAL. */
-int kv_parse_duration(const char *s, double *seconds);
+int kvd_parse_duration(const char *s, double *seconds);
 
 #endif

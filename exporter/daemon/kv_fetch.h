@@ -12,40 +12,40 @@
 #include <mooncake_kv/common.h>
 
 /* Bytes of an answer as they arrive; false aborts the transfer. */
-typedef bool (*kv_fetch_sink)(const void *p, size_t n, void *ctx);
+typedef bool (*kvd_fetch_sink)(const void *p, size_t n, void *ctx);
 
-typedef struct kv_fetch {
+typedef struct kvd_fetch {
 	CURL *h;
 	mkv_buf body; /* the last answer's body (NUL-terminated; data NULL when empty) */
 	size_t limit;
 	double timeout_s;
 	bool too_large;
-	kv_fetch_sink sink; /* while streaming */
+	kvd_fetch_sink sink; /* while streaming */
 	void *sink_ctx;
 	bool sink_refused;
-} kv_fetch;
+} kvd_fetch;
 
 /* Returns 0 or MKV_ENOMEM. */
-int kv_fetch_init(kv_fetch *f, double timeout_s, size_t limit);
-void kv_fetch_free(kv_fetch *f);
+int kvd_fetch_init(kvd_fetch *f, double timeout_s, size_t limit);
+void kvd_fetch_free(kvd_fetch *f);
 
 /* GETs url.  Returns MKV_POLL_OK for a 200 with a body within the limit,
  * else the reason (MKV_POLL_HTTP_STATUS for another status); *http is the
  * status, 0 when no answer came. */
-enum mkv_poll_error kv_fetch_get(kv_fetch *f, const char *url, long *http);
+enum mkv_poll_error kvd_fetch_get(kvd_fetch *f, const char *url, long *http);
 
 /* GETs url, handing the body to sink as it arrives instead of keeping it:
  * no size limit, the sink keeps what it needs (for answers that grow with
  * the tenants).  A large answer takes long: it fails when it stalls (less
  * than 1 KiB/s for the timeout) or after ten timeouts (30 s at least), not
- * after one.  Returns as kv_fetch_get, or MKV_POLL_NO_MEMORY when the sink
+ * after one.  Returns as kvd_fetch_get, or MKV_POLL_NO_MEMORY when the sink
  * refused. */
-enum mkv_poll_error kv_fetch_stream(kv_fetch *f, const char *url, kv_fetch_sink sink, void *ctx, long *http);
+enum mkv_poll_error kvd_fetch_stream(kvd_fetch *f, const char *url, kvd_fetch_sink sink, void *ctx, long *http);
 
 /* The reason for a failed transfer (too_large: the body outgrew its limit). */
-enum mkv_poll_error kv_fetch_classify(CURLcode rc, bool too_large);
+enum mkv_poll_error kvd_fetch_classify(CURLcode rc, bool too_large);
 
 /* The common options: no signals, timeouts, user agent, http(s) only. */
-void kv_fetch_setopts(CURL *h, double timeout_s);
+void kvd_fetch_setopts(CURL *h, double timeout_s);
 
 #endif

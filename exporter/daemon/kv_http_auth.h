@@ -35,48 +35,48 @@
 #include "kv_cidr.h"
 #include "kv_webconfig.h"
 
-typedef struct kv_http_auth kv_http_auth;
+typedef struct kvd_http_auth kvd_http_auth;
 
-/* Seconds on a clock that never steps: the daemon's kv_mono, a test's own. */
-typedef double (*kv_auth_clock)(void);
+/* Seconds on a clock that never steps: the daemon's kvd_mono, a test's own. */
+typedef double (*kvd_auth_clock)(void);
 
 /* Starts the checker thread.  NULL when out of memory or no thread.  w (its
  * users) and exempt[0..n_exempt) (addresses never penalized) must outlive
  * the checker; clock is read by every decision, the checker's and the
  * callers'. */
-kv_http_auth *kv_http_auth_new(const kv_webconfig *w, const kv_cidr *exempt, size_t n_exempt, kv_auth_clock clock);
-void kv_http_auth_free(kv_http_auth *a);
+kvd_http_auth *kvd_http_auth_new(const kvd_webconfig *w, const kvd_cidr *exempt, size_t n_exempt, kvd_auth_clock clock);
+void kvd_http_auth_free(kvd_http_auth *a);
 
 /* Beside the failures: a password check is needed, *job holds it. */
-#define KV_AUTH_PENDING ((enum mkv_login_failure)(MKV_LOGIN__COUNT + 1))
+#define KVD_AUTH_PENDING ((enum mkv_login_failure)(MKV_LOGIN__COUNT + 1))
 
-typedef struct kv_auth_job kv_auth_job;
-typedef void (*kv_auth_done)(void *cls, enum mkv_login_failure result);
+typedef struct kvd_auth_job kvd_auth_job;
+typedef void (*kvd_auth_done)(void *cls, enum mkv_login_failure result);
 
 /* Starts checking an Authorization header's value (NULL: none) from a peer
  * (its address as 16 bytes, IPv4 mapped, and its text for the logs).  Returns
  * MKV_LOGIN__COUNT when the credential is good (a verified one, cached), a
- * failure decided without a password check (counted), or KV_AUTH_PENDING
- * with *job: give it to kv_http_auth_queue, or to kv_http_auth_run. */
-enum mkv_login_failure kv_http_auth_begin(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					  const char *peer, kv_auth_job **job);
+ * failure decided without a password check (counted), or KVD_AUTH_PENDING
+ * with *job: give it to kvd_http_auth_queue, or to kvd_http_auth_run. */
+enum mkv_login_failure kvd_http_auth_begin(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+					   const char *peer, kvd_auth_job **job);
 /* Queues the check for the checker thread, which calls done(cls, result)
  * when it is made (MKV_LOGIN__COUNT: good; else the failure, counted) and
  * frees the job.  False when the queue is full or stopping: the job is
  * freed, counted as throttled, and done is not called. */
-bool kv_http_auth_queue(kv_http_auth *a, kv_auth_job *j, kv_auth_done done, void *cls);
+bool kvd_http_auth_queue(kvd_http_auth *a, kvd_auth_job *j, kvd_auth_done done, void *cls);
 /* Makes the check here instead (the job stays the caller's to free). */
-enum mkv_login_failure kv_http_auth_run(kv_http_auth *a, kv_auth_job *j);
-void kv_auth_job_free(kv_auth_job *j);
+enum mkv_login_failure kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j);
+void kvd_auth_job_free(kvd_auth_job *j);
 /* begin, then run here: the whole check in the caller's thread. */
-enum mkv_login_failure kv_http_auth_check(kv_http_auth *a, const char *authorization, const unsigned char addr[16],
-					  const char *peer);
+enum mkv_login_failure kvd_http_auth_check(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+					   const char *peer);
 /* Stops the checker thread; what is still queued is answered throttled
  * (its done called).  Before the server stops, so that no request stays
  * suspended. */
-void kv_http_auth_stop(kv_http_auth *a);
+void kvd_http_auth_stop(kvd_http_auth *a);
 
 /* The failures and password checks (bcrypt runs) so far. */
-void kv_http_auth_snap(kv_http_auth *a, mkv_http_snap *out);
+void kvd_http_auth_snap(kvd_http_auth *a, mkv_http_snap *out);
 
 #endif

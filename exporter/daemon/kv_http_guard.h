@@ -25,47 +25,47 @@
 #include <microhttpd.h>
 #include <mooncake_kv/scrape.h>
 
-typedef struct kv_http_guard kv_http_guard;
+typedef struct kvd_http_guard kvd_http_guard;
 
-typedef struct kv_guard_limits {
+typedef struct kvd_guard_limits {
 	unsigned max_connections; /* all clients together */
 	unsigned max_per_address; /* one client address; 0: no limit of its own */
 	double header_timeout;    /* seconds from accept (or the next request's first line) to its headers */
 	double request_timeout;   /* seconds from then to the whole request */
 	double idle_timeout;      /* a kept-alive connection's wait for its next request */
-} kv_guard_limits;
+} kvd_guard_limits;
 
 /* Starts the watchdog, which also calls tick (if not NULL) on each round,
  * outside its lock.  NULL when out of memory or no thread. */
-kv_http_guard *kv_http_guard_new(const kv_guard_limits *l, void (*tick)(void));
+kvd_http_guard *kvd_http_guard_new(const kvd_guard_limits *l, void (*tick)(void));
 /* Stops the watchdog; call after MHD_stop_daemon. */
-void kv_http_guard_free(kv_http_guard *g);
+void kvd_http_guard_free(kvd_http_guard *g);
 
 /* For MHD: the accept policy (MHD_start_daemon's apc) and
  * MHD_OPTION_NOTIFY_CONNECTION, both with the guard as cls. */
-enum MHD_Result kv_http_guard_accept(void *cls, const struct sockaddr *addr, socklen_t len);
-void kv_http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
-			  enum MHD_ConnectionNotificationCode code);
+enum MHD_Result kvd_http_guard_accept(void *cls, const struct sockaddr *addr, socklen_t len);
+void kvd_http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			   enum MHD_ConnectionNotificationCode code);
 
 /* A request's progress on its connection, which moves its deadline:
  * its first line is in (MHD's URI log callback), its headers are in (the
  * handler's first call), all of it is in (the answer is being made: no
  * deadline of the keeper's; MHD's own idle timeout covers a client that
  * stops reading), the answer went out (the connection waits for the next). */
-void kv_http_guard_line_in(struct MHD_Connection *c);
-void kv_http_guard_headers_in(struct MHD_Connection *c);
-void kv_http_guard_request_in(struct MHD_Connection *c);
-void kv_http_guard_answered(struct MHD_Connection *c);
+void kvd_http_guard_line_in(struct MHD_Connection *c);
+void kvd_http_guard_headers_in(struct MHD_Connection *c);
+void kvd_http_guard_request_in(struct MHD_Connection *c);
+void kvd_http_guard_answered(struct MHD_Connection *c);
 
 /* Counts a request refused as malformed and logs why, with its peer (c
  * NULL: a refusal libmicrohttpd made before naming the connection). */
-void kv_http_guard_malformed(kv_http_guard *g, struct MHD_Connection *c, const char *why);
+void kvd_http_guard_malformed(kvd_http_guard *g, struct MHD_Connection *c, const char *why);
 
 /* The connection's peer as text ("unknown" if none), and in addr (if not
  * NULL) as 16 bytes, IPv4 mapped into IPv6 (zeros if none). */
-const char *kv_http_guard_peer(struct MHD_Connection *c, unsigned char addr[16]);
+const char *kvd_http_guard_peer(struct MHD_Connection *c, unsigned char addr[16]);
 
 /* Connections open and the refusals so far. */
-void kv_http_guard_snap(kv_http_guard *g, mkv_http_snap *out);
+void kvd_http_guard_snap(kvd_http_guard *g, mkv_http_snap *out);
 
 #endif

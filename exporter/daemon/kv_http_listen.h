@@ -10,15 +10,15 @@
 
 /* "[host]:port", ":port", "host:port", "[v6]:port" -> a socket address;
  * *any: no host (IPv6's any address, dual stack).  Returns 0 or MKV_EINVAL. */
-int kv_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any);
+int kvd_http_resolve(const char *addr, struct sockaddr_storage *ss, bool *any);
 /* ss (IPv6's any address and a port) made IPv4's any address, same port:
  * where a host has no IPv6. */
-void kv_http_ipv4_any(struct sockaddr_storage *ss);
+void kvd_http_ipv4_any(struct sockaddr_storage *ss);
 
-/* Whether --web.listen-address can be listened on as kv_http_start will
+/* Whether --web.listen-address can be listened on as kvd_http_start will
  * (bound, listened on, closed; IPv6's any address falling back to IPv4's):
  * 0, the OS's errno (EADDRINUSE, EACCES, ...), or -1 when its host does not
  * resolve.  libmicrohttpd does not say why it could not. */
-int kv_http_listen_check(const char *address);
+int kvd_http_listen_check(const char *address);
 
 #endif

@@ -6,26 +6,26 @@
 #include <stddef.h>
 
 /* What it serves from, owned by main (declared where they are defined). */
-typedef struct kv_config kv_config;
-typedef struct kv_source kv_source;
+typedef struct kvd_config kvd_config;
+typedef struct kvd_source kvd_source;
 typedef struct mkv_budget mkv_budget;
-typedef struct kv_webconfig kv_webconfig;
-typedef struct kv_http kv_http;
+typedef struct kvd_webconfig kvd_webconfig;
+typedef struct kvd_http kvd_http;
 
-typedef struct kv_exporter {
-	const kv_config *config;
-	kv_source *sources;
+typedef struct kvd_exporter {
+	const kvd_config *config;
+	kvd_source *sources;
 	size_t n_sources;
 	mkv_budget *budget;
-	const kv_webconfig *web;
+	const kvd_webconfig *web;
 	double start_time;
-} kv_exporter;
+} kvd_exporter;
 
 /* Starts serving.  Returns NULL with a reason logged when the address cannot
  * be bound. */
-kv_http *kv_http_start(const kv_exporter *x);
+kvd_http *kvd_http_start(const kvd_exporter *x);
 /* The port actually bound (useful with port 0). */
-unsigned kv_http_port(const kv_http *h);
-void kv_http_stop(kv_http *h);
+unsigned kvd_http_port(const kvd_http *h);
+void kvd_http_stop(kvd_http *h);
 
 #endif

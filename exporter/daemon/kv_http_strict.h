@@ -14,10 +14,10 @@
 
 /* The request target as it came (before MHD decodes it) has %00, or a %
  * without two hex digits, before its query. */
-bool kv_http_path_bad(const char *uri);
+bool kvd_http_path_bad(const char *uri);
 
 /* Why a request's line and headers are refused, with *status the answer
  * (400, or 501 for a transfer coding other than chunked), or NULL. */
-const char *kv_http_request_problem(struct MHD_Connection *c, const char *version, bool bad_path, unsigned *status);
+const char *kvd_http_request_problem(struct MHD_Connection *c, const char *version, bool bad_path, unsigned *status);
 
 #endif

@@ -7,34 +7,34 @@
 
 #include <stdbool.h>
 
-enum kv_log_level { KV_LOG_DEBUG, KV_LOG_INFO, KV_LOG_WARN, KV_LOG_ERROR };
-enum kv_log_format { KV_LOG_LOGFMT, KV_LOG_JSON };
+enum kvd_log_level { KVD_LOG_DEBUG, KVD_LOG_INFO, KVD_LOG_WARN, KVD_LOG_ERROR };
+enum kvd_log_format { KVD_LOG_LOGFMT, KVD_LOG_JSON };
 
-void kv_log_setup(enum kv_log_level level, enum kv_log_format format);
-bool kv_log_enabled(enum kv_log_level level);
+void kvd_log_setup(enum kvd_log_level level, enum kvd_log_format format);
+bool kvd_log_enabled(enum kvd_log_level level);
 
-/* kv_log(level, msg, key1, value1, key2, value2, ..., NULL): string pairs. */
-void kv_log(enum kv_log_level level, const char *msg, ...) __attribute__((sentinel));
+/* kvd_log(level, msg, key1, value1, key2, value2, ..., NULL): string pairs. */
+void kvd_log(enum kvd_log_level level, const char *msg, ...) __attribute__((sentinel));
 
 /* At most `burst` messages per `window` seconds; the first message allowed
  * after a quiet spell reports how many were held back.  Owned by one thread. */
-typedef struct kv_ratelimit {
+typedef struct kvd_ratelimit {
 	double window;
 	unsigned burst;
 	double window_start;
 	unsigned used;
 	unsigned suppressed;
-} kv_ratelimit;
+} kvd_ratelimit;
 
 /* The first window opens at the first message, whatever the clock's origin
  * (a monotonic clock reads a few seconds on a machine just booted). */
-#define KV_RATELIMIT(window_s, burst_n)             \
+#define KVD_RATELIMIT(window_s, burst_n)            \
 	{                                           \
 		(window_s), (burst_n), -1e300, 0, 0 \
 	}
 
 /* True when a message may be logged now; *suppressed is set to how many were
  * dropped since the last one allowed (0 usually). */
-bool kv_ratelimit_allow(kv_ratelimit *r, double now, unsigned *suppressed);
+bool kvd_ratelimit_allow(kvd_ratelimit *r, double now, unsigned *suppressed);
 
 #endif

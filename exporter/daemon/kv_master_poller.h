@@ -3,7 +3,7 @@
 #ifndef KV_MASTER_POLLER_H
 #define KV_MASTER_POLLER_H
 
-/* Thread body; arg is the kv_source.  Returns when the stop flag is set. */
-void *kv_master_poller_main(void *arg);
+/* Thread body; arg is the kvd_source.  Returns when the stop flag is set. */
+void *kvd_master_poller_main(void *arg);
 
 #endif

@@ -6,6 +6,6 @@
 #include <mooncake_kv/scrape.h>
 
 /* Fills *p; p->ok is false where /proc cannot be read. */
-void kv_process_collect(mkv_process_snap *p, double start_time);
+void kvd_process_collect(mkv_process_snap *p, double start_time);
 
 #endif

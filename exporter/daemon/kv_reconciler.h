@@ -6,7 +6,7 @@
 #ifndef KV_RECONCILER_H
 #define KV_RECONCILER_H
 
-/* Thread body; arg is the kv_source.  Returns when the stop flag is set. */
-void *kv_reconciler_main(void *arg);
+/* Thread body; arg is the kvd_source.  Returns when the stop flag is set. */
+void *kvd_reconciler_main(void *arg);
 
 #endif

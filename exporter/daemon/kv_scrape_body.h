@@ -10,10 +10,10 @@
 
 /* Room for about `bytes` in b in one allocation, in huge pages where it
  * can (the text of a large scrape). */
-void kv_scrape_room(mkv_buf *b, size_t bytes);
+void kvd_scrape_room(mkv_buf *b, size_t bytes);
 
 /* The text gzipped.  *out_len: its compressed length.  NULL when memory
  * runs out. */
-char *kv_gzip_text(const char *in, size_t len, size_t *out_len);
+char *kvd_gzip_text(const char *in, size_t len, size_t *out_len);
 
 #endif

@@ -8,17 +8,17 @@
 
 #include <stddef.h>
 
-typedef struct kv_source kv_source;
+typedef struct kvd_source kvd_source;
 
 /* At most this many copies are written at once; beyond, the caller answers 503. */
-#define KV_STATE_SERVE_MAX 2
+#define KVD_STATE_SERVE_MAX 2
 
 /* Starts a copy: *fd is the pipe it comes through (the caller closes it),
  * *pause_s how long ingestion waited.  Returns 0, MKV_ELIMIT (too many copies
  * are being written) or MKV_ENOMEM (no pipe, no process). */
-int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s);
+int kvd_state_serve_open(kvd_source *sources, size_t n, int *fd, double *pause_s);
 /* Collects the children that have finished (each copy calls it; so does
  * shutdown, waiting for them). */
-void kv_state_serve_reap(int wait);
+void kvd_state_serve_reap(int wait);
 
 #endif

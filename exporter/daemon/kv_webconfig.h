@@ -36,26 +36,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum kv_client_auth { KV_CLIENT_NONE, KV_CLIENT_VERIFY_IF_GIVEN, KV_CLIENT_REQUIRE_AND_VERIFY };
+enum kvd_client_auth { KVD_CLIENT_NONE, KVD_CLIENT_VERIFY_IF_GIVEN, KVD_CLIENT_REQUIRE_AND_VERIFY };
 
-typedef struct kv_web_user {
+typedef struct kvd_web_user {
 	char *name;
 	char *hash;
-} kv_web_user;
+} kvd_web_user;
 
-typedef struct kv_webconfig {
+typedef struct kvd_webconfig {
 	bool tls;
 	char *cert_pem; /* file contents, NUL-terminated */
 	char *key_pem;
 	char *client_ca_pem; /* NULL unless client_auth_type verifies */
-	enum kv_client_auth client_auth;
+	enum kvd_client_auth client_auth;
 	char *tls_priorities; /* the GnuTLS priority string; NULL without tls_server_config */
-	kv_web_user *users;
+	kvd_web_user *users;
 	size_t n_users;
-} kv_webconfig;
+} kvd_webconfig;
 
 /* Returns 0, or MKV_EINVAL with a one-line reason in err. */
-int kv_webconfig_load(const char *path, kv_webconfig *out, char *err, size_t errlen);
-void kv_webconfig_free(kv_webconfig *w);
+int kvd_webconfig_load(const char *path, kvd_webconfig *out, char *err, size_t errlen);
+void kvd_webconfig_free(kvd_webconfig *w);
 
 #endif

@@ -10,25 +10,25 @@
 #include "kv_log.h"
 
 /* Configuration frozen at start-up: the only globals of the program. */
-static enum kv_log_level min_level = KV_LOG_INFO;
-static enum kv_log_format format = KV_LOG_LOGFMT;
+static enum kvd_log_level min_level = KVD_LOG_INFO;
+static enum kvd_log_format format = KVD_LOG_LOGFMT;
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
-void kv_log_setup(enum kv_log_level level, enum kv_log_format fmt)
+void kvd_log_setup(enum kvd_log_level level, enum kvd_log_format fmt)
 {
 	min_level = level;
 	format = fmt;
 }
 
-bool kv_log_enabled(enum kv_log_level level)
+bool kvd_log_enabled(enum kvd_log_level level)
 {
 	return level >= min_level;
 }
 
 static void add_value(mkv_buf *b, const char *v)
 {
-	bool json = format == KV_LOG_JSON;
+	bool json = format == KVD_LOG_JSON;
 	bool quote = json || v[0] == '\0' || strpbrk(v, " =\"\\\t\n") != NULL;
 	if (quote)
 		mkv_buf_addc(b, '"');
@@ -49,7 +49,7 @@ static void add_value(mkv_buf *b, const char *v)
 
 static void add_pair(mkv_buf *b, bool first, const char *k, const char *v)
 {
-	if (format == KV_LOG_JSON) {
+	if (format == KVD_LOG_JSON) {
 		mkv_buf_adds(b, first ? "{\"" : ",\"");
 		mkv_buf_adds(b, k);
 		mkv_buf_adds(b, "\":");
@@ -62,7 +62,7 @@ static void add_pair(mkv_buf *b, bool first, const char *k, const char *v)
 	add_value(b, v);
 }
 
-void kv_log(enum kv_log_level level, const char *msg, ...)
+void kvd_log(enum kvd_log_level level, const char *msg, ...)
 {
 	if (level < min_level)
 		return;
@@ -86,14 +86,14 @@ void kv_log(enum kv_log_level level, const char *msg, ...)
 		add_pair(&b, false, k, v ? v : "");
 	}
 	va_end(ap);
-	mkv_buf_adds(&b, format == KV_LOG_JSON ? "}\n" : "\n");
+	mkv_buf_adds(&b, format == KVD_LOG_JSON ? "}\n" : "\n");
 	if (mkv_buf_ok(&b) && write(STDERR_FILENO, b.data, b.len) < 0) {
 		/* nowhere left to report it */
 	}
 	mkv_buf_free(&b);
 }
 
-bool kv_ratelimit_allow(kv_ratelimit *r, double now, unsigned *suppressed)
+bool kvd_ratelimit_allow(kvd_ratelimit *r, double now, unsigned *suppressed)
 {
 	*suppressed = 0;
 	if (now - r->window_start >= r->window) {

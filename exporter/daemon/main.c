@@ -28,7 +28,7 @@ static uint64_t random_seed(void)
 {
 	uint64_t seed = 0;
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint64_t)kv_now() ^ (uint64_t)getpid() << 32;
+		seed = (uint64_t)kvd_now() ^ (uint64_t)getpid() << 32;
 	return seed;
 }
 
@@ -38,16 +38,16 @@ static int drop_privileges(const char *user)
 {
 	struct passwd *pw = getpwnam(user);
 	if (!pw) {
-		kv_log(KV_LOG_ERROR, "--run-as-user: no such user", "user", user, NULL);
+		kvd_log(KVD_LOG_ERROR, "--run-as-user: no such user", "user", user, NULL);
 		return MKV_EINVAL;
 	}
 	if (geteuid() != 0) {
-		kv_log(KV_LOG_ERROR, "--run-as-user needs to be started as root", "user", user, NULL);
+		kvd_log(KVD_LOG_ERROR, "--run-as-user needs to be started as root", "user", user, NULL);
 		return MKV_EINVAL;
 	}
 	if (initgroups(pw->pw_name, pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
 	    setuid(0) == 0) {
-		kv_log(KV_LOG_ERROR, "--run-as-user: cannot switch user", "user", user, NULL);
+		kvd_log(KVD_LOG_ERROR, "--run-as-user: cannot switch user", "user", user, NULL);
 		return MKV_EINVAL;
 	}
 	return MKV_OK;
@@ -90,7 +90,7 @@ static void raise_fd_limit(void)
 /* What the receive queues can hold at the worst: every subscriber's ZMQ
  * queue (one per master of every source) full of messages of the largest
  * size accepted. */
-static void log_queue_bound(const kv_config *c)
+static void log_queue_bound(const kvd_config *c)
 {
 	char hwm[24], size[24], worst[32];
 	snprintf(hwm, sizeof(hwm), "%d", c->zmq_rcvhwm);
@@ -103,43 +103,43 @@ static void log_queue_bound(const kv_config *c)
 			 (double)c->zmq_rcvhwm * (double)c->zmq_max_message_size * (double)subscribers);
 	else
 		snprintf(worst, sizeof(worst), "unbounded");
-	kv_log(KV_LOG_INFO, "receive queues bounded", "rcvhwm_messages", hwm, "max_message_bytes", size,
-	       "worst_case_bytes", worst, NULL);
+	kvd_log(KVD_LOG_INFO, "receive queues bounded", "rcvhwm_messages", hwm, "max_message_bytes", size,
+		"worst_case_bytes", worst, NULL);
 }
 
 int main(int argc, char **argv)
 {
-	kv_config cfg;
+	kvd_config cfg;
 	char err[512];
-	int rc = kv_config_parse(&cfg, argc, argv, stdout, err, sizeof(err));
-	if (rc == KV_CONFIG_EXIT) {
-		kv_config_free(&cfg);
+	int rc = kvd_config_parse(&cfg, argc, argv, stdout, err, sizeof(err));
+	if (rc == KVD_CONFIG_EXIT) {
+		kvd_config_free(&cfg);
 		return 0;
 	}
-	if (rc != KV_CONFIG_RUN) {
+	if (rc != KVD_CONFIG_RUN) {
 		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
-		kv_config_free(&cfg);
+		kvd_config_free(&cfg);
 		return 2;
 	}
-	kv_log_setup(cfg.log_level, cfg.log_format);
-	kv_webconfig web = {0};
-	if (cfg.web_config_file && kv_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != MKV_OK) {
+	kvd_log_setup(cfg.log_level, cfg.log_format);
+	kvd_webconfig web = {0};
+	if (cfg.web_config_file && kvd_webconfig_load(cfg.web_config_file, &web, err, sizeof(err)) != MKV_OK) {
 		fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
-		kv_config_free(&cfg);
+		kvd_config_free(&cfg);
 		return 2;
 	}
 	/* the port before anything is logged: one line, and the OS's reason (the
 	 * server binds it only after the bootstrap; should another process take
 	 * it meanwhile, the log says why then) */
-	int busy = kv_http_listen_check(cfg.listen_address);
+	int busy = kvd_http_listen_check(cfg.listen_address);
 	if (busy) {
 		char why[128];
 		snprintf(why, sizeof(why), "%s", busy > 0 ? strerror(busy) : "its host does not resolve");
 		why[0] = (char)tolower((unsigned char)why[0]);
 		fprintf(stderr, "mooncake-kv-exporter: --web.listen-address %s: cannot listen: %s\n",
 			cfg.listen_address, why);
-		kv_webconfig_free(&web);
-		kv_config_free(&cfg);
+		kvd_webconfig_free(&web);
+		kvd_config_free(&cfg);
 		return 2;
 	}
 
@@ -163,27 +163,27 @@ int main(int argc, char **argv)
 	mkv_budget_init(&budget, cfg.max_tenants, cfg.max_objects);
 	budget.max_key_groups = cfg.max_key_groups;
 	void *zctx = zmq_ctx_new();
-	kv_source *sources = calloc(cfg.n_sources, sizeof(*sources));
-	kv_exporter x = {.config = &cfg,
-			 .sources = sources,
-			 .n_sources = cfg.n_sources,
-			 .budget = &budget,
-			 .web = cfg.web_config_file ? &web : NULL,
-			 .start_time = kv_now()};
+	kvd_source *sources = calloc(cfg.n_sources, sizeof(*sources));
+	kvd_exporter x = {.config = &cfg,
+			  .sources = sources,
+			  .n_sources = cfg.n_sources,
+			  .budget = &budget,
+			  .web = cfg.web_config_file ? &web : NULL,
+			  .start_time = kvd_now()};
 	size_t inited = 0;
-	kv_http *http = NULL;
+	kvd_http *http = NULL;
 	int exit_code = 1;
 	uint64_t seed = random_seed();
 
 	if (!zctx || !sources) {
-		kv_log(KV_LOG_ERROR, "out of memory at start-up", NULL);
+		kvd_log(KVD_LOG_ERROR, "out of memory at start-up", NULL);
 		goto out;
 	}
 	/* every source's sockets first: a bad endpoint is a bad flag value, and
 	 * exits 2 before anything runs */
 	for (; inited < cfg.n_sources; inited++) {
-		if (kv_source_init(&sources[inited], &cfg, &cfg.sources[inited], zctx, &budget, seed, &stop, err,
-				   sizeof(err)) != MKV_OK) {
+		if (kvd_source_init(&sources[inited], &cfg, &cfg.sources[inited], zctx, &budget, seed, &stop, err,
+				    sizeof(err)) != MKV_OK) {
 			fprintf(stderr, "mooncake-kv-exporter: %s\n", err);
 			exit_code = 2;
 			goto out;
@@ -192,19 +192,19 @@ int main(int argc, char **argv)
 	log_queue_bound(&cfg); /* after the checks: a bad value's one line stays alone */
 	/* with --state.peer, the sockets are connected and nothing reads them yet:
 	 * what the peer's copy lacks queues meanwhile */
-	kv_bootstrap_run(sources, cfg.n_sources, &cfg);
+	kvd_bootstrap_run(sources, cfg.n_sources, &cfg);
 	for (size_t i = 0; i < cfg.n_sources; i++) {
-		kv_source *s = &sources[i];
-		if (kv_source_start(s) != MKV_OK) {
-			kv_log(KV_LOG_ERROR, "cannot start a thread", "source", s->cfg->name, NULL);
+		kvd_source *s = &sources[i];
+		if (kvd_source_start(s) != MKV_OK) {
+			kvd_log(KVD_LOG_ERROR, "cannot start a thread", "source", s->cfg->name, NULL);
 			goto out;
 		}
 		for (size_t j = 0; j < s->n_members; j++)
-			kv_log(KV_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->members[j].zmq, "status",
-			       s->cfg->members[j].status ? s->cfg->members[j].status : "", "reconcile",
-			       s->cfg->reconcile ? "true" : "false", NULL);
+			kvd_log(KVD_LOG_INFO, "watching", "source", s->cfg->name, "zmq", s->cfg->members[j].zmq,
+				"status", s->cfg->members[j].status ? s->cfg->members[j].status : "", "reconcile",
+				s->cfg->reconcile ? "true" : "false", NULL);
 	}
-	http = kv_http_start(&x);
+	http = kvd_http_start(&x);
 	if (!http) {
 		exit_code = 2;
 		goto out;
@@ -214,26 +214,26 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	char port[16];
-	snprintf(port, sizeof(port), "%u", kv_http_port(http));
-	kv_log(KV_LOG_INFO, "listening", "address", cfg.listen_address, "port", port, "path", cfg.telemetry_path, "tls",
-	       web.tls ? "true" : "false", "basic_auth", web.n_users ? "true" : "false", "user",
-	       getpwuid(geteuid()) ? getpwuid(geteuid())->pw_name : "?", "version", KV_VERSION, "revision", KV_REVISION,
-	       NULL);
+	snprintf(port, sizeof(port), "%u", kvd_http_port(http));
+	kvd_log(KVD_LOG_INFO, "listening", "address", cfg.listen_address, "port", port, "path", cfg.telemetry_path,
+		"tls", web.tls ? "true" : "false", "basic_auth", web.n_users ? "true" : "false", "user",
+		getpwuid(geteuid()) ? getpwuid(geteuid())->pw_name : "?", "version", KVD_VERSION, "revision",
+		KVD_REVISION, NULL);
 
 	int sig = 0;
 	sigwait(&stop_signals, &sig);
-	kv_log(KV_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	kvd_log(KVD_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
 	exit_code = 0;
 out:
 	atomic_store(&stop, true);
-	kv_http_stop(http);
+	kvd_http_stop(http);
 	for (size_t i = 0; i < inited; i++)
-		kv_source_destroy(&sources[i]);
+		kvd_source_destroy(&sources[i]);
 	free(sources);
 	if (zctx)
 		zmq_ctx_term(zctx);
 	curl_global_cleanup();
-	kv_webconfig_free(&web);
-	kv_config_free(&cfg);
+	kvd_webconfig_free(&web);
+	kvd_config_free(&cfg);
 	return exit_code;
 }

@@ -21,7 +21,7 @@ static double open_fds(void)
 	return n - 1; /* the directory's own descriptor */
 }
 
-void kv_process_collect(mkv_process_snap *p, double start_time)
+void kvd_process_collect(mkv_process_snap *p, double start_time)
 {
 	memset(p, 0, sizeof(*p));
 	struct rusage ru;

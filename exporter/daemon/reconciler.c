@@ -26,10 +26,10 @@
 #define QUERY_BODY_BYTES (64u << 20)
 
 struct shell {
-	kv_source *s;
-	const kv_config *c;
-	kv_fetch query; /* batch queries */
-	CURL *list;     /* the listing, driven by multi so that it can pause */
+	kvd_source *s;
+	const kvd_config *c;
+	kvd_fetch query; /* batch queries */
+	CURL *list;      /* the listing, driven by multi so that it can pause */
 	CURLM *multi;
 	mkv_recon_run *run;
 	char why_buf[128];
@@ -53,7 +53,7 @@ static mkv_answer io_get(void *ctx, const char *url)
 {
 	struct shell *sh = ctx;
 	mkv_answer a = {0};
-	a.err = kv_fetch_get(&sh->query, url, &a.http);
+	a.err = kvd_fetch_get(&sh->query, url, &a.http);
 	a.body = mkv_buf_str(&sh->query.body);
 	a.len = sh->query.body.len;
 	return a;
@@ -62,7 +62,7 @@ static mkv_answer io_get(void *ctx, const char *url)
 static double io_now(void *ctx)
 {
 	(void)ctx;
-	return kv_now();
+	return kvd_now();
 }
 
 #define TENANT_HEADER "x-mooncake-tenant-id:"
@@ -115,7 +115,7 @@ static size_t on_listing(char *p, size_t size, size_t n, void *arg)
 
 /* The status poll's timeout is for a small answer: a listing and its
  * queries get at least 10 s to connect (and the listing 30 s of stall). */
-static double http_timeout(const kv_config *c)
+static double http_timeout(const kvd_config *c)
 {
 	return fmax(c->poll_timeout, 10);
 }
@@ -125,7 +125,7 @@ static double http_timeout(const kv_config *c)
 static enum mkv_recon_listing list_keys(struct shell *sh, const char **why)
 {
 	sh->answered = sh->taken = sh->has_tenant_hdr = false;
-	kv_fetch_setopts(sh->list, http_timeout(sh->c));
+	kvd_fetch_setopts(sh->list, http_timeout(sh->c));
 	curl_easy_setopt(sh->list, CURLOPT_URL, mkv_recon_listing_url(sh->run));
 	curl_easy_setopt(sh->list, CURLOPT_WRITEFUNCTION, on_listing);
 	curl_easy_setopt(sh->list, CURLOPT_WRITEDATA, sh);
@@ -170,13 +170,13 @@ static enum mkv_recon_listing list_keys(struct shell *sh, const char **why)
 	return mkv_recon_listing_drain(sh->run, true) ? MKV_LISTING_DONE : MKV_LISTING_FAILED;
 }
 
-static void log_result(const kv_source *s, enum mkv_recon_result res, const char *cause, const mkv_recon_summary *r)
+static void log_result(const kvd_source *s, enum mkv_recon_result res, const char *cause, const mkv_recon_summary *r)
 {
 	if (r->default_only) {
-		kv_log(KV_LOG_INFO,
-		       "the master lists tenant default only: other tenants are not reconciled (asked again after "
-		       "its restart, or in an hour)",
-		       "source", s->cfg->name, "tenant", r->tenant, NULL);
+		kvd_log(KVD_LOG_INFO,
+			"the master lists tenant default only: other tenants are not reconciled (asked again after "
+			"its restart, or in an hour)",
+			"source", s->cfg->name, "tenant", r->tenant, NULL);
 		return;
 	}
 	char keys[24], added[24], removed[24], medium[24], incomplete[24], dur[24];
@@ -187,48 +187,48 @@ static void log_result(const kv_source *s, enum mkv_recon_result res, const char
 	snprintf(incomplete, sizeof(incomplete), "%llu", (unsigned long long)r->incomplete);
 	snprintf(dur, sizeof(dur), "%.3f", r->seconds);
 	if (res == MKV_RECON_OK)
-		kv_log(KV_LOG_INFO, "reconciled a tenant with the master", "source", s->cfg->name, "tenant", r->tenant,
-		       "cause", cause, "keys", keys, "added", added, "removed", removed, "medium", medium, "incomplete",
-		       incomplete, "seconds", dur, NULL);
+		kvd_log(KVD_LOG_INFO, "reconciled a tenant with the master", "source", s->cfg->name, "tenant",
+			r->tenant, "cause", cause, "keys", keys, "added", added, "removed", removed, "medium", medium,
+			"incomplete", incomplete, "seconds", dur, NULL);
 	else
-		kv_log(KV_LOG_WARN, "reconciliation did not complete", "source", s->cfg->name, "tenant", r->tenant,
-		       "cause", cause, "result", mkv_recon_result_name(res), "reason", r->why ? r->why : "", "keys",
-		       keys, NULL);
+		kvd_log(KVD_LOG_WARN, "reconciliation did not complete", "source", s->cfg->name, "tenant", r->tenant,
+			"cause", cause, "result", mkv_recon_result_name(res), "reason", r->why ? r->why : "", "keys",
+			keys, NULL);
 }
 
-void *kv_reconciler_main(void *arg)
+void *kvd_reconciler_main(void *arg)
 {
-	kv_source *s = arg;
-	const kv_config *c = s->config;
+	kvd_source *s = arg;
+	const kvd_config *c = s->config;
 	struct shell sh = {.s = s, .c = c};
 	mkv_recon_io io = {.ctx = &sh, .lock = io_lock, .unlock = io_unlock, .get = io_get, .now = io_now};
 	uint64_t max_keys = c->reconcile_max_keys;
 	if (!(sh.run = mkv_recon_run_new(s->store, &io, max_keys, c->reconcile_max_replay))) {
-		kv_log(KV_LOG_ERROR, "reconciler: out of memory", "source", s->cfg->name, NULL);
+		kvd_log(KVD_LOG_ERROR, "reconciler: out of memory", "source", s->cfg->name, NULL);
 		goto out;
 	}
 	sh.list = curl_easy_init();
 	sh.multi = curl_multi_init();
-	if (kv_fetch_init(&sh.query, http_timeout(c), QUERY_BODY_BYTES) != MKV_OK || !sh.list || !sh.multi) {
-		kv_log(KV_LOG_ERROR, "reconciler: cannot set up libcurl", "source", s->cfg->name, NULL);
+	if (kvd_fetch_init(&sh.query, http_timeout(c), QUERY_BODY_BYTES) != MKV_OK || !sh.list || !sh.multi) {
+		kvd_log(KVD_LOG_ERROR, "reconciler: cannot set up libcurl", "source", s->cfg->name, NULL);
 		goto out;
 	}
-	double next = kv_now();
-	kv_ratelimit rl = KV_RATELIMIT(600.0, 1);
+	double next = kvd_now();
+	kvd_ratelimit rl = KVD_RATELIMIT(600.0, 1);
 	while (!atomic_load(s->stop)) {
-		kv_source_wait(s, NULL, next - kv_now()); /* the core plans on the wall clock (its times are shown) */
+		kvd_source_wait(s, NULL, next - kvd_now()); /* the core plans on the wall clock (its times are shown) */
 		if (atomic_load(s->stop))
 			break;
 		mkv_recon_job job;
 		unsigned held;
 		pthread_mutex_lock(&s->lock);
-		enum mkv_recon_next what = mkv_store_recon_next(s->store, kv_now(), &job);
+		enum mkv_recon_next what = mkv_store_recon_next(s->store, kvd_now(), &job);
 		const char *base = job.leader >= 0 ? s->members[job.leader].cfg->status : NULL;
 		pthread_mutex_unlock(&s->lock);
-		if (what == MKV_RECON_WAIT && kv_ratelimit_allow(&rl, kv_now(), &held))
-			kv_log(KV_LOG_INFO, "reconciler waits", "source", s->cfg->name, "reason", job.why, NULL);
+		if (what == MKV_RECON_WAIT && kvd_ratelimit_allow(&rl, kvd_now(), &held))
+			kvd_log(KVD_LOG_INFO, "reconciler waits", "source", s->cfg->name, "reason", job.why, NULL);
 		if (what != MKV_RECON_GO || !base) { /* nothing to ask a standby, and no failure either */
-			next = kv_now() + 1;         /* look again in a second */
+			next = kvd_now() + 1;        /* look again in a second */
 			continue;
 		}
 		enum mkv_recon_listing listing = MKV_LISTING_FAILED;
@@ -243,7 +243,7 @@ void *kv_reconciler_main(void *arg)
 	}
 out:
 	mkv_recon_run_free(sh.run);
-	kv_fetch_free(&sh.query);
+	kvd_fetch_free(&sh.query);
 	if (sh.list)
 		curl_easy_cleanup(sh.list);
 	if (sh.multi)

@@ -34,7 +34,7 @@ static void want_huge_pages(void *p, size_t len)
 #endif
 }
 
-void kv_scrape_room(mkv_buf *b, size_t bytes)
+void kvd_scrape_room(mkv_buf *b, size_t bytes)
 {
 	if (bytes && mkv_buf_room(b, bytes))
 		want_huge_pages(b->data, b->cap);
@@ -83,7 +83,7 @@ static bool gz_put(gz_out *g, const char *in, size_t len, int flush)
  * counts its input in 32 bits. */
 #define PIECE ((size_t)1 << 30)
 
-char *kv_gzip_text(const char *in, size_t len, size_t *out_len)
+char *kvd_gzip_text(const char *in, size_t len, size_t *out_len)
 {
 	gz_out g = {.z = {0}};
 	if (deflateInit2(&g.z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The ZMQ shell around the core's mkv_store: per member, one SUB socket and one
- * monitor socket, set up by kv_source_init (so that a bad endpoint fails at
+ * monitor socket, set up by kvd_source_init (so that a bad endpoint fails at
  * start-up) and then owned by the member's ingest thread, which waits in a
  * receive with a short timeout so that a stop is noticed within 100 ms. */
 #include <errno.h>
@@ -34,7 +34,7 @@
  * array back within seconds, not at its next events. */
 #define SETTLE_SLOTS (64 * 1024)
 /* Before a bootstrap: how long a connected member may stay silent before
- * the peer is asked all the same (kv_source_await_connected). */
+ * the peer is asked all the same (kvd_source_await_connected). */
 #define AWAIT_FIRST_MESSAGE_S 2.0
 
 static int setopt_int(void *sock, int opt, int v)
@@ -42,7 +42,7 @@ static int setopt_int(void *sock, int opt, int v)
 	return zmq_setsockopt(sock, opt, &v, sizeof(v));
 }
 
-static void close_sockets(kv_member *m)
+static void close_sockets(kvd_member *m)
 {
 	if (m->sub)
 		zmq_socket_monitor(m->sub, NULL, 0);
@@ -54,9 +54,9 @@ static void close_sockets(kv_member *m)
 }
 
 /* Returns 0, or MKV_EINVAL with the failed step and ZMQ's reason in err. */
-static int open_sockets(kv_member *m, size_t index, void *zctx, char *err, size_t errlen)
+static int open_sockets(kvd_member *m, size_t index, void *zctx, char *err, size_t errlen)
 {
-	const kv_config *c = m->src->config;
+	const kvd_config *c = m->src->config;
 	const char *name = m->src->cfg->name, *step = "create a socket for";
 	char mon_ep[128];
 	int64_t maxmsg = c->zmq_max_message_size;
@@ -85,7 +85,7 @@ fail:
 	return MKV_EINVAL;
 }
 
-static void free_members(kv_source *s)
+static void free_members(kvd_source *s)
 {
 	for (size_t i = 0; s->members && i < s->n_members; i++)
 		close_sockets(&s->members[i]);
@@ -107,8 +107,8 @@ static int init_cond(pthread_cond_t *c)
 	return rc;
 }
 
-int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src, void *zctx, mkv_budget *budget,
-		   uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
+int kvd_source_init(kvd_source *s, const kvd_config *cfg, const kvd_source_cfg *src, void *zctx, mkv_budget *budget,
+		    uint64_t seed, const atomic_bool *stop, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = src;
@@ -140,7 +140,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 	for (size_t i = 0; i < s->n_members; i++)
 		sm[i] = (mkv_store_member){.label = src->members[i].label,
 					   .has_status = src->members[i].status != NULL,
-					   .dialect = kv_config_dialect(cfg, src)};
+					   .dialect = kvd_config_dialect(cfg, src)};
 	mkv_store_cfg sc = {.name = src->name,
 			    .ha = src->ha,
 			    .polled = src->polled,
@@ -149,7 +149,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 			    .backend = src->backend,
 			    .members = sm,
 			    .n_members = s->n_members,
-			    .key_groups = kv_config_keygroups(cfg, src),
+			    .key_groups = kvd_config_keygroups(cfg, src),
 			    .residency = cfg->residency,
 			    .budget = budget,
 			    .seed = seed,
@@ -162,7 +162,7 @@ int kv_source_init(kv_source *s, const kv_config *cfg, const kv_source_cfg *src,
 		goto fail;
 	}
 	for (size_t i = 0; i < s->n_members; i++) {
-		kv_member *m = &s->members[i];
+		kvd_member *m = &s->members[i];
 		m->src = s;
 		m->cfg = &src->members[i];
 		m->index = i;
@@ -181,15 +181,15 @@ fail:
 	return rc;
 }
 
-static void log_member(enum kv_log_level level, const char *msg, const kv_member *m)
+static void log_member(enum kvd_log_level level, const char *msg, const kvd_member *m)
 {
-	kv_log(level, msg, "source", m->src->cfg->name, "endpoint", m->cfg->zmq, NULL);
+	kvd_log(level, msg, "source", m->src->cfg->name, "endpoint", m->cfg->zmq, NULL);
 }
 
 /* Takes one event of the monitor's, without waiting; false when none. */
-static bool on_monitor_event(kv_member *m)
+static bool on_monitor_event(kvd_member *m)
 {
-	kv_source *s = m->src;
+	kvd_source *s = m->src;
 	zmq_msg_t msg;
 	zmq_msg_init(&msg);
 	if (zmq_msg_recv(&msg, m->mon, ZMQ_DONTWAIT) < 0) {
@@ -209,28 +209,28 @@ static bool on_monitor_event(kv_member *m)
 
 	if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
 		pthread_mutex_lock(&s->lock);
-		bool again = mkv_store_connected(s->store, m->index, (int64_t)(kv_now() * 1000));
+		bool again = mkv_store_connected(s->store, m->index, (int64_t)(kvd_now() * 1000));
 		pthread_mutex_unlock(&s->lock);
-		log_member(KV_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
+		log_member(KVD_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
 		pthread_mutex_lock(&s->lock);
 		mkv_store_disconnected(s->store, m->index);
 		pthread_mutex_unlock(&s->lock);
-		log_member(KV_LOG_WARN, "disconnected from the publisher", m);
+		log_member(KVD_LOG_WARN, "disconnected from the publisher", m);
 	}
 	return true;
 }
 
 /* Whatever the monitor has to say, without waiting: a receive that finds
  * nothing is one poll(2) in libzmq, where zmq_poll made two or three. */
-static void take_monitor_events(kv_member *m, double now)
+static void take_monitor_events(kvd_member *m, double now)
 {
 	m->monitor_asked_at = now;
 	while (on_monitor_event(m))
 		;
 }
 
-static bool member_connected(kv_member *m)
+static bool member_connected(kvd_member *m)
 {
 	pthread_mutex_lock(&m->src->lock);
 	bool up = mkv_store_is_connected(m->src->store, m->index);
@@ -238,20 +238,20 @@ static bool member_connected(kv_member *m)
 	return up;
 }
 
-void kv_source_await_connected(kv_source *s, double until)
+void kvd_source_await_connected(kvd_source *s, double until)
 {
 	for (size_t i = 0; i < s->n_members; i++) {
-		kv_member *m = &s->members[i];
+		kvd_member *m = &s->members[i];
 		zmq_pollitem_t items[2] = {{m->mon, 0, ZMQ_POLLIN, 0}, {m->sub, 0, ZMQ_POLLIN, 0}};
-		while (!member_connected(m) && kv_mono() < until) {
+		while (!member_connected(m) && kvd_mono() < until) {
 			if (zmq_poll(items, 1, 10) > 0)
 				on_monitor_event(m);
 		}
 		/* A handshake is not yet a subscription: the publisher drops what
 		 * it sends until our subscription reaches it.  A message waiting
 		 * (not taken) says it has; an idle publisher gets a moment. */
-		double idle_until = kv_mono() + AWAIT_FIRST_MESSAGE_S;
-		while (member_connected(m) && kv_mono() < until && kv_mono() < idle_until) {
+		double idle_until = kvd_mono() + AWAIT_FIRST_MESSAGE_S;
+		while (member_connected(m) && kvd_mono() < until && kvd_mono() < idle_until) {
 			if (zmq_poll(items, 2, 10) <= 0)
 				continue;
 			if (items[1].revents & ZMQ_POLLIN)
@@ -263,33 +263,33 @@ void kv_source_await_connected(kv_source *s, double until)
 }
 
 /* Called without the lock: a slow stderr must not hold up scrapes. */
-static void log_rejection(const kv_member *m, enum mkv_reason r, uint64_t seq, kv_ratelimit *rl)
+static void log_rejection(const kvd_member *m, enum mkv_reason r, uint64_t seq, kvd_ratelimit *rl)
 {
 	unsigned held;
-	if (!kv_ratelimit_allow(rl, kv_now(), &held))
+	if (!kvd_ratelimit_allow(rl, kvd_now(), &held))
 		return;
 	char seqs[24], sup[16];
 	snprintf(seqs, sizeof(seqs), "%llu", (unsigned long long)seq);
 	snprintf(sup, sizeof(sup), "%u", held);
-	kv_log(KV_LOG_WARN, "rejected input", "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "reason",
-	       mkv_reason_name(r), "seq", seqs, "suppressed", sup, NULL);
+	kvd_log(KVD_LOG_WARN, "rejected input", "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "reason",
+		mkv_reason_name(r), "seq", seqs, "suppressed", sup, NULL);
 }
 
 /* A gap or a reset, once per message, rate-limited; the poller logs the
  * cause once the master's counters have been compared. */
-static void log_break(const kv_member *m, const mkv_ingest_report *rep, kv_ratelimit *rl)
+static void log_break(const kvd_member *m, const mkv_ingest_report *rep, kvd_ratelimit *rl)
 {
 	unsigned held;
-	if (!kv_ratelimit_allow(rl, kv_now(), &held))
+	if (!kvd_ratelimit_allow(rl, kvd_now(), &held))
 		return;
 	char prev[24], seq[24], missing[24], sup[16];
 	snprintf(prev, sizeof(prev), "%llu", (unsigned long long)rep->prev_seq);
 	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)rep->seq);
 	snprintf(missing, sizeof(missing), "%llu", (unsigned long long)rep->missing);
 	snprintf(sup, sizeof(sup), "%u", held);
-	kv_log(KV_LOG_WARN, rep->verdict == MKV_SEQ_RESET ? "publisher reset: sequence restarted" : "sequence gap",
-	       "source", m->src->cfg->name, "endpoint", m->cfg->zmq, "previous_seq", prev, "seq", seq, "missing",
-	       missing, "suppressed", sup, NULL);
+	kvd_log(KVD_LOG_WARN, rep->verdict == MKV_SEQ_RESET ? "publisher reset: sequence restarted" : "sequence gap",
+		"source", m->src->cfg->name, "endpoint", m->cfg->zmq, "previous_seq", prev, "seq", seq, "missing",
+		missing, "suppressed", sup, NULL);
 }
 
 /* Reading a stream needs its dialect, which the store decides.  With
@@ -299,9 +299,9 @@ static void log_break(const kv_member *m, const mkv_ingest_report *rep, kv_ratel
  * in ZMQ meanwhile); without it, the guide's.  Call under the lock (the
  * wait releases it); returns the news of a give-up, for the log (what a
  * poll decided, its poller says). */
-static enum mkv_dialect_news await_dialect(kv_member *m, mkv_dialect_info *d)
+static enum mkv_dialect_news await_dialect(kvd_member *m, mkv_dialect_info *d)
 {
-	kv_source *s = m->src;
+	kvd_source *s = m->src;
 	mkv_store_dialect(s->store, m->index, d);
 	if (d->decided)
 		return MKV_DIALECT_SAME;
@@ -328,9 +328,9 @@ static enum mkv_dialect_news await_dialect(kv_member *m, mkv_dialect_info *d)
  * frame may be waited for, at most POLL_MS (the socket's ZMQ_RCVTIMEO); then
  * the monitor's news is taken first, so that a reconnection is known before
  * the first message it brought.  Returns false when nothing came. */
-static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *rl_break)
+static bool ingest_one(kvd_member *m, bool wait, kvd_ratelimit *rl, kvd_ratelimit *rl_break)
 {
-	kv_source *s = m->src;
+	kvd_source *s = m->src;
 	zmq_msg_t parts[MAX_FRAMES], extra;
 	mkv_frame frames[MAX_FRAMES];
 	size_t n = 0, total = 0;
@@ -354,7 +354,7 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 	}
 	if (total == 0)
 		return false;
-	double now = kv_now();
+	double now = kvd_now();
 	if (wait) { /* the first message of a stream always comes after a wait */
 		/* The monitor's news first, so that a reconnection is known before
 		 * the first message it brought.  A reconnection comes after 100 ms
@@ -379,42 +379,42 @@ static bool ingest_one(kv_member *m, bool wait, kv_ratelimit *rl, kv_ratelimit *
 	int rc = mkv_store_ingest(s->store, m->index, frames, n, now_ms, &rep);
 	pthread_mutex_unlock(&s->lock);
 	if (news != MKV_DIALECT_SAME)
-		kv_member_log_dialect(m, news, &d);
+		kvd_member_log_dialect(m, news, &d);
 	if (rep.reject != MKV_R_OK)
 		log_rejection(m, rep.reject, rep.seq, rl);
 	if (rep.verdict == MKV_SEQ_GAP || rep.verdict == MKV_SEQ_RESET)
 		log_break(m, &rep, rl_break);
 	if (rep.join == MKV_JOIN_CONTINUED)
-		log_member(KV_LOG_INFO, "the stream continues the peer's state: exact where it was", m);
+		log_member(KVD_LOG_INFO, "the stream continues the peer's state: exact where it was", m);
 	else if (rep.join == MKV_JOIN_BROKEN)
-		log_member(KV_LOG_WARN,
+		log_member(KVD_LOG_WARN,
 			   "the peer's state is not provably continuous with the stream: tenants stale (bootstrap)", m);
 	if (rc != MKV_OK)
-		log_member(KV_LOG_ERROR, "out of memory: a message or an event was lost", m);
+		log_member(KVD_LOG_ERROR, "out of memory: a message or an event was lost", m);
 	for (size_t i = 0; i < n; i++)
 		zmq_msg_close(&parts[i]);
 	return true;
 }
 
-void kv_member_log_dialect(const kv_member *m, enum mkv_dialect_news news, const mkv_dialect_info *d)
+void kvd_member_log_dialect(const kvd_member *m, enum mkv_dialect_news news, const mkv_dialect_info *d)
 {
 	if (news == MKV_DIALECT_SAME)
 		return;
 	const char *msg = news == MKV_DIALECT_DECIDED ? "publisher dialect"
 						      : "publisher dialect changed: tenants stale until reconciled";
-	kv_log(news == MKV_DIALECT_DECIDED ? KV_LOG_INFO : KV_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
-	       m->cfg->zmq, "dialect", d->name, "reason", d->basis, NULL);
+	kvd_log(news == MKV_DIALECT_DECIDED ? KVD_LOG_INFO : KVD_LOG_WARN, msg, "source", m->src->cfg->name, "endpoint",
+		m->cfg->zmq, "dialect", d->name, "reason", d->basis, NULL);
 }
 
 /* Forgets idle tenants (kv_state_expire), looking a tenth of the timeout
  * apart, at most every 10 s.  The members share one state: the first
  * member's thread looks for all (its loop wakes every POLL_MS at least). */
-static void expire_idle(kv_member *m, double *next)
+static void expire_idle(kvd_member *m, double *next)
 {
 	double idle = m->src->config->tenant_idle_timeout;
 	if (idle <= 0 || m != &m->src->members[0])
 		return;
-	double now = kv_now();
+	double now = kvd_now();
 	if (now < *next)
 		return;
 	*next = now + (idle / 10 < 10 ? idle / 10 : 10);
@@ -424,21 +424,21 @@ static void expire_idle(kv_member *m, double *next)
 	if (gone) {
 		char n[24];
 		snprintf(n, sizeof(n), "%zu", gone);
-		kv_log(KV_LOG_INFO, "idle tenants forgotten", "source", m->src->cfg->name, "tenants", n, NULL);
+		kvd_log(KVD_LOG_INFO, "idle tenants forgotten", "source", m->src->cfg->name, "tenants", n, NULL);
 	}
 }
 
 static void *ingest_main(void *arg)
 {
-	kv_member *m = arg;
-	kv_ratelimit rl = KV_RATELIMIT(10.0, 5), rl_break = KV_RATELIMIT(60.0, 10);
+	kvd_member *m = arg;
+	kvd_ratelimit rl = KVD_RATELIMIT(10.0, 5), rl_break = KVD_RATELIMIT(60.0, 10);
 	mkv_dialect_info d;
 	pthread_mutex_lock(&m->src->lock);
 	mkv_store_dialect(m->src->store, m->index, &d);
 	pthread_mutex_unlock(&m->src->lock);
 	if (d.from_start) /* decided at start-up */
-		kv_member_log_dialect(m, MKV_DIALECT_DECIDED, &d);
-	double next_expire = kv_now();
+		kvd_member_log_dialect(m, MKV_DIALECT_DECIDED, &d);
+	double next_expire = kvd_now();
 	bool unsettled = false; /* events arrived since the tables last settled */
 	while (!atomic_load(m->src->stop)) {
 		expire_idle(m, &next_expire);
@@ -449,11 +449,11 @@ static void *ingest_main(void *arg)
 		if (!ingest_one(m, true, &rl, &rl_break)) { /* POLL_MS without a message */
 			int err = zmq_errno();
 			if (err != EAGAIN && err != EINTR) {
-				kv_log(KV_LOG_ERROR, "zmq_msg_recv failed", "source", m->src->cfg->name, "err",
-				       zmq_strerror(err), NULL);
+				kvd_log(KVD_LOG_ERROR, "zmq_msg_recv failed", "source", m->src->cfg->name, "err",
+					zmq_strerror(err), NULL);
 				break;
 			}
-			take_monitor_events(m, kv_now());
+			take_monitor_events(m, kvd_now());
 			if (unsettled) {
 				pthread_mutex_lock(&m->src->lock);
 				unsettled = mkv_store_settle(m->src->store, SETTLE_SLOTS);
@@ -478,10 +478,10 @@ static void *ingest_main(void *arg)
 	return NULL;
 }
 
-int kv_source_start(kv_source *s)
+int kvd_source_start(kvd_source *s)
 {
 	for (size_t i = 0; i < s->n_members; i++) {
-		kv_member *m = &s->members[i];
+		kvd_member *m = &s->members[i];
 		/* the sockets move to the ingest thread: pthread_create is the
 		 * full memory barrier ZMQ asks for when a socket changes threads */
 		if (pthread_create(&m->ingest_thread, NULL, ingest_main, m) != 0)
@@ -495,27 +495,27 @@ int kv_source_start(kv_source *s)
 			snprintf(name, sizeof(name), "kvx-in:%s", s->cfg->name);
 		pthread_setname_np(m->ingest_thread, name);
 		if (m->cfg->status) {
-			if (pthread_create(&m->poll_thread, NULL, kv_master_poller_main, m) != 0)
+			if (pthread_create(&m->poll_thread, NULL, kvd_master_poller_main, m) != 0)
 				return MKV_ENOMEM;
 			m->poll_started = true;
 		}
 	}
 	if (s->cfg->reconcile) {
-		if (pthread_create(&s->recon_thread, NULL, kv_reconciler_main, s) != 0)
+		if (pthread_create(&s->recon_thread, NULL, kvd_reconciler_main, s) != 0)
 			return MKV_ENOMEM;
 		s->recon_started = true;
 	}
 	return MKV_OK;
 }
 
-void kv_source_destroy(kv_source *s)
+void kvd_source_destroy(kvd_source *s)
 {
 	pthread_mutex_lock(&s->lock); /* whoever waits, for a dialect or a round, stops waiting */
 	pthread_cond_broadcast(&s->decided);
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < s->n_members; i++) {
-		kv_member *m = &s->members[i];
+		kvd_member *m = &s->members[i];
 		if (m->ingest_started)
 			pthread_join(m->ingest_thread, NULL); /* it closed its sockets */
 		if (m->poll_started)
@@ -529,7 +529,7 @@ void kv_source_destroy(kv_source *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
-bool kv_source_wait(kv_source *s, atomic_bool *wake, double left)
+bool kvd_source_wait(kvd_source *s, atomic_bool *wake, double left)
 {
 	struct timespec at;
 	clock_gettime(CLOCK_MONOTONIC, &at); /* the clock s->wake waits on */
@@ -551,7 +551,7 @@ bool kv_source_wait(kv_source *s, atomic_bool *wake, double left)
 	return woken;
 }
 
-int kv_source_scrape(kv_source *s, mkv_scrape *sc, size_t i)
+int kvd_source_scrape(kvd_source *s, mkv_scrape *sc, size_t i)
 {
 	mkv_member_live *live = calloc(s->n_members, sizeof(*live));
 	if (!live)
@@ -560,15 +560,15 @@ int kv_source_scrape(kv_source *s, mkv_scrape *sc, size_t i)
 		live[k] = (mkv_member_live){
 			.backlog = atomic_load_explicit(&s->members[k].backlog, memory_order_relaxed)};
 	pthread_mutex_lock(&s->lock);
-	double t0 = kv_mono();
+	double t0 = kvd_mono();
 	int rc = mkv_scrape_store(sc, i, s->store, live);
-	mkv_scrape_store_held(s->store, kv_mono() - t0);
+	mkv_scrape_store_held(s->store, kvd_mono() - t0);
 	pthread_mutex_unlock(&s->lock);
 	free(live);
 	return rc;
 }
 
-bool kv_source_ready(kv_source *s)
+bool kvd_source_ready(kvd_source *s)
 {
 	pthread_mutex_lock(&s->lock);
 	bool ready = mkv_store_ready(s->store);

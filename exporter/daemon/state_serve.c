@@ -18,7 +18,7 @@
 #include "kv_state_serve.h"
 
 static pthread_mutex_t children_lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t children[KV_STATE_SERVE_MAX];
+static pid_t children[KVD_STATE_SERVE_MAX];
 
 static int to_pipe(void *arg, const void *p, size_t n)
 {
@@ -36,21 +36,21 @@ static int to_pipe(void *arg, const void *p, size_t n)
 	return 0;
 }
 
-void kv_state_serve_reap(int wait)
+void kvd_state_serve_reap(int wait)
 {
 	pthread_mutex_lock(&children_lock);
-	for (int i = 0; i < KV_STATE_SERVE_MAX; i++)
+	for (int i = 0; i < KVD_STATE_SERVE_MAX; i++)
 		if (children[i] && waitpid(children[i], NULL, wait ? 0 : WNOHANG) != 0)
 			children[i] = 0;
 	pthread_mutex_unlock(&children_lock);
 }
 
-int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s)
+int kvd_state_serve_open(kvd_source *sources, size_t n, int *fd, double *pause_s)
 {
-	kv_state_serve_reap(0);
+	kvd_state_serve_reap(0);
 	pthread_mutex_lock(&children_lock);
 	int slot = -1;
-	for (int i = 0; i < KV_STATE_SERVE_MAX && slot < 0; i++)
+	for (int i = 0; i < KVD_STATE_SERVE_MAX && slot < 0; i++)
 		if (!children[i])
 			slot = i;
 	if (slot < 0) {
@@ -76,10 +76,10 @@ int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s)
 	malloc_trim(0);
 	/* every lock, in source order (nothing else takes two), then the fork:
 	 * the child's copy of memory is of this instant */
-	double t0 = kv_mono();
+	double t0 = kvd_mono();
 	for (size_t i = 0; i < n; i++)
 		pthread_mutex_lock(&sources[i].lock);
-	int64_t now_ms = (int64_t)(kv_now() * 1000);
+	int64_t now_ms = (int64_t)(kvd_now() * 1000);
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* The child: one thread, its memory a copy.  It writes and goes,
@@ -92,7 +92,7 @@ int kv_state_serve_open(kv_source *sources, size_t n, int *fd, double *pause_s)
 	}
 	for (size_t i = n; i-- > 0;)
 		pthread_mutex_unlock(&sources[i].lock);
-	*pause_s = kv_mono() - t0;
+	*pause_s = kvd_mono() - t0;
 	free(stores);
 	close(p[1]);
 	if (pid < 0) {

@@ -254,7 +254,7 @@ static int tls_priorities(yaml_document_t *d, int vmin, int vmax, yaml_node_t *s
 	return (*out = strdup(buf)) ? MKV_OK : fail(err, errlen, "web config: out of memory");
 }
 
-static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_webconfig *w, char *err, size_t errlen)
+static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kvd_webconfig *w, char *err, size_t errlen)
 {
 	const char *cert = NULL, *key = NULL, *ca = NULL, *auth = "NoClientCert";
 	int vmin = TLS12, vmax = TLS13; /* exporter-toolkit's defaults; TLS 1.3 is the newest GnuTLS 3.7 has */
@@ -305,29 +305,29 @@ static int parse_tls(yaml_document_t *d, yaml_node_t *map, const char *dir, kv_w
 	if (!cert || !key)
 		return fail(err, errlen, "web config: tls_server_config needs cert_file and key_file");
 	if (!strcmp(auth, "NoClientCert"))
-		w->client_auth = KV_CLIENT_NONE;
+		w->client_auth = KVD_CLIENT_NONE;
 	else if (!strcmp(auth, "VerifyClientCertIfGiven"))
-		w->client_auth = KV_CLIENT_VERIFY_IF_GIVEN;
+		w->client_auth = KVD_CLIENT_VERIFY_IF_GIVEN;
 	else if (!strcmp(auth, "RequireAndVerifyClientCert"))
-		w->client_auth = KV_CLIENT_REQUIRE_AND_VERIFY;
+		w->client_auth = KVD_CLIENT_REQUIRE_AND_VERIFY;
 	else
 		return fail(err, errlen,
 			    "web config: client_auth_type %s is not supported "
 			    "(NoClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert)",
 			    auth);
-	if (w->client_auth != KV_CLIENT_NONE && !ca)
+	if (w->client_auth != KVD_CLIENT_NONE && !ca)
 		return fail(err, errlen, "web config: client_auth_type %s needs client_ca_file", auth);
 	if (tls_priorities(d, vmin, vmax, suites, groups, &w->tls_priorities, err, errlen) != MKV_OK)
 		return MKV_EINVAL;
 	w->tls = true;
 	if (!(w->cert_pem = read_file(dir, cert, err, errlen)) || !(w->key_pem = read_file(dir, key, err, errlen)))
 		return MKV_EINVAL;
-	if (w->client_auth != KV_CLIENT_NONE && !(w->client_ca_pem = read_file(dir, ca, err, errlen)))
+	if (w->client_auth != KVD_CLIENT_NONE && !(w->client_ca_pem = read_file(dir, ca, err, errlen)))
 		return MKV_EINVAL;
 	return MKV_OK;
 }
 
-static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, char *err, size_t errlen)
+static int parse_users(yaml_document_t *d, yaml_node_t *map, kvd_webconfig *w, char *err, size_t errlen)
 {
 	if (map->type != YAML_MAPPING_NODE)
 		return fail(err, errlen, "web config: basic_auth_users must be a mapping of user: bcrypt hash");
@@ -343,14 +343,14 @@ static int parse_users(yaml_document_t *d, yaml_node_t *map, kv_webconfig *w, ch
 		if (!is_bcrypt(h))
 			return fail(err, errlen,
 				    "web config: the password of %s is not a bcrypt hash ($2a$, $2b$, $2y$)", u);
-		kv_web_user *wu = &w->users[w->n_users++];
+		kvd_web_user *wu = &w->users[w->n_users++];
 		if (!(wu->name = strdup(u)) || !(wu->hash = strdup(h)))
 			return fail(err, errlen, "web config: out of memory");
 	}
 	return MKV_OK;
 }
 
-int kv_webconfig_load(const char *path, kv_webconfig *w, char *err, size_t errlen)
+int kvd_webconfig_load(const char *path, kvd_webconfig *w, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
 	FILE *f = fopen(path, "rb");
@@ -403,11 +403,11 @@ out_parser:
 	fclose(f);
 	free(copy);
 	if (rc != MKV_OK)
-		kv_webconfig_free(w);
+		kvd_webconfig_free(w);
 	return rc;
 }
 
-void kv_webconfig_free(kv_webconfig *w)
+void kvd_webconfig_free(kvd_webconfig *w)
 {
 	free(w->cert_pem);
 	free(w->key_pem);

@@ -12,7 +12,7 @@
 #define MAX_ARGS 40
 
 /* Parses the NULL-terminated flags; returns the result, with err filled. */
-static int parse(kv_config *c, char *err, size_t errlen, ...)
+static int parse(kvd_config *c, char *err, size_t errlen, ...)
 {
 	char *argv[MAX_ARGS] = {"mooncake-kv-exporter"};
 	int argc = 1;
@@ -23,7 +23,7 @@ static int parse(kv_config *c, char *err, size_t errlen, ...)
 	va_end(ap);
 	FILE *out = fopen("/dev/null", "w");
 	err[0] = '\0';
-	int rc = kv_config_parse(c, argc, argv, out, err, errlen);
+	int rc = kvd_config_parse(c, argc, argv, out, err, errlen);
 	fclose(out);
 	return rc;
 }
