@@ -254,7 +254,7 @@ def test_reference_lists_the_labels_of_live_metrics(procs):
     key groups, quotas, refused puts, quota evictions) serves every sample of every
     family it shows with exactly those label names."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    sys.path.insert(0, os.path.join(root, "tools"))
+    sys.path.insert(0, os.path.join(root, "tools", "gen"))
     import gen_reference
     with open(os.path.join(root, "docs", "reference.md")) as f:
         rows = gen_reference.reference_rows(f.read())
