@@ -35,8 +35,9 @@ typedef struct kv_master_status {
 enum mkv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out);
 
 /* What a poll's outcome says of the master's publisher: 1 publishing (a
- * valid answer with enabled), 0 absent (a standby's 503, no answer at all,
- * enabled=false), -1 nothing (a bad answer is no evidence either way). */
+ * valid answer with enabled), 0 absent (a standby's 503, a refused
+ * connection, enabled=false), -1 nothing (a bad or late answer is no
+ * evidence either way). */
 int kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st);
 
 #define KV_DROP_WINDOW_SECONDS 60.0

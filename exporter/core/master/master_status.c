@@ -48,7 +48,10 @@ out:
 
 int kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st)
 {
-	if (http_status == 503 || err == MKV_POLL_CONNECT || err == MKV_POLL_TIMEOUT)
+	/* a refused connection or a standby's 503 says the publisher is not
+	 * there; a timeout says only that no answer came in time, which a slow
+	 * master, a loaded network or this exporter's own stall all cause */
+	if (http_status == 503 || err == MKV_POLL_CONNECT)
 		return 0;
 	if (err == MKV_POLL_OK && st)
 		return st->enabled;
