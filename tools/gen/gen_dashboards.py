@@ -18,6 +18,8 @@ WHERE = 'cluster=~"$cluster",namespace=~"$namespace",job=~"$job",instance=~"$ins
 SRC = WHERE + ',source=~"$source"'
 TEN = SRC + ',tenant_id=~"$tenant_id"'
 RI = "$__rate_interval"
+# 0 for every selected tenant: what a rate of a counter that appears at its first event is before it
+TENANT_ZERO = f"0 * sum by (instance, source, tenant_id) (mooncake_kv_objects{{{TEN}}})"
 
 
 def var_datasource():
@@ -348,8 +350,9 @@ def tenants():
         panel("timeseries", "Lives ended per second",
               [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_seconds_count{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} seen whole"),
-               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops"),
+               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))"
+                f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops",
+              desc="A tenant's counters of rare events appear at their first event: 0 until then."),
         panel("timeseries", "Live objects whose birth was seen",
               [(f"mooncake_kv_object_age_tracked_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} birth seen"),
                (f"mooncake_kv_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} all")], w=24,
@@ -357,16 +360,16 @@ def tenants():
                    "before the tenant was exact (start-up, a gap, a restart) and have no lifetime to give."),
         row("Events"),
         panel("timeseries", "Duplicate stores and unknown removals",
-              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} duplicate stored"),
-               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} unknown removed"),
+              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))"
+                f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} duplicate stored"),
+               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))"
+                f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} unknown removed"),
                (f"sum by (instance, source, tenant_id) "
-                f"(increase(mooncake_kv_events_received_total{{{TEN},event_type=\"cleared\"}}[{RI}]))",
+                f"(increase(mooncake_kv_events_received_total{{{TEN},event_type=\"cleared\"}}[{RI}])) or {TENANT_ZERO}",
                 "{{instance}} {{source}} {{tenant_id}} cleared")], unit="ops",
               desc="Unknown removals: of a medium the object was not on (media dialect), of an object not held "
                    "(object dialect). Clears come only from masters of the media dialect (Mooncake main since #3818, "
-                   "dev/conductor): release v0.3.12 never sends cleared, and no series is served for it."),
+                   "dev/conductor): release v0.3.12 never sends cleared (0 here)."),
     ])
 
 
