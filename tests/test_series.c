@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#define T0    1795982000000ll /* the publisher's clock, unix ms */
-#define BE    "mooncake-master-1"
+#define T0     1795982000000ll /* the publisher's clock, unix ms */
+#define BE     "mooncake-master-1"
 #define STEADY "steady"
 
 /* What happened to the tenant: the truth the render is held to. */
