@@ -34,6 +34,7 @@ def metric_names(expr):
     e = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)          # strings
     e = re.sub(r"\{[^}]*\}", "", e)                       # label matchers
     e = re.sub(r"\[[^\]]*\]", "", e)                      # ranges
+    e = re.sub(r"\boffset\s+\w+", "", e)                  # offsets
     e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", e)
     return {t for t in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", e)
             if t not in PROMQL_WORDS and not t.startswith("__")}

@@ -4,7 +4,8 @@
 upstream capture (tests/fixtures/upstream/*.zmqcap, .zmqcap.gz), each alone
 and all together (one source each), rendered by tests/render_dump in every
 mode a scrape can ask for: the text format or OpenMetrics, with or without
---metrics.exclude, with or without --metrics.tenant-summary.
+--metrics.exclude, with or without --metrics.tenant-summary; and all of them
+together with --metrics.all-series.
 
     check_render_golden.py RENDER_DUMP FIXTURES_DIR           # compare
     check_render_golden.py RENDER_DUMP FIXTURES_DIR --write   # (re)write the goldens
@@ -36,6 +37,12 @@ MODES = {
     "om-summary": ["--openmetrics", "--tenant-summary"],
     "om-exclude-summary": ["--openmetrics", "--exclude", EXCLUDE, "--tenant-summary"],
 }
+# --metrics.all-series, of every capture together: the series served before
+# only news was (all.text-all is all.text as it was then, byte for byte)
+ALL_SERIES_MODES = {
+    "text-all": ["--all-series"],
+    "om-all": ["--openmetrics", "--all-series"],
+}
 
 
 def captures(fixtures):
@@ -54,7 +61,7 @@ def main(argv):
     os.makedirs(golden_dir, exist_ok=True)
     expected, failed = set(), 0
     for name, files in captures(fixtures):
-        for mode, flags in MODES.items():
+        for mode, flags in list(MODES.items()) + (list(ALL_SERIES_MODES.items()) if name == "all" else []):
             path = os.path.join(golden_dir, "%s.%s.txt.gz" % (name, mode))
             expected.add(os.path.basename(path))
             got = subprocess.run([dump] + flags + files, capture_output=True, check=True, timeout=120).stdout

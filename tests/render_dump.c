@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Prints the exposition for a replayed capture, so that tests can hand
  * real output to promtool:
- *   render_dump [--openmetrics] [--exclude REGEX] [--tenant-summary] CAPTURE [CAPTURE...]
+ *   render_dump [--openmetrics] [--exclude REGEX] [--tenant-summary] [--all-series] CAPTURE [CAPTURE...]
  * (one source per capture, the first with a master that reported some
  * drops), in the format and with the families a scrape with those flags
- * would serve (--metrics.exclude, --metrics.tenant-summary; OpenMetrics
+ * would serve (--metrics.exclude, --metrics.tenant-summary, --metrics.all-series; OpenMetrics
  * with every counter that started with the exporter created at
  * DUMP_CREATED).
  *   render_dump --families
  * prints every family of the tables instead, one a line, from its row: its
- * name, type, label names (kv_family_label_names) and help, tab-separated
+ * name, type, label names (kv_family_label_names) and help (and whether only
+ * --metrics.all-series serves it), tab-separated
  * (what tools/gen/gen_reference.py writes docs/reference.md from). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,9 @@ static int families_list(void)
 		for (size_t i = 0; i < kv_family_tables[t]->n; i++) {
 			const kv_family *f = &kv_family_tables[t]->v[i];
 			kv_family_label_names(f, &labels);
-			printf("%s\t%s\t%.*s\t%s\n", f->name, kv_kind_name(f->kind), (int)labels.len,
-			       labels.len ? labels.data : "", f->help);
+			printf("%s\t%s\t%.*s\t%s%s\n", f->name, kv_kind_name(f->kind), (int)labels.len,
+			       labels.len ? labels.data : "", f->help,
+			       f->flags & KV_FAM_ALL_SERIES ? " Served only with --metrics.all-series." : "");
 		}
 	bool ok = mkv_buf_ok(&labels);
 	mkv_buf_free(&labels);
@@ -43,7 +45,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--families"))
 		return families_list();
-	bool openmetrics = false, summary = false;
+	bool openmetrics = false, summary = false, all_series = false;
 	const char *exclude = NULL;
 	int first = 1;
 	for (; first < argc && !strncmp(argv[first], "--", 2); first++)
@@ -51,12 +53,16 @@ int main(int argc, char **argv)
 			openmetrics = true;
 		else if (!strcmp(argv[first], "--tenant-summary"))
 			summary = true;
+		else if (!strcmp(argv[first], "--all-series"))
+			all_series = true;
 		else if (!strcmp(argv[first], "--exclude") && first + 1 < argc)
 			exclude = argv[++first];
 		else
 			break;
 	if (first >= argc || !strncmp(argv[first], "--", 2)) {
-		fprintf(stderr, "usage: %s [--openmetrics] [--exclude REGEX] [--tenant-summary] CAPTURE...\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [--openmetrics] [--exclude REGEX] [--tenant-summary] [--all-series] CAPTURE...\n",
+			argv[0]);
 		return 2;
 	}
 	argv += first - 1;
@@ -143,7 +149,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	mkv_expo_opts eo = {.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families};
+	mkv_expo_opts eo = {
+		.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families, .all_series = all_series};
 	mkv_buf out;
 	mkv_buf_init(&out);
 	int rc = kv_render(&out, &x, &eo);

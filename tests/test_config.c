@@ -139,8 +139,20 @@ static void test_every_flag_both_forms(void **state)
 	assert_true(mkv_family_filter_drops("mooncake_kv_object_age_mean_seconds", 35, c.families));
 	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
-	assert_null(c.families);  /* every family, no filter to run */
-	assert_true(c.residency); /* on by default */
+	assert_null(c.families);    /* every family, no filter to run */
+	assert_true(c.residency);   /* on by default */
+	assert_false(c.all_series); /* news only by default (docs/guide.md, "Metrics") */
+	kvd_config_free(&c);
+	/* the old set, one switch away, in each of its forms */
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--metrics.all-series", NULL), KVD_CONFIG_RUN);
+	assert_true(c.all_series);
+	assert_null(c.families); /* no filter: it adds series, it leaves none out */
+	kvd_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--metrics.all-series=true", NULL), KVD_CONFIG_RUN);
+	assert_true(c.all_series);
+	kvd_config_free(&c);
+	assert_int_equal(parse(&c, err, sizeof(err), EP, "--metrics.all-series=false", NULL), KVD_CONFIG_RUN);
+	assert_false(c.all_series);
 	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, "--residency.enabled=false", NULL), KVD_CONFIG_RUN);
 	assert_false(c.residency);
@@ -275,6 +287,7 @@ static const struct bad {
 	{{EP, "--master.reconcile"}, "needs the master's admin URL"},
 	{{EP, "--master.reconcile=yes"}, "must be true or false"},
 	{{EP, "--residency.enabled=maybe"}, "must be true or false"},
+	{{EP, "--metrics.all-series=1"}, "must be true or false"},
 	{{"--source=name=a,zmq=tcp://a:1,status=http://a:2", "--master.reconcile"}, "is for the --zmq.endpoint"},
 	{{"--source=name=a,zmq=tcp://a:1,status=http://a:2,reconcile=1"}, "true or false"},
 	{{"--source=name=a,zmq=tcp://a:1,backend="}, "needs a backend_id"},

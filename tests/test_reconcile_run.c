@@ -112,7 +112,10 @@ static void test_reconcile_run(void **state)
 	char want[256];
 	snprintf(want, sizeof(want), "mooncake_kv_objects%s} 4", L); /* k1 k2 k9 k20 */
 	assert_non_null(strstr(text, want));
-	snprintf(want, sizeof(want), "mooncake_kv_objects_by_placement%s,placement=\"cpu_and_disk\"} 1", L);
+	/* cpu k1 k2 k20, disk k2 k9: one on both, cpu + disk - objects (by_placement: --metrics.all-series) */
+	snprintf(want, sizeof(want), "mooncake_kv_objects_by_medium%s,medium=\"cpu\"} 3", L);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "mooncake_kv_objects_by_medium%s,medium=\"disk\"} 2", L);
 	assert_non_null(strstr(text, want));
 	assert_non_null(strstr(text, "mooncake_kv_reconciliations_total{source=\"m\",result=\"ok\"} 1"));
 	mkv_buf_free(&out);

@@ -106,11 +106,11 @@ static void test_values(void **state)
 	LINE(f, L("mooncake_kv_objects{%s} 2", T));
 	LINE(f, L("mooncake_kv_objects_by_medium{%s,medium=\"cpu\"} 1", T));
 	LINE(f, L("mooncake_kv_objects_by_medium{%s,medium=\"disk\"} 2", T));
-	LINE(f, L("mooncake_kv_objects_by_placement{%s,placement=\"cpu_only\"} 0", T));
-	LINE(f, L("mooncake_kv_objects_by_placement{%s,placement=\"disk_only\"} 1", T));
-	LINE(f, L("mooncake_kv_objects_by_placement{%s,placement=\"cpu_and_disk\"} 1", T));
 	LINE(f, L("mooncake_kv_events_received_total{%s,event_type=\"stored\"} 3", T));
-	LINE(f, L("mooncake_kv_events_received_total{%s,event_type=\"cleared\"} 0", T));
+	/* no news by default: no removed nor cleared yet, and the placement is
+	 * the objects and the medium mix's (both = 2 + 1 - 2) */
+	assert_false(has_line(&f->out, L("mooncake_kv_events_received_total{%s,event_type=\"cleared\"} 0", T)));
+	assert_null(strstr(f->out.data, "mooncake_kv_objects_by_placement"));
 	LINE(f, L("mooncake_kv_state_stale{%s} 1", T));
 	LINE(f, "mooncake_kv_messages_received_total{source=\"m0\"} 7");
 	LINE(f, "mooncake_kv_last_sequence{source=\"m0\"} 7");
@@ -141,6 +141,21 @@ static void test_values(void **state)
 	LINE(f, "mooncake_kv_exporter_build_info{version=\"1.2.3\",revision=\"abc\"} 1");
 	LINE(f, "mooncake_kv_tracked_objects 7");
 	LINE(f, "mooncake_kv_limit_max_objects 1000");
+	/* --metrics.all-series: the old set, zeros and the placement too */
+	mkv_buf all;
+	mkv_buf_init(&all);
+	assert_int_equal(kv_render(&all, &f->x, &(mkv_expo_opts){.all_series = true}), MKV_OK);
+	const char *want[] = {"mooncake_kv_objects_by_placement{%s,placement=\"cpu_only\"} 0",
+			      "mooncake_kv_objects_by_placement{%s,placement=\"disk_only\"} 1",
+			      "mooncake_kv_objects_by_placement{%s,placement=\"cpu_and_disk\"} 1",
+			      "mooncake_kv_events_received_total{%s,event_type=\"removed\"} 0",
+			      "mooncake_kv_events_received_total{%s,event_type=\"cleared\"} 0",
+			      "mooncake_kv_tenant_clears_total{%s} 0",
+			      "mooncake_kv_stored_duplicates_total{%s} 0"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!has_line(&all, L(want[i], T)))
+			fail_msg("missing line with --metrics.all-series: %s", l);
+	mkv_buf_free(&all);
 }
 
 static void test_escaping(void **state)

@@ -216,7 +216,14 @@ def model(s):
         tenants = []
         for l, objects in s.series("mooncake_kv_objects", source=src):
             key = {"source": src, "backend_id": l["backend_id"], "tenant_id": l["tenant_id"]}
-            place = {pl["placement"]: v for pl, v in s.series("mooncake_kv_objects_by_placement", **key)}
+            # the placement from the objects and the medium mix (by_placement: --metrics.all-series only)
+            cpu = s.one("mooncake_kv_objects_by_medium", medium="cpu", **key)
+            disk = s.one("mooncake_kv_objects_by_medium", medium="disk", **key)
+            place = {} if cpu is None or disk is None else {
+                "cpu_only": objects - disk, "disk_only": objects - cpu, "cpu_and_disk": cpu + disk - objects}
+            # with residency on, a count of lives appears at its first: 0 before
+            residency = s.one("mooncake_kv_object_age_tracked_objects", **key) is not None
+            news = (lambda name: s.one(name, **key) or (0 if residency else None))
             reasons = [rl["reason"] for rl, v in s.series("mooncake_kv_state_stale_reason", **key) if v == 1]
             groups = {gl["key_group"]: v for gl, v in s.series("mooncake_kv_objects_by_key_group", **key)}
             tenants.append({
@@ -229,9 +236,9 @@ def model(s):
                 "stale": s.one("mooncake_kv_state_stale", **key),
                 "reasons": reasons,
                 "stale_since": s.one("mooncake_kv_state_stale_since_timestamp_seconds", **key),
-                "lives_seen": s.one("mooncake_kv_object_lifetime_seconds_count", **key),
-                "lives_seconds": s.one("mooncake_kv_object_lifetime_seconds_sum", **key),
-                "lives_unseen": s.one("mooncake_kv_object_lifetime_unobserved_total", **key),
+                "lives_seen": news("mooncake_kv_object_lifetime_seconds_count"),
+                "lives_seconds": news("mooncake_kv_object_lifetime_seconds_sum"),
+                "lives_unseen": news("mooncake_kv_object_lifetime_unobserved_total"),
                 "key_groups": groups,
             })
         tenants.sort(key=lambda t: (t["backend_id"], tenant_sort_key(t["tenant_id"])))

@@ -291,7 +291,11 @@ static const struct flag flags[] = {
 	 "mooncake_kv_(objects_by_placement|stored_duplicates_total)",
 	 NULL},
 	{"--metrics.tenant-summary", set_switch, CFG(tenant_summary), 0, 0, NULL,
-	 "[true|false]  per tenant serve only objects, the medium mix and staleness (4 series, not 14)", "false"},
+	 "[true|false]  per tenant serve only objects, the medium mix and staleness (4 series, not 6 to 9)", "false"},
+	{"--metrics.all-series", set_switch, CFG(all_series), 0, 0, NULL,
+	 "[true|false]  also the series without news, as served before: rare-event counters at 0, "
+	 "mooncake_kv_objects_by_placement, mooncake_kv_tenant_clears_total (docs/guide.md, \"Metrics\")",
+	 "false"},
 	HEADING("Logging:"),
 	{"--log.level", set_choice, CFG(log_level), 0, 0, log_levels,
 	 "debug|info|warn|error  the least severe line written", "info"},

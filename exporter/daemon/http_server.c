@@ -123,7 +123,8 @@ static enum MHD_Result scrape(kvd_http *h, struct MHD_Connection *c)
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	mkv_expo_opts eo = {.openmetrics = mkv_expo_wants_openmetrics(accept),
 			    .created = x->start_time,
-			    .families = x->config->families};
+			    .families = x->config->families,
+			    .all_series = x->config->all_series};
 	mkv_scrape *sc;
 	mkv_exporter_info info;
 	int rc = snapshot(h, &sc, &info);

@@ -57,6 +57,7 @@ typedef struct kvd_config {
 	size_t reconcile_max_replay; /* events recorded during one reconciliation */
 	char *metrics_exclude;       /* --metrics.exclude, or NULL */
 	bool tenant_summary;         /* --metrics.tenant-summary */
+	bool all_series;             /* --metrics.all-series: the zeros of rare events, and the determined families */
 	bool residency;              /* --residency.enabled: object lifetimes (a birth per object) */
 	mkv_family_filter *families; /* built from those two at parse time, or NULL: every family */
 	int stream_dialect;          /* --stream.dialect, a KVD_DIALECT_MODE_* */

@@ -165,6 +165,10 @@ typedef struct mkv_expo_opts {
 	 * first seen); 0 for none */
 	double created;
 	const mkv_family_filter *families; /* NULL: every family */
+	/* --metrics.all-series: every series as before it served only news (a
+	 * tenant's counters of rare events at 0, and the families others
+	 * determine); false: each such series from its first event */
+	bool all_series;
 } mkv_expo_opts;
 
 /* mkv_scrape_render as o asks (NULL: as mkv_scrape_render).  Returns MKV_OK or

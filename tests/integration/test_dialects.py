@@ -23,7 +23,7 @@ def figures(m, source, t):
     return {"objects": m.get("mooncake_kv_objects", **L),
             "cpu": m.get("mooncake_kv_objects_by_medium", medium="cpu", **L),
             "disk": m.get("mooncake_kv_objects_by_medium", medium="disk", **L),
-            **{p: m.get("mooncake_kv_objects_by_placement", placement=p, **L)
+            **{p: m.placement(p, **L)
                for p in ("cpu_only", "disk_only", "cpu_and_disk")}}
 
 
@@ -93,8 +93,8 @@ def guide_master_everything_exact(procs, mooncake, seed):
         want = {f: master[t["tenant_id"]][f] for f in FIGURES}
         assert got == want, (t["tenant_id"], got, want)
         assert not t["stale"]  # the clear made each tenant exact, and nothing was lost since
-    assert m.get("mooncake_kv_tenant_clears_total", source="g", backend_id=truth["tenants"][0]["backend_id"],
-                 tenant_id="default") == 1
+    assert m.get("mooncake_kv_events_received_total", source="g", backend_id=truth["tenants"][0]["backend_id"],
+                 tenant_id="default", event_type="cleared") == 1
     log = procs.log(exp.proc)
     assert "dialect=media reason=status_fields" in log, log[-2000:]
 

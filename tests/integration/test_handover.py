@@ -106,9 +106,9 @@ def test_handover_under_traffic(procs):
             assert m.get("mooncake_kv_state_stale", **L) == 0, L
             assert m.get("mooncake_kv_objects", **L) == t["objects"], (L, t["objects"])
             for p in ("cpu_only", "disk_only", "cpu_and_disk"):
-                assert m.get("mooncake_kv_objects_by_placement", placement=p, **L) == t[p], (L, p)
+                assert m.placement(p, **L) == t[p], (L, p)
             for e in ("stored", "removed"):
-                assert m.get("mooncake_kv_events_received_total", event_type=e, **L) == t[e], (L, e)
+                assert m.news("mooncake_kv_events_received_total", event_type=e, **L) == t[e], (L, e)
         seen, unseen = check_residency(m, truth, "h", groups=True)
         assert seen > 1000 and unseen == 0, (seen, unseen)
         promtool_check(m.text)

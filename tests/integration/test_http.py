@@ -168,14 +168,16 @@ def test_runbook_served_where_the_alerts_point(procs):
 
 def test_openmetrics_and_series_controls(procs):
     """The scraper's Accept chooses the format; --metrics.tenant-summary and
-    --metrics.exclude leave families out of both."""
+    --metrics.exclude leave families out of both; --metrics.all-series serves the
+    series without news too."""
     sim = Sim(procs, SIM, ["sleep:seconds=0.3", "ops:count=400", "wait"], seed=5, truth=False,
               extra=["--tenants", "3"])
     full = Exporter(procs, EXPORTER, [sim.source("f")])
     lean = Exporter(procs, EXPORTER, [sim.source("f")],
                     extra=["--metrics.tenant-summary", "--metrics.exclude", "process_.*|mooncake_kv_batch_events"])
+    every = Exporter(procs, EXPORTER, [sim.source("f")], extra=["--metrics.all-series"])
     sim.start()
-    for e in (full, lean):
+    for e in (full, lean, every):
         wait_for(lambda e=e: e.metrics().get("mooncake_kv_messages_received_total", source="f") > 0, 5, "events")
     om = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
 
@@ -214,7 +216,19 @@ def test_openmetrics_and_series_controls(procs):
     promtool_check(m.text)
     per_tenant = lambda m: {k[0] for k in m.samples if ("tenant_id", "tenant-1") in k[1]}
     assert per_tenant(m) >= {"mooncake_kv_objects", "mooncake_kv_events_received_total",
-                             "mooncake_kv_objects_by_placement", "mooncake_kv_stored_duplicates_total"}
+                             "mooncake_kv_objects_by_medium"}
+    # by default no series without news (the simulator's ops store no duplicate, clear nothing, and
+    # overflow no limit); with --metrics.all-series the set served before, zeros and all
+    news_only = {"mooncake_kv_objects_by_placement", "mooncake_kv_tenant_clears_total",
+                 "mooncake_kv_tenant_objects_overflow_total"}
+    assert not per_tenant(m) & news_only, per_tenant(m) & news_only
+    em = every.metrics()
+    assert per_tenant(em) >= per_tenant(m) | news_only | {"mooncake_kv_stored_duplicates_total",
+                                                          "mooncake_kv_removed_unknown_total"}, per_tenant(em)
+    L = dict(source="f", backend_id="mooncake-master-1", tenant_id="tenant-1")
+    assert em.get("mooncake_kv_tenant_objects_overflow_total", **L) == 0
+    for p in ("cpu_only", "disk_only", "cpu_and_disk"):
+        assert em.get("mooncake_kv_objects_by_placement", placement=p, **L) == em.placement(p, **L), p
     # the lean exporter: four families per tenant, none of the excluded ones, in both formats
     lm = lean.metrics()
     promtool_check(lm.text)

@@ -263,8 +263,7 @@ def test_removeall_cleared_only_when_emptied(procs):
 
     def at_gate():
         m = exp.metrics()
-        return m.find("mooncake_kv_tenant_clears_total", tenant_id="tenant-1", **L) and \
-            m.get("mooncake_kv_tenant_clears_total", tenant_id="tenant-1", **L) == 1 and \
+        return m.news("mooncake_kv_events_received_total", tenant_id="tenant-1", event_type="cleared", **L) == 1 and \
             m.get("mooncake_kv_objects", tenant_id="tenant-2", **L) > 0
     wait_for(at_gate, 15, "the first RemoveAlls arrived")
     m = exp.metrics()

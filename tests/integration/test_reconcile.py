@@ -29,7 +29,7 @@ def figures(m, source, tenant, backend="mooncake-master-1"):
     return {"objects": m.get("mooncake_kv_objects", **L),
             "cpu": m.get("mooncake_kv_objects_by_medium", medium="cpu", **L),
             "disk": m.get("mooncake_kv_objects_by_medium", medium="disk", **L),
-            **{p: m.get("mooncake_kv_objects_by_placement", placement=p, **L)
+            **{p: m.placement(p, **L)
                for p in ("cpu_only", "disk_only", "cpu_and_disk")},
             "stale": m.get("mooncake_kv_state_stale", **L)}
 

@@ -27,17 +27,23 @@ def le(ms):
 
 
 def check_histogram(m, name, lifetimes, unobserved, **labels):
-    """Every bucket, _sum and _count of one histogram against the truth's lifetimes."""
-    for bound in BOUNDS_MS:
+    """Every bucket, _sum and _count of one histogram against the truth's lifetimes; the
+    histogram and the unobserved count each from their first life (absent before)."""
+    if not lifetimes:
+        assert not m.find(name + "_count", **labels), (name, labels)
+    for bound in BOUNDS_MS if lifetimes else ():
         want = sum(1 for x in lifetimes if x <= bound)
         got = m.get(name + "_bucket", le=le(bound), **labels)
         assert got == want, "%s le=%s %s: %s, want %s" % (name, le(bound), labels, got, want)
-    assert m.get(name + "_bucket", le="+Inf", **labels) == len(lifetimes)
-    assert m.get(name + "_count", **labels) == len(lifetimes), (labels, len(lifetimes))
-    got = m.get(name + "_sum", **labels)
-    assert got == sum(lifetimes) / 1000, "%s_sum %s: %r, want %r" % (name, labels, got, sum(lifetimes) / 1000)
-    got = m.get(name.replace("_seconds", "_unobserved_total"), **labels)
+    if lifetimes:
+        assert m.get(name + "_bucket", le="+Inf", **labels) == len(lifetimes)
+        assert m.get(name + "_count", **labels) == len(lifetimes), (labels, len(lifetimes))
+        got = m.get(name + "_sum", **labels)
+        assert got == sum(lifetimes) / 1000, "%s_sum %s: %r, want %r" % (name, labels, got, sum(lifetimes) / 1000)
+    unseen = name.replace("_seconds", "_unobserved_total")
+    got = m.news(unseen, **labels)
     assert got == unobserved, "%s unobserved %s: %s, want %s" % (name, labels, got, unobserved)
+    assert unobserved or not m.find(unseen, **labels), (unseen, labels)
 
 
 def check_residency(m, truth, source, groups=True):

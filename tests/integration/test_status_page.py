@@ -356,7 +356,10 @@ def two_stores(procs, extra=()):
     ha = Sim(procs, SIM, HA_PHASES, seed=501, members=2, extra=["--tenants", "3", "--keys", "300"])
     guide = Sim(procs, SIM, GUIDE_PHASES, seed=502,
                 extra=["--tenants", "5", "--keys", "400", "--dialect", "media", "--queue", "1000"])
-    exp = Exporter(procs, EXPORTER, [ha.ha_source("store"), guide.source("guide")], extra=list(extra))
+    # every series: the page shows figures (a placement, a 0 of a rare event) that /metrics
+    # serves only with --metrics.all-series, and each is checked against /metrics
+    exp = Exporter(procs, EXPORTER, [ha.ha_source("store"), guide.source("guide")],
+                   extra=["--metrics.all-series"] + list(extra))
     ha.start()
     guide.start()
     settle_ha(exp, ha, ha.truth_written(), "store")
@@ -425,7 +428,7 @@ def test_fits_1280(procs):
                              "restart", "sleep:seconds=0.6", "ops:count=3000", "sleep:seconds=0.6", "truth", "wait"],
                 seed=512, extra=["--tenants", "5", "--keys", "400", "--queue", "1000",
                                  "--backend", "mooncake-store-us-east-1b-0002"])
-    exp = Exporter(procs, EXPORTER, [ha.ha_source("default"), lossy.source("lossy")])
+    exp = Exporter(procs, EXPORTER, [ha.ha_source("default"), lossy.source("lossy")], extra=["--metrics.all-series"])
     ha.start()
     lossy.start()
     settle_ha(exp, ha, ha.truth_written(), "default")

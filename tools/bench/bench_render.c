@@ -219,6 +219,9 @@ int bench_render(void)
 				    counts[c], st, runs, &(mkv_expo_opts){.families = life});
 			served_runs("snapshot + render, --metrics.tenant-summary", counts[c], st, runs,
 				    &(mkv_expo_opts){.families = summary});
+			/* the series served before only news was: every zero, every family */
+			served_runs("snapshot + render, --metrics.all-series", counts[c], st, runs,
+				    &(mkv_expo_opts){.all_series = true});
 			served_runs("snapshot + render, OpenMetrics, --metrics.tenant-summary", counts[c], st, runs,
 				    &(mkv_expo_opts){.openmetrics = true, .created = 1700000000, .families = summary});
 			mkv_family_filter_free(life);

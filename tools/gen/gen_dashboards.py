@@ -18,6 +18,8 @@ WHERE = 'cluster=~"$cluster",namespace=~"$namespace",job=~"$job",instance=~"$ins
 SRC = WHERE + ',source=~"$source"'
 TEN = SRC + ',tenant_id=~"$tenant_id"'
 RI = "$__rate_interval"
+# 0 for every selected tenant: what a rate of a counter that appears at its first event is before it
+TENANT_ZERO = f"0 * sum by (instance, source, tenant_id) (mooncake_kv_objects{{{TEN}}})"
 
 
 def var_datasource():
@@ -53,6 +55,14 @@ def panel(kind, title, targets, unit="short", w=12, h=8, stack=False, desc="", m
         p["transformations"] = [{"id": "labelsToFields", "options": {}}]
     p["options"].update(opts)
     return p
+
+
+def news_increase(series, guard, window="1h"):
+    """increase() of a counter that appears at its first event (a tenant's or key group's rare events): one
+    that appeared within the window while its entity (guard, offset by the window) was there counts whole,
+    having been 0 before; the others by increase() (alerts/mooncake-kv.rules.yml does the same)."""
+    first = f"(({series} unless {series} offset {window}) and ({guard} offset {window}))"
+    return f"((increase({series}[{window}]) unless {first}) or {first})"
 
 
 def row(title):
@@ -224,8 +234,14 @@ def tenants():
         panel("timeseries", "Medium mix", [(f"sum by (medium) (mooncake_kv_objects_by_medium{{{TEN}}})", "{{medium}}")],
               stack=True, desc="An object on both media counts under both. " + MEDIA_EXACT),
         panel("timeseries", "Placement",
-              [(f"sum by (placement) (mooncake_kv_objects_by_placement{{{TEN}}})", "{{placement}}")], stack=True,
-              desc=MEDIA_EXACT),
+              [(f"sum(mooncake_kv_objects{{{TEN}}}) - sum(mooncake_kv_objects_by_medium{{{TEN},medium=\"disk\"}})",
+                "cpu_only"),
+               (f"sum(mooncake_kv_objects{{{TEN}}}) - sum(mooncake_kv_objects_by_medium{{{TEN},medium=\"cpu\"}})",
+                "disk_only"),
+               (f"sum(mooncake_kv_objects_by_medium{{{TEN}}}) - sum(mooncake_kv_objects{{{TEN}}})", "cpu_and_disk")],
+              stack=True,
+              desc="From the objects and the medium mix (mooncake_kv_objects_by_placement is served only with "
+                   "--metrics.all-series). " + MEDIA_EXACT),
         panel("stat", "Publisher dialect",
               [(f"mooncake_kv_publisher_dialect{{{SRC}}}", "{{instance}} {{source}} {{member}} {{dialect}}")],
               w=24, h=4,
@@ -334,8 +350,9 @@ def tenants():
         panel("timeseries", "Lives ended per second",
               [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_seconds_count{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} seen whole"),
-               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops"),
+               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))"
+                f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops",
+              desc="A tenant's counters of rare events appear at their first event: 0 until then."),
         panel("timeseries", "Live objects whose birth was seen",
               [(f"mooncake_kv_object_age_tracked_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} birth seen"),
                (f"mooncake_kv_objects{{{TEN}}}", "{{instance}} {{source}} {{tenant_id}} all")], w=24,
@@ -343,15 +360,16 @@ def tenants():
                    "before the tenant was exact (start-up, a gap, a restart) and have no lifetime to give."),
         row("Events"),
         panel("timeseries", "Duplicate stores and unknown removals",
-              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} duplicate stored"),
-               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))",
-                "{{instance}} {{source}} {{tenant_id}} unknown removed"),
-               (f"sum by (instance, source, tenant_id) (increase(mooncake_kv_tenant_clears_total{{{TEN}}}[{RI}]))",
+              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_stored_duplicates_total{{{TEN}}}[{RI}]))"
+                f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} duplicate stored"),
+               (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_removed_unknown_total{{{TEN}}}[{RI}]))"
+                f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} unknown removed"),
+               (f"sum by (instance, source, tenant_id) "
+                f"(increase(mooncake_kv_events_received_total{{{TEN},event_type=\"cleared\"}}[{RI}])) or {TENANT_ZERO}",
                 "{{instance}} {{source}} {{tenant_id}} cleared")], unit="ops",
               desc="Unknown removals: of a medium the object was not on (media dialect), of an object not held "
                    "(object dialect). Clears come only from masters of the media dialect (Mooncake main since #3818, "
-                   "dev/conductor): release v0.3.12 never sends cleared, and no series is served for it."),
+                   "dev/conductor): release v0.3.12 never sends cleared (0 here)."),
     ])
 
 
@@ -458,6 +476,11 @@ def keygroups():
     group_var = var_query("key_group", "Key group",
                           'label_values(mooncake_kv_objects_by_key_group{instance=~"$instance",source=~"$source"}, key_group)')
     KG = TEN + ',key_group=~"$key_group"'
+    kg_objects = f"mooncake_kv_objects_by_key_group{{{KG}}}"
+    KG_UNSEEN = ("sum by (key_group) " +
+                 news_increase(f"mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}", kg_objects))
+    KG_SEEN = ("sum by (key_group) " +
+               news_increase(f"mooncake_kv_key_group_object_lifetime_seconds_count{{{KG}}}", kg_objects))
     return dashboard("mooncake-kv-key-groups", "Mooncake KV / Key groups",
                      "Which model or release holds the cache: objects per key group (--key.group-regex), their media "
                      "and churn.", [var_datasource(), *SCOPE_VARS, SOURCE_VAR, TENANT_VAR, group_var], [
@@ -483,10 +506,10 @@ def keygroups():
                 f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p90")],
               unit="s", desc=RESIDENCY + " Lives ended by a cleared count unseen here (no group is kept per object)."),
         panel("timeseries", "Lives that ended unseen per key group (share, last hour)",
-              [(f"sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}[1h])) / "
-                f"(sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}[1h])) + "
-                f"sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_seconds_count{{{KG}}}[1h])) > 0)",
-                "{{key_group}}")], unit="percentunit"),
+              [(f"({KG_UNSEEN} or 0 * {KG_SEEN}) / (({KG_UNSEEN} + {KG_SEEN} or {KG_UNSEEN} or {KG_SEEN}) > 0)",
+                "{{key_group}}")], unit="percentunit",
+              desc="A group's counters appear at their first event: one that appeared within the hour counts "
+                   "whole, as the recording rules count them."),
         row("Limits"),
         panel("timeseries", "Key groups against the limit",
               [("mooncake_kv_tracked_key_groups", "{{instance}} groups"),

@@ -191,6 +191,13 @@ bool kv_family_filter_drops_at(const mkv_family_filter *f, size_t index)
 	return f && index < f->n && f->drops[index];
 }
 
+bool kv_expo_serves(const kv_family *f, size_t k, const kv_exporter_snap *x, const mkv_expo_opts *o)
+{
+	if ((f->flags & KV_FAM_ALL_SERIES) && !(o && o->all_series))
+		return false;
+	return (!f->shown || f->shown(x)) && !kv_family_filter_drops_at(o ? o->families : NULL, k);
+}
+
 bool mkv_family_filter_drops(const char *name, size_t len, const mkv_family_filter *f)
 {
 	size_t k;

@@ -50,7 +50,17 @@ typedef struct kv_at {
 	const kv_tenant_snap *t;
 	const kv_group_counts *g;
 	const kv_quota *q;
+	bool all_series; /* the scrape's mkv_expo_opts.all_series: read through kv_news */
 } kv_at;
+
+/* Whether a sample of value v carries news: served unless it is a 0 of a
+ * counter of rare events (or of a state that does not hold) that no event
+ * has moved yet, as a client library's labelled child appears at its first
+ * use.  --metrics.all-series serves the 0 too. */
+static inline bool kv_news(const kv_at *a, uint64_t v)
+{
+	return v != 0 || a->all_series;
+}
 
 typedef struct kv_emit kv_emit;
 
@@ -63,6 +73,9 @@ typedef void (*kv_samples_fn)(kv_emit *e, const kv_at *at);
 /* A tenant's (or key group's) detail beyond its objects, its medium mix and
  * its staleness: left out by --metrics.tenant-summary. */
 #define KV_FAM_TENANT_DETAIL 4u
+/* What other families determine (mooncake_kv_objects_by_placement: from
+ * the objects and the medium mix): served only with --metrics.all-series. */
+#define KV_FAM_ALL_SERIES 8u
 
 typedef struct kv_family {
 	const char *name; /* as the text format gives it: a counter's ends with _total */

@@ -37,5 +37,9 @@ bool kv_expo_created(const kv_family *f, const mkv_expo_opts *o);
 /* Whether the filter leaves out the family of that number (kv_family.h);
  * NULL leaves none out. */
 bool kv_family_filter_drops_at(const mkv_family_filter *f, size_t index);
+/* Whether a scrape as o asks serves family f (number k) at all: its
+ * feature is on, the operator did not leave it out, and it is no family
+ * others determine unless o asks for every series. */
+bool kv_expo_serves(const kv_family *f, size_t k, const kv_exporter_snap *x, const mkv_expo_opts *o);
 
 #endif

@@ -577,7 +577,7 @@ int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 	for (size_t t = 0; t < kv_family_tables_n; t++)
 		for (size_t i = 0; i < kv_family_tables[t]->n; i++, k++) {
 			const kv_family *f = &kv_family_tables[t]->v[i];
-			if ((f->shown && !f->shown(x)) || kv_family_filter_drops_at(o ? o->families : NULL, k))
+			if (!kv_expo_serves(f, k, x, o))
 				continue;
 			kv_expo_family_header(out, f, om);
 			kv_emit e = {.b = out,
@@ -586,6 +586,7 @@ int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 				     .family_len = kv_expo_family_name_len(f, om),
 				     .created = kv_expo_created(f, o),
 				     .c = &c,
+				     .at = {.all_series = o && o->all_series},
 				     .scratch = &scratch};
 			walk(&e, x);
 		}

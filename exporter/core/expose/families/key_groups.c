@@ -20,8 +20,9 @@ static void objects_by_key_group_medium(kv_emit *e, const kv_at *a)
 static void key_group_events_total(kv_emit *e, const kv_at *a)
 {
 	for (int t = MKV_EV_STORED; t <= MKV_EV_REMOVED; t++)
-		kv_sample_u64(e, (kv_label){"event_type", mkv_event_type_name((enum mkv_event_type)t)},
-			      a->g->events[t]);
+		if (kv_news(a, a->g->events[t])) /* each from its first event */
+			kv_sample_u64(e, (kv_label){"event_type", mkv_event_type_name((enum mkv_event_type)t)},
+				      a->g->events[t]);
 }
 
 static const kv_family families[] = {

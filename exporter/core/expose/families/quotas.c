@@ -19,12 +19,14 @@ static void tenant_charged_bytes(kv_emit *e, const kv_at *a)
 
 static void tenant_over_quota(kv_emit *e, const kv_at *a)
 {
-	kv_sample_u64(e, KV_NO_LABEL, a->q->over_quota);
+	if (kv_news(a, a->q->over_quota)) /* only while it holds */
+		kv_sample_u64(e, KV_NO_LABEL, a->q->over_quota);
 }
 
 static void tenant_admission_closed(kv_emit *e, const kv_at *a)
 {
-	kv_sample_u64(e, KV_NO_LABEL, a->q->admission_closed);
+	if (kv_news(a, a->q->admission_closed))
+		kv_sample_u64(e, KV_NO_LABEL, a->q->admission_closed);
 }
 
 /* The leader's answer said quotas are on. */

@@ -17,13 +17,13 @@ static bool any_group_residency(const kv_exporter_snap *x)
 
 static void object_lifetime_seconds(kv_emit *e, const kv_at *a)
 {
-	if (a->s->residency)
+	if (a->s->residency && kv_news(a, a->t->counts.life.count)) /* from the first life seen whole */
 		kv_sample_life(e, &a->t->counts.life);
 }
 
 static void object_lifetime_unobserved_total(kv_emit *e, const kv_at *a)
 {
-	if (a->s->residency)
+	if (a->s->residency && kv_news(a, a->t->counts.life.unobserved))
 		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.life.unobserved);
 }
 
@@ -59,13 +59,13 @@ static void object_age_mean_seconds(kv_emit *e, const kv_at *a)
 
 static void key_group_object_lifetime_seconds(kv_emit *e, const kv_at *a)
 {
-	if (a->s->residency)
+	if (a->s->residency && kv_news(a, a->g->life.count))
 		kv_sample_life(e, &a->g->life);
 }
 
 static void key_group_object_lifetime_unobserved_total(kv_emit *e, const kv_at *a)
 {
-	if (a->s->residency)
+	if (a->s->residency && kv_news(a, a->g->life.unobserved))
 		kv_sample_u64(e, KV_NO_LABEL, a->g->life.unobserved);
 }
 

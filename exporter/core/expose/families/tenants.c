@@ -3,11 +3,14 @@
  * can be trusted. */
 #include "kv_family.h"
 
+/* Each event type from its first event: a tenant's removed and cleared
+ * appear when they happen. */
 static void events_received_total(kv_emit *e, const kv_at *a)
 {
 	for (int t = 0; t < MKV_EV__COUNT - a->s->object_dialect; t++)
-		kv_sample_u64(e, (kv_label){"event_type", mkv_event_type_name((enum mkv_event_type)t)},
-			      a->t->counts.events[t]);
+		if (kv_news(a, a->t->counts.events[t]))
+			kv_sample_u64(e, (kv_label){"event_type", mkv_event_type_name((enum mkv_event_type)t)},
+				      a->t->counts.events[t]);
 }
 
 static void objects(kv_emit *e, const kv_at *a)
@@ -21,6 +24,9 @@ static void objects_by_medium(kv_emit *e, const kv_at *a)
 		kv_sample_u64(e, (kv_label){"medium", mkv_medium_name(m)}, kv_counts_on_medium(&a->t->counts, m));
 }
 
+/* both = cpu + disk - objects, from mooncake_kv_objects_by_medium and
+ * mooncake_kv_objects: served only with --metrics.all-series
+ * (KV_FAM_ALL_SERIES; the recording rules derive it). */
 static void objects_by_placement(kv_emit *e, const kv_at *a)
 {
 	for (int p = 0; p < MKV_PLACE__COUNT; p++)
@@ -48,27 +54,32 @@ static void state_stale_since_timestamp_seconds(kv_emit *e, const kv_at *a)
 		kv_sample_ms_as_s(e, KV_NO_LABEL, a->t->stale_since_ms);
 }
 
-/* a publisher of the object dialect never sends cleared: no series that
- * can only ever be 0 */
+/* mooncake_kv_events_received_total{event_type="cleared"} by another name
+ * (KV_FAM_ALL_SERIES); a publisher of the object dialect never sends
+ * cleared: no series that can only ever be 0 */
 static void tenant_clears_total(kv_emit *e, const kv_at *a)
 {
 	if (!a->s->object_dialect)
 		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.events[MKV_EV_CLEARED]);
 }
 
+/* The counters of rare events: each from its first (kv_news). */
 static void stored_duplicates_total(kv_emit *e, const kv_at *a)
 {
-	kv_sample_u64(e, KV_NO_LABEL, a->t->counts.stored_duplicates);
+	if (kv_news(a, a->t->counts.stored_duplicates))
+		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.stored_duplicates);
 }
 
 static void removed_unknown_total(kv_emit *e, const kv_at *a)
 {
-	kv_sample_u64(e, KV_NO_LABEL, a->t->counts.removed_unknown);
+	if (kv_news(a, a->t->counts.removed_unknown))
+		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.removed_unknown);
 }
 
 static void tenant_objects_overflow_total(kv_emit *e, const kv_at *a)
 {
-	kv_sample_u64(e, KV_NO_LABEL, a->t->counts.objects_overflow);
+	if (kv_news(a, a->t->counts.objects_overflow))
+		kv_sample_u64(e, KV_NO_LABEL, a->t->counts.objects_overflow);
 }
 
 static const kv_family families[] = {
@@ -95,7 +106,7 @@ static const kv_family families[] = {
 	 .help = "Live objects by the set of media they are on (these add up to mooncake_kv_objects).",
 	 .scope = KV_SCOPE_TENANT,
 	 .labels = "placement",
-	 .flags = KV_FAM_TENANT_DETAIL,
+	 .flags = KV_FAM_TENANT_DETAIL | KV_FAM_ALL_SERIES,
 	 .samples = objects_by_placement},
 	{.name = "mooncake_kv_state_stale",
 	 .kind = KV_GAUGE,
@@ -122,7 +133,7 @@ static const kv_family families[] = {
 	 .kind = KV_COUNTER,
 	 .help = "cleared events applied: every object of the tenant was dropped.",
 	 .scope = KV_SCOPE_TENANT,
-	 .flags = KV_FAM_TENANT_DETAIL,
+	 .flags = KV_FAM_TENANT_DETAIL | KV_FAM_ALL_SERIES,
 	 .samples = tenant_clears_total},
 	{.name = "mooncake_kv_stored_duplicates_total",
 	 .kind = KV_COUNTER,
