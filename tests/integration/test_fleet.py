@@ -266,6 +266,14 @@ def raised_in(polls, run=RAISED_POLLS):
     return out
 
 
+def rss_mb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
 def recording_rules():
     return re.findall(r"- record: (\S+)", open(RULES).read())
 
@@ -413,6 +421,8 @@ def main():
                   incident)
         watch.stop = True
         watch.join(5)
+        print("(resident memory, MB: %s)" % ", ".join("%s %.0f" % (p.name, rss_mb(p.pid)) for p in procs.procs
+                                                     if p.poll() is None and not p.name.startswith("sim")), flush=True)
 
         for s in stores:
             def recorded(s=s):
