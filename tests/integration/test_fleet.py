@@ -450,6 +450,10 @@ def main():
                 check("%s: fleet dashboard / %s: both clusters" % (s.name, title), panel)
     finally:
         procs.close()
+        # the stores' data go; the logs stay beside the other stories' in the temporary folder
+        for d in os.listdir(procs.dir):
+            if os.path.isdir(os.path.join(procs.dir, d)):
+                shutil.rmtree(os.path.join(procs.dir, d), ignore_errors=True)
     passed = sum(results)
     print("%d passed, %d failed" % (passed, len(results) - passed))
     return 0 if results and all(results) else 1
