@@ -22,6 +22,7 @@ demo=(
 test=(
   openssl curl valgrind clang libclang-rt-14-dev clang-format
   prometheus prometheus-alertmanager  # promtool, amtool, and a real Prometheus (test_prometheus.py)
+  victoria-metrics  # victoria-metrics, vmagent and vmalert: a fleet's second central store (test_fleet.py)
   debhelper dpkg-dev fakeroot lintian help2man systemd  # the Debian package (tests/package)
   chromium  # headless, it renders /status in tests/integration/test_status_page.py
 )

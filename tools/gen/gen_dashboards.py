@@ -519,10 +519,67 @@ def keygroups():
     ])
 
 
+def fleet():
+    """Every cluster at a glance, on a central store fed by one shard scraper per cluster (docs/fleet.md):
+    every query aggregates by cluster, the external label each shard adds."""
+    return dashboard("mooncake-kv-fleet", "Mooncake KV / Fleet",
+                     "Every Mooncake cluster at a glance, on a central store (docs/fleet.md): loss by cause, stale "
+                     "tenants and why, objects and their media, the model each cluster serves.",
+                     [var_datasource(), *SCOPE_VARS, SOURCE_VAR], [
+        panel("stat", "Exporters per cluster",
+              [(f"count by (cluster) (mooncake_kv_exporter_build_info{{{WHERE}}})", "{{cluster}}")], w=8, h=4,
+              desc="Exporters whose samples reach this store, by the cluster label their shard scraper adds. A "
+                   "cluster missing here has no shard writing, or one without the cluster external label."),
+        panel("stat", "Masters up per cluster",
+              [(f"sum by (cluster) (mooncake_kv_master_up{{{SRC}}})", "{{cluster}} up"),
+               (f"count by (cluster) (mooncake_kv_master_up{{{SRC}}})", "{{cluster}} known")], w=8, h=4),
+        panel("stat", "Tracked objects per cluster",
+              [(f"sum by (cluster) (mooncake_kv_objects{{{SRC}}})", "{{cluster}}")], w=8, h=4),
+        panel("table", "Model and dialect each cluster serves",
+              [(f"count by (cluster, model_name, lora_name, block_size) (mooncake_kv_publisher_model_info{{{SRC}}})", ""),
+               (f"count by (cluster, dialect) (mooncake_kv_publisher_dialect{{{SRC}}} == 1)", "")], w=24, h=6,
+              desc="The model context the masters' publishers stamp (Mooncake main since #3818 and dev/conductor; "
+                   "release v0.3.12 stamps none: empty names), and the dialect their removed events are read in, "
+                   "with how many masters of the cluster say so. Two rows for one cluster: its masters differ."),
+        panel("timeseries", "Missing sequence numbers by cause",
+              [(f"sum by (cluster, cause) (source_cause:mooncake_kv_lost_sequences:rate5m{{{SRC}}})",
+                "{{cluster}} {{cause}}")], unit="ops", stack=True,
+              desc="Per cluster: dropped by the publisher's queue, lost in transport, unattributed (the recording "
+                   "rule source_cause:mooncake_kv_lost_sequences:rate5m, evaluated on this store)."),
+        panel("timeseries", "Publisher restarts, failovers and gaps",
+              [(f"sum by (cluster) (increase(mooncake_kv_publisher_resets_total{{{SRC}}}[{RI}]))", "{{cluster}} restarts"),
+               (f"sum by (cluster) (increase(mooncake_kv_master_failovers_total{{{SRC}}}[{RI}]))", "{{cluster}} failovers"),
+               (f"sum by (cluster) (increase(mooncake_kv_sequence_gaps_total{{{SRC}}}[{RI}]))", "{{cluster}} gaps")]),
+        panel("timeseries", "Stale tenants by reason",
+              [(f"sum by (cluster, reason) (mooncake_kv_stale_tenants{{{SRC}}})", "{{cluster}} {{reason}}")],
+              desc="A tenant can be stale for several reasons at once (docs/guide.md, \"Stale tenants\"); the "
+                   "Tenants dashboard names them, with since when."),
+        panel("timeseries", "Stale and exact tenants",
+              [(f"sum by (cluster) (mooncake_kv_state_stale{{{SRC}}})", "{{cluster}} stale"),
+               (f"sum by (cluster) (1 - mooncake_kv_state_stale{{{SRC}}})", "{{cluster}} exact")], stack=True),
+        panel("timeseries", "Objects per cluster",
+              [(f"sum by (cluster) (mooncake_kv_objects{{{SRC}}})", "{{cluster}}")], desc=OBJECTS_EXACT),
+        panel("timeseries", "Medium mix per cluster",
+              [(f"sum by (cluster) (mooncake_kv_objects{{{SRC}}}) - "
+                f"sum by (cluster) (mooncake_kv_objects_by_medium{{{SRC},medium=\"disk\"}})", "{{cluster}} cpu only"),
+               (f"sum by (cluster) (mooncake_kv_objects{{{SRC}}}) - "
+                f"sum by (cluster) (mooncake_kv_objects_by_medium{{{SRC},medium=\"cpu\"}})", "{{cluster}} disk only"),
+               (f"sum by (cluster) (mooncake_kv_objects_by_medium{{{SRC}}}) - sum by (cluster) (mooncake_kv_objects{{{SRC}}})",
+                "{{cluster}} both")], stack=True,
+              desc="From the objects and the objects by medium (both = cpu + disk - objects). " + MEDIA_EXACT),
+        panel("timeseries", "Events applied per cluster",
+              [(f"sum by (cluster, event_type) (source_event_type:mooncake_kv_events_received:rate1m{{{SRC}}})",
+                "{{cluster}} {{event_type}}")], unit="ops"),
+        panel("timeseries", "Event lag per cluster (p99)",
+              [(f"histogram_quantile(0.99, sum by (cluster, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+                "{{cluster}} p99")], unit="s"),
+    ])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "dashboards")
     for name, d in (("overview", overview()), ("tenants", tenants()), ("exporter", exporter()),
-                    ("key-groups", keygroups())):
+                    ("key-groups", keygroups()), ("fleet", fleet())):
         with open(os.path.join(out, "mooncake-kv-%s.json" % name), "w") as f:
             json.dump(d, f, indent=2, sort_keys=True)
             f.write("\n")
