@@ -24,6 +24,8 @@ test=(
   prometheus prometheus-alertmanager  # promtool, amtool, and a real Prometheus (test_prometheus.py)
   debhelper dpkg-dev fakeroot lintian help2man systemd  # the Debian package (tests/package)
   chromium  # headless, it renders /status in tests/integration/test_status_page.py
+  # protobuf-c decodes the protobuf exposition from Prometheus's own metrics.proto (tests/check_proto.py)
+  protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev golang-github-prometheus-client-model-dev
 )
 # Node.js validates the Kubernetes manifests (tests/k8s); any node and npm on
 # the PATH do, else Debian's.

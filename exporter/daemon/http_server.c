@@ -123,7 +123,8 @@ static enum MHD_Result scrape(kvd_http *h, struct MHD_Connection *c)
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	mkv_expo_opts eo = {.openmetrics = mkv_expo_wants_openmetrics(accept),
 			    .created = x->start_time,
-			    .families = x->config->families};
+			    .families = x->config->families,
+			    .protobuf = mkv_expo_wants_protobuf(accept)};
 	mkv_scrape *sc;
 	mkv_exporter_info info;
 	int rc = snapshot(h, &sc, &info);
@@ -153,7 +154,10 @@ static enum MHD_Result scrape(kvd_http *h, struct MHD_Connection *c)
 	atomic_fetch_add(&h->scrapes, 1);
 	atomic_store(&h->last_seconds, kvd_mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);
-	return reply(c, MHD_HTTP_OK, eo.openmetrics ? MKV_CONTENT_TYPE_OPENMETRICS : MKV_CONTENT_TYPE, body, len, gz);
+	const char *type = eo.protobuf      ? MKV_CONTENT_TYPE_PROTOBUF
+			   : eo.openmetrics ? MKV_CONTENT_TYPE_OPENMETRICS
+					    : MKV_CONTENT_TYPE;
+	return reply(c, MHD_HTTP_OK, type, body, len, gz);
 }
 
 static enum MHD_Result refuse(kvd_http *h, struct MHD_Connection *c, unsigned status, const char *why);

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define KV_NATIVE_BUCKETS      16
-#define KV_NATIVE_SCHEMA_START 3  /* a bucket 9% wide: client_golang's factor 1.1 */
+#define KV_NATIVE_SCHEMA_START 3 /* a bucket 9% wide: client_golang's factor 1.1 */
 #define KV_NATIVE_SCHEMA_MIN   (-4)
 /* client_golang's default: only 0 (and what rounds to it) in the zero bucket */
 #define KV_NATIVE_ZERO_THRESHOLD 0x1p-128
@@ -25,8 +25,8 @@ typedef struct kv_native {
 	uint64_t counts[KV_NATIVE_BUCKETS]; /* bucket first + k; 0 from n on */
 	uint64_t zero;                      /* in the zero bucket */
 	int32_t first;                      /* the index of counts[0] (when n > 0) */
-	uint8_t lowered; /* the schema is KV_NATIVE_SCHEMA_START - lowered: zeroed is new */
-	uint8_t n;       /* buckets from first to the last that holds any; 0: none yet */
+	uint8_t lowered;                    /* the schema is KV_NATIVE_SCHEMA_START - lowered: zeroed is new */
+	uint8_t n;                          /* buckets from first to the last that holds any; 0: none yet */
 } kv_native;
 
 static inline int kv_native_schema(const kv_native *h)
