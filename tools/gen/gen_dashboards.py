@@ -20,6 +20,22 @@ TEN = SRC + ',tenant_id=~"$tenant_id"'
 RI = "$__rate_interval"
 
 
+# A histogram read in either form Prometheus stores it: classic (_bucket, _sum,
+# _count series; a text scrape, or a protobuf one without native histograms)
+# or native (one series; Prometheus with native histograms on keeps only that).
+# Each reads the one form, and `or` takes whichever has series.
+def quantile(q, name, by, sel, window):
+    return (f"histogram_quantile({q}, sum by ({by}, le) (rate({name}_bucket{{{sel}}}[{window}]))) or "
+            f"histogram_quantile({q}, sum by ({by}) (rate({name}{{{sel}}}[{window}])))")
+
+
+def hist_rate(part, name, by, sel, window):
+    """sum by (by) of the rate of a histogram's count or sum ("count", "sum")."""
+    return (f"(sum by ({by}) (rate({name}_{part}{{{sel}}}[{window}])) or "
+            f"sum by ({by}) (histogram_{part}(rate({name}{{{sel}}}[{window}]))))")
+
+
+
 def var_datasource():
     return {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
             "current": {}, "hide": 0, "refresh": 1}
@@ -170,9 +186,9 @@ def overview():
         panel("timeseries", "Publisher drop ratio (60 s)",
               [(f"mooncake_kv_master_drop_ratio{{{SRC}}}", "{{instance}} {{source}}")], unit="percentunit"),
         panel("timeseries", "Event lag (receive time - publish time)",
-              [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+              [(quantile(0.5, "mooncake_kv_event_lag_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} p50"),
-               (f"histogram_quantile(0.99, sum by (instance, source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+               (quantile(0.99, "mooncake_kv_event_lag_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} p99")], unit="s"),
         panel("timeseries", "Connection state",
               [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{instance}} {{source}} {{member}} subscriber"),
@@ -332,7 +348,7 @@ def tenants():
                    "reconciliation, across a gap or restart) or with a timestamp gone backwards: the lifetimes "
                    "above leave them out. 100%: nothing is known of this tenant's residency yet."),
         panel("timeseries", "Lives ended per second",
-              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_seconds_count{{{TEN}}}[{RI}]))",
+              [(hist_rate("count", "mooncake_kv_object_lifetime_seconds", "instance, source, tenant_id", TEN, RI),
                 "{{instance}} {{source}} {{tenant_id}} seen whole"),
                (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))",
                 "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops"),
@@ -366,11 +382,10 @@ def exporter():
         panel("timeseries", "Scrape size", [(f"mooncake_kv_exporter_last_scrape_bytes{{{inst}}}", "{{instance}}")],
               unit="bytes"),
         panel("timeseries", "Ingestion held by scrapes (lock hold, mean and p99)",
-              [(f"sum by (instance, source) (rate(mooncake_kv_scrape_lock_hold_seconds_sum{{{SRC}}}[{RI}])) / "
-                f"sum by (instance, source) (rate(mooncake_kv_scrape_lock_hold_seconds_count{{{SRC}}}[{RI}]))",
+              [(hist_rate("sum", "mooncake_kv_scrape_lock_hold_seconds", "instance, source", SRC, RI) + " / " +
+                hist_rate("count", "mooncake_kv_scrape_lock_hold_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} mean"),
-               (f"histogram_quantile(0.99, sum by (instance, source, le) "
-                f"(rate(mooncake_kv_scrape_lock_hold_seconds_bucket{{{SRC}}}[{RI}])))",
+               (quantile(0.99, "mooncake_kv_scrape_lock_hold_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} p99")], unit="s",
               desc="How long each scrape held the source's lock to copy its figures; the source's ingestion waits "
                    "that long and its messages queue (up to --zmq.rcvhwm). About 1 ms at 10,000 tenants."),
@@ -430,7 +445,7 @@ def exporter():
         panel("timeseries", "Master poll duration",
               [(f"mooncake_kv_master_poll_duration_seconds{{{SRC}}}", "{{instance}} {{source}}")], unit="s"),
         panel("timeseries", "Events per message (median)",
-              [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_batch_events_bucket{{{SRC}}}[{RI}])))",
+              [(quantile(0.5, "mooncake_kv_batch_events", "instance, source", SRC, RI),
                 "{{instance}} {{source}}")]),
         row("HTTP front door"),
         panel("timeseries", "Open HTTP connections",
@@ -477,15 +492,14 @@ def keygroups():
               displayMode="gradient", orientation="horizontal"),
         row("Residency"),
         panel("timeseries", "Object lifetime per key group (p50, p90)",
-              [(f"histogram_quantile(0.5, sum by (key_group, le) "
-                f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p50"),
-               (f"histogram_quantile(0.9, sum by (key_group, le) "
-                f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p90")],
+              [(quantile(0.5, "mooncake_kv_key_group_object_lifetime_seconds", "key_group", KG, "1h"), "{{key_group}} p50"),
+               (quantile(0.9, "mooncake_kv_key_group_object_lifetime_seconds", "key_group", KG, "1h"),
+                "{{key_group}} p90")],
               unit="s", desc=RESIDENCY + " Lives ended by a cleared count unseen here (no group is kept per object)."),
         panel("timeseries", "Lives that ended unseen per key group (share, last hour)",
               [(f"sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}[1h])) / "
                 f"(sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}[1h])) + "
-                f"sum by (key_group) (rate(mooncake_kv_key_group_object_lifetime_seconds_count{{{KG}}}[1h])) > 0)",
+                + hist_rate("count", "mooncake_kv_key_group_object_lifetime_seconds", "key_group", KG, "1h") + " > 0)",
                 "{{key_group}}")], unit="percentunit"),
         row("Limits"),
         panel("timeseries", "Key groups against the limit",
