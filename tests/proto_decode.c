@@ -106,7 +106,8 @@ int main(void)
 			fprintf(stderr, "a message of %llu bytes, %zu left\n", (unsigned long long)n, len - at);
 			return 1;
 		}
-		Io__Prometheus__Client__MetricFamily *f = io__prometheus__client__metric_family__unpack(NULL, n, in + at);
+		Io__Prometheus__Client__MetricFamily *f = io__prometheus__client__metric_family__unpack(NULL, n,
+													in + at);
 		if (!f) {
 			fprintf(stderr, "a message protobuf-c cannot decode at byte %zu\n", at);
 			return 1;
@@ -121,7 +122,7 @@ int main(void)
 			}
 			double v = m->counter ? m->counter->value : m->gauge ? m->gauge->value : 0;
 			if (!(f->type == IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER ? m->counter != NULL
-										       : m->gauge != NULL)) {
+										      : m->gauge != NULL)) {
 				fprintf(stderr, "%s: a sample without its type's value\n", f->name);
 				return 1;
 			}

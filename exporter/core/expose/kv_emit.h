@@ -63,18 +63,21 @@ struct kv_emit {
 	kv_at at;          /* the entity being described */
 	const char *scope; /* its scope labels, escaped, without braces */
 	size_t scope_len;  /* 0: it has none */
-	mkv_buf *scratch;        /* where they are written when no cache holds them */
+	mkv_buf *scratch;  /* where they are written when no cache holds them */
 	kv_memo memo;      /* the family's single labels */
 	/* the protobuf exposition (render_proto.c): samples are Metric
 	 * messages of the family's MetricFamily, which opens at family_at */
 	bool proto;
-	size_t family_at, metrics;
+	size_t family_at, family_keep, metrics;
 };
 
 /* The protobuf exposition (render_proto.c): a family's MetricFamily opened
  * and closed (left out when it has no sample, as client libraries do), an
  * entity's scope labels, and its samples. */
-void kv_proto_family_begin(kv_emit *e);
+/* The render's cache of every tenant's scope labels, and every key group
+ * name's label, encoded.  Returns 0 or MKV_ENOMEM. */
+int kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x);
+void kv_proto_family_begin(kv_emit *e, const kv_exporter_snap *x);
 void kv_proto_family_end(kv_emit *e);
 void kv_proto_enter(kv_emit *e);
 void kv_proto_sample(kv_emit *e, const kv_label *extra, size_t n, double v);

@@ -544,7 +544,7 @@ int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 	kv_render_cache c = {0};
 	mkv_buf scratch;
 	mkv_buf_init(&scratch);
-	if (!pb && cache_build(&c, x, o) != MKV_OK) { /* the text's alone */
+	if ((pb ? kv_proto_cache_build(&c, x) : cache_build(&c, x, o)) != MKV_OK) {
 		cache_free(&c);
 		return MKV_ENOMEM;
 	}
@@ -563,7 +563,7 @@ int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 				     .scratch = &scratch,
 				     .proto = pb};
 			if (pb)
-				kv_proto_family_begin(&e);
+				kv_proto_family_begin(&e, x);
 			else
 				kv_expo_family_header(out, f, om);
 			walk(&e, x);

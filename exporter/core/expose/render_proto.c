@@ -8,6 +8,7 @@
  * histogram carries its classic buckets (the +Inf one implied, as client
  * libraries send them) and its native ones (kv_native.h) in one message.
  * The families, their labels and which are served are render.c's walk. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv_emit.h"
@@ -58,7 +59,8 @@ static size_t varint_len(uint64_t v)
 	return n;
 }
 
-static char *varint_at(char *w, uint64_t v)
+/* Writers at w, into room made before; each returns the end. */
+static char *varint(char *w, uint64_t v)
 {
 	while (v >= 0x80) {
 		*w++ = (char)(v | 0x80);
@@ -68,22 +70,14 @@ static char *varint_at(char *w, uint64_t v)
 	return w;
 }
 
-static void varint(B *b, uint64_t v)
+static char *tag(char *w, unsigned field, unsigned wire)
 {
-	char *w = mkv_buf_room(b, 10);
-	if (w)
-		mkv_buf_used(b, (size_t)(varint_at(w, v) - w));
+	return varint(w, (uint64_t)field << 3 | wire);
 }
 
-static void tag(B *b, unsigned field, unsigned wire)
+static char *field_varint(char *w, unsigned field, uint64_t v)
 {
-	varint(b, (uint64_t)field << 3 | wire);
-}
-
-static void field_varint(B *b, unsigned field, uint64_t v)
-{
-	tag(b, field, WIRE_VARINT);
-	varint(b, v);
+	return varint(tag(w, field, WIRE_VARINT), v);
 }
 
 static uint64_t zigzag(int64_t v)
@@ -91,173 +85,268 @@ static uint64_t zigzag(int64_t v)
 	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
 }
 
-static void field_double(B *b, unsigned field, double v)
+static char *field_double(char *w, unsigned field, double v)
 {
 	uint64_t u;
 	memcpy(&u, &v, sizeof(u));
-	tag(b, field, WIRE_FIXED64);
-	char *w = mkv_buf_room(b, 8);
-	if (!w)
-		return;
+	w = tag(w, field, WIRE_FIXED64);
 	for (int i = 0; i < 8; i++) /* little-endian, whatever the machine's */
-		w[i] = (char)(u >> (8 * i));
-	mkv_buf_used(b, 8);
+		*w++ = (char)(u >> (8 * i));
+	return w;
 }
 
-/* A length-delimited field opened: its tag, and `keep` bytes kept for its
- * length.  Returns where they are. */
-static size_t open_len(B *b, unsigned field, size_t keep)
+/* A length-delimited field opened at *w: its tag, and `keep` bytes kept
+ * for its length; returns where they are. */
+static char *open_len(char **w, unsigned field, size_t keep)
 {
-	if (field)
-		tag(b, field, WIRE_LEN);
-	size_t at = b->len;
-	char *w = mkv_buf_room(b, keep);
-	if (w)
-		mkv_buf_used(b, keep);
+	char *at = field ? tag(*w, field, WIRE_LEN) : *w;
+	*w = at + keep;
 	return at;
 }
 
-/* Closes what open_len opened at `at`: its length written where it was
- * kept, the message moved when it takes another number of bytes. */
-static void close_len(B *b, size_t at, size_t keep)
+/* Closes it at w: its length where it was kept, the message moved when the
+ * length takes another number of bytes (room for one more byte than kept
+ * was made).  Returns the end. */
+static char *close_len(char *at, char *w, size_t keep)
 {
-	if (!mkv_buf_ok(b))
-		return;
-	size_t len = b->len - at - keep, n = varint_len(len);
-	if (n > keep && !mkv_buf_room(b, n - keep))
-		return;
-	if (n != keep) {
-		memmove(b->data + at + n, b->data + at + keep, len);
-		b->len = b->len + n - keep;
-	}
-	varint_at(b->data + at, len);
+	size_t len = (size_t)(w - at) - keep, n = varint_len(len);
+	if (n != keep)
+		memmove(at + n, at + keep, len);
+	varint(at, len);
+	return at + n + len;
 }
 
-static void field_bytes(B *b, unsigned field, const char *s, size_t n)
+static char *field_bytes(char *w, unsigned field, const char *s, size_t n)
 {
-	tag(b, field, WIRE_LEN);
-	varint(b, n);
-	mkv_buf_add(b, s, n);
+	w = varint(tag(w, field, WIRE_LEN), n);
+	memcpy(w, s, n);
+	return w + n;
 }
 
 /* A string, with every byte that does not start a valid UTF-8 character
- * (and NUL) made U+FFFD when sanitize, as the text's label values are. */
-static void field_text(B *b, unsigned field, const char *s, size_t n, bool sanitize)
+ * (and NUL) made U+FFFD when sanitize, as the text's label values are: at
+ * most 3 bytes a byte, and 12 more. */
+static char *field_text(char *w, unsigned field, const char *s, size_t n, bool sanitize)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, l = 0;
 	while (sanitize && i < n && (l = kv_utf8_seq_len(p + i, n - i)) != 0)
 		i += l;
-	if (!sanitize || i == n) { /* the usual: valid, copied */
-		field_bytes(b, field, s, n);
-		return;
-	}
-	size_t at = open_len(b, field, 1);
+	if (!sanitize || i == n) /* the usual: valid, copied */
+		return field_bytes(w, field, s, n);
+	char *at = open_len(&w, field, 1);
 	for (i = 0; i < n; i += l ? l : 1) {
 		l = kv_utf8_seq_len(p + i, n - i);
-		if (l)
-			mkv_buf_add(b, s + i, l);
-		else
-			mkv_buf_adds(b, "\xef\xbf\xbd");
+		if (l) {
+			memcpy(w, s + i, l);
+			w += l;
+		} else {
+			memcpy(w, "\xef\xbf\xbd", 3);
+			w += 3;
+		}
 	}
-	close_len(b, at, 1);
+	return close_len(at, w, 1);
 }
 
+#define LABEL_MAX(name_len, n) (2 * 10 + 3 + (name_len) + 3 * (n) + 12)
+
+/* A label pair appended to b. */
 static void label(B *b, const char *name, const char *value, size_t n, bool sanitize)
 {
-	size_t at = open_len(b, METRIC_LABEL, 1);
-	field_bytes(b, LABEL_NAME, name, strlen(name));
-	field_text(b, LABEL_VALUE, value, n, sanitize);
-	close_len(b, at, 1);
+	size_t name_len = strlen(name);
+	char *w0 = mkv_buf_room(b, LABEL_MAX(name_len, n)), *w = w0;
+	if (!w)
+		return;
+	char *at = open_len(&w, METRIC_LABEL, 1);
+	w = field_bytes(w, LABEL_NAME, name, name_len);
+	w = field_text(w, LABEL_VALUE, value, n, sanitize);
+	w = close_len(at, w, 1);
+	mkv_buf_used(b, (size_t)(w - w0));
 }
 
-void kv_proto_family_begin(kv_emit *e)
+int kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x)
+{
+	size_t tenants = 0, groups = 0;
+	for (size_t si = 0; si < x->n_sources; si++) {
+		tenants += x->sources[si].n_tenants;
+		groups += x->sources[si].n_group_names;
+	}
+	size_t n = x->n_sources ? x->n_sources : 1;
+	c->tenant_base = malloc(n * sizeof(size_t));
+	c->group_base = malloc(n * sizeof(size_t));
+	c->tenant = malloc((tenants ? tenants : 1) * sizeof(kv_text));
+	c->group = malloc((groups ? groups : 1) * sizeof(kv_text));
+	if (!c->tenant_base || !c->group_base || !c->tenant || !c->group)
+		return MKV_ENOMEM;
+	size_t ti = 0, gi = 0;
+	for (size_t si = 0; si < x->n_sources; si++) {
+		const kv_source_snap *s = &x->sources[si];
+		c->tenant_base[si] = ti;
+		c->group_base[si] = gi;
+		for (size_t i = 0; i < s->n_tenants; i++, ti++) {
+			const kv_tenant_snap *t = &s->tenants[i];
+			size_t at = c->text.len;
+			label(&c->text, "source", s->name, strlen(s->name), true);
+			label(&c->text, "backend_id", t->backend_id, t->backend_len, t->labels_unclean);
+			label(&c->text, "tenant_id", t->tenant_id, t->tenant_len, t->labels_unclean);
+			c->tenant[ti] = (kv_text){at, c->text.len - at};
+		}
+		for (size_t g = 0; g < s->n_group_names; g++, gi++) {
+			size_t at = c->text.len;
+			label(&c->text, "key_group", s->group_names[g].ptr, s->group_names[g].len, true);
+			c->group[gi] = (kv_text){at, c->text.len - at};
+		}
+	}
+	return mkv_buf_ok(&c->text) ? MKV_OK : MKV_ENOMEM;
+}
+
+/* The bytes kept for a family's length: a guess of its size from its
+ * entities (a family whose length takes another number of bytes is moved
+ * when it closes: once, and rarely). */
+static size_t family_keep(const kv_family *f, const kv_exporter_snap *x)
+{
+	size_t entities = 0;
+	for (size_t si = 0; si < x->n_sources; si++) {
+		const kv_source_snap *s = &x->sources[si];
+		if (f->scope == KV_SCOPE_TENANT)
+			entities += s->n_tenants;
+		else if (f->scope == KV_SCOPE_GROUP)
+			for (size_t i = 0; i < s->n_tenants; i++)
+				entities += s->tenants[i].n_groups;
+	}
+	return varint_len((uint64_t)entities * (f->kind == KV_HISTOGRAM ? 420 : 80) + 4096);
+}
+
+void kv_proto_family_begin(kv_emit *e, const kv_exporter_snap *x)
 {
 	const kv_family *f = e->f;
 	B *b = e->b;
+	size_t name_len = strlen(f->name), help_len = strlen(f->help);
 	e->family_at = b->len;
+	e->family_keep = family_keep(f, x);
 	e->metrics = 0;
-	/* most families are under 2 MiB: three bytes of length */
-	size_t at = open_len(b, 0, 3);
-	(void)at;
-	field_bytes(b, FAMILY_NAME, f->name, strlen(f->name));
-	field_bytes(b, FAMILY_HELP, f->help, strlen(f->help));
-	field_varint(b, FAMILY_TYPE,
-		     f->kind == KV_COUNTER ? TYPE_COUNTER : f->kind == KV_HISTOGRAM ? TYPE_HISTOGRAM : TYPE_GAUGE);
+	char *w0 = mkv_buf_room(b, 5 + 2 * 11 + name_len + help_len + 11), *w = w0;
+	if (!w)
+		return;
+	w += e->family_keep;
+	w = field_bytes(w, FAMILY_NAME, f->name, name_len);
+	w = field_bytes(w, FAMILY_HELP, f->help, help_len);
+	w = field_varint(w, FAMILY_TYPE,
+			 f->kind == KV_COUNTER     ? TYPE_COUNTER
+			 : f->kind == KV_HISTOGRAM ? TYPE_HISTOGRAM
+						   : TYPE_GAUGE);
+	mkv_buf_used(b, (size_t)(w - w0));
 }
 
 void kv_proto_family_end(kv_emit *e)
 {
 	B *b = e->b;
+	if (!mkv_buf_ok(b))
+		return;
 	if (!e->metrics) { /* no sample: no family (Prometheus reads a family's first Metric) */
-		if (mkv_buf_ok(b))
-			b->len = e->family_at;
+		b->len = e->family_at;
 		return;
 	}
-	close_len(b, e->family_at, 3);
+	size_t keep = e->family_keep, len = b->len - e->family_at - keep, n = varint_len(len);
+	if (n > keep && !mkv_buf_room(b, n - keep))
+		return;
+	char *at = b->data + e->family_at;
+	close_len(at, at + keep + len, keep);
+	b->len = e->family_at + n + len;
 }
 
-/* The entity's scope labels, encoded once into the scratch buffer for all
- * its samples (render.c's enter() in the text). */
+/* The entity's scope labels: a tenant's from the render's cache
+ * (kv_proto_cache_build), the others' encoded into the scratch buffer once
+ * for all the entity's samples (render.c's enter() in the text). */
 void kv_proto_enter(kv_emit *e)
 {
 	const kv_family *f = e->f;
 	const kv_at *a = &e->at;
 	const kv_source_snap *s = a->s;
+	const kv_render_cache *c = e->c;
 	B *b = e->scratch;
+	if (f->scope == KV_SCOPE_TENANT) {
+		kv_text t = c->tenant[c->tenant_base[e->si] + e->ti];
+		e->scope = c->text.data + t.at;
+		e->scope_len = t.len;
+		return;
+	}
 	mkv_buf_reset(b);
-	if (f->scope != KV_SCOPE_EXPORTER)
-		label(b, "source", s->name, strlen(s->name), true);
-	if (f->scope == KV_SCOPE_MEMBER && a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
-		label(b, "member", a->m->label, strlen(a->m->label), true);
-	if (f->scope == KV_SCOPE_TENANT || f->scope == KV_SCOPE_GROUP) {
-		const kv_tenant_snap *t = a->t;
-		label(b, "backend_id", t->backend_id, t->backend_len, t->labels_unclean);
-		label(b, "tenant_id", t->tenant_id, t->tenant_len, t->labels_unclean);
-	}
 	if (f->scope == KV_SCOPE_GROUP) {
-		bool named = a->g->id < s->n_group_names;
-		label(b, "key_group", named ? s->group_names[a->g->id].ptr : "",
-		      named ? s->group_names[a->g->id].len : 0, true);
+		kv_text t = c->tenant[c->tenant_base[e->si] + e->ti];
+		mkv_buf_add(b, c->text.data + t.at, t.len);
+		if (a->g->id < s->n_group_names) {
+			kv_text g = c->group[c->group_base[e->si] + a->g->id];
+			mkv_buf_add(b, c->text.data + g.at, g.len);
+		} else {
+			label(b, "key_group", "", 0, false);
+		}
+	} else if (f->scope != KV_SCOPE_EXPORTER) {
+		label(b, "source", s->name, strlen(s->name), true);
+		if (f->scope == KV_SCOPE_MEMBER && a->m->label && (s->ha || (f->flags & KV_FAM_MEMBER_ALWAYS)))
+			label(b, "member", a->m->label, strlen(a->m->label), true);
+		if (f->scope == KV_SCOPE_QUOTA)
+			label(b, "tenant_id", s->quotas.names.data + a->q->name_at, a->q->name_len, true);
 	}
-	if (f->scope == KV_SCOPE_QUOTA)
-		label(b, "tenant_id", s->quotas.names.data + a->q->name_at, a->q->name_len, true);
 	if (!mkv_buf_ok(b))
 		e->b->failed = true; /* a sample without its scope would be wrong */
+	e->scope = b->data;
+	e->scope_len = b->len;
 }
 
-/* A Metric opened: its scope's labels and the extra ones. */
-static size_t metric_open(kv_emit *e, const kv_label *extra, size_t n)
+/* A Metric opened at *w (room for metric_bound() made): its scope's labels
+ * and the extra ones.  Returns where its length goes. */
+static size_t metric_bound(const kv_emit *e, const kv_label *extra, size_t n, size_t body)
 {
-	B *b = e->b;
-	size_t at = open_len(b, FAMILY_METRIC, 2);
-	mkv_buf_add(b, e->scratch->data, e->scratch->len);
+	size_t bound = 1 + 3 + e->scope_len + body + 1;
 	for (size_t i = 0; i < n && i < KV_LABELS_MAX; i++)
 		if (extra[i].name)
-			label(b, extra[i].name, extra[i].value, strlen(extra[i].value), true);
+			bound += LABEL_MAX(strlen(extra[i].name), strlen(extra[i].value));
+	return bound;
+}
+
+/* keep: the bytes kept for its length, varint_len(its bound) */
+static char *metric_open(kv_emit *e, char **w, const kv_label *extra, size_t n, size_t keep)
+{
+	char *at = open_len(w, FAMILY_METRIC, keep);
+	memcpy(*w, e->scope, e->scope_len);
+	*w += e->scope_len;
+	for (size_t i = 0; i < n && i < KV_LABELS_MAX; i++)
+		if (extra[i].name) {
+			char *l = open_len(w, METRIC_LABEL, 1);
+			*w = field_bytes(*w, LABEL_NAME, extra[i].name, strlen(extra[i].name));
+			*w = field_text(*w, LABEL_VALUE, extra[i].value, strlen(extra[i].value), true);
+			*w = close_len(l, *w, 1);
+		}
 	e->metrics++;
 	return at;
 }
 
 void kv_proto_sample(kv_emit *e, const kv_label *extra, size_t n, double v)
 {
-	B *b = e->b;
-	size_t at = metric_open(e, extra, n);
-	size_t in = open_len(b, e->f->kind == KV_COUNTER ? METRIC_COUNTER : METRIC_GAUGE, 1);
-	field_double(b, VALUE, v);
-	close_len(b, in, 1);
-	close_len(b, at, 2);
+	size_t bound = metric_bound(e, extra, n, 2 + 9), keep = varint_len(bound);
+	char *w0 = mkv_buf_room(e->b, bound), *w = w0;
+	if (!w)
+		return;
+	char *at = metric_open(e, &w, extra, n, keep);
+	char *in = open_len(&w, e->f->kind == KV_COUNTER ? METRIC_COUNTER : METRIC_GAUGE, 1);
+	w = field_double(w, VALUE, v);
+	w = close_len(in, w, 1);
+	w = close_len(at, w, keep);
+	mkv_buf_used(e->b, (size_t)(w - w0));
 }
 
 /* The native buckets: the schema, the zero bucket, and the positive ones as
  * spans of consecutive buckets (a run of more than two empty ones ends a
  * span; shorter ones are cheaper as zero deltas) and each bucket's count as
- * the difference from the one before. */
-static void native(B *b, const kv_native *h)
+ * the difference from the one before.  At most NATIVE_MAX bytes. */
+#define NATIVE_MAX (3 * 11 + 9 + KV_NATIVE_BUCKETS * (2 + 2 * 11) + KV_NATIVE_BUCKETS * 11)
+
+static char *native(char *w, const kv_native *h)
 {
-	field_varint(b, HIST_SCHEMA, zigzag(kv_native_schema(h)));
-	field_double(b, HIST_ZERO_THRESHOLD, KV_NATIVE_ZERO_THRESHOLD);
-	field_varint(b, HIST_ZERO_COUNT, h->zero);
+	w = field_varint(w, HIST_SCHEMA, zigzag(kv_native_schema(h)));
+	w = field_double(w, HIST_ZERO_THRESHOLD, KV_NATIVE_ZERO_THRESHOLD);
+	w = field_varint(w, HIST_ZERO_COUNT, h->zero);
 	struct span {
 		size_t from, to; /* counts[from .. to) */
 	} span[KV_NATIVE_BUCKETS];
@@ -275,38 +364,44 @@ static void native(B *b, const kv_native *h)
 		/* the first span's offset is its first bucket's index; the
 		 * others' the empty buckets since the span before */
 		int64_t offset = i ? (int64_t)(span[i].from - prev_to) : (int64_t)h->first + (int64_t)span[i].from;
-		size_t at = open_len(b, HIST_POSITIVE_SPAN, 1);
-		field_varint(b, SPAN_OFFSET, zigzag(offset));
-		field_varint(b, SPAN_LENGTH, span[i].to - span[i].from);
-		close_len(b, at, 1);
+		char *at = open_len(&w, HIST_POSITIVE_SPAN, 1);
+		w = field_varint(w, SPAN_OFFSET, zigzag(offset));
+		w = field_varint(w, SPAN_LENGTH, span[i].to - span[i].from);
+		w = close_len(at, w, 1);
 		prev_to = span[i].to;
 	}
 	uint64_t prev = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = span[i].from; k < span[i].to; k++) {
-			field_varint(b, HIST_POSITIVE_DELTA, zigzag((int64_t)(h->counts[k] - prev)));
+			w = field_varint(w, HIST_POSITIVE_DELTA, zigzag((int64_t)(h->counts[k] - prev)));
 			prev = h->counts[k];
 		}
+	return w;
 }
 
 static void histogram(kv_emit *e, uint64_t count, double sum, const uint64_t *counts, size_t n_bounds,
 		      double (*bound)(const void *, size_t), const void *arg, const kv_native *nh)
 {
-	B *b = e->b;
-	size_t at = metric_open(e, NULL, 0);
-	size_t in = open_len(b, METRIC_HISTOGRAM, 2);
-	field_varint(b, HIST_COUNT, count);
-	field_double(b, HIST_SUM, sum);
+	size_t body = 3 + 11 + 9 + n_bounds * (2 + 11 + 9) + NATIVE_MAX;
+	size_t most = metric_bound(e, NULL, 0, body), keep = varint_len(most), keep_in = varint_len(body);
+	char *w0 = mkv_buf_room(e->b, most), *w = w0;
+	if (!w)
+		return;
+	char *at = metric_open(e, &w, NULL, 0, keep);
+	char *in = open_len(&w, METRIC_HISTOGRAM, keep_in);
+	w = field_varint(w, HIST_COUNT, count);
+	w = field_double(w, HIST_SUM, sum);
 	uint64_t cum = 0;
 	for (size_t k = 0; k < n_bounds; k++) {
-		size_t bu = open_len(b, HIST_BUCKET, 1);
-		field_varint(b, BUCKET_CUMULATIVE, cum += counts[k]);
-		field_double(b, BUCKET_UPPER, bound(arg, k));
-		close_len(b, bu, 1);
+		char *bu = open_len(&w, HIST_BUCKET, 1);
+		w = field_varint(w, BUCKET_CUMULATIVE, cum += counts[k]);
+		w = field_double(w, BUCKET_UPPER, bound(arg, k));
+		w = close_len(bu, w, 1);
 	}
-	native(b, nh);
-	close_len(b, in, 2);
-	close_len(b, at, 2);
+	w = native(w, nh);
+	w = close_len(in, w, keep_in);
+	w = close_len(at, w, keep);
+	mkv_buf_used(e->b, (size_t)(w - w0));
 }
 
 static double hist_bound(const void *arg, size_t k)
