@@ -17,6 +17,7 @@ scraped the exporter's final figures, checks:
     truth's, in both.
 
 usage: test_native_histograms.py EXPORTER SIM PROMETHEUS REPO_ROOT [NAME]"""
+import gzip
 import json
 import math
 import os
@@ -31,6 +32,10 @@ EXPORTER, SIM, PROMETHEUS = sys.argv[1:4]
 ROOT = os.path.abspath(sys.argv[4])
 RULES = os.path.join(ROOT, "alerts", "mooncake-kv.rules.yml")
 LIFE_BOUNDS = [1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400]  # docs/guide.md
+# what Prometheus 2.42 sends with native histograms on (its scrapeAcceptHeaderWithProtobuf)
+PROTO_ACCEPT = ("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,"
+                "application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,"
+                "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 HISTOGRAMS = ("mooncake_kv_event_lag_seconds", "mooncake_kv_batch_events", "mooncake_kv_object_lifetime_seconds",
               "mooncake_kv_key_group_object_lifetime_seconds", "mooncake_kv_scrape_lock_hold_seconds")
 
@@ -120,6 +125,20 @@ def test_native_and_classic_agree(procs):
     for p in (native, classic):
         wait_for(lambda p=p: p.query('up{job="mooncake-kv"} == 1'), scaled(30), "prometheus scraped the exporter")
     open(gate, "w").close()
+    # what the native one asked for and got: the protobuf exposition, gzip as asked
+    status, headers, body = http_get(exp.url + "/metrics", {"Accept": PROTO_ACCEPT, "Accept-Encoding": "gzip"})
+    assert status == 200 and headers.get("Content-Encoding") == "gzip", (status, headers)
+    assert headers.get("Content-Type") == ("application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+                                           "encoding=delimited"), headers
+    d, n, shift, i = gzip.decompress(body), 0, 0, 0
+    while True:  # the first MetricFamily's length, a varint
+        n |= (d[i] & 0x7f) << shift
+        shift, i = shift + 7, i + 1
+        if not d[i - 1] & 0x80:
+            break
+    assert 0 < n <= len(d) - i and d[i + 2:i + 2 + len(b"mooncake_kv_")] == b"mooncake_kv_", d[:40]
+    status, headers, body = http_get(exp.url + "/metrics", {"Accept": "text/plain;version=0.0.4"})
+    assert headers.get("Content-Type") == "text/plain; version=0.0.4; charset=utf-8", headers
     truth = sim.truth_written()
     m = settle(exp, truth, "n")
     # both have the final figures: the lives seen whole of every tenant, as counted
