@@ -27,7 +27,8 @@ for name, kind in re.findall(r"^# TYPE (\S+) (\S+)$", exposition, re.M):
 recorded = set(re.findall(r"- record: (\S+)", open(rules_path).read()))
 
 PROMQL_WORDS = {"sum", "rate", "increase", "by", "without", "topk", "histogram_quantile", "max", "min",
-                "avg", "count", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "irate"}
+                "avg", "count", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "irate",
+                "histogram_count", "histogram_sum"}
 
 
 def metric_names(expr):

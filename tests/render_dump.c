@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Prints the exposition for a replayed capture, so that tests can hand
  * real output to promtool:
- *   render_dump [--openmetrics] [--exclude REGEX] [--tenant-summary] [--all-series] CAPTURE [CAPTURE...]
+ *   render_dump [--openmetrics|--protobuf] [--exclude REGEX] [--tenant-summary] [--all-series] CAPTURE [CAPTURE...]
  * (one source per capture, the first with a master that reported some
  * drops), in the format and with the families a scrape with those flags
  * would serve (--metrics.exclude, --metrics.tenant-summary, --metrics.all-series; OpenMetrics
  * with every counter that started with the exporter created at
- * DUMP_CREATED).
+ * DUMP_CREATED; --protobuf: the protobuf exposition's bytes; --lives
+ * MS,MS,...: every tenant and key group with those lives ended, in ms).
  *   render_dump --families
  * prints every family of the tables instead, one a line, from its row: its
  * name, type, label names (kv_family_label_names) and help (and whether only
@@ -45,23 +46,28 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--families"))
 		return families_list();
-	bool openmetrics = false, summary = false, all_series = false;
-	const char *exclude = NULL;
+	bool openmetrics = false, protobuf = false, summary = false, all_series = false;
+	const char *exclude = NULL, *lives = NULL;
 	int first = 1;
 	for (; first < argc && !strncmp(argv[first], "--", 2); first++)
 		if (!strcmp(argv[first], "--openmetrics"))
 			openmetrics = true;
+		else if (!strcmp(argv[first], "--protobuf"))
+			protobuf = true;
 		else if (!strcmp(argv[first], "--tenant-summary"))
 			summary = true;
 		else if (!strcmp(argv[first], "--all-series"))
 			all_series = true;
 		else if (!strcmp(argv[first], "--exclude") && first + 1 < argc)
 			exclude = argv[++first];
+		else if (!strcmp(argv[first], "--lives") && first + 1 < argc)
+			lives = argv[++first];
 		else
 			break;
 	if (first >= argc || !strncmp(argv[first], "--", 2)) {
 		fprintf(stderr,
-			"usage: %s [--openmetrics] [--exclude REGEX] [--tenant-summary] [--all-series] CAPTURE...\n",
+			"usage: %s [--openmetrics|--protobuf] [--exclude REGEX] [--tenant-summary] [--all-series] "
+			"[--lives MS,...] CAPTURE...\n",
 			argv[0]);
 		return 2;
 	}
@@ -141,6 +147,16 @@ int main(int argc, char **argv)
 			      .tracked_objects = atomic_load(&budget.objects),
 			      .max_objects = 1000000,
 			      .max_tenants = 1000};
+	for (size_t i = 0; lives && i < n; i++)
+		for (size_t t = 0; t < src[i].n_tenants; t++)
+			for (const char *p = lives; *p; p += *p == ',') {
+				char *end;
+				uint64_t ms = strtoull(p, &end, 10);
+				p = end;
+				kv_life_observe(&src[i].tenants[t].counts.life, ms);
+				for (size_t g = 0; g < src[i].tenants[t].n_groups; g++)
+					kv_life_observe(&src[i].group_pool[src[i].tenants[t].group_at + g].life, ms);
+			}
 	mkv_family_filter *families = NULL;
 	if (exclude || summary) {
 		families = mkv_family_filter_new(exclude, summary, err, sizeof(err));
@@ -150,7 +166,11 @@ int main(int argc, char **argv)
 		}
 	}
 	mkv_expo_opts eo = {
-		.openmetrics = openmetrics, .created = DUMP_CREATED, .families = families, .all_series = all_series};
+		.openmetrics = openmetrics,
+		.created = DUMP_CREATED,
+		.families = families,
+		.all_series = all_series,
+		.protobuf = protobuf};
 	mkv_buf out;
 	mkv_buf_init(&out);
 	int rc = kv_render(&out, &x, &eo);

@@ -284,6 +284,39 @@ static void test_accept(void **state)
 	assert_false(mkv_expo_wants_openmetrics(NULL));
 }
 
+#define PROTO "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
+
+/* The protobuf exposition when Accept prefers it, by q, its parameters all
+ * there. */
+static void test_accept_protobuf(void **state)
+{
+	(void)state;
+	/* Prometheus 2.42 with --enable-feature=native-histograms */
+	assert_true(mkv_expo_wants_protobuf(PROTO
+					    ",application/openmetrics-text;version=1.0.0;q=0.8,application/"
+					    "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/"
+					    "*;q=0.1"));
+	/* and without: no protobuf */
+	assert_false(mkv_expo_wants_protobuf(
+		"application/openmetrics-text;version=1.0.0,application/"
+		"openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
+	/* q decides, not the order; equal q: the first listed */
+	assert_false(mkv_expo_wants_protobuf(PROTO ";q=0.5,text/plain;q=0.9"));
+	assert_true(mkv_expo_wants_protobuf("text/plain;q=0.4, " PROTO ";q=0.5"));
+	assert_true(mkv_expo_wants_protobuf(PROTO ";q=0.5,text/plain;q=0.5"));
+	assert_false(mkv_expo_wants_protobuf("text/plain;q=0.5," PROTO ";q=0.5"));
+	assert_false(mkv_expo_wants_protobuf(PROTO ";q=0"));
+	/* spaces and case as HTTP allows */
+	assert_true(mkv_expo_wants_protobuf("Application/Vnd.Google.Protobuf; proto=io.prometheus.client.MetricFamily; "
+					    "encoding=delimited; q=1.0, text/plain; q=0.9"));
+	/* another message or encoding is not ours */
+	assert_false(mkv_expo_wants_protobuf(
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text"));
+	assert_false(mkv_expo_wants_protobuf("application/vnd.google.protobuf;encoding=delimited"));
+	assert_false(mkv_expo_wants_protobuf(NULL));
+	assert_false(mkv_expo_wants_protobuf(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +324,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_openmetrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test(test_accept),
+		cmocka_unit_test(test_accept_protobuf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

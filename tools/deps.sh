@@ -25,6 +25,8 @@ test=(
   victoria-metrics  # victoria-metrics, vmagent and vmalert: a fleet's second central store (test_fleet.py)
   debhelper dpkg-dev fakeroot lintian help2man systemd  # the Debian package (tests/package)
   chromium  # headless, it renders /status in tests/integration/test_status_page.py
+  # protobuf-c decodes the protobuf exposition from Prometheus's own metrics.proto (tests/check_proto.py)
+  protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev golang-github-prometheus-client-model-dev
 )
 # Node.js validates the Kubernetes manifests (tests/k8s); any node and npm on
 # the PATH do, else Debian's.

@@ -124,7 +124,8 @@ static enum MHD_Result scrape(kvd_http *h, struct MHD_Connection *c)
 	mkv_expo_opts eo = {.openmetrics = mkv_expo_wants_openmetrics(accept),
 			    .created = x->start_time,
 			    .families = x->config->families,
-			    .all_series = x->config->all_series};
+			    .all_series = x->config->all_series,
+			    .protobuf = mkv_expo_wants_protobuf(accept)};
 	mkv_scrape *sc;
 	mkv_exporter_info info;
 	int rc = snapshot(h, &sc, &info);
@@ -154,7 +155,10 @@ static enum MHD_Result scrape(kvd_http *h, struct MHD_Connection *c)
 	atomic_fetch_add(&h->scrapes, 1);
 	atomic_store(&h->last_seconds, kvd_mono() - t0);
 	atomic_store(&h->last_bytes, plain_len);
-	return reply(c, MHD_HTTP_OK, eo.openmetrics ? MKV_CONTENT_TYPE_OPENMETRICS : MKV_CONTENT_TYPE, body, len, gz);
+	const char *type = eo.protobuf      ? MKV_CONTENT_TYPE_PROTOBUF
+			   : eo.openmetrics ? MKV_CONTENT_TYPE_OPENMETRICS
+					    : MKV_CONTENT_TYPE;
+	return reply(c, MHD_HTTP_OK, type, body, len, gz);
 }
 
 static enum MHD_Result refuse(kvd_http *h, struct MHD_Connection *c, unsigned status, const char *why);

@@ -141,6 +141,10 @@ MKV_EXTERN enum mkv_err mkv_scrape_status_html(const mkv_scrape *sc, const mkv_e
 					       const mkv_status_opts *o, mkv_buf *out);
 
 #define MKV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+/* The protobuf exposition: length-delimited io.prometheus.client.MetricFamily
+ * messages, histograms with native buckets and the classic ones alongside. */
+#define MKV_CONTENT_TYPE_PROTOBUF \
+	"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
 
 /* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
  * that must match a family's whole name, as the text format gives it) and
@@ -169,6 +173,9 @@ typedef struct mkv_expo_opts {
 	 * tenant's counters of rare events at 0, and the families others
 	 * determine); false: each such series from its first event */
 	bool all_series;
+	/* the protobuf exposition (MKV_CONTENT_TYPE_PROTOBUF), whatever
+	 * openmetrics says */
+	bool protobuf;
 } mkv_expo_opts;
 
 /* mkv_scrape_render as o asks (NULL: as mkv_scrape_render).  Returns MKV_OK or
@@ -179,6 +186,12 @@ MKV_EXTERN enum mkv_err mkv_scrape_render_as(const mkv_scrape *sc, const mkv_exp
 /* Accept asks for OpenMetrics (any version, a q above 0): Prometheus 2.x
  * and 3.x do by default.  NULL: no. */
 MKV_EXTERN bool mkv_expo_wants_openmetrics(const char *accept);
+/* Accept prefers the protobuf exposition (its media type with
+ * proto=io.prometheus.client.MetricFamily and encoding=delimited): its q
+ * above 0 and above every other media type's there that a scrape serves
+ * (the text formats, text/x, x/x), the first listed of equal ones.
+ * Prometheus asks so when its native histograms are on.  NULL: no. */
+MKV_EXTERN bool mkv_expo_wants_protobuf(const char *accept);
 
 #ifdef __cplusplus
 }

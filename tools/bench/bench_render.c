@@ -209,6 +209,8 @@ int bench_render(void)
 		/* what Prometheus asks for, whole: snapshot + render in OpenMetrics */
 		served_runs("snapshot + render, OpenMetrics", counts[c], st, runs,
 			    &(mkv_expo_opts){.openmetrics = true, .created = 1700000000});
+		/* what Prometheus asks for with its native histograms on */
+		served_runs("snapshot + render, protobuf", counts[c], st, runs, &(mkv_expo_opts){.protobuf = true});
 		if (counts[c] == 10000) {
 			/* docs/sizing.md's modes: the families an operator leaves out */
 			char err[128];

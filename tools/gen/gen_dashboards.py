@@ -22,6 +22,22 @@ RI = "$__rate_interval"
 TENANT_ZERO = f"0 * sum by (instance, source, tenant_id) (mooncake_kv_objects{{{TEN}}})"
 
 
+# A histogram read in either form Prometheus stores it: classic (_bucket, _sum,
+# _count series; a text scrape, or a protobuf one without native histograms)
+# or native (one series; Prometheus with native histograms on keeps only that).
+# Each reads the one form, and `or` takes whichever has series.
+def quantile(q, name, by, sel, window):
+    return (f"histogram_quantile({q}, sum by ({by}, le) (rate({name}_bucket{{{sel}}}[{window}]))) or "
+            f"histogram_quantile({q}, sum by ({by}) (rate({name}{{{sel}}}[{window}])))")
+
+
+def hist_rate(part, name, by, sel, window):
+    """sum by (by) of the rate of a histogram's count or sum ("count", "sum")."""
+    return (f"(sum by ({by}) (rate({name}_{part}{{{sel}}}[{window}])) or "
+            f"sum by ({by}) (histogram_{part}(rate({name}{{{sel}}}[{window}]))))")
+
+
+
 def var_datasource():
     return {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
             "current": {}, "hide": 0, "refresh": 1}
@@ -63,6 +79,16 @@ def news_increase(series, guard, window="1h"):
     having been 0 before; the others by increase() (alerts/mooncake-kv.rules.yml does the same)."""
     first = f"(({series} unless {series} offset {window}) and ({guard} offset {window}))"
     return f"((increase({series}[{window}]) unless {first}) or {first})"
+
+
+def news_count(hist, guard, window="1h"):
+    """news_increase of a histogram's count in either form: classic (its _count) or native."""
+    sel = hist[hist.index("{"):] if "{" in hist else ""
+    name = hist[:len(hist) - len(sel)]
+    native = f"{name}{sel}"
+    first = f"((histogram_count({native}) unless {native} offset {window}) and ({guard} offset {window}))"
+    return (f"({news_increase(f'{name}_count{sel}', guard, window)} or "
+            f"((histogram_count(increase({native}[{window}])) unless {first}) or {first}))")
 
 
 def row(title):
@@ -180,9 +206,9 @@ def overview():
         panel("timeseries", "Publisher drop ratio (60 s)",
               [(f"mooncake_kv_master_drop_ratio{{{SRC}}}", "{{instance}} {{source}}")], unit="percentunit"),
         panel("timeseries", "Event lag (receive time - publish time)",
-              [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+              [(quantile(0.5, "mooncake_kv_event_lag_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} p50"),
-               (f"histogram_quantile(0.99, sum by (instance, source, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
+               (quantile(0.99, "mooncake_kv_event_lag_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} p99")], unit="s"),
         panel("timeseries", "Connection state",
               [(f"mooncake_kv_subscriber_connected{{{SRC}}}", "{{instance}} {{source}} {{member}} subscriber"),
@@ -348,7 +374,7 @@ def tenants():
                    "reconciliation, across a gap or restart) or with a timestamp gone backwards: the lifetimes "
                    "above leave them out. 100%: nothing is known of this tenant's residency yet."),
         panel("timeseries", "Lives ended per second",
-              [(f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_seconds_count{{{TEN}}}[{RI}]))",
+              [(hist_rate("count", "mooncake_kv_object_lifetime_seconds", "instance, source, tenant_id", TEN, RI),
                 "{{instance}} {{source}} {{tenant_id}} seen whole"),
                (f"sum by (instance, source, tenant_id) (rate(mooncake_kv_object_lifetime_unobserved_total{{{TEN}}}[{RI}]))"
                 f" or {TENANT_ZERO}", "{{instance}} {{source}} {{tenant_id}} unseen")], unit="ops",
@@ -384,11 +410,10 @@ def exporter():
         panel("timeseries", "Scrape size", [(f"mooncake_kv_exporter_last_scrape_bytes{{{inst}}}", "{{instance}}")],
               unit="bytes"),
         panel("timeseries", "Ingestion held by scrapes (lock hold, mean and p99)",
-              [(f"sum by (instance, source) (rate(mooncake_kv_scrape_lock_hold_seconds_sum{{{SRC}}}[{RI}])) / "
-                f"sum by (instance, source) (rate(mooncake_kv_scrape_lock_hold_seconds_count{{{SRC}}}[{RI}]))",
+              [(hist_rate("sum", "mooncake_kv_scrape_lock_hold_seconds", "instance, source", SRC, RI) + " / " +
+                hist_rate("count", "mooncake_kv_scrape_lock_hold_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} mean"),
-               (f"histogram_quantile(0.99, sum by (instance, source, le) "
-                f"(rate(mooncake_kv_scrape_lock_hold_seconds_bucket{{{SRC}}}[{RI}])))",
+               (quantile(0.99, "mooncake_kv_scrape_lock_hold_seconds", "instance, source", SRC, RI),
                 "{{instance}} {{source}} p99")], unit="s",
               desc="How long each scrape held the source's lock to copy its figures; the source's ingestion waits "
                    "that long and its messages queue (up to --zmq.rcvhwm). About 1 ms at 10,000 tenants."),
@@ -448,7 +473,7 @@ def exporter():
         panel("timeseries", "Master poll duration",
               [(f"mooncake_kv_master_poll_duration_seconds{{{SRC}}}", "{{instance}} {{source}}")], unit="s"),
         panel("timeseries", "Events per message (median)",
-              [(f"histogram_quantile(0.5, sum by (instance, source, le) (rate(mooncake_kv_batch_events_bucket{{{SRC}}}[{RI}])))",
+              [(quantile(0.5, "mooncake_kv_batch_events", "instance, source", SRC, RI),
                 "{{instance}} {{source}}")]),
         row("HTTP front door"),
         panel("timeseries", "Open HTTP connections",
@@ -480,7 +505,7 @@ def keygroups():
     KG_UNSEEN = ("sum by (key_group) " +
                  news_increase(f"mooncake_kv_key_group_object_lifetime_unobserved_total{{{KG}}}", kg_objects))
     KG_SEEN = ("sum by (key_group) " +
-               news_increase(f"mooncake_kv_key_group_object_lifetime_seconds_count{{{KG}}}", kg_objects))
+               news_count(f"mooncake_kv_key_group_object_lifetime_seconds{{{KG}}}", kg_objects))
     return dashboard("mooncake-kv-key-groups", "Mooncake KV / Key groups",
                      "Which model or release holds the cache: objects per key group (--key.group-regex), their media "
                      "and churn.", [var_datasource(), *SCOPE_VARS, SOURCE_VAR, TENANT_VAR, group_var], [
@@ -500,10 +525,9 @@ def keygroups():
               displayMode="gradient", orientation="horizontal"),
         row("Residency"),
         panel("timeseries", "Object lifetime per key group (p50, p90)",
-              [(f"histogram_quantile(0.5, sum by (key_group, le) "
-                f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p50"),
-               (f"histogram_quantile(0.9, sum by (key_group, le) "
-                f"(rate(mooncake_kv_key_group_object_lifetime_seconds_bucket{{{KG}}}[1h])))", "{{key_group}} p90")],
+              [(quantile(0.5, "mooncake_kv_key_group_object_lifetime_seconds", "key_group", KG, "1h"), "{{key_group}} p50"),
+               (quantile(0.9, "mooncake_kv_key_group_object_lifetime_seconds", "key_group", KG, "1h"),
+                "{{key_group}} p90")],
               unit="s", desc=RESIDENCY + " Lives ended by a cleared count unseen here (no group is kept per object)."),
         panel("timeseries", "Lives that ended unseen per key group (share, last hour)",
               [(f"({KG_UNSEEN} or 0 * {KG_SEEN}) / (({KG_UNSEEN} + {KG_SEEN} or {KG_UNSEEN} or {KG_SEEN}) > 0)",

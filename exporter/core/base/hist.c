@@ -16,4 +16,5 @@ void kv_hist_observe(kv_hist *h, double v)
 	h->counts[i]++;
 	h->count++;
 	h->sum += v;
+	kv_native_observe(&h->native, v, 1);
 }

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A Prometheus histogram with fixed upper bounds: cumulative on render,
- * per-bucket here so that observing is one increment. */
+ * per-bucket here so that observing is one increment; and the same
+ * observations in native buckets (kv_native.h), which the protobuf
+ * exposition serves alongside. */
 #ifndef KV_HIST_H
 #define KV_HIST_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kv_native.h"
 
 #define KV_HIST_MAX_BUCKETS 24
 
@@ -15,6 +19,7 @@ typedef struct kv_hist {
 	uint64_t counts[KV_HIST_MAX_BUCKETS + 1]; /* last: above every bound */
 	uint64_t count;
 	double sum;
+	kv_native native;
 } kv_hist;
 
 /* n_bounds must be at most KV_HIST_MAX_BUCKETS; bounds must outlive h. */

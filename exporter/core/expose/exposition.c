@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <mooncake_kv/scrape.h>
 
 #include "kv_common.h"
@@ -126,6 +127,76 @@ bool mkv_expo_wants_openmetrics(const char *accept)
 			return true;
 	}
 	return false;
+}
+
+/* The q of one media range of Accept, p[0..n): 1 without one, 0 for a
+ * malformed one. */
+static double quality(const char *p, size_t n)
+{
+	for (const char *q = p; q < p + n && (q = memchr(q, ';', (size_t)(p + n - q))); q++) {
+		const char *v = q + 1;
+		while (v < p + n && *v == ' ')
+			v++;
+		if (p + n - v >= 2 && (v[0] == 'q' || v[0] == 'Q') && v[1] == '=') {
+			char *end;
+			double d = strtod(v + 2, &end);
+			return end > v + 2 && d >= 0 && d <= 1 ? d : 0;
+		}
+	}
+	return 1;
+}
+
+/* Whether the media range p[0..n) has the parameter name=value (its case
+ * ignored, spaces around it too). */
+static bool has_param(const char *p, size_t n, const char *param)
+{
+	size_t l = strlen(param);
+	for (const char *q = p; q < p + n && (q = memchr(q, ';', (size_t)(p + n - q))); q++) {
+		const char *v = q + 1;
+		while (v < p + n && *v == ' ')
+			v++;
+		const char *end = v + strcspn(v, ";,");
+		while (end > v && end[-1] == ' ')
+			end--;
+		if ((size_t)(end - v) == l && !strncasecmp(v, param, l))
+			return true;
+	}
+	return false;
+}
+
+static bool type_is(const char *p, size_t n, const char *type)
+{
+	size_t l = strlen(type), t = strcspn(p, ";,");
+	while (t > 0 && p[t - 1] == ' ')
+		t--;
+	return t <= n && t == l && !strncasecmp(p, type, l);
+}
+
+bool mkv_expo_wants_protobuf(const char *accept)
+{
+	double proto = 0, other = 0; /* the best q of each */
+	bool proto_first = false;
+	for (const char *p = accept; p && *p;) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		size_t n = strcspn(p, ",");
+		if (!n)
+			break;
+		double q = quality(p, n);
+		if (type_is(p, n, "application/vnd.google.protobuf")) {
+			if (has_param(p, n, "proto=io.prometheus.client.MetricFamily") &&
+			    has_param(p, n, "encoding=delimited") && q > proto) {
+				proto = q;
+				proto_first = q > other; /* listed before any equal other */
+			}
+		} else if (type_is(p, n, "application/openmetrics-text") || type_is(p, n, "text/plain") ||
+			   type_is(p, n, "text/*") || type_is(p, n, "*/*")) {
+			if (q > other)
+				other = q;
+		}
+		p += n;
+	}
+	return proto > 0 && (proto > other || (proto == other && proto_first));
 }
 
 /* --- which families are served --- */

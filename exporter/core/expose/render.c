@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_emit.h"
 #include "kv_family.h"
 #include "kv_fmt.h"
 #include "kv_render.h"
@@ -54,60 +55,6 @@ void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
 	if (w)
 		mkv_buf_used(b, (size_t)(escape(w, s, n, sanitize) - w));
 }
-
-/* What a render works out once for all its samples: every tenant's scope
- * labels escaped (most samples are a tenant's), each source's key group
- * names escaped, the lifetime buckets' le values.  A sample is then a few
- * copies into room made once. */
-typedef struct kv_text {
-	size_t at, len; /* in kv_render_cache.text */
-} kv_text;
-
-typedef struct kv_render_cache {
-	mkv_buf text;
-	kv_text *tenant; /* per source, its tenants from tenant_base[source] */
-	kv_text *group;  /* per source, its group names from group_base[source] */
-	size_t *tenant_base, *group_base;
-	/* a lifetime bucket's le, with what closes its line's labels: ,le="2.5"} */
-	char life_le[KV_LIFE_BUCKETS + 1][24];
-	size_t life_le_len[KV_LIFE_BUCKETS + 1];
-	/* OpenMetrics: the value of every _created sample, the exporter's start */
-	char created[KV_FMT_MAX];
-	size_t created_len;
-} kv_render_cache;
-
-/* A single-label sample's label is one of the program's own words (a
- * literal or a name table's: kv_family.h), and a family gives the same few
- * for every entity: each is escaped once per family, ,name="value", and
- * copied after.  Known by its two pointers, which a render's words keep. */
-#define MEMO_MAX  24
-#define MEMO_TEXT 1024
-typedef struct kv_memo {
-	size_t n, used;
-	struct kv_memo_word {
-		const char *name, *value;
-		size_t at, len; /* in text */
-	} v[MEMO_MAX];
-	char text[MEMO_TEXT];
-} kv_memo;
-
-/* Where one family's samples go: the family, and the entity they describe,
- * with the entity's scope labels written once for all its samples. */
-struct kv_emit {
-	B *b;
-	const kv_family *f;
-	size_t name_len;
-	size_t family_len; /* of the name the format gives the family (kv_expo_family_name_len) */
-	bool created;      /* each sample followed by its _created (kv_expo_created) */
-	const kv_render_cache *c;
-	size_t si;         /* the source's index */
-	size_t ti;         /* the tenant's index in its source */
-	kv_at at;          /* the entity being described */
-	const char *scope; /* its scope labels, escaped, without braces */
-	size_t scope_len;  /* 0: it has none */
-	B *scratch;        /* where they are written when no cache holds them */
-	kv_memo memo;      /* the family's single labels */
-};
 
 static char *put(char *w, const char *s, size_t n)
 {
@@ -225,6 +172,10 @@ static void enter(kv_emit *e)
 	const kv_render_cache *c = e->c;
 	e->scope = NULL;
 	e->scope_len = 0;
+	if (e->proto) {
+		kv_proto_enter(e);
+		return;
+	}
 	if (f->scope == KV_SCOPE_EXPORTER)
 		return;
 	if (f->scope == KV_SCOPE_TENANT) {
@@ -421,23 +372,39 @@ static void sample_one(kv_emit *e, kv_label l, kv_value v)
 	mkv_buf_used(e->b, (size_t)(w - w0));
 }
 
+/* In the protobuf exposition every value is a double. */
+#define PROTO(e, extra, v)                                                     \
+	do {                                                                   \
+		if ((e)->proto) {                                              \
+			kv_proto_sample(e, &(extra), (extra).name != NULL, v); \
+			return;                                                \
+		}                                                              \
+	} while (0)
+
 void kv_sample_u64(kv_emit *e, kv_label extra, uint64_t v)
 {
+	PROTO(e, extra, (double)v);
 	sample_one(e, extra, (kv_value){.kind = V_U64, .u = v});
 }
 
 void kv_sample_double(kv_emit *e, kv_label extra, double v)
 {
+	PROTO(e, extra, v);
 	sample_one(e, extra, (kv_value){.kind = V_DOUBLE, .d = v});
 }
 
 void kv_sample_ms_as_s(kv_emit *e, kv_label extra, int64_t ms)
 {
+	PROTO(e, extra, (double)ms / 1000.0);
 	sample_one(e, extra, (kv_value){.kind = V_MS, .ms = ms});
 }
 
 void kv_sample_labels(kv_emit *e, const kv_label *extra, size_t n, double v)
 {
+	if (e->proto) {
+		kv_proto_sample(e, extra, n, v);
+		return;
+	}
 	sample(e, NULL, extra, n, (kv_value){.kind = V_DOUBLE, .d = v});
 }
 
@@ -454,6 +421,10 @@ static void count(kv_emit *e, uint64_t n)
 
 void kv_sample_hist(kv_emit *e, const kv_hist *h)
 {
+	if (e->proto) {
+		kv_proto_hist(e, h);
+		return;
+	}
 	uint64_t cum = 0;
 	char le[32];
 	for (size_t k = 0; k < h->n_bounds; k++) {
@@ -470,6 +441,10 @@ void kv_sample_hist(kv_emit *e, const kv_hist *h)
  * copied, and their le texts are the render's. */
 void kv_sample_life(kv_emit *e, const kv_life_hist *h)
 {
+	if (e->proto) {
+		kv_proto_life(e, h);
+		return;
+	}
 	const kv_render_cache *c = e->c;
 	size_t line_max = head_bound(e, 7) + 1 + 24 + KV_FMT_MAX + 1;
 	char *w0 = mkv_buf_room(e->b, (KV_LIFE_BUCKETS + 1) * line_max), *w = w0;
@@ -565,11 +540,11 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 
 int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 {
-	bool om = o && o->openmetrics;
-	kv_render_cache c;
+	bool pb = o && o->protobuf, om = o && o->openmetrics && !pb;
+	kv_render_cache c = {0};
 	mkv_buf scratch;
 	mkv_buf_init(&scratch);
-	if (cache_build(&c, x, o) != MKV_OK) {
+	if ((pb ? kv_proto_cache_build(&c, x) : cache_build(&c, x, o)) != MKV_OK) {
 		cache_free(&c);
 		return MKV_ENOMEM;
 	}
@@ -579,7 +554,6 @@ int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 			const kv_family *f = &kv_family_tables[t]->v[i];
 			if (!kv_expo_serves(f, k, x, o))
 				continue;
-			kv_expo_family_header(out, f, om);
 			kv_emit e = {.b = out,
 				     .f = f,
 				     .name_len = strlen(f->name),
@@ -587,8 +561,15 @@ int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 				     .created = kv_expo_created(f, o),
 				     .c = &c,
 				     .at = {.all_series = o && o->all_series},
-				     .scratch = &scratch};
+				     .scratch = &scratch,
+				     .proto = pb};
+			if (pb)
+				kv_proto_family_begin(&e, x);
+			else
+				kv_expo_family_header(out, f, om);
 			walk(&e, x);
+			if (pb)
+				kv_proto_family_end(&e);
 		}
 	if (om)
 		mkv_buf_adds(out, "# EOF\n");

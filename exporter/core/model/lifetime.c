@@ -16,6 +16,16 @@ void kv_life_observe(kv_life_hist *h, uint64_t ms)
 	h->counts[i]++;
 	h->count++;
 	h->sum_ms += ms;
+	kv_native_observe(&h->native, (double)ms / 1000.0, 1);
+}
+
+void kv_life_native_from_classic(kv_life_hist *h)
+{
+	h->native = (kv_native){0};
+	for (unsigned i = 0; i <= KV_LIFE_BUCKETS; i++)
+		if (h->counts[i])
+			kv_native_observe(&h->native, kv_life_bounds_ms[i < KV_LIFE_BUCKETS ? i : i - 1] / 1000.0,
+					  h->counts[i]);
 }
 
 int kv_life_end(kv_life_hist *h, int64_t birth, int64_t end)

@@ -28,6 +28,8 @@ static void read_life(kv_pack_r *r, kv_life_hist *h)
 	h->count = kv_unpack_u64(r);
 	h->sum_ms = kv_unpack_u64(r);
 	h->unobserved = kv_unpack_u64(r);
+	/* the handover carries the classic buckets only */
+	kv_life_native_from_classic(h);
 }
 
 static void write_counts(kv_pack_w *w, const uint64_t *v, size_t n)
