@@ -128,8 +128,8 @@ int main(int argc, char **argv)
 				       /* and a front door that turned some away */
 				       .http = {.ok = true,
 						.connections = 3,
-						.rejected = {[MKV_HTTP_REJECT_ADDRESS_LIMIT] = 4},
-						.login_failures = {[MKV_LOGIN_WRONG_PASSWORD] = 2}}},
+						.rejected = {.address_limit = 4},
+						.login_failures = {.wrong_password = 2}}},
 			      .sources = src,
 			      .n_sources = n,
 			      .tracked_objects = atomic_load(&budget.objects),
