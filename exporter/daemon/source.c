@@ -141,6 +141,8 @@ int kvd_source_init(kvd_source *s, const kvd_config *cfg, const kvd_source_cfg *
 		sm[i] = (mkv_store_member){.label = src->members[i].label,
 					   .has_status = src->members[i].status != NULL,
 					   .dialect = kvd_config_dialect(cfg, src)};
+	/* the flags in the library's terms: without --state.serve no handover
+	 * is ever written */
 	mkv_store_cfg sc = {.name = src->name,
 			    .ha = src->ha,
 			    .polled = src->polled,

@@ -137,11 +137,12 @@ MKV_EXTERN enum mkv_err mkv_scrape_status_html(const mkv_scrape *sc, const mkv_e
 
 #define MKV_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-/* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
- * that must match a family's whole name, as the text format gives it) and
- * --metrics.tenant-summary (per tenant only objects, the medium mix and
- * staleness; per key group only objects).  Each family's fate is decided
- * when it is built; immutable then: scrapes share it. */
+/* Which families a scrape leaves out: those whose whole name (as the text
+ * format gives it) a PCRE2 regex matches (`exclude`), and with
+ * `tenant_summary` the detail of tenants and key groups (per tenant only
+ * objects, the medium mix and staleness; per key group only objects).
+ * Each family's fate is decided when it is built; immutable then: scrapes
+ * share it. */
 typedef struct mkv_family_filter mkv_family_filter;
 
 /* NULL with a reason in err when the regex does not compile or memory

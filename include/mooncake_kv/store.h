@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake_kv/store.h: one watched store, as the core holds it.
  *
- * A store is what one `--source` watches: one master, or several highly
+ * A store is one watched Mooncake Store: one master, or several highly
  * available ones (members), each with its own publisher stream, all
  * describing the same objects.  The store keeps the tenants, every member's
  * stream numbering and master figures, the leadership judgement, the
@@ -11,7 +11,7 @@
  * The shell moves bytes into it and holds the lock: the store does no I/O,
  * takes no lock and keeps no clock (every time is the caller's).  Unless a
  * function says otherwise, calls on one store must be serialised by the
- * caller (the daemon's per-source mutex).  Errors follow mooncake_kv/common.h:
+ * caller (a lock per store).  Errors follow mooncake_kv/common.h:
  * enum mkv_err, MKV_OK or a negative MKV_E*; constructors return NULL. */
 #ifndef MOONCAKE_KV_STORE_H
 #define MOONCAKE_KV_STORE_H
@@ -67,7 +67,7 @@ typedef struct mkv_store_cfg {
 	mkv_budget *budget;                /* must outlive the store */
 	uint64_t seed;                     /* keys the object hash: pick it at random */
 	size_t max_tenants;                /* bounds what the master's answers may hold */
-	bool never_handed_over;            /* no --state.serve: streams keep no digest for it */
+	bool never_handed_over;            /* no mkv_handover_write will be asked: streams keep no digest for it */
 } mkv_store_cfg;
 
 typedef struct mkv_store mkv_store;
@@ -140,7 +140,7 @@ typedef struct mkv_dialect_info {
 	bool decided;      /* ingest may start */
 	bool from_start;   /* decided by the configuration, before any answer */
 	const char *name;  /* "media", "object" */
-	const char *basis; /* why: "flag", "status", "no_status", "no_answer" */
+	const char *basis; /* why: "flag" (mkv_store_member.dialect), "status", "no_status", "no_answer" */
 } mkv_dialect_info;
 
 MKV_EXTERN void mkv_store_dialect(const mkv_store *s, size_t member, mkv_dialect_info *out);
@@ -160,7 +160,7 @@ MKV_EXTERN void mkv_store_poll_begin(mkv_store *s, size_t member);
  * http 0. */
 typedef struct mkv_poll_answers {
 	double t0, t1;
-	double interval; /* seconds between polls (--master.poll-interval) */
+	double interval; /* seconds between this member's polls */
 	mkv_answer status, ha, leader;
 } mkv_poll_answers;
 
@@ -235,9 +235,9 @@ MKV_EXTERN void mkv_store_quotas_end(mkv_store *s, size_t member, enum mkv_poll_
 enum mkv_boot_result {
 	MKV_BOOT_TAKEN,       /* the peer's state was taken */
 	MKV_BOOT_UNREACHABLE, /* no connection, or the transfer failed */
-	MKV_BOOT_TIMEOUT,     /* the peer took longer than --state.peer-timeout */
+	MKV_BOOT_TIMEOUT,     /* the peer took longer than the caller allows */
 	MKV_BOOT_HTTP_STATUS, /* it answered, but not 200 (serving off, auth) */
-	MKV_BOOT_TOO_LARGE,   /* more than --state.peer-max-bytes */
+	MKV_BOOT_TOO_LARGE,   /* more than mkv_handover_new's max_bytes */
 	MKV_BOOT_TRUNCATED,   /* it ended before its checksum */
 	MKV_BOOT_CHECKSUM,    /* the checksum did not match: corrupted */
 	MKV_BOOT_MALFORMED,   /* records that are not a state */
