@@ -540,7 +540,7 @@ static void test_page_equals_metrics(void **state)
 	poll(&f, 1, 1, "standby\n", &news);
 	mkv_scrape *sc = mkv_scrape_new(1);
 	assert_non_null(sc);
-	mkv_store_connected(s, 0, 1795982164000); /* the standby's publisher is not there */
+	mkv_store_note_connect(s, 0, 1795982164000); /* the standby's publisher is not there */
 	assert_int_equal(mkv_scrape_store(sc, 0, s, NULL), MKV_OK);
 	mkv_exporter_info x = {.version = "t", .revision = "t", .budget = &f.budget, .now_ms = 1795982164612};
 	mkv_buf text, html;

@@ -211,12 +211,12 @@ static bool on_monitor_event(kvd_member *m)
 
 	if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
 		pthread_mutex_lock(&s->lock);
-		bool again = mkv_store_connected(s->store, m->index, (int64_t)(kvd_now() * 1000));
+		bool again = mkv_store_note_connect(s->store, m->index, (int64_t)(kvd_now() * 1000));
 		pthread_mutex_unlock(&s->lock);
 		log_member(KVD_LOG_INFO, again ? "reconnected to the publisher" : "connected to the publisher", m);
 	} else if (event == ZMQ_EVENT_DISCONNECTED) {
 		pthread_mutex_lock(&s->lock);
-		mkv_store_disconnected(s->store, m->index);
+		mkv_store_note_disconnect(s->store, m->index);
 		pthread_mutex_unlock(&s->lock);
 		log_member(KVD_LOG_WARN, "disconnected from the publisher", m);
 	}

@@ -74,7 +74,7 @@ typedef struct mkv_exporter_info {
 } mkv_exporter_info;
 
 /* The live facts of a member that only the shell knows (whether it is
- * connected is the store's: mkv_store_connected). */
+ * connected is the store's: mkv_store_is_connected). */
 typedef struct mkv_member_live {
 	uint64_t backlog; /* messages drained since the socket was last found empty */
 } mkv_member_live;

@@ -112,14 +112,17 @@ typedef struct mkv_ingest_report {
  * and the caller should log it. */
 MKV_EXTERN enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *frames, size_t n_frames,
 					 int64_t now_ms, mkv_ingest_report *rep);
-/* A member's connection to its publisher, as the shell's subscriber saw
- * it (a handshake done at now_ms, the connection dropped).  The store keeps
- * whether it is up and whether it ever was: mooncake_kv_subscriber_connected,
- * readiness and reconnects are read from there.  mkv_store_connected returns
- * true when the member had connected before: a reconnect, counted, whose
- * next message tells whether anything was lost. */
-MKV_EXTERN bool mkv_store_connected(mkv_store *s, size_t member, int64_t now_ms);
-MKV_EXTERN void mkv_store_disconnected(mkv_store *s, size_t member);
+/* Events: a member's connection to its publisher, as the caller's
+ * subscriber saw it (a handshake done at now_ms, the connection dropped).
+ * The store keeps whether it is up and whether it ever was:
+ * mooncake_kv_subscriber_connected, readiness and reconnects are read from
+ * there.  mkv_store_note_connect returns true when the member had connected
+ * before: a reconnect, counted, whose next message tells whether anything
+ * was lost. */
+MKV_EXTERN bool mkv_store_note_connect(mkv_store *s, size_t member, int64_t now_ms);
+MKV_EXTERN void mkv_store_note_disconnect(mkv_store *s, size_t member);
+/* A question, which changes nothing: whether the member is connected now
+ * (the last event noted a connection). */
 MKV_EXTERN bool mkv_store_is_connected(const mkv_store *s, size_t member);
 /* An idle moment: drains up to `slots` slots of the object tables' old
  * arrays left by growth.  Returns whether some remain. */

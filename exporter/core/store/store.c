@@ -95,7 +95,7 @@ enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *fram
 	return rc;
 }
 
-void mkv_store_disconnected(mkv_store *s, size_t member)
+void mkv_store_note_disconnect(mkv_store *s, size_t member)
 {
 	kv_store_part *p = &s->parts[member];
 	p->connected = false;
@@ -104,7 +104,7 @@ void mkv_store_disconnected(mkv_store *s, size_t member)
 	p->empty = KV_EMPTY_NONE;
 }
 
-bool mkv_store_connected(mkv_store *s, size_t member, int64_t now_ms)
+bool mkv_store_note_connect(mkv_store *s, size_t member, int64_t now_ms)
 {
 	kv_store_part *p = &s->parts[member];
 	bool again = p->ever_connected;
