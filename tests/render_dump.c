@@ -93,6 +93,7 @@ int main(int argc, char **argv)
 	kv_stream_pos pos;
 	kv_stream_position(st[0], &pos);
 	src[0].members[0].has_master = true;
+	src[0].members[0].lists_tenants = KV_LISTS_DEFAULT_ONLY;
 	/* highly available masters with quotas, so that those families show */
 	static const char quotas[] =
 		"{\"success\":true,\"data\":[{\"tenant_id\":\"default\",\"requested_quota_bytes\":1000,"

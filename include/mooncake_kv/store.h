@@ -48,9 +48,9 @@ MKV_EXTERN void mkv_budget_init(mkv_budget *b, size_t max_tenants, size_t max_ob
 /* One member as configured: copied by mkv_store_new, but its strings are
  * borrowed and must outlive the store. */
 typedef struct mkv_store_member {
-	const char *label; /* the `member` label (admin host:port), or NULL */
-	bool has_status;   /* it has an admin URL: its answers will be fed */
-	int dialect;       /* an enum mkv_dialect, or -1: auto (from its status answer) */
+	const char *label;        /* the `member` label (admin host:port), or NULL */
+	bool has_status;          /* it has an admin URL: its answers will be fed */
+	enum mkv_dialect dialect; /* what its stream is read in; MKV_DIALECT_AUTO: from its status answer */
 } mkv_store_member;
 
 typedef struct mkv_store_cfg {

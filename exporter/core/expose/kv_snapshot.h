@@ -31,6 +31,9 @@ typedef struct kv_tenant_snap {
 } kv_tenant_snap;
 
 /* One member (master) of a source: its stream and its master's figures. */
+/* Whether a master lists tenants other than default in its keys' answer. */
+enum kv_lists { KV_LISTS_UNKNOWN, KV_LISTS_TENANTS, KV_LISTS_DEFAULT_ONLY };
+
 typedef struct kv_member_snap {
 	const char *label; /* the `member` label (admin URL host:port), or NULL */
 	bool connected;
@@ -42,9 +45,9 @@ typedef struct kv_member_snap {
 	kv_ha_obs ha;
 	uint64_t ha_errors[MKV_POLL__COUNT];
 	uint64_t standby_events;
-	kv_dialect_choice dialect; /* the dialect its stream is read in, once decided */
-	kv_model_ctx model;        /* the model context its publisher stamps (model.seen: any yet) */
-	int lists_tenants;         /* its master lists tenants other than default: 1, 0, -1 not known yet */
+	kv_dialect_choice dialect;   /* the dialect its stream is read in, once decided */
+	kv_model_ctx model;          /* the model context its publisher stamps (model.seen: any yet) */
+	enum kv_lists lists_tenants; /* whether its master lists tenants other than default */
 } kv_member_snap;
 
 /* A store's state taken from a peer: the bootstraps by result, and what

@@ -122,5 +122,5 @@ static const char *const dialect_names[MKV_DIALECT__COUNT] = {
 
 const char *mkv_dialect_name(enum mkv_dialect d)
 {
-	return (unsigned)d < MKV_DIALECT__COUNT ? dialect_names[d] : "invalid";
+	return d == MKV_DIALECT_AUTO ? "auto" : (unsigned)d < MKV_DIALECT__COUNT ? dialect_names[d] : "invalid";
 }

@@ -292,7 +292,7 @@ static int read_member(mkv_handover *h, kv_pack_r *r)
 	const kv_store_part *p = &s->parts[c->n_members++];
 	/* another master, or a dialect this exporter is told to read otherwise */
 	if (!label_is(label, p->cfg.label) ||
-	    (p->cfg.dialect >= 0 && m->dialect.decided && (int)m->dialect.dialect != p->cfg.dialect))
+	    (p->cfg.dialect != MKV_DIALECT_AUTO && m->dialect.decided && m->dialect.dialect != p->cfg.dialect))
 		c->refused = MKV_BOOT_MISMATCH;
 	return KV_PACK_OK;
 }

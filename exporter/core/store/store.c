@@ -214,7 +214,7 @@ int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source
 		memcpy(o->ha_errors, p->ha_errors, sizeof(o->ha_errors));
 		o->standby_events = s->roles[i].standby_events;
 		o->dialect = p->dialect;
-		o->lists_tenants = p->lists == KV_LISTS_UNKNOWN ? -1 : p->lists == KV_LISTS_TENANTS;
+		o->lists_tenants = p->lists;
 		object &= p->dialect.decided && p->dialect.dialect == MKV_DIALECT_OBJECT;
 	}
 	out->object_dialect = object;
