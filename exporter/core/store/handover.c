@@ -150,7 +150,7 @@ enum mkv_err mkv_handover_write(mkv_store *const *stores, size_t n, int64_t take
 	kv_pack_end(&w);
 	for (size_t i = 0; i < n; i++)
 		write_store(&w, stores[i]);
-	int rc = kv_pack_finish(&w);
+	enum mkv_err rc = kv_pack_finish(&w);
 	kv_pack_w_free(&w);
 	return rc;
 }
