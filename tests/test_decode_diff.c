@@ -54,7 +54,8 @@ static void same_str(mkv_str a, mkv_str b)
 static void compare(const mkv_frame *f, size_t n)
 {
 	kv_batch a, b;
-	int ra = kv_decode(mine, f, n, &a), rb = ref_decode(ref, f, n, &b);
+	enum mkv_err ra = kv_decode(mine, f, n, &a);
+	int rb = ref_decode(ref, f, n, &b);
 	seen.compared++;
 	if (rb == MKV_ENOMEM && b.reject == MKV_R_MSGPACK_PARSE) { /* msgpack-c's stack */
 		seen.deep++;
