@@ -149,7 +149,7 @@ void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v)
 }
 
 /* Keeps the index at most half full; tenants are few, a rebuild is cheap. */
-static int grow_index(kv_state *s)
+static enum mkv_err grow_index(kv_state *s)
 {
 	size_t cap = s->index ? s->index_mask + 1 : 0;
 	if ((s->n_tenants + 1) * 2 <= cap)
@@ -176,14 +176,14 @@ static char *dup_bytes(mkv_str v)
 	return p;
 }
 
-static int add_tenant(kv_state *s, uint64_t h, mkv_str backend, mkv_str tenant, kv_tenant **out)
+static enum mkv_err add_tenant(kv_state *s, uint64_t h, mkv_str backend, mkv_str tenant, kv_tenant **out)
 {
 	if (atomic_fetch_add(&s->budget->tenants, 1) >= s->budget->max_tenants) {
 		atomic_fetch_sub(&s->budget->tenants, 1);
 		s->tenants_overflow++;
 		return MKV_ELIMIT;
 	}
-	int rc = MKV_ENOMEM;
+	enum mkv_err rc = MKV_ENOMEM;
 	kv_tenant *t = calloc(1, sizeof(*t));
 	if (!t || grow_index(s) != MKV_OK)
 		goto fail;
@@ -218,7 +218,7 @@ fail:
 	return rc;
 }
 
-int kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out)
+enum mkv_err kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out)
 {
 	uint64_t h = tenant_hash(s, backend, tenant);
 	if ((*out = find(s, h, backend, tenant)))
@@ -238,14 +238,14 @@ static kv_tenant *lookup(kv_state *s, const kv_event *ev, uint64_t *h)
 	return t;
 }
 
-static int tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tenant **out)
+static enum mkv_err tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tenant **out)
 {
 	uint64_t h = 0;
 	kv_tenant *t = known ? known : lookup(s, ev, &h);
 	if (!t) {
 		if (!h)
 			h = tenant_hash(s, ev->backend_id, ev->tenant_id);
-		int rc = add_tenant(s, h, ev->backend_id, ev->tenant_id, &t);
+		enum mkv_err rc = add_tenant(s, h, ev->backend_id, ev->tenant_id, &t);
 		if (rc != MKV_OK)
 			return rc;
 	}
@@ -312,7 +312,7 @@ static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at, enum kv_exact_ca
 		kv_state_add_stale(s, t, KV_STALE_REMOVED_AFTER_CLEARED);
 }
 
-static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
+static enum mkv_err update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
 {
 	bool stored = ev->type == MKV_EV_STORED;
 	kv_group_counts *g = NULL;
@@ -321,7 +321,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
 	int64_t born;
-	int rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, p->ts, &before, &born);
+	enum mkv_err rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, p->ts, &before, &born);
 	if (rc == MKV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
@@ -396,10 +396,10 @@ void kv_state_prefetch_slot(const kv_prepared *p)
 		kv_objtable_prefetch(&p->tenant->objects, p->key_hash);
 }
 
-int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p)
+enum mkv_err kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p)
 {
 	kv_tenant *t;
-	int rc = tenant_for(s, ev, p->tenant, &t);
+	enum mkv_err rc = tenant_for(s, ev, p->tenant, &t);
 	if (rc != MKV_OK)
 		return rc;
 	/* recorded whether the live table takes it or not (a limit): it is
@@ -415,7 +415,7 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	return MKV_OK;
 }
 
-int kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d)
+enum mkv_err kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d)
 {
 	kv_prepared p;
 	kv_state_prepare(s, ev, d, &p);

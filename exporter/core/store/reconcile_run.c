@@ -331,7 +331,7 @@ static enum mkv_recon_result cut_over(mkv_recon_run *r)
 		taken_total += taken.n;
 		kv_recon_log_init(log, r->max_replay > taken_total ? r->max_replay - taken_total : 1);
 		unlock(r);
-		int rc = kv_recon_replay(&r->fresh, taken.ev, taken.n);
+		enum mkv_err rc = kv_recon_replay(&r->fresh, taken.ev, taken.n);
 		kv_recon_log_free(&taken);
 		if (rc != MKV_OK) {
 			stop_recording(r);

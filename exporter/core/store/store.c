@@ -76,7 +76,7 @@ enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *fram
 			      mkv_ingest_report *rep)
 {
 	mkv_ingest_report r;
-	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
+	enum mkv_err rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
 	/* a member that does not serve and publishes all the same */
 	kv_member_role_published(&s->roles[member], r.events);
 	if (r.verdict == MKV_SEQ_RESET) /* a new master process, maybe an upgraded one: ask again */
