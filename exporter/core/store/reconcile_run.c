@@ -145,7 +145,7 @@ enum mkv_err mkv_recon_begin(mkv_recon_run *r, const mkv_recon_job *job, const c
 		return MKV_EINVAL;
 	}
 	r->is_default = kv_tenant_is_default(r->tenant);
-	int rc = kv_keys_at_set(&r->at, base_url, r->tenant);
+	enum mkv_err rc = kv_keys_at_set(&r->at, base_url, r->tenant);
 	if (rc != MKV_OK) {
 		r->why = rc == MKV_EINVAL ? "the tenant_id cannot be named in a request" : "out of memory";
 		return rc;

@@ -220,7 +220,7 @@ int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source
 	out->object_dialect = object;
 	out->leadership = s->leadership;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
-	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
+	enum mkv_err rc = kv_quotas_copy(&out->quotas, &s->quotas);
 	if (rc == MKV_OK)
 		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
 	if (rc == MKV_OK)
