@@ -110,14 +110,14 @@ typedef struct kv_exporter_snap {
 } kv_exporter_snap;
 
 /* Makes room for n members, zeroed.  Returns 0 or MKV_ENOMEM. */
-int kv_snapshot_members(kv_source_snap *snap, size_t n);
+enum mkv_err kv_snapshot_members(kv_source_snap *snap, size_t n);
 /* A stream's own figures (not its state's). */
 void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st);
 /* A one-stream source: its one member and its state (reusing the arrays).
  * Returns 0 or MKV_ENOMEM (snap then holds no tenants). */
-int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
+enum mkv_err kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
 /* Only the state's part: tenants and the limits' figures. */
-int kv_snapshot_state(kv_source_snap *snap, const kv_state *s);
+enum mkv_err kv_snapshot_state(kv_source_snap *snap, const kv_state *s);
 void kv_source_snap_release(kv_source_snap *snap);
 
 #endif

@@ -488,7 +488,7 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 	mkv_buf_adds(b, "</dl></section>\n");
 }
 
-int kv_status_render(B *out, const kv_exporter_snap *x, const mkv_status_opts *o)
+enum mkv_err kv_status_render(B *out, const kv_exporter_snap *x, const mkv_status_opts *o)
 {
 	head(out, x, o);
 	totals(out, x);

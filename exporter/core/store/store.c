@@ -225,7 +225,7 @@ int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source
 		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
 	if (rc == MKV_OK)
 		rc = kv_quota_rejects_copy(&out->evictions, &s->evictions);
-	int rs = kv_snapshot_state(out, s->state);
+	enum mkv_err rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	out->scrape_hold = s->scrape_hold;
 	out->boot = s->boot;
