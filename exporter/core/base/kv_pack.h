@@ -89,12 +89,13 @@ enum kv_pack_error {
 	KV_PACK_CHECKSUM,  /* the trailer does not match what came before it */
 	KV_PACK_TRUNCATED, /* it ended before its trailer */
 	KV_PACK_REFUSED,   /* the caller refused a record */
+	KV_PACK_VERSION,   /* the caller found its records of another format version */
 	KV_PACK_NOMEM,
 };
 
-/* Called with each whole record before the trailer; returns 0, or a
- * kv_pack_error to stop. */
-typedef int (*kv_pack_record_fn)(void *arg, unsigned type, kv_pack_r *payload);
+/* Called with each whole record before the trailer; returns KV_PACK_OK,
+ * or why to stop. */
+typedef enum kv_pack_error (*kv_pack_record_fn)(void *arg, unsigned type, kv_pack_r *payload);
 
 typedef struct kv_pack_in {
 	kv_pack_record_fn fn;

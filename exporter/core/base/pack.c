@@ -260,8 +260,7 @@ static enum kv_pack_error record(kv_pack_in *in)
 	XXH3_64bits_update(in->xxh, in->rec, in->need);
 	in->records++;
 	kv_pack_r r = {in->rec + HEADER, in->rec + in->need, false};
-	int rc = in->fn(in->arg, type, &r);
-	return rc ? (enum kv_pack_error)rc : KV_PACK_OK;
+	return in->fn(in->arg, type, &r);
 }
 
 enum kv_pack_error kv_pack_in_feed(kv_pack_in *in, const void *src, size_t n)

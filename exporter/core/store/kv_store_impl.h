@@ -93,6 +93,6 @@ extern const double kv_hold_bounds[];
 extern const size_t kv_hold_bounds_n;
 
 /* Copies the store's figures into snap (the scrape's slot). */
-int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *snap);
+enum mkv_err kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *snap);
 
 #endif

@@ -193,7 +193,7 @@ uint64_t mkv_store_breaks(const mkv_store *s)
 	return n;
 }
 
-int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *out)
+enum mkv_err kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *out)
 {
 	out->name = s->cfg.name;
 	out->ha = s->cfg.ha;
