@@ -3,7 +3,7 @@
  * upstream capture, on random batches of every field kind and shape, and on
  * their corruptions (flipped bytes, cuts, nesting up to past msgpack-c's
  * stack), kv_decode gives what the reference decoder gives
- * (tools/bench/ref_decode.c: msgpack_unpack, then the fields read off the
+ * (tests/support/ref_decode.c: msgpack_unpack, then the fields read off the
  * tree): the return code, the message's verdict, every event's verdict and
  * every field.  One difference is allowed, and checked: nesting deeper than
  * msgpack-c's stack, which msgpack-c reports as lack of memory, is the
