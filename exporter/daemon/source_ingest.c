@@ -152,7 +152,8 @@ static bool ingest_one(kvd_member *m, bool wait, kvd_ratelimit *rl, kvd_ratelimi
 		kvd_member_log(KVD_LOG_INFO, "the stream continues the peer's state: exact where it was", m);
 	else if (rep.join == MKV_JOIN_BROKEN)
 		kvd_member_log(KVD_LOG_WARN,
-			   "the peer's state is not provably continuous with the stream: tenants stale (bootstrap)", m);
+			       "the peer's state is not provably continuous with the stream: tenants stale (bootstrap)",
+			       m);
 	if (rc != MKV_OK)
 		kvd_member_log(KVD_LOG_ERROR, "out of memory: a message or an event was lost", m);
 	for (size_t i = 0; i < n; i++)
