@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	mkv_frame frames[MAX_FRAMES];
 	const char *why = NULL;
 	int rc;
-	mkv_store_connected(store, 0, now_ms()); /* the capture's subscriber was connected throughout */
+	mkv_store_note_connect(store, 0, now_ms()); /* the capture's subscriber was connected throughout */
 	while ((rc = next_message(f, &buf, &cap, frames, &n, &why)) == 1)
 		if (mkv_store_ingest(store, 0, frames, n, now_ms(), NULL) != MKV_OK) {
 			fprintf(stderr, "scrape_capture: out of memory: a message's events were lost (counted)\n");

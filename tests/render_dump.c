@@ -105,6 +105,7 @@ int main(int argc, char **argv)
 	kv_stream_pos pos;
 	kv_stream_position(st[0], &pos);
 	src[0].members[0].has_master = true;
+	src[0].members[0].lists_tenants = KV_LISTS_DEFAULT_ONLY;
 	/* highly available masters with quotas, so that those families show */
 	static const char quotas[] =
 		"{\"success\":true,\"data\":[{\"tenant_id\":\"default\",\"requested_quota_bytes\":1000,"
@@ -140,8 +141,8 @@ int main(int argc, char **argv)
 				       /* and a front door that turned some away */
 				       .http = {.ok = true,
 						.connections = 3,
-						.rejected = {[MKV_HTTP_REJECT_ADDRESS_LIMIT] = 4},
-						.login_failures = {[MKV_LOGIN_WRONG_PASSWORD] = 2}}},
+						.rejected = {.address_limit = 4},
+						.login_failures = {.wrong_password = 2}}},
 			      .sources = src,
 			      .n_sources = n,
 			      .tracked_objects = atomic_load(&budget.objects),

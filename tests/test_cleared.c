@@ -222,7 +222,7 @@ static int to_bytes(void *arg, const void *p, size_t n)
 	return MKV_OK;
 }
 
-static int to_load(void *arg, unsigned type, kv_pack_r *r)
+static enum kv_pack_error to_load(void *arg, unsigned type, kv_pack_r *r)
 {
 	return kv_state_load_record(arg, type, r);
 }

@@ -184,7 +184,7 @@ static void test_dialects(void **state)
 	kvd_config c;
 	char err[256];
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
-	assert_int_equal(kvd_config_dialect(&c, &c.sources[0]), -1); /* auto */
+	assert_int_equal(kvd_config_dialect(&c, &c.sources[0]), MKV_DIALECT_AUTO);
 	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), "--stream.dialect=object", "--source",
 			       "name=a,zmq=tcp://a:1,dialect=media", "--source=name=b,zmq=tcp://b:1",
@@ -192,7 +192,7 @@ static void test_dialects(void **state)
 			 KVD_CONFIG_RUN);
 	assert_int_equal(kvd_config_dialect(&c, &c.sources[0]), MKV_DIALECT_MEDIA);
 	assert_int_equal(kvd_config_dialect(&c, &c.sources[1]), MKV_DIALECT_OBJECT);
-	assert_int_equal(kvd_config_dialect(&c, &c.sources[2]), -1);
+	assert_int_equal(kvd_config_dialect(&c, &c.sources[2]), MKV_DIALECT_AUTO);
 	kvd_config_free(&c);
 }
 

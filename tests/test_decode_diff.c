@@ -3,7 +3,7 @@
  * upstream capture, on random batches of every field kind and shape, and on
  * their corruptions (flipped bytes, cuts, nesting up to past msgpack-c's
  * stack), kv_decode gives what the reference decoder gives
- * (tools/bench/ref_decode.c: msgpack_unpack, then the fields read off the
+ * (tests/support/ref_decode.c: msgpack_unpack, then the fields read off the
  * tree): the return code, the message's verdict, every event's verdict and
  * every field.  One difference is allowed, and checked: nesting deeper than
  * msgpack-c's stack, which msgpack-c reports as lack of memory, is the
@@ -54,7 +54,8 @@ static void same_str(mkv_str a, mkv_str b)
 static void compare(const mkv_frame *f, size_t n)
 {
 	kv_batch a, b;
-	int ra = kv_decode(mine, f, n, &a), rb = ref_decode(ref, f, n, &b);
+	enum mkv_err ra = kv_decode(mine, f, n, &a);
+	int rb = ref_decode(ref, f, n, &b);
 	seen.compared++;
 	if (rb == MKV_ENOMEM && b.reject == MKV_R_MSGPACK_PARSE) { /* msgpack-c's stack */
 		seen.deep++;

@@ -39,7 +39,7 @@ static void test_auto_without_status_url_is_the_guide(void **state)
 {
 	(void)state;
 	kv_dialect_choice c;
-	kv_dialect_init(&c, -1, false);
+	kv_dialect_init(&c, MKV_DIALECT_AUTO, false);
 	assert_true(c.decided && !c.fixed);
 	assert_int_equal(c.dialect, MKV_DIALECT_MEDIA);
 	assert_string_equal(kv_dialect_basis_name(c.basis), "no_status_url");
@@ -51,7 +51,7 @@ static void test_auto_first_answer_decides(void **state)
 	(void)state;
 	for (int d = 0; d < MKV_DIALECT__COUNT; d++) {
 		kv_dialect_choice c;
-		kv_dialect_init(&c, -1, true);
+		kv_dialect_init(&c, MKV_DIALECT_AUTO, true);
 		assert_false(c.decided);
 		assert_int_equal(kv_dialect_observe(&c, (enum mkv_dialect)d, false), MKV_DIALECT_DECIDED);
 		assert_true(c.decided);
@@ -69,7 +69,7 @@ static void test_fallback_then_switch_both_ways(void **state)
 {
 	(void)state;
 	kv_dialect_choice c;
-	kv_dialect_init(&c, -1, true);
+	kv_dialect_init(&c, MKV_DIALECT_AUTO, true);
 	assert_int_equal(kv_dialect_give_up(&c), MKV_DIALECT_DECIDED);
 	assert_int_equal(c.dialect, MKV_DIALECT_MEDIA);
 	assert_string_equal(kv_dialect_basis_name(c.basis), "no_status_answer");
@@ -88,13 +88,13 @@ static void test_fallback_corrected_before_any_event(void **state)
 {
 	(void)state;
 	kv_dialect_choice c;
-	kv_dialect_init(&c, -1, true);
+	kv_dialect_init(&c, MKV_DIALECT_AUTO, true);
 	kv_dialect_give_up(&c);
 	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_OBJECT, false), MKV_DIALECT_DECIDED);
 	assert_int_equal(c.dialect, MKV_DIALECT_OBJECT);
 	assert_int_equal(c.switches, 0);
 	/* the same word as the fallback's, before any event: nothing to say */
-	kv_dialect_init(&c, -1, true);
+	kv_dialect_init(&c, MKV_DIALECT_AUTO, true);
 	kv_dialect_give_up(&c);
 	assert_int_equal(kv_dialect_observe(&c, MKV_DIALECT_MEDIA, false), MKV_DIALECT_SAME);
 	assert_int_equal(c.basis, KV_DIALECT_BY_STATUS);

@@ -447,7 +447,7 @@ typedef struct later {
 	bool in_annex;
 } later;
 
-static int copy_later(void *arg, unsigned type, kv_pack_r *r)
+static enum kv_pack_error copy_later(void *arg, unsigned type, kv_pack_r *r)
 {
 	later *l = arg;
 	size_t n = (size_t)(r->end - r->p);

@@ -102,12 +102,12 @@ static int teardown(void **state)
 }
 
 /* One check of raw[0..n) from addr; *checks: bcrypt runs it cost. */
-static enum mkv_login_failure check(fixture *f, const char *raw, size_t n, const unsigned char *addr, uint64_t *checks)
+static enum kvd_login check(fixture *f, const char *raw, size_t n, const unsigned char *addr, uint64_t *checks)
 {
 	mkv_http_snap before = {0}, after = {0};
 	kvd_http_auth_snap(f->a, &before);
 	char *h = basic(raw, n);
-	enum mkv_login_failure r = kvd_http_auth_check(f->a, h, addr, "peer");
+	enum kvd_login r = kvd_http_auth_check(f->a, h, addr, "peer");
 	free(h);
 	kvd_http_auth_snap(f->a, &after);
 	if (checks)
@@ -121,35 +121,35 @@ static void test_users_and_cache(void **state)
 {
 	fixture *f = *state;
 	uint64_t n;
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
-	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
 	/* verified: not checked again for a minute */
 	advance(59);
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 0);
 	/* then checked again */
 	advance(2);
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_b, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
 	/* a cached credential says nothing of another password or user */
-	assert_int_equal(CHECK(f, "alice:other", addr_b, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:other", addr_b, &n), KVD_LOGIN_WRONG_PASSWORD);
 	assert_int_equal(n, 1);
-	assert_int_equal(CHECK(f, "bob:s3cret", addr_b, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "bob:s3cret", addr_b, &n), KVD_LOGIN_WRONG_PASSWORD);
 	assert_int_equal(n, 1);
 	/* an unknown user pays for a bcrypt too */
-	assert_int_equal(CHECK(f, "mallory:s3cret", addr_a, &n), MKV_LOGIN_UNKNOWN_USER);
+	assert_int_equal(CHECK(f, "mallory:s3cret", addr_a, &n), KVD_LOGIN_UNKNOWN_USER);
 	assert_int_equal(n, 1);
-	assert_int_equal(CHECK(f, "alic:s3cret", addr_a, &n), MKV_LOGIN_UNKNOWN_USER);
-	assert_int_equal(CHECK(f, "alice:", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alic:s3cret", addr_a, &n), KVD_LOGIN_UNKNOWN_USER);
+	assert_int_equal(CHECK(f, "alice:", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 	/* the password is everything after the first colon */
-	assert_int_equal(CHECK(f, "alice:s3cret:", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:s3cret:", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 
 	mkv_http_snap s = {0};
 	kvd_http_auth_snap(f->a, &s);
-	assert_int_equal(s.login_failures[MKV_LOGIN_WRONG_PASSWORD], 4);
-	assert_int_equal(s.login_failures[MKV_LOGIN_UNKNOWN_USER], 2);
+	assert_int_equal(s.login_failures.wrong_password, 4);
+	assert_int_equal(s.login_failures.unknown_user, 2);
 	assert_int_equal(s.password_checks, 9);
 }
 
@@ -158,12 +158,12 @@ static void test_malformed_never_checked(void **state)
 	fixture *f = *state;
 	uint64_t n;
 	/* a NUL anywhere: refused, never read as the text before it */
-	assert_int_equal(CHECK(f, "alice:s3cret\0junk", addr_a, &n), MKV_LOGIN_MALFORMED);
+	assert_int_equal(CHECK(f, "alice:s3cret\0junk", addr_a, &n), KVD_LOGIN_MALFORMED);
 	assert_int_equal(n, 0);
-	assert_int_equal(CHECK(f, "alice\0x:s3cret", addr_a, &n), MKV_LOGIN_MALFORMED);
-	assert_int_equal(CHECK(f, "alice:s3cret\xff", addr_a, &n), MKV_LOGIN_MALFORMED); /* not UTF-8 */
-	assert_int_equal(CHECK(f, "alice:s\xc0\xaf", addr_a, &n), MKV_LOGIN_MALFORMED);  /* overlong */
-	assert_int_equal(CHECK(f, "alices3cret", addr_a, &n), MKV_LOGIN_MALFORMED);      /* no colon */
+	assert_int_equal(CHECK(f, "alice\0x:s3cret", addr_a, &n), KVD_LOGIN_MALFORMED);
+	assert_int_equal(CHECK(f, "alice:s3cret\xff", addr_a, &n), KVD_LOGIN_MALFORMED); /* not UTF-8 */
+	assert_int_equal(CHECK(f, "alice:s\xc0\xaf", addr_a, &n), KVD_LOGIN_MALFORMED);  /* overlong */
+	assert_int_equal(CHECK(f, "alices3cret", addr_a, &n), KVD_LOGIN_MALFORMED);      /* no colon */
 	assert_int_equal(n, 0);
 	/* a good credential spelled wrongly */
 	static const char *const bad[] = {
@@ -177,15 +177,15 @@ static void test_malformed_never_checked(void **state)
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kvd_http_auth_check(f->a, bad[i], addr_a, "peer"), MKV_LOGIN_MALFORMED);
+		assert_int_equal(kvd_http_auth_check(f->a, bad[i], addr_a, "peer"), KVD_LOGIN_MALFORMED);
 	/* the same, spelled right, and with the scheme in any case */
-	assert_int_equal(kvd_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer"), MKV_LOGIN__COUNT);
-	assert_int_equal(kvd_http_auth_check(f->a, NULL, addr_a, "peer"), MKV_LOGIN_MISSING);
+	assert_int_equal(kvd_http_auth_check(f->a, "basic  YWxpY2U6czNjcmV0", addr_a, "peer"), KVD_LOGIN_GOOD);
+	assert_int_equal(kvd_http_auth_check(f->a, NULL, addr_a, "peer"), KVD_LOGIN_MISSING);
 
 	mkv_http_snap s = {0};
 	kvd_http_auth_snap(f->a, &s);
-	assert_int_equal(s.login_failures[MKV_LOGIN_MALFORMED], 5 + sizeof(bad) / sizeof(bad[0]));
-	assert_int_equal(s.login_failures[MKV_LOGIN_MISSING], 1);
+	assert_int_equal(s.login_failures.malformed, 5 + sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(s.login_failures.missing, 1);
 	assert_int_equal(s.password_checks, 1);
 }
 
@@ -196,7 +196,7 @@ static void penalize(fixture *f, const unsigned char *addr)
 	uint64_t n;
 	for (int i = 0; i < 5; i++) {
 		advance(1);
-		assert_int_equal(CHECK(f, "alice:guess", addr, &n), MKV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(CHECK(f, "alice:guess", addr, &n), KVD_LOGIN_WRONG_PASSWORD);
 		assert_int_equal(n, 1);
 	}
 }
@@ -205,34 +205,34 @@ static void test_penalty_begins(void **state)
 {
 	fixture *f = *state;
 	uint64_t n;
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT); /* cached from here on */
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD); /* cached from here on */
 	penalize(f, addr_a);
 	/* five failures: the address is refused unchecked, right or wrong */
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED);
 	assert_int_equal(n, 0);
-	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KVD_LOGIN_THROTTLED);
 	assert_int_equal(n, 0);
 	/* but what was verified still passes, and other addresses are checked */
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT);
-	assert_int_equal(CHECK(f, "bob:other", addr_b, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD);
+	assert_int_equal(CHECK(f, "bob:other", addr_b, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
-	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KVD_LOGIN_WRONG_PASSWORD);
 	assert_int_equal(n, 1);
 	/* four failures, each within 10 s of the one before, are no penalty;
 	 * a pause of more than 10 s starts the count afresh */
 	for (int i = 0; i < 3; i++) {
 		advance(9);
-		assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KVD_LOGIN_WRONG_PASSWORD);
 	}
 	advance(10.5);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_WRONG_PASSWORD);
-	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_WRONG_PASSWORD); /* the fifth */
-	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_THROTTLED);
+		assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KVD_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KVD_LOGIN_WRONG_PASSWORD); /* the fifth */
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KVD_LOGIN_THROTTLED);
 
 	mkv_http_snap s = {0};
 	kvd_http_auth_snap(f->a, &s);
-	assert_int_equal(s.login_failures[MKV_LOGIN_THROTTLED], 3);
+	assert_int_equal(s.login_failures.throttled, 3);
 }
 
 /* The penalty ends 30 s after the address's last failure, however often it
@@ -245,31 +245,31 @@ static void test_penalty_ends(void **state)
 	penalize(f, addr_a);          /* its last failure at 1005 */
 	for (int i = 0; i < 9; i++) { /* 1005.5 to 1009.5: refused, which renews nothing */
 		advance(0.5);
-		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED);
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED);
 		assert_int_equal(n, 0);
 	}
 	now_s = 1010; /* 5 s after the penalty began: one check */
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 	assert_int_equal(n, 1);
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED); /* only one */
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED); /* only one */
 	assert_int_equal(n, 0);
 	for (int i = 0; i < 8; i++) { /* 1010.5 to 1014: refused */
 		advance(0.5);
-		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED);
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED);
 	}
 	/* 29.9 s after the last failure (1010) it still lasts: the one check of
 	 * its turn, then refused */
 	now_s = 1039.9;
-	assert_int_equal(CHECK(f, "alice:guess2", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess2", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED);
 	/* 30 s after that failure it is over: checked again as any address,
 	 * four failures before the next penalty */
 	now_s = 1069.9;
 	for (int i = 0; i < 5; i++) {
-		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 		assert_int_equal(n, 1);
 	}
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED);
 }
 
 /* A client that rotated its password after five tries with the old one: its
@@ -281,24 +281,24 @@ static void test_right_password_while_penalized(void **state)
 	uint64_t n;
 	penalize(f, addr_a); /* 1005 */
 	advance(1);
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_THROTTLED);
 	assert_int_equal(n, 0);
 	now_s = 1010;
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
 	/* one check a turn, a right one included */
-	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KVD_LOGIN_THROTTLED);
 	advance(1);
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 0);
 	now_s = 1015;
-	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "bob:other", addr_a, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
 	/* a right password is no failure: the penalty still ends 30 s after
 	 * the last one (1005) */
 	now_s = 1034.9;
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD); /* its turn */
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD); /* its turn */
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_THROTTLED);
 }
 
 /* A guesser and an honest client behind one address: the guesser gets one
@@ -309,18 +309,18 @@ static void test_guesser_beside_honest(void **state)
 {
 	fixture *f = *state;
 	uint64_t n, guesses = 0, refused = 0;
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT); /* 1000, until 1060 */
-	penalize(f, addr_a);                                                      /* 1005 */
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD); /* 1000, until 1060 */
+	penalize(f, addr_a);                                                    /* 1005 */
 	char guess[32];
 	for (int k = 1; k <= 190; k++) { /* every 0.5 s to 1100 */
 		now_s = 1005 + 0.5 * k;
 		int len = snprintf(guess, sizeof(guess), "alice:guess%d", k);
-		enum mkv_login_failure r = check(f, guess, (size_t)len, addr_a, &n);
-		assert_true(r == MKV_LOGIN_THROTTLED || (r == MKV_LOGIN_WRONG_PASSWORD && n == 1));
+		enum kvd_login r = check(f, guess, (size_t)len, addr_a, &n);
+		assert_true(r == KVD_LOGIN_THROTTLED || (r == KVD_LOGIN_WRONG_PASSWORD && n == 1));
 		guesses += n;
-		refused += r == MKV_LOGIN_THROTTLED;
+		refused += r == KVD_LOGIN_THROTTLED;
 		if (k % 8 == 0) { /* the honest client, every 4 s, after the guess */
-			assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT);
+			assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD);
 			assert_int_equal(n, now_s == 1061); /* its entry expired at 1060 */
 		}
 	}
@@ -342,28 +342,28 @@ static void test_exempt_and_ipv6(void **state)
 	assert_non_null(f->a);
 	uint64_t n;
 	for (int i = 0; i < 12; i++) {
-		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 		assert_int_equal(n, 1);
-		assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+		assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 		assert_int_equal(n, 1);
 	}
-	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), MKV_LOGIN__COUNT);
-	assert_int_equal(CHECK(f, "bob:other", v6_a, &n), MKV_LOGIN__COUNT);
+	assert_int_equal(CHECK(f, "alice:s3cret", addr_a, &n), KVD_LOGIN_GOOD);
+	assert_int_equal(CHECK(f, "bob:other", v6_a, &n), KVD_LOGIN_GOOD);
 	assert_int_equal(n, 1);
 	/* not listed: penalized, each on its own */
 	penalize(f, v6_b);
-	assert_int_equal(CHECK(f, "alice:guess", v6_b, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", v6_b, &n), KVD_LOGIN_THROTTLED);
 	penalize(f, compat); /* ::127.0.0.3 is an IPv6 address, not 127.0.0.3 */
-	assert_int_equal(CHECK(f, "alice:guess", compat, &n), MKV_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", compat, &n), KVD_LOGIN_THROTTLED);
 	penalize(f, addr_b);
-	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), MKV_LOGIN_THROTTLED);
-	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), MKV_LOGIN_WRONG_PASSWORD);
-	assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), MKV_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", addr_b, &n), KVD_LOGIN_THROTTLED);
+	assert_int_equal(CHECK(f, "alice:guess", addr_a, &n), KVD_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(CHECK(f, "alice:guess", v6_a, &n), KVD_LOGIN_WRONG_PASSWORD);
 
 	mkv_http_snap s = {0};
 	kvd_http_auth_snap(f->a, &s);
-	assert_int_equal(s.login_failures[MKV_LOGIN_WRONG_PASSWORD], 24 + 15 + 2);
-	assert_int_equal(s.login_failures[MKV_LOGIN_THROTTLED], 3);
+	assert_int_equal(s.login_failures.wrong_password, 24 + 15 + 2);
+	assert_int_equal(s.login_failures.throttled, 3);
 }
 
 /* The checker thread's answers, waited for. */
@@ -371,10 +371,10 @@ typedef struct answer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int n;
-	enum mkv_login_failure last;
+	enum kvd_login last;
 } answer;
 
-static void answered(void *cls, enum mkv_login_failure r)
+static void answered(void *cls, enum kvd_login r)
 {
 	answer *an = cls;
 	pthread_mutex_lock(&an->lock);
@@ -385,13 +385,13 @@ static void answered(void *cls, enum mkv_login_failure r)
 }
 
 /* Queues raw[0..n) to the checker thread and waits for its answer. */
-static enum mkv_login_failure checked_by_thread(fixture *f, const char *raw, size_t n, answer *an)
+static enum kvd_login checked_by_thread(fixture *f, const char *raw, size_t n, answer *an)
 {
 	char *h = basic(raw, n);
 	kvd_auth_job *job;
-	enum mkv_login_failure r = kvd_http_auth_begin(f->a, h, addr_b, "peer", &job);
+	enum kvd_login r = kvd_http_auth_begin(f->a, h, addr_b, "peer", &job);
 	free(h);
-	if (r != KVD_AUTH_PENDING)
+	if (r != KVD_LOGIN_PENDING)
 		return r;
 	pthread_mutex_lock(&an->lock);
 	int before = an->n;
@@ -409,32 +409,32 @@ static void test_checker_thread(void **state)
 {
 	fixture *f = *state;
 	answer an = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-	assert_int_equal(checked_by_thread(f, "alice:s3cret", 12, &an), MKV_LOGIN__COUNT);
-	assert_int_equal(checked_by_thread(f, "alice:wrong", 11, &an), MKV_LOGIN_WRONG_PASSWORD);
-	assert_int_equal(checked_by_thread(f, "nobody:s3cret", 13, &an), MKV_LOGIN_UNKNOWN_USER);
+	assert_int_equal(checked_by_thread(f, "alice:s3cret", 12, &an), KVD_LOGIN_GOOD);
+	assert_int_equal(checked_by_thread(f, "alice:wrong", 11, &an), KVD_LOGIN_WRONG_PASSWORD);
+	assert_int_equal(checked_by_thread(f, "nobody:s3cret", 13, &an), KVD_LOGIN_UNKNOWN_USER);
 	assert_int_equal(an.n, 3);
 	/* the verified one is cached now: no check, no thread */
 	kvd_auth_job *job = NULL;
 	char *h = basic("alice:s3cret", 12);
-	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), MKV_LOGIN__COUNT);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), KVD_LOGIN_GOOD);
 	assert_null(job);
 	/* cached by the checker thread on the test's clock: for 60 s of it */
 	advance(59);
-	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), MKV_LOGIN__COUNT);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), KVD_LOGIN_GOOD);
 	advance(2);
-	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), KVD_AUTH_PENDING);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_b, "peer", &job), KVD_LOGIN_PENDING);
 	kvd_auth_job_free(job);
 	/* stopped: a check is refused at once, counted as throttled, and
 	 * nothing is called back */
 	kvd_http_auth_stop(f->a);
 	free(h);
 	h = basic("bob:other", 9);
-	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_a, "peer", &job), KVD_AUTH_PENDING);
+	assert_int_equal(kvd_http_auth_begin(f->a, h, addr_a, "peer", &job), KVD_LOGIN_PENDING);
 	assert_false(kvd_http_auth_queue(f->a, job, answered, &an));
 	free(h);
 	mkv_http_snap s = {0};
 	kvd_http_auth_snap(f->a, &s);
-	assert_int_equal(s.login_failures[MKV_LOGIN_THROTTLED], 1);
+	assert_int_equal(s.login_failures.throttled, 1);
 	assert_int_equal(s.password_checks, 3);
 	assert_int_equal(an.n, 3);
 }

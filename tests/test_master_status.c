@@ -206,15 +206,16 @@ static void test_publisher_seen(void **state)
 	(void)state;
 	kv_master_status on = S(1, 1, 0), off = on;
 	off.enabled = false;
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_OK, 200, &on), 1);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_OK, 200, &off), 0);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_HTTP_STATUS, 503, NULL), 0);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_CONNECT, 0, NULL), 0);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_TIMEOUT, 0, NULL), -1); /* slow is not gone */
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_HTTP_STATUS, 500, NULL), -1);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_PARSE, 200, NULL), -1);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_FIELD, 200, NULL), -1);
-	assert_int_equal(kv_master_publisher_seen(MKV_POLL_BODY_TOO_LARGE, 200, NULL), -1);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_OK, 200, &on), KV_PUBLISHER_PUBLISHING);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_OK, 200, &off), KV_PUBLISHER_ABSENT);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_HTTP_STATUS, 503, NULL), KV_PUBLISHER_ABSENT);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_CONNECT, 0, NULL), KV_PUBLISHER_ABSENT);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_TIMEOUT, 0, NULL),
+			 KV_PUBLISHER_UNKNOWN); /* slow is not gone */
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_HTTP_STATUS, 500, NULL), KV_PUBLISHER_UNKNOWN);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_PARSE, 200, NULL), KV_PUBLISHER_UNKNOWN);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_FIELD, 200, NULL), KV_PUBLISHER_UNKNOWN);
+	assert_int_equal(kv_master_publisher_seen(MKV_POLL_BODY_TOO_LARGE, 200, NULL), KV_PUBLISHER_UNKNOWN);
 }
 
 static void test_skipped_fields_kept_apart(void **state)

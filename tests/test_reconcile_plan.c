@@ -49,7 +49,7 @@ static void test_backoff(void **state)
 	assert_false(p.dflt.ever_ok);
 	/* a standby: nothing counted, asked again an interval later */
 	unsigned failures = p.dflt.failures;
-	assert_true(kv_reconcile_done(&p, MKV_RECON__RESULTS, 50, 51) == 61);
+	assert_true(kv_reconcile_done(&p, MKV_RECON_NOT_COUNTED, 50, 51) == 61);
 	assert_int_equal(p.dflt.failures, failures);
 	assert_true(kv_reconcile_done(&p, MKV_RECON_OK, 60, 62) == 70);
 	assert_int_equal(p.dflt.failures, 0);
@@ -81,7 +81,7 @@ static void test_tenant_times(void **state)
 	/* tenant default's plan is its own */
 	assert_string_equal(kv_reconcile_cause(&p, false, false, 104), "startup");
 	/* a master that lists default only, or stands by: no failure, next an interval later */
-	assert_true(kv_reconcile_tenant_done(&p, &a, MKV_RECON__RESULTS, 104, 105) == 115);
+	assert_true(kv_reconcile_tenant_done(&p, &a, MKV_RECON_NOT_COUNTED, 104, 105) == 115);
 	assert_int_equal(p.others_failures, 0);
 }
 

@@ -124,7 +124,7 @@ static void test_reconcile_run(void **state)
 
 	/* a master that stands by: nothing counted, and the attempt leaves no recording behind */
 	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
-	assert_int_equal(mkv_recon_end(r, MKV_LISTING_STANDBY, NULL, &next), MKV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_STANDBY, NULL, &next), MKV_RECON_NOT_COUNTED);
 	/* a failed listing is counted, with the shell's reason */
 	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
 	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, "listing: timeout", &next), MKV_RECON_FAILED);
@@ -207,7 +207,7 @@ static void test_reconcile_tenants(void **state)
 	assert_int_equal(mkv_recon_begin(r, &job, base), MKV_OK);
 	assert_string_equal(mkv_recon_listing_url(r), "http://127.0.0.1:1/api/v1/tenant_keys?tenant_id=tenant-1");
 	assert_false(listing_answered(r, 404, NULL, ""));
-	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON_NOT_COUNTED);
 	mkv_recon_summary_of(r, &sum);
 	assert_true(sum.default_only);
 	assert_string_equal(sum.tenant, "tenant-1");
@@ -225,7 +225,7 @@ static void test_reconcile_tenants(void **state)
 	 * body is never read as tenant-1's keys */
 	assert_int_equal(mkv_recon_begin(r, &job, base), MKV_OK);
 	assert_false(listing_answered(r, 200, "default", "k0\n"));
-	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON_NOT_COUNTED);
 	assert_false(has(s, exact1));
 	assert_int_equal(sh.gets, 2); /* default's batches only */
 
@@ -298,7 +298,7 @@ static void test_periodic_turn_asks(void **state)
 	/* an upstream master: it lists default only, and is not asked again for an hour */
 	assert_int_equal(mkv_recon_begin(r, &job, "http://127.0.0.1:1"), MKV_OK);
 	assert_false(listing_answered(r, 404, NULL, ""));
-	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON__RESULTS);
+	assert_int_equal(mkv_recon_end(r, MKV_LISTING_FAILED, NULL, &next), MKV_RECON_NOT_COUNTED);
 	assert_true(has(s, "mooncake_kv_master_lists_tenants{source=\"m\",member=\"127.0.0.1:1\"} 0"));
 	assert_true(has(s, "mooncake_kv_reconciliations_total{source=\"m\",result=\"failed\"} 0"));
 	assert_int_equal(mkv_store_recon_next(s, sh.now + 6 * 60 + 1, &job), MKV_RECON_GO);

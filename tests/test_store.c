@@ -23,7 +23,7 @@ static void test_frames_and_status(void **state)
 	mkv_dialect_info d;
 	mkv_store_dialect(s, 0, &d);
 	assert_false(d.decided); /* auto with a status URL: the answer tells */
-	mkv_store_connected(s, 0, (int64_t)(T0 * 1000));
+	mkv_store_note_connect(s, 0, (int64_t)(T0 * 1000));
 	assert_false(mkv_store_ready(s)); /* not polled yet */
 
 	mkv_poll_news n;
@@ -100,7 +100,7 @@ static void test_failover(void **state)
 	poll(&f, 1, 0, "standby\n", &n);
 	assert_false(n.leads);
 	assert_int_equal(mkv_store_leader(s), 0);
-	mkv_store_connected(s, 0, (int64_t)(T0 * 1000));
+	mkv_store_note_connect(s, 0, (int64_t)(T0 * 1000));
 	assert_true(mkv_store_ready(s)); /* a standby has no publisher to connect to */
 
 	/* member 0 stands down, member 1 takes over: the masters' view moves */
@@ -315,7 +315,7 @@ static void test_empty_store_not_proven(void **state)
 	s = make(&f, 1, false);
 	poll(&f, 0, 0, NULL, &n);
 	metrics(s, 0, NULL);
-	mkv_store_disconnected(s, 0);
+	mkv_store_note_disconnect(s, 0);
 	poll(&f, 0, 0, NULL, &n);
 	assert_false(n.proved_empty);
 	mkv_store_free(s);

@@ -47,24 +47,24 @@ static void test_one_member_connects_drops_reconnects(void **state)
 	assert_false(mkv_store_ready(s)); /* polled, serving, never connected */
 	assert_true(sample(s, CONNECTED("")) == 0);
 
-	assert_false(mkv_store_connected(s, 0, MS)); /* the first connection */
+	assert_false(mkv_store_note_connect(s, 0, MS)); /* the first connection */
 	assert_true(mkv_store_is_connected(s, 0));
 	assert_true(mkv_store_ready(s));
 	assert_true(sample(s, CONNECTED("")) == 1);
 	assert_true(sample(s, RECONNECTS("")) == 0);
 
-	mkv_store_disconnected(s, 0);
+	mkv_store_note_disconnect(s, 0);
 	assert_false(mkv_store_is_connected(s, 0));
 	assert_true(mkv_store_ready(s)); /* it was connected once: a drop does not take it out */
 	assert_true(sample(s, CONNECTED("")) == 0);
 	assert_true(sample(s, RECONNECTS("")) == 0);
 
-	assert_true(mkv_store_connected(s, 0, MS + 1000)); /* back: a reconnect */
+	assert_true(mkv_store_note_connect(s, 0, MS + 1000)); /* back: a reconnect */
 	assert_true(mkv_store_is_connected(s, 0));
 	assert_true(sample(s, CONNECTED("")) == 1);
 	assert_true(sample(s, RECONNECTS("")) == 1);
-	mkv_store_disconnected(s, 0);
-	assert_true(mkv_store_connected(s, 0, MS + 2000));
+	mkv_store_note_disconnect(s, 0);
+	assert_true(mkv_store_note_connect(s, 0, MS + 2000));
 	assert_true(sample(s, RECONNECTS("")) == 2);
 	mkv_store_free(s);
 }
@@ -80,10 +80,10 @@ static void test_reconnect_judged_by_the_stream(void **state)
 		mkv_store *s = make(&f, 1, false);
 		mkv_poll_news n;
 		poll(&f, 0, 0, NULL, &n);
-		mkv_store_connected(s, 0, MS);
+		mkv_store_note_connect(s, 0, MS);
 		assert_int_equal(put(s, 0, 1, 0, 2, NULL), MKV_OK);
-		mkv_store_disconnected(s, 0);
-		assert_true(mkv_store_connected(s, 0, MS + 500));
+		mkv_store_note_disconnect(s, 0);
+		assert_true(mkv_store_note_connect(s, 0, MS + 500));
 		mkv_ingest_report rep;
 		assert_int_equal(put(s, 0, lost ? 4 : 2, 2, 1, &rep), MKV_OK);
 		assert_int_equal(rep.verdict, lost ? MKV_SEQ_GAP : MKV_SEQ_NEXT);
@@ -104,12 +104,12 @@ static void test_members_apart_and_readiness(void **state)
 	poll(&f, 0, 0, "serving\n", &n);
 	poll(&f, 1, 0, "standby\n", &n);
 	assert_false(mkv_store_ready(s));
-	assert_false(mkv_store_connected(s, 1, MS)); /* the standby's first: not member 0's */
-	assert_false(mkv_store_ready(s));            /* the leader has not connected */
+	assert_false(mkv_store_note_connect(s, 1, MS)); /* the standby's first: not member 0's */
+	assert_false(mkv_store_ready(s));               /* the leader has not connected */
 	assert_false(mkv_store_is_connected(s, 0));
-	assert_false(mkv_store_connected(s, 0, MS));
+	assert_false(mkv_store_note_connect(s, 0, MS));
 	assert_true(mkv_store_ready(s));
-	mkv_store_disconnected(s, 1);
+	mkv_store_note_disconnect(s, 1);
 	assert_true(mkv_store_is_connected(s, 0));
 	assert_false(mkv_store_is_connected(s, 1));
 	assert_true(sample(s, CONNECTED(",member=\"127.0.0.1:1\"")) == 1);
@@ -120,13 +120,13 @@ static void test_members_apart_and_readiness(void **state)
 	s = make(&f, 2, false);
 	poll(&f, 0, 0, "serving\n", &n);
 	poll(&f, 1, 0, "standby\n", &n);
-	mkv_store_connected(s, 0, MS);
+	mkv_store_note_connect(s, 0, MS);
 	assert_true(mkv_store_ready(s));
 	poll_view(&f, 0, 0, "standby\n", 4, &n);
 	poll_view(&f, 1, 0, "serving\n", 4, &n);
 	assert_int_equal(mkv_store_leader(s), 1);
 	assert_false(mkv_store_ready(s));
-	assert_false(mkv_store_connected(s, 1, MS + 1000));
+	assert_false(mkv_store_note_connect(s, 1, MS + 1000));
 	assert_true(mkv_store_ready(s));
 	mkv_store_free(s);
 }
@@ -161,8 +161,8 @@ static void test_dialect_decided_once(void **state)
 	assert_string_equal(d.name, "media");
 	assert_string_equal(d.basis, "no_status_answer");
 	assert_int_equal(mkv_store_dialect_give_up(s, 0, &d), MKV_DIALECT_SAME);
-	mkv_store_disconnected(s, 0); /* a connection's life does not undecide it */
-	mkv_store_connected(s, 0, MS);
+	mkv_store_note_disconnect(s, 0); /* a connection's life does not undecide it */
+	mkv_store_note_connect(s, 0, MS);
 	mkv_store_dialect(s, 0, &d);
 	assert_true(d.decided);
 	mkv_store_free(s);

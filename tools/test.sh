@@ -193,7 +193,8 @@ tsan_stories=(
   "test_http.py -k scrape"  # fifty scrapers, and scraping while ingesting
   "test_reconcile.py -k exact"
   "test_ha.py"
-  "test_front_door.py"  # the keeper's watchdog and lock, four server threads, the one bcrypt
+  "test_front_door.py"       # the keeper's watchdog and lock, four server threads
+  "test_front_door_auth.py"  # the one bcrypt thread and its queue
 )
 if build tsan build-tsan -Db_sanitize=thread -Db_lundef=false; then  # tests on: the stories need the simulator
   echo "== tsan: the concurrency stories under ThreadSanitizer"

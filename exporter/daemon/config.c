@@ -432,12 +432,12 @@ done:
 	return rc;
 }
 
-int kvd_config_dialect(const kvd_config *c, const kvd_source_cfg *s)
+enum mkv_dialect kvd_config_dialect(const kvd_config *c, const kvd_source_cfg *s)
 {
-	int mode = s->dialect >= 0 ? s->dialect : c->stream_dialect;
+	int mode = s->dialect != KVD_DIALECT_MODE_INHERIT ? (int)s->dialect : c->stream_dialect;
 	return mode == KVD_DIALECT_MODE_MEDIA    ? MKV_DIALECT_MEDIA
 	       : mode == KVD_DIALECT_MODE_OBJECT ? MKV_DIALECT_OBJECT
-						 : -1;
+						 : MKV_DIALECT_AUTO;
 }
 
 const mkv_keygroup_re *kvd_config_keygroups(const kvd_config *c, const kvd_source_cfg *s)

@@ -124,9 +124,10 @@ int kvd_add_source(struct parse *p, const char *name, const char *zmq, const cha
 		return kvd_parse_err(p, "source \"%s\": give master= or zmq=/status=, not both", name);
 	if (backend && !*backend)
 		return kvd_parse_err(p, "source \"%s\": backend= needs a backend_id", name);
-	kvd_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = -1};
-	if (dialect && (s.dialect = kvd_choice_index(kvd_dialect_modes, dialect)) < 0)
+	int mode = dialect ? kvd_choice_index(kvd_dialect_modes, dialect) : KVD_DIALECT_MODE_INHERIT;
+	if (dialect && mode < 0)
 		return kvd_parse_err(p, "source \"%s\": dialect=%s must be auto, media or object", name, dialect);
+	kvd_source_cfg s = {.reconcile = reconcile, .ha = n_masters > 0, .dialect = (enum kvd_dialect_mode)mode};
 	int rc = MKV_OK;
 	if (!n_masters)
 		rc = add_member(p, &s, name, zmq, status);

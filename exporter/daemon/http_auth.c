@@ -71,8 +71,8 @@ struct kvd_http_auth {
 	bool checker_started;
 	cached cache[CACHE_SLOTS];
 	peer_fails peers[PEER_SLOTS];
-	kvd_ratelimit logs[MKV_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
-	atomic_ullong failures[MKV_LOGIN__COUNT];
+	kvd_ratelimit logs[KVD_LOGIN__COUNT]; /* one a reason: a flood of one hides no other */
+	atomic_ullong failures[KVD_LOGIN__COUNT];
 	atomic_ullong checks; /* bcrypt runs */
 };
 
@@ -100,7 +100,7 @@ kvd_http_auth *kvd_http_auth_new(const kvd_webconfig *w, const kvd_cidr *exempt,
 		free(a);
 		return NULL;
 	}
-	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
+	for (unsigned f = 0; f < KVD_LOGIN__COUNT; f++)
 		a->logs[f] = (kvd_ratelimit)KVD_RATELIMIT(10.0, 10);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->work, NULL);
@@ -298,12 +298,12 @@ static bool bcrypt_matches(const char *password, const char *hash)
 	return ok;
 }
 
-static enum mkv_login_failure fail(kvd_http_auth *a, enum mkv_login_failure f, const char *peer, const char *user)
+static enum kvd_login fail(kvd_http_auth *a, enum kvd_login f, const char *peer, const char *user)
 {
 	atomic_fetch_add(&a->failures[f], 1);
 	unsigned held = 0;
 	pthread_mutex_lock(&a->lock);
-	bool say = f != MKV_LOGIN_MISSING && kvd_ratelimit_allow(&a->logs[f], a->clock(), &held);
+	bool say = f != KVD_LOGIN_MISSING && kvd_ratelimit_allow(&a->logs[f], a->clock(), &held);
 	pthread_mutex_unlock(&a->lock);
 	if (!say)
 		return f;
@@ -311,31 +311,30 @@ static enum mkv_login_failure fail(kvd_http_auth *a, enum mkv_login_failure f, c
 	snprintf(n, sizeof(n), "%u", held);
 	const char *held_key = held ? "suppressed" : NULL;
 	if (user)
-		kvd_log(KVD_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, "user", user,
-			held_key, n, NULL);
+		kvd_log(KVD_LOG_WARN, "login failed", "reason", kvd_login_name(f), "peer", peer, "user", user, held_key,
+			n, NULL);
 	else
-		kvd_log(KVD_LOG_WARN, "login failed", "reason", mkv_login_failure_name(f), "peer", peer, held_key, n,
-			NULL);
+		kvd_log(KVD_LOG_WARN, "login failed", "reason", kvd_login_name(f), "peer", peer, held_key, n, NULL);
 	return f;
 }
 
-enum mkv_login_failure kvd_http_auth_begin(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
-					   const char *peer, kvd_auth_job **job)
+enum kvd_login kvd_http_auth_begin(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+				   const char *peer, kvd_auth_job **job)
 {
 	*job = NULL;
 	if (!authorization)
-		return fail(a, MKV_LOGIN_MISSING, peer, NULL);
+		return fail(a, KVD_LOGIN_MISSING, peer, NULL);
 	kvd_auth_job *j = calloc(1, sizeof(*j));
 	if (!j)
-		return fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
+		return fail(a, KVD_LOGIN_THROTTLED, peer, NULL);
 	char *colon;
 	if (!parse(authorization, j->cred, &j->len, &colon)) {
 		free(j);
-		return fail(a, MKV_LOGIN_MALFORMED, peer, NULL);
+		return fail(a, KVD_LOGIN_MALFORMED, peer, NULL);
 	}
 	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->key, sizeof(a->key), j->cred, j->len, j->digest) != 0) {
 		kvd_auth_job_free(j);
-		return fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
+		return fail(a, KVD_LOGIN_THROTTLED, peer, NULL);
 	}
 	*colon = '\0';
 	j->ulen = (size_t)(colon - j->cred);
@@ -348,20 +347,20 @@ enum mkv_login_failure kvd_http_auth_begin(kvd_http_auth *a, const char *authori
 	pthread_mutex_unlock(&a->lock);
 	if (hit || waits) {
 		kvd_auth_job_free(j);
-		return hit ? MKV_LOGIN__COUNT : fail(a, MKV_LOGIN_THROTTLED, peer, NULL);
+		return hit ? KVD_LOGIN_GOOD : fail(a, KVD_LOGIN_THROTTLED, peer, NULL);
 	}
 	*job = j;
-	return KVD_AUTH_PENDING;
+	return KVD_LOGIN_PENDING;
 }
 
-enum mkv_login_failure kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j)
+enum kvd_login kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j)
 {
 	const char *user = j->cred, *password = j->cred + j->ulen + 1;
 	pthread_mutex_lock(&a->lock);
 	bool ticket, waits = !j->ticket && !admits(a, j->addr, false, a->clock(), &ticket); /* penalized meanwhile */
 	pthread_mutex_unlock(&a->lock);
 	if (waits)
-		return fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL);
+		return fail(a, KVD_LOGIN_THROTTLED, j->peer, NULL);
 
 	atomic_fetch_add(&a->checks, 1);
 	bool known;
@@ -379,8 +378,7 @@ enum mkv_login_failure kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j)
 		p->last = now;                             /* a failure: the penalty, begun or not, runs from here */
 	}
 	pthread_mutex_unlock(&a->lock);
-	return ok ? MKV_LOGIN__COUNT
-		  : fail(a, known ? MKV_LOGIN_WRONG_PASSWORD : MKV_LOGIN_UNKNOWN_USER, j->peer, user);
+	return ok ? KVD_LOGIN_GOOD : fail(a, known ? KVD_LOGIN_WRONG_PASSWORD : KVD_LOGIN_UNKNOWN_USER, j->peer, user);
 }
 
 void kvd_auth_job_free(kvd_auth_job *j)
@@ -409,18 +407,18 @@ bool kvd_http_auth_queue(kvd_http_auth *a, kvd_auth_job *j, kvd_auth_done done, 
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (!room) {
-		fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL);
+		fail(a, KVD_LOGIN_THROTTLED, j->peer, NULL);
 		kvd_auth_job_free(j);
 	}
 	return room;
 }
 
-enum mkv_login_failure kvd_http_auth_check(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
-					   const char *peer)
+enum kvd_login kvd_http_auth_check(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+				   const char *peer)
 {
 	kvd_auth_job *j;
-	enum mkv_login_failure r = kvd_http_auth_begin(a, authorization, addr, peer, &j);
-	if (r == KVD_AUTH_PENDING) {
+	enum kvd_login r = kvd_http_auth_begin(a, authorization, addr, peer, &j);
+	if (r == KVD_LOGIN_PENDING) {
 		r = kvd_http_auth_run(a, j);
 		kvd_auth_job_free(j);
 	}
@@ -445,8 +443,7 @@ static void *check(void *arg)
 		a->queued--;
 		bool stopping = a->stop;
 		pthread_mutex_unlock(&a->lock);
-		enum mkv_login_failure r = stopping ? fail(a, MKV_LOGIN_THROTTLED, j->peer, NULL)
-						    : kvd_http_auth_run(a, j);
+		enum kvd_login r = stopping ? fail(a, KVD_LOGIN_THROTTLED, j->peer, NULL) : kvd_http_auth_run(a, j);
 		kvd_auth_done done = j->done;
 		void *cls = j->cls;
 		kvd_auth_job_free(j);
@@ -471,7 +468,26 @@ void kvd_http_auth_stop(kvd_http_auth *a)
 
 void kvd_http_auth_snap(kvd_http_auth *a, mkv_http_snap *out)
 {
-	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
-		out->login_failures[f] = atomic_load(&a->failures[f]);
+	out->login_failures = (mkv_login_failures){
+		.missing = atomic_load(&a->failures[KVD_LOGIN_MISSING]),
+		.malformed = atomic_load(&a->failures[KVD_LOGIN_MALFORMED]),
+		.unknown_user = atomic_load(&a->failures[KVD_LOGIN_UNKNOWN_USER]),
+		.wrong_password = atomic_load(&a->failures[KVD_LOGIN_WRONG_PASSWORD]),
+		.throttled = atomic_load(&a->failures[KVD_LOGIN_THROTTLED]),
+	};
 	out->password_checks = atomic_load(&a->checks);
+}
+
+const char *kvd_login_name(enum kvd_login l)
+{
+	static const char *const names[KVD_LOGIN__COUNT] = {
+		[KVD_LOGIN_GOOD] = "good",
+		[KVD_LOGIN_PENDING] = "pending",
+		[KVD_LOGIN_MISSING] = "missing",
+		[KVD_LOGIN_MALFORMED] = "malformed",
+		[KVD_LOGIN_UNKNOWN_USER] = "unknown_user",
+		[KVD_LOGIN_WRONG_PASSWORD] = "wrong_password",
+		[KVD_LOGIN_THROTTLED] = "throttled",
+	};
+	return (unsigned)l < KVD_LOGIN__COUNT ? names[l] : "invalid";
 }

@@ -51,9 +51,9 @@ struct kvd_http_guard {
 	pthread_t watchdog;
 	conn *head;
 	unsigned n;
-	atomic_ullong rejected[MKV_HTTP_REJECT__COUNT];
-	kvd_ratelimit logs[MKV_HTTP_REJECT__COUNT]; /* one a reason: a flood of one hides no other */
-	struct pollfd *polls;                       /* the watchdog's, one per connection */
+	atomic_ullong rejected[KVD_REJECT__COUNT];
+	kvd_ratelimit logs[KVD_REJECT__COUNT]; /* one a reason: a flood of one hides no other */
+	struct pollfd *polls;                  /* the watchdog's, one per connection */
 	size_t polls_cap;
 	void (*tick)(void);
 };
@@ -112,37 +112,37 @@ static unsigned holding(const kvd_http_guard *g, const unsigned char *addr)
 	return n;
 }
 
-/* The limit a client over it breaks, MKV_HTTP_REJECT__COUNT for none
+/* The limit a client over it breaks, KVD_REJECT_NONE for none
  * (under the lock); `extra` counts a connection not yet in the table.  The
  * table's counts first, and where they are over, those that still hold. */
-static enum mkv_http_reject over_limit(const kvd_http_guard *g, const unsigned char addr[16], unsigned extra)
+static enum kvd_http_reject over_limit(const kvd_http_guard *g, const unsigned char addr[16], unsigned extra)
 {
 	unsigned most = g->l.max_connections, per = g->l.max_per_address;
 	if (g->n + extra > most && holding(g, NULL) + extra > most)
-		return MKV_HTTP_REJECT_LIMIT;
+		return KVD_REJECT_LIMIT;
 	if (per && count_from(g, addr) + extra > per && holding(g, addr) + extra > per)
-		return MKV_HTTP_REJECT_ADDRESS_LIMIT;
-	return MKV_HTTP_REJECT__COUNT;
+		return KVD_REJECT_ADDRESS_LIMIT;
+	return KVD_REJECT_NONE;
 }
 
 /* Counts r; true when its log line may be written (under the lock). */
-static bool count(kvd_http_guard *g, enum mkv_http_reject r, unsigned *suppressed)
+static bool count(kvd_http_guard *g, enum kvd_http_reject r, unsigned *suppressed)
 {
 	atomic_fetch_add(&g->rejected[r], 1);
 	return kvd_ratelimit_allow(&g->logs[r], kvd_mono(), suppressed);
 }
 
-static void log_reject(enum mkv_http_reject r, const char *peer, const char *detail, unsigned suppressed)
+static void log_reject(enum kvd_http_reject r, const char *peer, const char *detail, unsigned suppressed)
 {
 	char held[24];
 	snprintf(held, sizeof(held), "%u", suppressed);
-	kvd_log(KVD_LOG_WARN, "http connection refused", "reason", mkv_http_reject_name(r), "peer", peer, "detail",
+	kvd_log(KVD_LOG_WARN, "http connection refused", "reason", kvd_http_reject_name(r), "peer", peer, "detail",
 		detail, suppressed ? "suppressed" : NULL, held, NULL);
 }
 
-static const char *limit_detail(enum mkv_http_reject r)
+static const char *limit_detail(enum kvd_http_reject r)
 {
-	return r == MKV_HTTP_REJECT_LIMIT ? "over --web.max-connections" : "over --web.max-connections-per-address";
+	return r == KVD_REJECT_LIMIT ? "over --web.max-connections" : "over --web.max-connections-per-address";
 }
 
 enum MHD_Result kvd_http_guard_accept(void *cls, const struct sockaddr *addr, socklen_t len)
@@ -153,13 +153,13 @@ enum MHD_Result kvd_http_guard_accept(void *cls, const struct sockaddr *addr, so
 	char peer[INET6_ADDRSTRLEN];
 	address_of(addr, a, peer, sizeof(peer));
 	pthread_mutex_lock(&g->lock);
-	enum mkv_http_reject r = over_limit(g, a, 1);
+	enum kvd_http_reject r = over_limit(g, a, 1);
 	unsigned held = 0;
-	bool say = r != MKV_HTTP_REJECT__COUNT && count(g, r, &held);
+	bool say = r != KVD_REJECT_NONE && count(g, r, &held);
 	pthread_mutex_unlock(&g->lock);
 	if (say)
 		log_reject(r, peer, limit_detail(r), held);
-	return r == MKV_HTTP_REJECT__COUNT ? MHD_YES : MHD_NO;
+	return r == KVD_REJECT_NONE ? MHD_YES : MHD_NO;
 }
 
 static void cut(conn *c)
@@ -188,7 +188,7 @@ static void started(kvd_http_guard *g, struct MHD_Connection *mc, void **ctx)
 	pthread_mutex_lock(&g->lock);
 	/* the accept policy checked without this one; several threads accept
 	 * at once, so the count is checked again where it is exact */
-	enum mkv_http_reject r = over_limit(g, c->addr, 1);
+	enum kvd_http_reject r = over_limit(g, c->addr, 1);
 	c->next = g->head;
 	if (g->head)
 		g->head->prev = c;
@@ -196,9 +196,9 @@ static void started(kvd_http_guard *g, struct MHD_Connection *mc, void **ctx)
 	g->n++;
 	unsigned held = 0;
 	bool say = false;
-	if (r != MKV_HTTP_REJECT__COUNT || c->fd < 0) {
+	if (r != KVD_REJECT_NONE || c->fd < 0) {
 		cut(c);
-		say = r != MKV_HTTP_REJECT__COUNT && count(g, r, &held);
+		say = r != KVD_REJECT_NONE && count(g, r, &held);
 	}
 	pthread_mutex_unlock(&g->lock);
 	*ctx = c;
@@ -289,32 +289,32 @@ void kvd_http_guard_malformed(kvd_http_guard *g, struct MHD_Connection *mc, cons
 {
 	pthread_mutex_lock(&g->lock);
 	unsigned held = 0;
-	bool say = count(g, MKV_HTTP_REJECT_MALFORMED, &held);
+	bool say = count(g, KVD_REJECT_MALFORMED, &held);
 	pthread_mutex_unlock(&g->lock);
 	if (say)
-		log_reject(MKV_HTTP_REJECT_MALFORMED, mc ? kvd_http_guard_peer(mc, NULL) : "unknown", why, held);
+		log_reject(KVD_REJECT_MALFORMED, mc ? kvd_http_guard_peer(mc, NULL) : "unknown", why, held);
 }
 
-/* The reason a connection is late for, MKV_HTTP_REJECT__COUNT when it is
+/* The reason a connection is late for, KVD_REJECT_NONE when it is
  * not; *quiet: a kept-alive connection that never began its next request
  * is closed without a count (that is how keep-alive ends). */
-static enum mkv_http_reject late(const kvd_http_guard *g, const conn *c, double now, bool *quiet)
+static enum kvd_http_reject late(const kvd_http_guard *g, const conn *c, double now, bool *quiet)
 {
 	*quiet = false;
 	double age = now - c->since;
 	switch (c->phase) {
 	case WAIT_FIRST:
 	case HEADERS:
-		return age > g->l.header_timeout ? MKV_HTTP_REJECT_HEADER_TIMEOUT : MKV_HTTP_REJECT__COUNT;
+		return age > g->l.header_timeout ? KVD_REJECT_HEADER_TIMEOUT : KVD_REJECT_NONE;
 	case BODY:
-		return age > g->l.request_timeout ? MKV_HTTP_REJECT_REQUEST_TIMEOUT : MKV_HTTP_REJECT__COUNT;
+		return age > g->l.request_timeout ? KVD_REJECT_REQUEST_TIMEOUT : KVD_REJECT_NONE;
 	case WAIT_NEXT:
 		*quiet = age > g->l.idle_timeout;
-		return MKV_HTTP_REJECT__COUNT;
+		return KVD_REJECT_NONE;
 	case ANSWERING:
 		break;
 	}
-	return MKV_HTTP_REJECT__COUNT;
+	return KVD_REJECT_NONE;
 }
 
 /* A connection whose client closed or reset it, while a request is due and
@@ -328,7 +328,7 @@ static bool gone(const struct pollfd *p)
 
 /* Under the lock: cuts what is late or gone; fills why[] for the log. */
 typedef struct cut_note {
-	enum mkv_http_reject r;
+	enum kvd_http_reject r;
 	unsigned held; /* lines of its reason held back before it */
 	char peer[INET6_ADDRSTRLEN];
 } cut_note;
@@ -350,8 +350,8 @@ static size_t sweep(kvd_http_guard *g, cut_note notes[NOTES])
 		if (c->cut)
 			continue;
 		bool quiet;
-		enum mkv_http_reject r = late(g, c, now, &quiet);
-		if (r != MKV_HTTP_REJECT__COUNT) {
+		enum kvd_http_reject r = late(g, c, now, &quiet);
+		if (r != KVD_REJECT_NONE) {
 			cut(c);
 			unsigned held = 0;
 			if (count(g, r, &held) && nn < NOTES) {
@@ -397,7 +397,7 @@ static void *watch(void *arg)
 		pthread_mutex_unlock(&g->lock);
 		for (size_t i = 0; i < n; i++)
 			log_reject(notes[i].r, notes[i].peer,
-				   notes[i].r == MKV_HTTP_REJECT_HEADER_TIMEOUT
+				   notes[i].r == KVD_REJECT_HEADER_TIMEOUT
 					   ? "headers not in within --web.read-header-timeout"
 					   : "request not in within --web.read-timeout",
 				   notes[i].held);
@@ -416,7 +416,7 @@ kvd_http_guard *kvd_http_guard_new(const kvd_guard_limits *l, void (*tick)(void)
 		return NULL;
 	g->l = *l;
 	g->tick = tick;
-	for (unsigned r = 0; r < MKV_HTTP_REJECT__COUNT; r++)
+	for (unsigned r = 0; r < KVD_REJECT__COUNT; r++)
 		g->logs[r] = (kvd_ratelimit)KVD_RATELIMIT(LOG_WINDOW_S, LOG_BURST);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -459,7 +459,24 @@ void kvd_http_guard_snap(kvd_http_guard *g, mkv_http_snap *out)
 	pthread_mutex_lock(&g->lock);
 	out->connections = g->n;
 	pthread_mutex_unlock(&g->lock);
-	for (unsigned r = 0; r < MKV_HTTP_REJECT__COUNT; r++)
-		out->rejected[r] = atomic_load(&g->rejected[r]);
+	out->rejected = (mkv_http_rejects){
+		.limit = atomic_load(&g->rejected[KVD_REJECT_LIMIT]),
+		.address_limit = atomic_load(&g->rejected[KVD_REJECT_ADDRESS_LIMIT]),
+		.header_timeout = atomic_load(&g->rejected[KVD_REJECT_HEADER_TIMEOUT]),
+		.request_timeout = atomic_load(&g->rejected[KVD_REJECT_REQUEST_TIMEOUT]),
+		.malformed = atomic_load(&g->rejected[KVD_REJECT_MALFORMED]),
+	};
 	out->ok = true;
+}
+
+const char *kvd_http_reject_name(enum kvd_http_reject r)
+{
+	static const char *const names[KVD_REJECT__COUNT] = {
+		[KVD_REJECT_LIMIT] = "limit",
+		[KVD_REJECT_ADDRESS_LIMIT] = "address_limit",
+		[KVD_REJECT_HEADER_TIMEOUT] = "header_timeout",
+		[KVD_REJECT_REQUEST_TIMEOUT] = "request_timeout",
+		[KVD_REJECT_MALFORMED] = "malformed",
+	};
+	return r >= 0 && r < KVD_REJECT__COUNT ? names[r] : "none";
 }

@@ -239,12 +239,12 @@ static const char *client_cert_problem(const kvd_webconfig *w, struct MHD_Connec
 }
 
 /* 401 with the challenge, or 429 for a peer told to wait. */
-static enum MHD_Result deny(struct MHD_Connection *c, enum mkv_login_failure why)
+static enum MHD_Result deny(struct MHD_Connection *c, enum kvd_login why)
 {
 	/* not const: libmicrohttpd 0.9.75 takes a persistent buffer as void *
 	 * (it never writes it) */
 	static char unauthorized[] = "Unauthorized\n", wait[] = "Too many failed logins: try again later\n";
-	bool throttled = why == MKV_LOGIN_THROTTLED;
+	bool throttled = why == KVD_LOGIN_THROTTLED;
 	char *body = throttled ? wait : unauthorized;
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
 	if (!r)
@@ -269,7 +269,7 @@ enum req_kind { REQ_NEW, REQ_BAD_PATH, REQ_GOING, REQ_CHECKING, REQ_CHECKED };
 
 typedef struct req {
 	enum req_kind kind;
-	enum mkv_login_failure login; /* REQ_CHECKED: the check's answer */
+	enum kvd_login login; /* REQ_CHECKED: the check's answer */
 	struct MHD_Connection *c;
 } req;
 
@@ -283,7 +283,7 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 }
 
 /* The checker thread's answer: the request, suspended meanwhile, goes on. */
-static void checked(void *cls, enum mkv_login_failure result)
+static void checked(void *cls, enum kvd_login result)
 {
 	req *r = cls;
 	r->login = result;
@@ -291,9 +291,9 @@ static void checked(void *cls, enum mkv_login_failure result)
 	MHD_resume_connection(r->c);
 }
 
-/* MKV_LOGIN__COUNT: the credential is good; a failure; or KVD_AUTH_PENDING:
+/* KVD_LOGIN_GOOD: the credential is good; a failure; or KVD_LOGIN_PENDING:
  * the request is suspended until the checker thread has checked it. */
-static enum mkv_login_failure authenticate(kvd_http *h, struct MHD_Connection *c, void **ctx)
+static enum kvd_login authenticate(kvd_http *h, struct MHD_Connection *c, void **ctx)
 {
 	req *r = *ctx;
 	if (r->kind == REQ_CHECKED)
@@ -302,12 +302,12 @@ static enum mkv_login_failure authenticate(kvd_http *h, struct MHD_Connection *c
 	const char *peer = kvd_http_guard_peer(c, addr);
 	const char *creds = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	kvd_auth_job *job;
-	enum mkv_login_failure why = kvd_http_auth_begin(h->auth, creds, addr, peer, &job);
-	if (why != KVD_AUTH_PENDING)
+	enum kvd_login why = kvd_http_auth_begin(h->auth, creds, addr, peer, &job);
+	if (why != KVD_LOGIN_PENDING)
 		return why;
 	if (!(r = malloc(sizeof(*r)))) {
 		kvd_auth_job_free(job);
-		return MKV_LOGIN_THROTTLED;
+		return KVD_LOGIN_THROTTLED;
 	}
 	*r = (req){.kind = REQ_CHECKING, .c = c};
 	*ctx = r;
@@ -315,10 +315,10 @@ static enum mkv_login_failure authenticate(kvd_http *h, struct MHD_Connection *c
 	MHD_suspend_connection(c);
 	if (!kvd_http_auth_queue(h->auth, job, checked, r)) {
 		r->kind = REQ_CHECKED;
-		r->login = MKV_LOGIN_THROTTLED;
+		r->login = KVD_LOGIN_THROTTLED;
 		MHD_resume_connection(c);
 	}
-	return KVD_AUTH_PENDING;
+	return KVD_LOGIN_PENDING;
 }
 
 static void request_done(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe)
@@ -384,10 +384,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		const char *problem = client_cert_problem(web, c);
 		if (problem)
 			return reply_text(c, MHD_HTTP_FORBIDDEN, problem);
-		enum mkv_login_failure why = h->auth ? authenticate(h, c, ctx) : MKV_LOGIN__COUNT;
-		if (why == KVD_AUTH_PENDING)
+		enum kvd_login why = h->auth ? authenticate(h, c, ctx) : KVD_LOGIN_GOOD;
+		if (why == KVD_LOGIN_PENDING)
 			return MHD_YES; /* answered when resumed */
-		if (why != MKV_LOGIN__COUNT)
+		if (why != KVD_LOGIN_GOOD)
 			return deny(c, why);
 	}
 	const kvd_config *cfg = h->x->config;

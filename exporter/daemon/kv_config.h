@@ -25,6 +25,15 @@ typedef struct kvd_member_cfg {
 	char *label;  /* the `member` label: the admin URL's host:port, or NULL without one */
 } kvd_member_cfg;
 
+/* --stream.dialect and dialect=: the order of their words in --help; a
+ * source's dialect= not given inherits --stream.dialect. */
+enum kvd_dialect_mode {
+	KVD_DIALECT_MODE_INHERIT = -1,
+	KVD_DIALECT_MODE_AUTO,
+	KVD_DIALECT_MODE_MEDIA,
+	KVD_DIALECT_MODE_OBJECT
+};
+
 typedef struct kvd_source_cfg {
 	bool reconcile; /* rebuild tenant default from the master's listing */
 	char *backend;  /* backend_id to reconcile, or NULL: the one the stream carries */
@@ -33,14 +42,11 @@ typedef struct kvd_source_cfg {
 	 * per-member families then carry a `member` label */
 	kvd_member_cfg *members;
 	size_t n_members;
-	bool ha;                     /* given with master= */
-	bool polled;                 /* every member has an admin URL */
-	mkv_keygroup_re *key_groups; /* group_regex= compiled, or NULL: --key.group-regex */
-	int dialect;                 /* dialect=: a KVD_DIALECT_MODE_*, or -1: --stream.dialect */
+	bool ha;                       /* given with master= */
+	bool polled;                   /* every member has an admin URL */
+	mkv_keygroup_re *key_groups;   /* group_regex= compiled, or NULL: --key.group-regex */
+	enum kvd_dialect_mode dialect; /* dialect=, or KVD_DIALECT_MODE_INHERIT: --stream.dialect */
 } kvd_source_cfg;
-
-/* --stream.dialect and dialect=: the order of their words in --help. */
-enum { KVD_DIALECT_MODE_AUTO, KVD_DIALECT_MODE_MEDIA, KVD_DIALECT_MODE_OBJECT };
 
 typedef struct kvd_config {
 	kvd_source_cfg *sources;
@@ -98,8 +104,8 @@ void kvd_config_free(kvd_config *c);
 const mkv_keygroup_re *kvd_config_keygroups(const kvd_config *c, const kvd_source_cfg *s);
 
 /* The dialect of a source's publishers: its own dialect=, else
- * --stream.dialect; -1 for auto, else an enum mkv_dialect. */
-int kvd_config_dialect(const kvd_config *c, const kvd_source_cfg *s);
+ * --stream.dialect. */
+enum mkv_dialect kvd_config_dialect(const kvd_config *c, const kvd_source_cfg *s);
 
 /* Go-style durations: "5s", "250ms", "1m30s", "1.5s". Returns 0 or MKV_EINVAL. */
 int kvd_parse_duration(const char *s, double *seconds);

@@ -21,7 +21,7 @@
  *   passwords costs one core at most and never holds the server's threads,
  *   which answer everyone else meanwhile.
  * Every decision reads the one clock given at creation.
- * Every failure is counted by reason (mkv_login_failure) and logged,
+ * Every failure is counted by reason (enum kvd_login) and logged,
  * rate-limited, with its peer. */
 #ifndef KV_HTTP_AUTH_H
 #define KV_HTTP_AUTH_H
@@ -37,6 +37,22 @@
 
 typedef struct kvd_http_auth kvd_http_auth;
 
+/* A login's outcome: good, waiting for its password check, or refused by
+ * reason (the failures: the `reason` label of
+ * mooncake_kv_http_login_failures_total, kvd_login_name). */
+enum kvd_login {
+	KVD_LOGIN_GOOD,           /* the credential is good */
+	KVD_LOGIN_PENDING,        /* a password check is needed (kvd_http_auth_begin's *job) */
+	KVD_LOGIN_MISSING,        /* no credentials */
+	KVD_LOGIN_MALFORMED,      /* not basic auth, bad base64, a NUL, invalid UTF-8, no colon */
+	KVD_LOGIN_UNKNOWN_USER,   /* no such user */
+	KVD_LOGIN_WRONG_PASSWORD, /* a user's wrong password */
+	KVD_LOGIN_THROTTLED,      /* refused unchecked: the peer failed too often, or too many checks run */
+	KVD_LOGIN__COUNT
+};
+
+const char *kvd_login_name(enum kvd_login l);
+
 /* Seconds on a clock that never steps: the daemon's kvd_mono, a test's own. */
 typedef double (*kvd_auth_clock)(void);
 
@@ -47,30 +63,27 @@ typedef double (*kvd_auth_clock)(void);
 kvd_http_auth *kvd_http_auth_new(const kvd_webconfig *w, const kvd_cidr *exempt, size_t n_exempt, kvd_auth_clock clock);
 void kvd_http_auth_free(kvd_http_auth *a);
 
-/* Beside the failures: a password check is needed, *job holds it. */
-#define KVD_AUTH_PENDING ((enum mkv_login_failure)(MKV_LOGIN__COUNT + 1))
-
 typedef struct kvd_auth_job kvd_auth_job;
-typedef void (*kvd_auth_done)(void *cls, enum mkv_login_failure result);
+typedef void (*kvd_auth_done)(void *cls, enum kvd_login result);
 
 /* Starts checking an Authorization header's value (NULL: none) from a peer
  * (its address as 16 bytes, IPv4 mapped, and its text for the logs).  Returns
- * MKV_LOGIN__COUNT when the credential is good (a verified one, cached), a
- * failure decided without a password check (counted), or KVD_AUTH_PENDING
+ * KVD_LOGIN_GOOD when the credential is good (a verified one, cached), a
+ * failure decided without a password check (counted), or KVD_LOGIN_PENDING
  * with *job: give it to kvd_http_auth_queue, or to kvd_http_auth_run. */
-enum mkv_login_failure kvd_http_auth_begin(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
-					   const char *peer, kvd_auth_job **job);
+enum kvd_login kvd_http_auth_begin(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+				   const char *peer, kvd_auth_job **job);
 /* Queues the check for the checker thread, which calls done(cls, result)
- * when it is made (MKV_LOGIN__COUNT: good; else the failure, counted) and
+ * when it is made (KVD_LOGIN_GOOD, or the failure, counted) and
  * frees the job.  False when the queue is full or stopping: the job is
  * freed, counted as throttled, and done is not called. */
 bool kvd_http_auth_queue(kvd_http_auth *a, kvd_auth_job *j, kvd_auth_done done, void *cls);
 /* Makes the check here instead (the job stays the caller's to free). */
-enum mkv_login_failure kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j);
+enum kvd_login kvd_http_auth_run(kvd_http_auth *a, kvd_auth_job *j);
 void kvd_auth_job_free(kvd_auth_job *j);
 /* begin, then run here: the whole check in the caller's thread. */
-enum mkv_login_failure kvd_http_auth_check(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
-					   const char *peer);
+enum kvd_login kvd_http_auth_check(kvd_http_auth *a, const char *authorization, const unsigned char addr[16],
+				   const char *peer);
 /* Stops the checker thread; what is still queued is answered throttled
  * (its done called).  Before the server stops, so that no request stays
  * suspended. */

@@ -14,7 +14,7 @@
  * lock is held while a descriptor is cut, and MHD notifies the close before
  * it closes the descriptor, so a cut never reaches a reused descriptor.
  *
- * Every refusal and cut is counted by reason (mkv_http_reject) and logged,
+ * Every refusal and cut is counted by reason (kvd_http_reject) and logged,
  * rate-limited, with the peer's address. */
 #ifndef KV_HTTP_GUARD_H
 #define KV_HTTP_GUARD_H
@@ -26,6 +26,20 @@
 #include <mooncake_kv/scrape.h>
 
 typedef struct kvd_http_guard kvd_http_guard;
+
+/* Why a connection was refused or cut off (the `reason` label of
+ * mooncake_kv_http_connections_rejected_total: kvd_http_reject_name). */
+enum kvd_http_reject {
+	KVD_REJECT_NONE = -1,       /* not refused */
+	KVD_REJECT_LIMIT,           /* over --web.max-connections */
+	KVD_REJECT_ADDRESS_LIMIT,   /* over --web.max-connections-per-address */
+	KVD_REJECT_HEADER_TIMEOUT,  /* headers not in within --web.read-header-timeout */
+	KVD_REJECT_REQUEST_TIMEOUT, /* the whole request not in within --web.read-timeout */
+	KVD_REJECT_MALFORMED,       /* refused with 400 or 501 */
+	KVD_REJECT__COUNT
+};
+
+const char *kvd_http_reject_name(enum kvd_http_reject r);
 
 typedef struct kvd_guard_limits {
 	unsigned max_connections; /* all clients together */

@@ -19,7 +19,7 @@
 
 typedef struct kvd_source kvd_source;
 
-/* A member's connection and dialect are the store's (mkv_store_connected,
+/* A member's connection and dialect are the store's (mkv_store_is_connected,
  * mkv_store_dialect): the shell reports what its sockets saw and reads the
  * store's word under the lock, and keeps no copy of either. */
 typedef struct kvd_member {

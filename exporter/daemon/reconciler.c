@@ -238,7 +238,7 @@ void *kvd_reconciler_main(void *arg)
 		enum mkv_recon_result res = mkv_recon_end(sh.run, listing, why, &next);
 		mkv_recon_summary sum;
 		mkv_recon_summary_of(sh.run, &sum);
-		if (res != MKV_RECON__RESULTS || sum.default_only) /* a standby: nothing to tell */
+		if (res != MKV_RECON_NOT_COUNTED || sum.default_only) /* a standby: nothing to tell */
 			log_result(s, res, job.cause, &sum);
 	}
 out:

@@ -73,7 +73,12 @@ enum mkv_medium {
  * the event's medium only; in the `object` dialect of Mooncake main, whose
  * master publishes one `removed` per erased object with a guessed medium,
  * the whole object is gone, whatever the medium says. */
-enum mkv_dialect { MKV_DIALECT_MEDIA = 0, MKV_DIALECT_OBJECT = 1, MKV_DIALECT__COUNT };
+enum mkv_dialect {
+	MKV_DIALECT_AUTO = -1, /* in a member's configuration only: decided from its status answer */
+	MKV_DIALECT_MEDIA = 0,
+	MKV_DIALECT_OBJECT = 1,
+	MKV_DIALECT__COUNT
+};
 
 #define MKV_MEDIA_ALL (MKV_MEDIUM_CPU | MKV_MEDIUM_DISK)
 

@@ -34,8 +34,8 @@ extern "C" {
 #endif
 
 /* Writes every store's state to sink, which returns 0 to go on.  Nothing
- * may change the stores meanwhile (the daemon writes from a child process
- * it forked with every store's lock held).  taken_ms: the writer's clock.
+ * may change the stores meanwhile (hold every store's lock, or write from
+ * a child process forked while they were held).  taken_ms: the writer's clock.
  * Returns MKV_OK, or MKV_EINVAL (the sink stopped it), MKV_ENOMEM, MKV_ELIMIT
  * (a record beyond the format's bound: a bug). */
 MKV_EXTERN enum mkv_err mkv_handover_write(mkv_store *const *stores, size_t n, int64_t taken_ms,

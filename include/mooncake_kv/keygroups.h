@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake_kv/keygroups.h: key groups, a label value derived from each
- * object key by the named capture groups of one regex (--key.group-regex),
+ * object key by the named capture groups of one regex (mkv_keygroup_re),
  * their captures joined by '/' in the order the groups open in the pattern;
  * a key the regex does not match is in group "".  docs/key-groups.md has the
  * rule and examples.  A compiled regex is read-only and may be shared by

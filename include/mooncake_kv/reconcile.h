@@ -29,6 +29,7 @@ extern "C" {
 
 /* Label values of mooncake_kv_reconciliations_total{result}. */
 enum mkv_recon_result {
+	MKV_RECON_NOT_COUNTED = -1, /* mkv_recon_end only: nothing was counted (no label value) */
 	MKV_RECON_OK,
 	MKV_RECON_FAILED,     /* the master did not answer as it should */
 	MKV_RECON_ABORTED,    /* a limit: the listing or the replay was too long, or no room */
@@ -112,7 +113,7 @@ enum mkv_recon_listing {
  * the stream's view (takes the lock, replaying what arrived meanwhile),
  * then the result is counted and the plan notes it; *next (unix seconds)
  * is when to ask mkv_store_recon_next again.  why: the shell's reason for a
- * failed listing, or NULL.  Returns the result, MKV_RECON__RESULTS when
+ * failed listing, or NULL.  Returns the result, MKV_RECON_NOT_COUNTED when
  * nothing was counted (a standby, or a master that lists tenant default
  * only: the summary says which). */
 MKV_EXTERN enum mkv_recon_result mkv_recon_end(mkv_recon_run *r, enum mkv_recon_listing listing, const char *why,

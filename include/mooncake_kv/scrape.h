@@ -33,35 +33,30 @@ typedef struct mkv_process_snap {
 	double max_fds;
 } mkv_process_snap;
 
-/* The HTTP server's front door: what it refused or cut off, and failed
- * logins, each by reason (the shell counts; the names are here so the logs
- * and the metrics say the same word). */
-enum mkv_http_reject {
-	MKV_HTTP_REJECT_LIMIT,           /* over --web.max-connections */
-	MKV_HTTP_REJECT_ADDRESS_LIMIT,   /* over --web.max-connections-per-address */
-	MKV_HTTP_REJECT_HEADER_TIMEOUT,  /* headers not in within --web.read-header-timeout */
-	MKV_HTTP_REJECT_REQUEST_TIMEOUT, /* the whole request not in within --web.read-timeout */
-	MKV_HTTP_REJECT_MALFORMED,       /* refused with 400 or 501 */
-	MKV_HTTP_REJECT__COUNT
-};
+/* An HTTP server's front door, as the embedding program counts it: the
+ * connections it refused or cut off, and the logins it refused, each by
+ * reason; a field's name is its `reason` label value. */
+typedef struct mkv_http_rejects {
+	uint64_t limit;           /* over the limit of connections open at once */
+	uint64_t address_limit;   /* over that limit for one client address */
+	uint64_t header_timeout;  /* the headers did not arrive in time */
+	uint64_t request_timeout; /* the whole request did not arrive in time */
+	uint64_t malformed;       /* refused with 400 or 501 */
+} mkv_http_rejects;
 
-enum mkv_login_failure {
-	MKV_LOGIN_MISSING,        /* no credentials */
-	MKV_LOGIN_MALFORMED,      /* not basic auth, bad base64, a NUL, invalid UTF-8, no colon */
-	MKV_LOGIN_UNKNOWN_USER,   /* no such user */
-	MKV_LOGIN_WRONG_PASSWORD, /* a user's wrong password */
-	MKV_LOGIN_THROTTLED,      /* refused unchecked: the peer failed too often, or too many checks run */
-	MKV_LOGIN__COUNT
-};
-
-MKV_EXTERN const char *mkv_http_reject_name(enum mkv_http_reject r);
-MKV_EXTERN const char *mkv_login_failure_name(enum mkv_login_failure f);
+typedef struct mkv_login_failures {
+	uint64_t missing;        /* no credentials */
+	uint64_t malformed;      /* not basic auth, bad base64, a NUL, invalid UTF-8, no colon */
+	uint64_t unknown_user;   /* no such user */
+	uint64_t wrong_password; /* a user's wrong password */
+	uint64_t throttled;      /* refused unchecked: the client failed too often, or too many checks run */
+} mkv_login_failures;
 
 typedef struct mkv_http_snap {
 	bool ok; /* false: no server (a benchmark's snapshot) */
 	uint64_t connections;
-	uint64_t rejected[MKV_HTTP_REJECT__COUNT];
-	uint64_t login_failures[MKV_LOGIN__COUNT];
+	mkv_http_rejects rejected;
+	mkv_login_failures login_failures;
 	uint64_t password_checks; /* bcrypt runs: what the credential cache did not spare */
 } mkv_http_snap;
 
@@ -79,7 +74,7 @@ typedef struct mkv_exporter_info {
 } mkv_exporter_info;
 
 /* The live facts of a member that only the shell knows (whether it is
- * connected is the store's: mkv_store_connected). */
+ * connected is the store's: mkv_store_is_connected). */
 typedef struct mkv_member_live {
 	uint64_t backlog; /* messages drained since the socket was last found empty */
 } mkv_member_live;
@@ -146,11 +141,12 @@ MKV_EXTERN enum mkv_err mkv_scrape_status_html(const mkv_scrape *sc, const mkv_e
 #define MKV_CONTENT_TYPE_PROTOBUF \
 	"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
 
-/* Which families an operator turned off: --metrics.exclude (a PCRE2 regex
- * that must match a family's whole name, as the text format gives it) and
- * --metrics.tenant-summary (per tenant only objects, the medium mix and
- * staleness; per key group only objects).  Each family's fate is decided
- * when it is built; immutable then: scrapes share it. */
+/* Which families a scrape leaves out: those whose whole name (as the text
+ * format gives it) a PCRE2 regex matches (`exclude`), and with
+ * `tenant_summary` the detail of tenants and key groups (per tenant only
+ * objects, the medium mix and staleness; per key group only objects).
+ * Each family's fate is decided when it is built; immutable then: scrapes
+ * share it. */
 typedef struct mkv_family_filter mkv_family_filter;
 
 /* NULL with a reason in err when the regex does not compile or memory

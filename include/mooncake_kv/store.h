@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mooncake_kv/store.h: one watched store, as the core holds it.
  *
- * A store is what one `--source` watches: one master, or several highly
+ * A store is one watched Mooncake Store: one master, or several highly
  * available ones (members), each with its own publisher stream, all
  * describing the same objects.  The store keeps the tenants, every member's
  * stream numbering and master figures, the leadership judgement, the
@@ -11,7 +11,7 @@
  * The shell moves bytes into it and holds the lock: the store does no I/O,
  * takes no lock and keeps no clock (every time is the caller's).  Unless a
  * function says otherwise, calls on one store must be serialised by the
- * caller (the daemon's per-source mutex).  Errors follow mooncake_kv/common.h:
+ * caller (a lock per store).  Errors follow mooncake_kv/common.h:
  * enum mkv_err, MKV_OK or a negative MKV_E*; constructors return NULL. */
 #ifndef MOONCAKE_KV_STORE_H
 #define MOONCAKE_KV_STORE_H
@@ -48,9 +48,9 @@ MKV_EXTERN void mkv_budget_init(mkv_budget *b, size_t max_tenants, size_t max_ob
 /* One member as configured: copied by mkv_store_new, but its strings are
  * borrowed and must outlive the store. */
 typedef struct mkv_store_member {
-	const char *label; /* the `member` label (admin host:port), or NULL */
-	bool has_status;   /* it has an admin URL: its answers will be fed */
-	int dialect;       /* an enum mkv_dialect, or -1: auto (from its status answer) */
+	const char *label;        /* the `member` label (admin host:port), or NULL */
+	bool has_status;          /* it has an admin URL: its answers will be fed */
+	enum mkv_dialect dialect; /* what its stream is read in; MKV_DIALECT_AUTO: from its status answer */
 } mkv_store_member;
 
 typedef struct mkv_store_cfg {
@@ -67,7 +67,7 @@ typedef struct mkv_store_cfg {
 	mkv_budget *budget;                /* must outlive the store */
 	uint64_t seed;                     /* keys the object hash: pick it at random */
 	size_t max_tenants;                /* bounds what the master's answers may hold */
-	bool never_handed_over;            /* no --state.serve: streams keep no digest for it */
+	bool never_handed_over;            /* no mkv_handover_write will be asked: streams keep no digest for it */
 } mkv_store_cfg;
 
 typedef struct mkv_store mkv_store;
@@ -112,14 +112,17 @@ typedef struct mkv_ingest_report {
  * and the caller should log it. */
 MKV_EXTERN enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *frames, size_t n_frames,
 					 int64_t now_ms, mkv_ingest_report *rep);
-/* A member's connection to its publisher, as the shell's subscriber saw
- * it (a handshake done at now_ms, the connection dropped).  The store keeps
- * whether it is up and whether it ever was: mooncake_kv_subscriber_connected,
- * readiness and reconnects are read from there.  mkv_store_connected returns
- * true when the member had connected before: a reconnect, counted, whose
- * next message tells whether anything was lost. */
-MKV_EXTERN bool mkv_store_connected(mkv_store *s, size_t member, int64_t now_ms);
-MKV_EXTERN void mkv_store_disconnected(mkv_store *s, size_t member);
+/* Events: a member's connection to its publisher, as the caller's
+ * subscriber saw it (a handshake done at now_ms, the connection dropped).
+ * The store keeps whether it is up and whether it ever was:
+ * mooncake_kv_subscriber_connected, readiness and reconnects are read from
+ * there.  mkv_store_note_connect returns true when the member had connected
+ * before: a reconnect, counted, whose next message tells whether anything
+ * was lost. */
+MKV_EXTERN bool mkv_store_note_connect(mkv_store *s, size_t member, int64_t now_ms);
+MKV_EXTERN void mkv_store_note_disconnect(mkv_store *s, size_t member);
+/* A question, which changes nothing: whether the member is connected now
+ * (the last event noted a connection). */
 MKV_EXTERN bool mkv_store_is_connected(const mkv_store *s, size_t member);
 /* An idle moment: drains up to `slots` slots of the object tables' old
  * arrays left by growth.  Returns whether some remain. */
@@ -140,7 +143,7 @@ typedef struct mkv_dialect_info {
 	bool decided;      /* ingest may start */
 	bool from_start;   /* decided by the configuration, before any answer */
 	const char *name;  /* "media", "object" */
-	const char *basis; /* why: "flag", "status", "no_status", "no_answer" */
+	const char *basis; /* why: "flag" (mkv_store_member.dialect), "status", "no_status", "no_answer" */
 } mkv_dialect_info;
 
 MKV_EXTERN void mkv_store_dialect(const mkv_store *s, size_t member, mkv_dialect_info *out);
@@ -160,7 +163,7 @@ MKV_EXTERN void mkv_store_poll_begin(mkv_store *s, size_t member);
  * http 0. */
 typedef struct mkv_poll_answers {
 	double t0, t1;
-	double interval; /* seconds between polls (--master.poll-interval) */
+	double interval; /* seconds between this member's polls */
 	mkv_answer status, ha, leader;
 } mkv_poll_answers;
 
@@ -235,9 +238,9 @@ MKV_EXTERN void mkv_store_quotas_end(mkv_store *s, size_t member, enum mkv_poll_
 enum mkv_boot_result {
 	MKV_BOOT_TAKEN,       /* the peer's state was taken */
 	MKV_BOOT_UNREACHABLE, /* no connection, or the transfer failed */
-	MKV_BOOT_TIMEOUT,     /* the peer took longer than --state.peer-timeout */
+	MKV_BOOT_TIMEOUT,     /* the peer took longer than the caller allows */
 	MKV_BOOT_HTTP_STATUS, /* it answered, but not 200 (serving off, auth) */
-	MKV_BOOT_TOO_LARGE,   /* more than --state.peer-max-bytes */
+	MKV_BOOT_TOO_LARGE,   /* more than mkv_handover_new's max_bytes */
 	MKV_BOOT_TRUNCATED,   /* it ended before its checksum */
 	MKV_BOOT_CHECKSUM,    /* the checksum did not match: corrupted */
 	MKV_BOOT_MALFORMED,   /* records that are not a state */

@@ -48,7 +48,7 @@ static void run(const unsigned char *p, size_t n, size_t step, mkv_keygroup_re *
 		__builtin_trap(); /* a refused stream left something behind */
 	if (taken) {
 		mkv_scrape *sc = mkv_scrape_new(1);
-		mkv_store_connected(s, 0, 0);
+		mkv_store_note_connect(s, 0, 0);
 		mkv_buf out;
 		mkv_buf_init(&out);
 		mkv_exporter_info x = {.version = "f", .revision = "f"};

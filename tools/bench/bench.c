@@ -93,7 +93,7 @@ static double ingest_rate(const wl_params *wp, wl_msg *m, size_t n, const mkv_ke
 	mkv_budget budget;
 	mkv_budget_init(&budget, 1000, 20000000);
 	kv_stream *st = kv_stream_new(&budget, 1);
-	if (re && kv_stream_set_keygroups(st, re) != 0) {
+	if (re && kv_stream_set_keygroups(st, re) != MKV_OK) {
 		kv_stream_free(st);
 		return 0;
 	}

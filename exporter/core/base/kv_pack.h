@@ -35,15 +35,15 @@ typedef struct kv_pack_w {
 	void *arg;
 	unsigned char *buf; /* room for what is pending and one whole record more */
 	size_t len, cap;
-	size_t rec_at;  /* where the open record's header is, or SIZE_MAX */
-	int err;        /* the first failure: the sink's, or MKV_ELIMIT for a record too long */
-	uint64_t bytes; /* handed to the sink */
+	size_t rec_at;    /* where the open record's header is, or SIZE_MAX */
+	enum mkv_err err; /* the first failure: the sink's (MKV_EINVAL), or MKV_ELIMIT for a record too long */
+	uint64_t bytes;   /* handed to the sink */
 	uint64_t records;
 	XXH3_state_t *xxh;
 } kv_pack_w;
 
 /* Returns 0 or MKV_ENOMEM. */
-int kv_pack_w_init(kv_pack_w *w, kv_pack_sink sink, void *arg);
+enum mkv_err kv_pack_w_init(kv_pack_w *w, kv_pack_sink sink, void *arg);
 void kv_pack_w_free(kv_pack_w *w);
 void kv_pack_begin(kv_pack_w *w, unsigned type);
 void kv_pack_u64(kv_pack_w *w, uint64_t v);
@@ -55,9 +55,9 @@ void kv_pack_bytes(kv_pack_w *w, const void *p, size_t n);
 /* Bytes as they are, without their length: a record's payload copied. */
 void kv_pack_raw(kv_pack_w *w, const void *p, size_t n);
 void kv_pack_end(kv_pack_w *w);
-/* Writes the trailer and hands everything to the sink.  Returns 0 or the
- * first failure. */
-int kv_pack_finish(kv_pack_w *w);
+/* Writes the trailer and hands everything to the sink.  Returns MKV_OK or
+ * the first failure. */
+enum mkv_err kv_pack_finish(kv_pack_w *w);
 
 /* One record's payload, read front to back.  A read past its end or a
  * malformed varint sets bad and returns 0. */
@@ -89,12 +89,13 @@ enum kv_pack_error {
 	KV_PACK_CHECKSUM,  /* the trailer does not match what came before it */
 	KV_PACK_TRUNCATED, /* it ended before its trailer */
 	KV_PACK_REFUSED,   /* the caller refused a record */
+	KV_PACK_VERSION,   /* the caller found its records of another format version */
 	KV_PACK_NOMEM,
 };
 
-/* Called with each whole record before the trailer; returns 0, or a
- * kv_pack_error to stop. */
-typedef int (*kv_pack_record_fn)(void *arg, unsigned type, kv_pack_r *payload);
+/* Called with each whole record before the trailer; returns KV_PACK_OK,
+ * or why to stop. */
+typedef enum kv_pack_error (*kv_pack_record_fn)(void *arg, unsigned type, kv_pack_r *payload);
 
 typedef struct kv_pack_in {
 	kv_pack_record_fn fn;
@@ -108,7 +109,7 @@ typedef struct kv_pack_in {
 	XXH3_state_t *xxh;
 } kv_pack_in;
 
-int kv_pack_in_init(kv_pack_in *in, uint64_t max_bytes, kv_pack_record_fn fn, void *arg);
+enum mkv_err kv_pack_in_init(kv_pack_in *in, uint64_t max_bytes, kv_pack_record_fn fn, void *arg);
 void kv_pack_in_free(kv_pack_in *in);
 /* Takes the next n bytes.  Returns KV_PACK_OK, or why the stream is
  * refused (and then ignores everything after). */

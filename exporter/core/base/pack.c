@@ -7,7 +7,7 @@
 
 #define HEADER 5
 
-int kv_pack_w_init(kv_pack_w *w, kv_pack_sink sink, void *arg)
+enum mkv_err kv_pack_w_init(kv_pack_w *w, kv_pack_sink sink, void *arg)
 {
 	*w = (kv_pack_w){.sink = sink, .arg = arg, .cap = 2 * (KV_PACK_MAX_RECORD + HEADER) + 16, .rec_at = SIZE_MAX};
 	w->buf = malloc(w->cap);
@@ -124,7 +124,7 @@ void kv_pack_bytes(kv_pack_w *w, const void *src, size_t n)
 	kv_pack_raw(w, src, n);
 }
 
-int kv_pack_finish(kv_pack_w *w)
+enum mkv_err kv_pack_finish(kv_pack_w *w)
 {
 	flush(w, w->len);
 	uint64_t sum = XXH3_64bits_digest(w->xxh), records = w->records;
@@ -213,7 +213,7 @@ mkv_str kv_unpack_bytes(kv_pack_r *r, size_t max)
 	return s;
 }
 
-int kv_pack_in_init(kv_pack_in *in, uint64_t max_bytes, kv_pack_record_fn fn, void *arg)
+enum mkv_err kv_pack_in_init(kv_pack_in *in, uint64_t max_bytes, kv_pack_record_fn fn, void *arg)
 {
 	*in = (kv_pack_in){.fn = fn, .arg = arg, .max_bytes = max_bytes};
 	in->rec = malloc(HEADER + KV_PACK_MAX_RECORD);
@@ -260,8 +260,7 @@ static enum kv_pack_error record(kv_pack_in *in)
 	XXH3_64bits_update(in->xxh, in->rec, in->need);
 	in->records++;
 	kv_pack_r r = {in->rec + HEADER, in->rec + in->need, false};
-	int rc = in->fn(in->arg, type, &r);
-	return rc ? (enum kv_pack_error)rc : KV_PACK_OK;
+	return in->fn(in->arg, type, &r);
 }
 
 enum kv_pack_error kv_pack_in_feed(kv_pack_in *in, const void *src, size_t n)

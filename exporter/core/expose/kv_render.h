@@ -21,6 +21,10 @@ int kv_render(mkv_buf *out, const kv_exporter_snap *snap, const mkv_expo_opts *o
  * escaped; with sanitize, every byte that does not start a valid UTF-8
  * character (and NUL) becomes U+FFFD. */
 void kv_render_label_value(mkv_buf *out, const char *s, size_t n, bool sanitize);
+/* The same, written at w, which has room for KV_ESCAPED_MAX(n) bytes;
+ * returns its end. */
+char *kv_label_escape(char *w, const char *s, size_t n, bool sanitize);
+#define KV_ESCAPED_MAX(n) (3 * (n)) /* at most 3 bytes a byte: U+FFFD for one */
 
 /* What the format decides of a family (exposition.c). */
 /* Its HELP and TYPE lines (and in OpenMetrics its UNIT, for a name with a

@@ -31,6 +31,9 @@ typedef struct kv_tenant_snap {
 } kv_tenant_snap;
 
 /* One member (master) of a source: its stream and its master's figures. */
+/* Whether a master lists tenants other than default in its keys' answer. */
+enum kv_lists { KV_LISTS_UNKNOWN, KV_LISTS_TENANTS, KV_LISTS_DEFAULT_ONLY };
+
 typedef struct kv_member_snap {
 	const char *label; /* the `member` label (admin URL host:port), or NULL */
 	bool connected;
@@ -42,9 +45,9 @@ typedef struct kv_member_snap {
 	kv_ha_obs ha;
 	uint64_t ha_errors[MKV_POLL__COUNT];
 	uint64_t standby_events;
-	kv_dialect_choice dialect; /* the dialect its stream is read in, once decided */
-	kv_model_ctx model;        /* the model context its publisher stamps (model.seen: any yet) */
-	int lists_tenants;         /* its master lists tenants other than default: 1, 0, -1 not known yet */
+	kv_dialect_choice dialect;   /* the dialect its stream is read in, once decided */
+	kv_model_ctx model;          /* the model context its publisher stamps (model.seen: any yet) */
+	enum kv_lists lists_tenants; /* whether its master lists tenants other than default */
 } kv_member_snap;
 
 /* A store's state taken from a peer: the bootstraps by result, and what
@@ -107,14 +110,14 @@ typedef struct kv_exporter_snap {
 } kv_exporter_snap;
 
 /* Makes room for n members, zeroed.  Returns 0 or MKV_ENOMEM. */
-int kv_snapshot_members(kv_source_snap *snap, size_t n);
+enum mkv_err kv_snapshot_members(kv_source_snap *snap, size_t n);
 /* A stream's own figures (not its state's). */
 void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st);
 /* A one-stream source: its one member and its state (reusing the arrays).
  * Returns 0 or MKV_ENOMEM (snap then holds no tenants). */
-int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
+enum mkv_err kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st);
 /* Only the state's part: tenants and the limits' figures. */
-int kv_snapshot_state(kv_source_snap *snap, const kv_state *s);
+enum mkv_err kv_snapshot_state(kv_source_snap *snap, const kv_state *s);
 void kv_source_snap_release(kv_source_snap *snap);
 
 #endif

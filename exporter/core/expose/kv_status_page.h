@@ -25,11 +25,11 @@
 #include "kv_snapshot.h"
 
 /* Appends the page to out.  Returns 0 or MKV_ENOMEM. */
-int kv_status_render(mkv_buf *out, const kv_exporter_snap *x, const mkv_status_opts *o);
+enum mkv_err kv_status_render(mkv_buf *out, const kv_exporter_snap *x, const mkv_status_opts *o);
 
 /* The tenants' part: the filter form, how many match and were left out,
  * and the table of those shown (status_tenants.c). */
-int kv_status_tenants(mkv_buf *out, const kv_exporter_snap *x, const mkv_status_opts *o);
+enum mkv_err kv_status_tenants(mkv_buf *out, const kv_exporter_snap *x, const mkv_status_opts *o);
 
 /* s[0..n) as HTML text or an attribute's value: & < > " ' as references;
  * a byte that starts no valid UTF-8 character, NUL, and the characters

@@ -122,29 +122,5 @@ static const char *const dialect_names[MKV_DIALECT__COUNT] = {
 
 const char *mkv_dialect_name(enum mkv_dialect d)
 {
-	return (unsigned)d < MKV_DIALECT__COUNT ? dialect_names[d] : "invalid";
-}
-
-static const char *const http_reject_names[MKV_HTTP_REJECT__COUNT] = {
-	[MKV_HTTP_REJECT_LIMIT] = "limit",
-	[MKV_HTTP_REJECT_ADDRESS_LIMIT] = "address_limit",
-	[MKV_HTTP_REJECT_HEADER_TIMEOUT] = "header_timeout",
-	[MKV_HTTP_REJECT_REQUEST_TIMEOUT] = "request_timeout",
-	[MKV_HTTP_REJECT_MALFORMED] = "malformed",
-};
-
-const char *mkv_http_reject_name(enum mkv_http_reject r)
-{
-	return (unsigned)r < MKV_HTTP_REJECT__COUNT ? http_reject_names[r] : "invalid";
-}
-
-static const char *const login_failure_names[MKV_LOGIN__COUNT] = {
-	[MKV_LOGIN_MISSING] = "missing",           [MKV_LOGIN_MALFORMED] = "malformed",
-	[MKV_LOGIN_UNKNOWN_USER] = "unknown_user", [MKV_LOGIN_WRONG_PASSWORD] = "wrong_password",
-	[MKV_LOGIN_THROTTLED] = "throttled",
-};
-
-const char *mkv_login_failure_name(enum mkv_login_failure f)
-{
-	return (unsigned)f < MKV_LOGIN__COUNT ? login_failure_names[f] : "invalid";
+	return d == MKV_DIALECT_AUTO ? "auto" : (unsigned)d < MKV_DIALECT__COUNT ? dialect_names[d] : "invalid";
 }

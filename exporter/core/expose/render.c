@@ -14,47 +14,9 @@
 #include "kv_family.h"
 #include "kv_fmt.h"
 #include "kv_render.h"
-#include "kv_utf8.h"
 
 typedef struct mkv_buf B;
 
-/* The inside of a quoted label value at w, escaped; returns its end.  It
- * writes at most 3 bytes a byte (U+FFFD for one). */
-static char *escape(char *w, const char *s, size_t n, bool sanitize)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		if (c >= 0x20 && c < 0x80 && c != '\\' && c != '"') { /* the usual byte: copied */
-			*w++ = (char)c;
-			i++;
-			continue;
-		}
-		const char *esc = c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : NULL;
-		size_t l = 1;
-		if (!esc && sanitize && (l = kv_utf8_seq_len(p + i, n - i)) == 0)
-			esc = "\xef\xbf\xbd", l = 1;
-		if (esc) {
-			size_t e = strlen(esc);
-			memcpy(w, esc, e);
-			w += e;
-		} else {
-			memcpy(w, s + i, l);
-			w += l;
-		}
-		i += l;
-	}
-	return w;
-}
-
-#define ESCAPED_MAX(n) (3 * (n))
-
-void kv_render_label_value(B *b, const char *s, size_t n, bool sanitize)
-{
-	char *w = mkv_buf_room(b, ESCAPED_MAX(n));
-	if (w)
-		mkv_buf_used(b, (size_t)(escape(w, s, n, sanitize) - w));
-}
 
 static char *put(char *w, const char *s, size_t n)
 {
@@ -104,25 +66,25 @@ static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const mkv_
 		c->group_base[si] = gi;
 		/* every tenant's text opens with the source's: escaped once */
 		size_t source_len = strlen(s->name);
-		char *source = malloc(ESCAPED_MAX(source_len) + 1), *end;
+		char *source = malloc(KV_ESCAPED_MAX(source_len) + 1), *end;
 		if (!source)
 			return MKV_ENOMEM;
-		end = escape(source, s->name, source_len, true);
+		end = kv_label_escape(source, s->name, source_len, true);
 		source_len = (size_t)(end - source);
 		for (size_t i = 0; i < s->n_tenants; i++, ti++) {
 			const kv_tenant_snap *t = &s->tenants[i];
 			bool unclean = t->labels_unclean;
-			char *w0 = mkv_buf_room(&c->text, 40 + source_len + ESCAPED_MAX(t->backend_len) +
-								  ESCAPED_MAX(t->tenant_len)),
+			char *w0 = mkv_buf_room(&c->text, 40 + source_len + KV_ESCAPED_MAX(t->backend_len) +
+								  KV_ESCAPED_MAX(t->tenant_len)),
 			     *w = w0;
 			if (!w)
 				break;
 			w = PUTS(w, "source=\"");
 			w = put(w, source, source_len);
 			w = PUTS(w, "\",backend_id=\"");
-			w = escape(w, t->backend_id, t->backend_len, unclean);
+			w = kv_label_escape(w, t->backend_id, t->backend_len, unclean);
 			w = PUTS(w, "\",tenant_id=\"");
-			w = escape(w, t->tenant_id, t->tenant_len, unclean);
+			w = kv_label_escape(w, t->tenant_id, t->tenant_len, unclean);
 			*w++ = '"';
 			c->tenant[ti] = (kv_text){c->text.len, (size_t)(w - w0)};
 			mkv_buf_used(&c->text, (size_t)(w - w0));
@@ -144,7 +106,7 @@ static char *label(char *w, bool *first, const char *name, size_t name_len, cons
 	*first = false;
 	w = put(w, name, name_len);
 	w = PUTS(w, "=\"");
-	w = escape(w, value, n, sanitize);
+	w = kv_label_escape(w, value, n, sanitize);
 	*w++ = '"';
 	return w;
 }
@@ -154,7 +116,7 @@ static char *label(char *w, bool *first, const char *name, size_t name_len, cons
 static void scratch_label(B *b, const char *name, const char *value, size_t n)
 {
 	size_t name_len = strlen(name);
-	char *w0 = mkv_buf_room(b, 4 + name_len + ESCAPED_MAX(n));
+	char *w0 = mkv_buf_room(b, 4 + name_len + KV_ESCAPED_MAX(n));
 	bool first = false;
 	if (w0)
 		mkv_buf_used(b, (size_t)(label(w0, &first, name, name_len, value, n, true) - w0));
@@ -290,7 +252,7 @@ static void sample(kv_emit *e, const char *suffix, const kv_label *extra, size_t
 	for (size_t i = 0; i < n; i++) {
 		name_len[i] = extra[i].name ? strlen(extra[i].name) : 0;
 		value_len[i] = extra[i].name ? strlen(extra[i].value) : 0;
-		need += name_len[i] + 4 + ESCAPED_MAX(value_len[i]);
+		need += name_len[i] + 4 + KV_ESCAPED_MAX(value_len[i]);
 	}
 	bool created_too = e->created;
 	for (size_t i = 0; i < n; i++)
@@ -327,7 +289,7 @@ static bool memo_get(kv_memo *m, kv_label l, const char **text, size_t *len)
 			return true;
 		}
 	size_t name_len = strlen(l.name), value_len = strlen(l.value);
-	if (m->n == MEMO_MAX || 4 + name_len + ESCAPED_MAX(value_len) > MEMO_TEXT - m->used)
+	if (m->n == MEMO_MAX || 4 + name_len + KV_ESCAPED_MAX(value_len) > MEMO_TEXT - m->used)
 		return false;
 	char *w0 = m->text + m->used, *w = w0;
 	bool first = false;

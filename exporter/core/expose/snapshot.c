@@ -5,7 +5,7 @@
 #include "kv_array.h"
 #include "kv_snapshot.h"
 
-int kv_snapshot_members(kv_source_snap *snap, size_t n)
+enum mkv_err kv_snapshot_members(kv_source_snap *snap, size_t n)
 {
 	if (n > snap->cap_members) {
 		kv_member_snap *p = realloc(snap->members, n * sizeof(*p));
@@ -27,7 +27,7 @@ void kv_snapshot_member_stream(kv_member_snap *m, const kv_stream *st)
 	m->model = *kv_stream_model(st);
 }
 
-int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
+enum mkv_err kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 {
 	if (kv_snapshot_members(snap, 1) != MKV_OK)
 		return MKV_ENOMEM;
@@ -36,7 +36,7 @@ int kv_snapshot_stream(kv_source_snap *snap, const kv_stream *st)
 }
 
 /* Room for one more tenant's groups in the pool: at least `need` items. */
-static int pool_room(kv_source_snap *snap, size_t need)
+static enum mkv_err pool_room(kv_source_snap *snap, size_t need)
 {
 	while (need > snap->group_pool_cap) {
 		kv_group_counts *p = kv_array_grow(snap->group_pool, &snap->group_pool_cap, sizeof(*p), 64, 0);
@@ -52,7 +52,7 @@ static int pool_room(kv_source_snap *snap, size_t need)
  * and its ids two more), the next ones fetched while this one is copied. */
 #define PREFETCH_AHEAD 8
 
-int kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
+enum mkv_err kv_snapshot_state(kv_source_snap *snap, const kv_state *s)
 {
 	size_t n = kv_state_tenant_count(s);
 	snap->tenants_overflow = kv_state_tenants_overflow(s);

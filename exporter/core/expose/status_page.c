@@ -380,7 +380,7 @@ static void reconciliation(B *b, const kv_exporter_snap *x, const kv_source_snap
 	bool first = true;
 	for (size_t i = 0; i < s->n_members; i++) {
 		const kv_member_snap *m = &s->members[i];
-		if (!m->has_master || m->lists_tenants < 0)
+		if (!m->has_master || m->lists_tenants == KV_LISTS_UNKNOWN)
 			continue;
 		mkv_buf_adds(b, first ? "<br>" : " &middot; ");
 		first = false;
@@ -391,8 +391,8 @@ static void reconciliation(B *b, const kv_exporter_snap *x, const kv_source_snap
 		kv_html_escs(b, m->label ? m->label : "the master");
 		mkv_buf_adds(b, " lists ");
 		kv_html_fig_open(b, "span", "", "mooncake_kv_master_lists_tenants", NULL, NULL,
-				 m->lists_tenants ? "1" : "0");
-		mkv_buf_adds(b, m->lists_tenants ? "every tenant" : "tenant default only");
+				 m->lists_tenants == KV_LISTS_TENANTS ? "1" : "0");
+		mkv_buf_adds(b, m->lists_tenants == KV_LISTS_TENANTS ? "every tenant" : "tenant default only");
 		mkv_buf_adds(b, "</span></span>");
 	}
 	mkv_buf_adds(b, "</dd>");
@@ -488,7 +488,7 @@ static void source(B *b, const kv_exporter_snap *x, const kv_source_snap *s)
 	mkv_buf_adds(b, "</dl></section>\n");
 }
 
-int kv_status_render(B *out, const kv_exporter_snap *x, const mkv_status_opts *o)
+enum mkv_err kv_status_render(B *out, const kv_exporter_snap *x, const mkv_status_opts *o)
 {
 	head(out, x, o);
 	totals(out, x);

@@ -134,7 +134,7 @@ typedef struct selection {
 } selection;
 
 /* The first `limit` tenants the filter matches, in the page's order. */
-static int select_tenants(const kv_exporter_snap *x, const char *filter, size_t limit, selection *sel)
+static enum mkv_err select_tenants(const kv_exporter_snap *x, const char *filter, size_t limit, selection *sel)
 {
 	size_t fn = filter ? strlen(filter) : 0;
 	if (fn > MKV_STATUS_FILTER_MAX)
@@ -285,7 +285,7 @@ static void table_head(B *b, bool sources, bool backends, bool residency)
 			  : "");
 }
 
-int kv_status_tenants(B *b, const kv_exporter_snap *x, const mkv_status_opts *o)
+enum mkv_err kv_status_tenants(B *b, const kv_exporter_snap *x, const mkv_status_opts *o)
 {
 	size_t limit = o->limit > MKV_STATUS_LIMIT_MAX ? MKV_STATUS_LIMIT_MAX : o->limit;
 	const char *filter = o->filter && *o->filter ? o->filter : NULL;

@@ -42,7 +42,7 @@ void kv_keys_at_free(kv_keys_at *k);
  * MKV_EINVAL for a tenant no endpoint can name (empty, or with a byte below
  * 0x20 or DEL, or beginning with '_': upstream's TenantId::IsValid), or
  * MKV_ENOMEM. */
-int kv_keys_at_set(kv_keys_at *k, const char *base, mkv_str tenant);
+enum mkv_err kv_keys_at_set(kv_keys_at *k, const char *base, mkv_str tenant);
 /* Whether a request can name the tenant (the rule above). */
 bool kv_keys_tenant_nameable(mkv_str tenant);
 
@@ -76,7 +76,7 @@ void kv_listing_init(kv_listing *l, uint64_t max_keys);
 void kv_listing_reset(kv_listing *l);
 void kv_listing_free(kv_listing *l);
 /* Appends bytes of the listing.  Returns 0 or MKV_ENOMEM. */
-int kv_listing_feed(kv_listing *l, const void *p, size_t n);
+enum mkv_err kv_listing_feed(kv_listing *l, const void *p, size_t n);
 /* Splits the complete lines held (at_end: the last, unterminated one too)
  * and hands each key on; a line longer than KV_KEYS_MAX_KEY_BYTES is
  * skipped to its end without being held whole.  A key with a comma (the
@@ -99,7 +99,7 @@ void kv_key_batch_free(kv_key_batch *b);
 /* Whether a key of len bytes no longer fits (the batch must be asked first). */
 bool kv_key_batch_full(const kv_key_batch *b, const kv_keys_at *at, size_t len);
 /* Adds a key to the batch, asked at `at`.  Returns 0 or MKV_ENOMEM. */
-int kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len);
+enum mkv_err kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len);
 static inline const char *kv_key_batch_key(const kv_key_batch *b, size_t i)
 {
 	return b->keys.data + b->key_at[i];

@@ -39,7 +39,7 @@ typedef struct kv_quota_rejects {
 
 /* Copies src into dst, reusing dst's memory.  Returns 0 or MKV_ENOMEM (dst
  * then holds none). */
-int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src);
+enum mkv_err kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src);
 void kv_quota_rejects_free(kv_quota_rejects *r);
 
 typedef struct kv_metrics_reader {
@@ -60,7 +60,7 @@ typedef struct kv_tenant_index {
 	uint32_t *slot; /* entry + 1, 0 empty */
 	size_t mask;
 } kv_tenant_index;
-int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t);
+enum mkv_err kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t);
 bool kv_tenant_index_get(const kv_tenant_index *ix, const kv_quota_rejects *t, const char *tenant, size_t len,
 			 double *value);
 void kv_tenant_index_free(kv_tenant_index *ix);
@@ -72,7 +72,7 @@ void kv_metrics_reader_init(kv_metrics_reader *r, size_t max_rejects);
 void kv_metrics_reader_reset(kv_metrics_reader *r);
 void kv_metrics_reader_free(kv_metrics_reader *r);
 /* Bytes of the answer, in order.  Returns 0 or MKV_ENOMEM. */
-int kv_metrics_reader_feed(kv_metrics_reader *r, const void *p, size_t n);
+enum mkv_err kv_metrics_reader_feed(kv_metrics_reader *r, const void *p, size_t n);
 /* The answer is complete.  Returns MKV_POLL_OK; MKV_POLL_FIELD when it has no
  * master_key_count, or a sample we use is not a number (or a counter below
  * 0), or a line is longer than KV_METRICS_MAX_LINE; MKV_POLL_NO_MEMORY. */

@@ -61,7 +61,7 @@ void kv_quotas_reader_init(kv_quotas_reader *r, size_t max);
 void kv_quotas_reader_reset(kv_quotas_reader *r);
 void kv_quotas_reader_free(kv_quotas_reader *r);
 /* Bytes of a 200 answer, in order.  Returns 0 or MKV_ENOMEM. */
-int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n);
+enum mkv_err kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n);
 /* The answer is complete: on MKV_POLL_OK it replaces what q held (whole or
  * not at all: on MKV_POLL_PARSE, MKV_POLL_FIELD or MKV_POLL_NO_MEMORY q is
  * unchanged). */
@@ -71,7 +71,7 @@ enum mkv_poll_error kv_quotas_reader_end(kv_quotas_reader *r, kv_quotas *q);
 enum mkv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, size_t max);
 /* Copies src into dst, reusing dst's memory.  Returns 0 or MKV_ENOMEM (dst
  * then holds no tenants). */
-int kv_quotas_copy(kv_quotas *dst, const kv_quotas *src);
+enum mkv_err kv_quotas_copy(kv_quotas *dst, const kv_quotas *src);
 void kv_quotas_free(kv_quotas *q);
 
 #endif

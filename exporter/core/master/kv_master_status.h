@@ -34,11 +34,13 @@ typedef struct kv_master_status {
  * MKV_POLL_FIELD (a field missing or of the wrong type). */
 enum mkv_poll_error kv_master_parse(const char *body, size_t len, kv_master_status *out);
 
-/* What a poll's outcome says of the master's publisher: 1 publishing (a
- * valid answer with enabled), 0 absent (a standby's 503, a refused
- * connection, enabled=false), -1 nothing (a bad or late answer is no
- * evidence either way). */
-int kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st);
+/* What a poll's outcome says of the master's publisher. */
+enum kv_publisher_seen {
+	KV_PUBLISHER_UNKNOWN,    /* nothing: a bad or late answer is no evidence either way */
+	KV_PUBLISHER_ABSENT,     /* a standby's 503, a refused connection, enabled=false */
+	KV_PUBLISHER_PUBLISHING, /* a valid answer with enabled */
+};
+enum kv_publisher_seen kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st);
 
 #define KV_DROP_WINDOW_SECONDS 60.0
 #define KV_DROP_WINDOW_SAMPLES 256

@@ -26,7 +26,7 @@ void kv_listing_free(kv_listing *l)
 	mkv_buf_free(&l->carry);
 }
 
-int kv_listing_feed(kv_listing *l, const void *p, size_t n)
+enum mkv_err kv_listing_feed(kv_listing *l, const void *p, size_t n)
 {
 	mkv_buf_add(&l->carry, p, n);
 	return mkv_buf_ok(&l->carry) ? MKV_OK : MKV_ENOMEM;
@@ -115,7 +115,7 @@ bool kv_keys_tenant_nameable(mkv_str t)
 	return true;
 }
 
-int kv_keys_at_set(kv_keys_at *k, const char *base, mkv_str tenant)
+enum mkv_err kv_keys_at_set(kv_keys_at *k, const char *base, mkv_str tenant)
 {
 	mkv_buf_reset(&k->listing);
 	mkv_buf_reset(&k->query);
@@ -181,7 +181,7 @@ bool kv_key_batch_full(const kv_key_batch *b, const kv_keys_at *at, size_t len)
 	return b->n && (b->url.len + 3 * len > KV_KEYS_QUERY_BYTES + at->query.len || b->n == KV_KEYS_BATCH_MAX);
 }
 
-int kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len)
+enum mkv_err kv_key_batch_add(kv_key_batch *b, const kv_keys_at *at, const char *key, size_t len)
 {
 	if (!b->n)
 		mkv_buf_add(&b->url, at->query.data, at->query.len);

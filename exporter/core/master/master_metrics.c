@@ -11,12 +11,12 @@
 #define REJECTS "mooncake_tenant_quota_reject_total"
 #define EVICTS  "mooncake_tenant_evict_bytes_total"
 
-int kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src)
+enum mkv_err kv_quota_rejects_copy(kv_quota_rejects *dst, const kv_quota_rejects *src)
 {
 	dst->n = 0;
 	dst->overflow = src->overflow;
 	void *v = dst->v;
-	int rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
+	enum mkv_err rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
 	dst->v = v;
 	dst->n = rc == MKV_OK ? src->n : 0;
 	return rc;
@@ -182,7 +182,7 @@ static void line(kv_metrics_reader *r, const char *p, size_t n)
 	}
 }
 
-int kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
+enum mkv_err kv_metrics_reader_feed(kv_metrics_reader *r, const void *data, size_t n)
 {
 	const char *p = data, *end = p + n;
 	while (p < end) {
@@ -225,7 +225,7 @@ static uint64_t name_hash(const char *p, size_t n)
 	return XXH3_64bits(p, n);
 }
 
-int kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t)
+enum mkv_err kv_tenant_index_build(kv_tenant_index *ix, const kv_quota_rejects *t)
 {
 	size_t cap = 16;
 	while (cap < t->n * 2)

@@ -213,7 +213,7 @@ static void scan(kv_quotas_reader *r, const char *p, size_t n)
 	}
 }
 
-int kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n)
+enum mkv_err kv_quotas_reader_feed(kv_quotas_reader *r, const void *p, size_t n)
 {
 	r->st.fed = r->st.fed || n;
 	scan(r, p, n);
@@ -251,13 +251,13 @@ enum mkv_poll_error kv_quotas_parse(kv_quotas *q, const char *body, size_t len, 
 	return rc;
 }
 
-int kv_quotas_copy(kv_quotas *dst, const kv_quotas *src)
+enum mkv_err kv_quotas_copy(kv_quotas *dst, const kv_quotas *src)
 {
 	dst->mode = src->mode;
 	dst->overflow = src->overflow;
 	dst->n = 0;
 	void *v = dst->v;
-	int rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
+	enum mkv_err rc = kv_table_copy(&v, &dst->cap, &dst->names, src->v, src->n, sizeof(*src->v), &src->names);
 	dst->v = v;
 	dst->n = rc == MKV_OK ? src->n : 0;
 	return rc;

@@ -46,16 +46,16 @@ out:
 	return rc;
 }
 
-int kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st)
+enum kv_publisher_seen kv_master_publisher_seen(enum mkv_poll_error err, long http_status, const kv_master_status *st)
 {
 	/* a refused connection or a standby's 503 says the publisher is not
 	 * there; a timeout says only that no answer came in time, which a slow
 	 * master, a loaded network or this exporter's own stall all cause */
 	if (http_status == 503 || err == MKV_POLL_CONNECT)
-		return 0;
+		return KV_PUBLISHER_ABSENT;
 	if (err == MKV_POLL_OK && st)
-		return st->enabled;
-	return -1;
+		return st->enabled ? KV_PUBLISHER_PUBLISHING : KV_PUBLISHER_ABSENT;
+	return KV_PUBLISHER_UNKNOWN;
 }
 
 static void window_reset(kv_master *m)

@@ -13,12 +13,12 @@ const char *kv_dialect_basis_name(enum kv_dialect_basis b)
 	return (unsigned)b < KV_DIALECT__BASES ? basis_names[b] : "invalid";
 }
 
-void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url)
+void kv_dialect_init(kv_dialect_choice *c, enum mkv_dialect mode, bool has_status_url)
 {
 	*c = (kv_dialect_choice){.dialect = MKV_DIALECT_MEDIA};
-	if (mode >= 0 && mode < MKV_DIALECT__COUNT) {
+	if (mode == MKV_DIALECT_MEDIA || mode == MKV_DIALECT_OBJECT) {
 		c->fixed = c->decided = true;
-		c->dialect = (enum mkv_dialect)mode;
+		c->dialect = mode;
 		c->basis = KV_DIALECT_BY_FLAG;
 	} else if (!has_status_url) { /* nothing will ever tell: the guide */
 		c->decided = true;

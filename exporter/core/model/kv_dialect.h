@@ -40,7 +40,7 @@ typedef struct kv_dialect_choice {
 } kv_dialect_choice;
 
 /* mode: a mkv_dialect, or -1 for auto. */
-void kv_dialect_init(kv_dialect_choice *c, int mode, bool has_status_url);
+void kv_dialect_init(kv_dialect_choice *c, enum mkv_dialect mode, bool has_status_url);
 
 /* What a decision did (enum mkv_dialect_news) is for the caller to act on. */
 

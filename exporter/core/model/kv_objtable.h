@@ -58,7 +58,7 @@ void kv_objtable_clear(kv_objtable *t);
 
 /* Keeps a birth per object from now on (every object held so far: not
  * seen), or stops and frees them.  Returns 0 or MKV_ENOMEM (nothing changed). */
-int kv_objtable_births(kv_objtable *t, bool on);
+enum mkv_err kv_objtable_births(kv_objtable *t, bool on);
 
 /* Media mask of an object, 0 when absent. */
 unsigned kv_objtable_get(const kv_objtable *t, uint64_t hash);
@@ -71,8 +71,8 @@ int64_t kv_objtable_birth(const kv_objtable *t, uint64_t hash);
  * 0 .. 2^62; anything else is KV_NO_BIRTH).  An insertion is refused with
  * MKV_ELIMIT when allow_insert is false, and MKV_ENOMEM when the table
  * cannot grow; in both cases nothing changes. */
-int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, int64_t birth,
-		       unsigned *before, int64_t *born);
+enum mkv_err kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert,
+				int64_t birth, unsigned *before, int64_t *born);
 
 static inline size_t kv_objtable_count(const kv_objtable *t)
 {
@@ -119,6 +119,6 @@ void kv_objtable_each(const kv_objtable *t, void (*fn)(uint64_t hash, unsigned m
  * going into a table still growing all land on its first slots and probe
  * ever longer runs (the state handover's reader took 22 us an object so).
  * Returns 0, MKV_ENOMEM, or MKV_EINVAL when the table is not empty. */
-int kv_objtable_reserve(kv_objtable *t, size_t n);
+enum mkv_err kv_objtable_reserve(kv_objtable *t, size_t n);
 
 #endif

@@ -62,7 +62,7 @@ const char *kv_reconcile_cause(const kv_reconcile_plan *p, bool drifting, bool s
 const char *kv_reconcile_tenant_cause(const kv_reconcile_plan *p, kv_recon_times *t, bool stale, double now);
 
 /* An attempt of tenant default started at t0 ended at t1 with res
- * (MKV_RECON__RESULTS: the master stands by, nothing to count).  Returns
+ * (MKV_RECON_NOT_COUNTED: the master stands by, nothing to count).  Returns
  * when it may be reconciled again. */
 double kv_reconcile_done(kv_reconcile_plan *p, enum mkv_recon_result res, double t0, double t1);
 /* The same for another tenant's attempt. */

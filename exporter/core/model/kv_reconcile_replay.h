@@ -44,7 +44,7 @@ typedef struct kv_recon_log {
 
 void kv_recon_log_init(kv_recon_log *l, size_t max);
 /* Returns 0, or MKV_ELIMIT / MKV_ENOMEM with overflow set. */
-int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group);
+enum mkv_err kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group);
 void kv_recon_log_free(kv_recon_log *l);
 
 /* The fresh view of one tenant, with the same figures the state keeps. */
@@ -58,14 +58,14 @@ typedef struct kv_recon_table {
  * new one takes `birth`: the stream's view's birth of it (KV_NO_BIRTH when
  * it had none).  Returns 0 or MKV_ENOMEM.  Births are kept when the table's
  * are on (kv_objtable_births on t->objects before the first put). */
-int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth);
+enum mkv_err kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth);
 /* Applies events in order: stored adds its media, removed takes its media
  * away (the dialect was settled when they were recorded), cleared empties
  * the table.  An object a replayed event makes present has no birth: an
  * event from before its key was read can take away, for a moment, what
  * the master still held, and bring it back; only the media come out right
  * in the end, not when a life began.  Returns 0 or MKV_ENOMEM. */
-int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
+enum mkv_err kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n);
 void kv_recon_table_free(kv_recon_table *t);
 
 /* enum mkv_recon_result: mooncake_kv/reconcile.h */

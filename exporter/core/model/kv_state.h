@@ -129,7 +129,7 @@ void kv_state_free(kv_state *s);
  * whole object (object); cleared empties the tenant.  Returns 0, or
  * MKV_ELIMIT when a limit refused it (counted here), or MKV_ENOMEM (nothing
  * changed). */
-int kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d);
+enum mkv_err kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d);
 
 /* The same in two steps, so that a batch can be looked at before it is
  * applied: kv_state_prepare hashes the key and finds the tenant (creating
@@ -149,7 +149,7 @@ void kv_state_prepare(kv_state *s, const kv_event *ev, enum mkv_dialect d, kv_pr
  * from kv_state_prepare, so that a batch's prefetches can be issued in a
  * loop of their own (docs/performance.md, "Prefetches in a loop of their own").  A hint. */
 void kv_state_prefetch_slot(const kv_prepared *p);
-int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
+enum mkv_err kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p);
 
 /* The owner's clock (unix ms) for what it applies or marks next: a tenant's
  * stale age starts then.  The state keeps no clock of its own. */
@@ -232,7 +232,7 @@ void kv_state_drop(kv_state *s);
 
 /* Turns key groups on, with a regex that must outlive the state.  Returns 0
  * or MKV_ENOMEM. */
-int kv_state_set_keygroups(kv_state *s, const mkv_keygroup_re *re);
+enum mkv_err kv_state_set_keygroups(kv_state *s, const mkv_keygroup_re *re);
 bool kv_state_has_keygroups(const kv_state *s);
 /* The id of the group named name[0..len), registered if new; beyond the
  * budget's max_key_groups (all states together) KV_GROUP_OVERFLOW. */
@@ -253,7 +253,7 @@ unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash);
  * log, creating the tenant if it does not exist yet.  One recording at a
  * time per state.  Returns 0, MKV_ELIMIT (no room for the tenant), MKV_ENOMEM
  * or MKV_EINVAL (a recording is running). */
-int kv_state_record_start(kv_state *s, mkv_str backend, mkv_str tenant, kv_recon_log *log);
+enum mkv_err kv_state_record_start(kv_state *s, mkv_str backend, mkv_str tenant, kv_recon_log *log);
 void kv_state_record_stop(kv_state *s);
 
 /* Cut-over: the recorded tenant's objects become fresh's (moved in), its
@@ -261,7 +261,7 @@ void kv_state_record_stop(kv_state *s);
  * follows.  Its old table is moved to *old for the caller to free outside
  * any lock.  Returns 0, or MKV_ELIMIT when the budget has no room for the
  * difference (nothing changes), or MKV_EINVAL when nothing is recorded. */
-int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
+enum mkv_err kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old);
 
 /* Objects of the recorded tenant now (0 when none is recorded). */
 size_t kv_state_recorded_objects(const kv_state *s);

@@ -68,6 +68,6 @@ void kv_state_window_unseen(kv_tenant *t);
 void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v);
 /* The tenant (backend, tenant), created if new.  Returns 0, MKV_ELIMIT (no
  * room under the tenant limit) or MKV_ENOMEM. */
-int kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out);
+enum mkv_err kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out);
 
 #endif

@@ -50,10 +50,10 @@ typedef struct kv_state_load {
 
 void kv_state_load_init(kv_state_load *l, mkv_budget *budget, const mkv_keygroup_re *key_groups);
 /* One record; returns a kv_pack_error (KV_PACK_OK to go on). */
-int kv_state_load_record(kv_state_load *l, unsigned type, kv_pack_r *r);
+enum kv_pack_error kv_state_load_record(kv_state_load *l, unsigned type, kv_pack_r *r);
 /* The state's records are over: KV_PACK_OK when it is whole, and then the
  * state is taken from l (l->state NULL). */
-int kv_state_load_end(kv_state_load *l, kv_state **out);
+enum kv_pack_error kv_state_load_end(kv_state_load *l, kv_state **out);
 void kv_state_load_free(kv_state_load *l);
 
 #endif

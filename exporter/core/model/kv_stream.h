@@ -51,7 +51,8 @@ void kv_stream_free(kv_stream *st);
  * *rep (which may be NULL).  Returns 0, or MKV_ENOMEM when memory ran out:
  * the message or some of its events were lost (counted in alloc_failures)
  * and the caller should log it. */
-int kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, int64_t now_ms, mkv_ingest_report *rep);
+enum mkv_err kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, int64_t now_ms,
+			      mkv_ingest_report *rep);
 
 /* The connection dropped, and came back.  Counted; the tenants turn stale
  * (reason reconnect) only if a loss shows between the two, in the next
@@ -85,7 +86,7 @@ enum mkv_dialect kv_stream_dialect(const kv_stream *st);
 void kv_stream_set_digests(kv_stream *st, bool keep);
 
 /* Key groups (kv_state.h) on the stream's own state. */
-int kv_stream_set_keygroups(kv_stream *st, const mkv_keygroup_re *re);
+enum mkv_err kv_stream_set_keygroups(kv_stream *st, const mkv_keygroup_re *re);
 
 /* --- handover (mooncake_kv/handover.h) ---
  *

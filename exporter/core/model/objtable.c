@@ -119,7 +119,7 @@ void kv_objtable_clear(kv_objtable *t)
 	*t = (kv_objtable)KV_OBJTABLE_INIT;
 }
 
-int kv_objtable_births(kv_objtable *t, bool on)
+enum mkv_err kv_objtable_births(kv_objtable *t, bool on)
 {
 	if (on == t->with_births)
 		return MKV_OK;
@@ -280,7 +280,7 @@ size_t kv_objtable_settle(kv_objtable *t, size_t slots)
 
 /* A live array of ncap slots; the one before becomes the old array, drained
  * as operations go (none when it was empty). */
-static int move_to(kv_objtable *t, size_t ncap)
+static enum mkv_err move_to(kv_objtable *t, size_t ncap)
 {
 	uint64_t *n = array_calloc(ncap, sizeof(*n));
 	uint32_t *nb = t->with_births ? array_calloc(ncap, sizeof(*nb)) : NULL;
@@ -304,7 +304,7 @@ static int move_to(kv_objtable *t, size_t ncap)
 }
 
 /* Makes room for one more entry in the live array. */
-static int reserve_one(kv_objtable *t)
+static enum mkv_err reserve_one(kv_objtable *t)
 {
 	if (kv_objtable_count(t) + 1 <= t->cap / 4 * 3)
 		return MKV_OK;
@@ -313,7 +313,7 @@ static int reserve_one(kv_objtable *t)
 	return move_to(t, grown(t->cap));
 }
 
-int kv_objtable_reserve(kv_objtable *t, size_t n)
+enum mkv_err kv_objtable_reserve(kv_objtable *t, size_t n)
 {
 	if (t->slots || t->old)
 		return MKV_EINVAL;
@@ -389,8 +389,8 @@ static inline void forget_birth(kv_objtable *t, uint32_t b)
 	}
 }
 
-int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert, int64_t birth,
-		       unsigned *before, int64_t *born)
+enum mkv_err kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del, bool allow_insert,
+				int64_t birth, unsigned *before, int64_t *born)
 {
 	uint64_t tag = TAG(hash);
 	unsigned was = 0, now;
@@ -423,7 +423,7 @@ int kv_objtable_update(kv_objtable *t, uint64_t hash, unsigned add, unsigned del
 		if (now) {
 			if (!allow_insert)
 				return MKV_ELIMIT;
-			int rc = reserve_one(t);
+			enum mkv_err rc = reserve_one(t);
 			if (rc != MKV_OK)
 				return rc;
 			uint32_t nb = birth_value(t, birth);

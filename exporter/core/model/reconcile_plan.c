@@ -81,7 +81,7 @@ static double backoff(const kv_reconcile_plan *p, unsigned *failures, double t1)
 
 static double times_done(const kv_reconcile_plan *p, kv_recon_times *t, enum mkv_recon_result res, double t0, double t1)
 {
-	if (res == MKV_RECON__RESULTS) /* a standby: ask again later */
+	if (res == MKV_RECON_NOT_COUNTED) /* a standby: ask again later */
 		return t->next = t1 + p->interval;
 	if (res == MKV_RECON_OK) {
 		t->ever_ok = true;
@@ -100,7 +100,7 @@ double kv_reconcile_done(kv_reconcile_plan *p, enum mkv_recon_result res, double
 double kv_reconcile_tenant_done(kv_reconcile_plan *p, kv_recon_times *t, enum mkv_recon_result res, double t0,
 				double t1)
 {
-	if (res == MKV_RECON_OK || res == MKV_RECON__RESULTS) {
+	if (res == MKV_RECON_OK || res == MKV_RECON_NOT_COUNTED) {
 		p->others_failures = 0;
 		p->others_next = 0;
 	} else {

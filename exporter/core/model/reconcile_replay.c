@@ -13,7 +13,7 @@ void kv_recon_log_init(kv_recon_log *l, size_t max)
 	l->max = max;
 }
 
-int kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group)
+enum mkv_err kv_recon_log_add(kv_recon_log *l, uint64_t hash, unsigned type, unsigned medium, unsigned group)
 {
 	if (l->overflow)
 		return MKV_ELIMIT;
@@ -37,13 +37,14 @@ void kv_recon_log_free(kv_recon_log *l)
 
 /* The state's rule for one object: placement counts follow its media, in
  * the tenant's figures and its group's. */
-static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del, unsigned group, int64_t birth)
+static enum mkv_err set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned del, unsigned group,
+			      int64_t birth)
 {
 	kv_group_counts *g = kv_group_vec_at(&t->groups, group);
 	unsigned before;
 	if (!g)
 		return MKV_ENOMEM;
-	int rc = kv_objtable_update(&t->objects, hash, add, del, true, birth, &before, NULL);
+	enum mkv_err rc = kv_objtable_update(&t->objects, hash, add, del, true, birth, &before, NULL);
 	if (rc != MKV_OK)
 		return rc;
 	unsigned after = (before | add) & ~del;
@@ -55,16 +56,16 @@ static int set_media(kv_recon_table *t, uint64_t hash, unsigned add, unsigned de
 	return MKV_OK;
 }
 
-int kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth)
+enum mkv_err kv_recon_put(kv_recon_table *t, uint64_t hash, unsigned media, unsigned group, int64_t birth)
 {
 	media &= MKV_MEDIUM_CPU | MKV_MEDIUM_DISK;
 	return set_media(t, hash, media, (MKV_MEDIUM_CPU | MKV_MEDIUM_DISK) & ~media, group, birth);
 }
 
-int kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
+enum mkv_err kv_recon_replay(kv_recon_table *t, const kv_recon_event *ev, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int rc = MKV_OK;
+		enum mkv_err rc = MKV_OK;
 		switch (ev[i].type) {
 		case MKV_EV_STORED:
 			rc = set_media(t, ev[i].hash, ev[i].medium, 0, ev[i].group, KV_NO_BIRTH);

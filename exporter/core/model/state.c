@@ -9,33 +9,6 @@
 #include "kv_state_impl.h"
 #include "kv_utf8.h"
 
-/* Births are kept exactly while the tenant is exact (kv_state.h).  Out of
- * memory they stay off: nothing is observed, nothing is wrong. */
-void kv_state_sync_births(const kv_state *s, kv_tenant *t)
-{
-	kv_objtable_births(&t->objects, s->residency && t->stale == 0);
-}
-
-/* Adds stale bits; the tenant's stale age starts when it stops being exact,
- * and its births are forgotten then: from there on a stored may be an
- * object coming back, and one held may have died and come back unseen. */
-void kv_state_add_stale(kv_state *s, kv_tenant *t, unsigned bits)
-{
-	bool was_exact = !t->stale;
-	t->stale |= bits;
-	if (was_exact && bits) {
-		t->stale_since_ms = s->now_ms;
-		kv_state_sync_births(s, t);
-		s->turned_stale[__builtin_ctz(bits)]++; /* the reason that did it */
-	}
-}
-
-void kv_state_became_exact(kv_state *s, unsigned was_stale, kv_tenant *t, enum kv_exact_cause c)
-{
-	if (was_stale && !t->stale)
-		s->turned_exact[c]++;
-}
-
 void kv_state_set_residency(kv_state *s, bool on)
 {
 	s->residency = on;
@@ -149,7 +122,7 @@ void kv_state_index_put(uint32_t *index, size_t mask, uint64_t h, uint32_t v)
 }
 
 /* Keeps the index at most half full; tenants are few, a rebuild is cheap. */
-static int grow_index(kv_state *s)
+static enum mkv_err grow_index(kv_state *s)
 {
 	size_t cap = s->index ? s->index_mask + 1 : 0;
 	if ((s->n_tenants + 1) * 2 <= cap)
@@ -176,14 +149,14 @@ static char *dup_bytes(mkv_str v)
 	return p;
 }
 
-static int add_tenant(kv_state *s, uint64_t h, mkv_str backend, mkv_str tenant, kv_tenant **out)
+static enum mkv_err add_tenant(kv_state *s, uint64_t h, mkv_str backend, mkv_str tenant, kv_tenant **out)
 {
 	if (atomic_fetch_add(&s->budget->tenants, 1) >= s->budget->max_tenants) {
 		atomic_fetch_sub(&s->budget->tenants, 1);
 		s->tenants_overflow++;
 		return MKV_ELIMIT;
 	}
-	int rc = MKV_ENOMEM;
+	enum mkv_err rc = MKV_ENOMEM;
 	kv_tenant *t = calloc(1, sizeof(*t));
 	if (!t || grow_index(s) != MKV_OK)
 		goto fail;
@@ -218,7 +191,7 @@ fail:
 	return rc;
 }
 
-int kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out)
+enum mkv_err kv_state_tenant_get(kv_state *s, mkv_str backend, mkv_str tenant, kv_tenant **out)
 {
 	uint64_t h = tenant_hash(s, backend, tenant);
 	if ((*out = find(s, h, backend, tenant)))
@@ -238,14 +211,14 @@ static kv_tenant *lookup(kv_state *s, const kv_event *ev, uint64_t *h)
 	return t;
 }
 
-static int tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tenant **out)
+static enum mkv_err tenant_for(kv_state *s, const kv_event *ev, kv_tenant *known, kv_tenant **out)
 {
 	uint64_t h = 0;
 	kv_tenant *t = known ? known : lookup(s, ev, &h);
 	if (!t) {
 		if (!h)
 			h = tenant_hash(s, ev->backend_id, ev->tenant_id);
-		int rc = add_tenant(s, h, ev->backend_id, ev->tenant_id, &t);
+		enum mkv_err rc = add_tenant(s, h, ev->backend_id, ev->tenant_id, &t);
 		if (rc != MKV_OK)
 			return rc;
 	}
@@ -312,7 +285,7 @@ static void clear_tenant(kv_state *s, kv_tenant *t, int64_t at, enum kv_exact_ca
 		kv_state_add_stale(s, t, KV_STALE_REMOVED_AFTER_CLEARED);
 }
 
-static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
+static enum mkv_err update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv_prepared *p)
 {
 	bool stored = ev->type == MKV_EV_STORED;
 	kv_group_counts *g = NULL;
@@ -321,7 +294,7 @@ static int update_object(kv_state *s, kv_tenant *t, const kv_event *ev, const kv
 	bool room = atomic_load_explicit(&s->budget->objects, memory_order_relaxed) < s->budget->max_objects;
 	unsigned before;
 	int64_t born;
-	int rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, p->ts, &before, &born);
+	enum mkv_err rc = kv_objtable_update(&t->objects, p->key_hash, p->add, p->del, room, p->ts, &before, &born);
 	if (rc == MKV_ELIMIT) {
 		s->objects_overflow++;
 		t->counts.objects_overflow++;
@@ -396,10 +369,10 @@ void kv_state_prefetch_slot(const kv_prepared *p)
 		kv_objtable_prefetch(&p->tenant->objects, p->key_hash);
 }
 
-int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p)
+enum mkv_err kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *p)
 {
 	kv_tenant *t;
-	int rc = tenant_for(s, ev, p->tenant, &t);
+	enum mkv_err rc = tenant_for(s, ev, p->tenant, &t);
 	if (rc != MKV_OK)
 		return rc;
 	/* recorded whether the live table takes it or not (a limit): it is
@@ -415,7 +388,7 @@ int kv_state_apply_prepared(kv_state *s, const kv_event *ev, const kv_prepared *
 	return MKV_OK;
 }
 
-int kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d)
+enum mkv_err kv_state_apply(kv_state *s, const kv_event *ev, enum mkv_dialect d)
 {
 	kv_prepared p;
 	kv_state_prepare(s, ev, d, &p);
@@ -462,71 +435,12 @@ bool kv_state_settle(kv_state *s, size_t slots)
 	return more;
 }
 
-void kv_state_mark_stale(kv_state *s, enum kv_stale_reason why)
-{
-	s->born_exact = false;
-	for (size_t i = 0; i < s->n_tenants; i++)
-		kv_state_add_stale(s, s->tenants[i], why);
-}
-
-static bool tenant_id_is(const kv_tenant *t, mkv_str id)
-{
-	return t->tenant_len == id.len && memcmp(t->tenant_id, id.ptr, id.len) == 0;
-}
-
-size_t kv_state_mark_tenant_stale(kv_state *s, mkv_str tenant, enum kv_stale_reason why)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->n_tenants; i++)
-		if (tenant_id_is(s->tenants[i], tenant)) {
-			n += !s->tenants[i]->stale;
-			kv_state_add_stale(s, s->tenants[i], why);
-		}
-	return n;
-}
-
-size_t kv_state_mark_exact_stale(kv_state *s, enum kv_stale_reason why, mkv_str except)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->n_tenants; i++) {
-		kv_tenant *t = s->tenants[i];
-		if (!t->stale && !(except.ptr && tenant_id_is(t, except))) {
-			kv_state_add_stale(s, t, why);
-			n++;
-		}
-	}
-	return n;
-}
-
 void kv_state_prove_empty(kv_state *s)
 {
 	/* what a tenant still held is gone at the master: ended, unseen */
 	for (size_t i = 0; i < s->n_tenants; i++)
 		clear_tenant(s, s->tenants[i], KV_NO_BIRTH, KV_EXACT_EMPTY_STORE);
 	s->born_exact = true;
-}
-
-bool kv_state_born_exact(const kv_state *s)
-{
-	return s->born_exact;
-}
-
-uint64_t kv_state_turned_stale(const kv_state *s, unsigned bit)
-{
-	return bit < KV_STALE__BITS ? s->turned_stale[bit] : 0;
-}
-
-uint64_t kv_state_turned_exact(const kv_state *s, enum kv_exact_cause c)
-{
-	return (unsigned)c < KV_EXACT__CAUSES ? s->turned_exact[c] : 0;
-}
-
-bool kv_state_all_exact(const kv_state *s)
-{
-	for (size_t i = 0; i < s->n_tenants; i++)
-		if (s->tenants[i]->stale)
-			return false;
-	return s->n_tenants > 0;
 }
 
 void kv_state_drop(kv_state *s)

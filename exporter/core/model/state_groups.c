@@ -20,7 +20,7 @@ static kv_group_name dup_name(const char *p, size_t n)
 	return (kv_group_name){c, (uint32_t)n};
 }
 
-static int add_group_name(kv_state *s, const char *name, size_t len)
+static enum mkv_err add_group_name(kv_state *s, const char *name, size_t len)
 {
 	if (s->n_gnames == s->cap_gnames) {
 		kv_group_name *p = kv_array_grow(s->gnames, &s->cap_gnames, sizeof(*p), 16, 0);
@@ -49,7 +49,7 @@ static int add_group_name(kv_state *s, const char *name, size_t len)
 	return MKV_OK;
 }
 
-int kv_state_set_keygroups(kv_state *s, const mkv_keygroup_re *re)
+enum mkv_err kv_state_set_keygroups(kv_state *s, const mkv_keygroup_re *re)
 {
 	if (!(s->matcher = kv_keygroup_matcher_new(re)) || add_group_name(s, "", 0) != MKV_OK ||
 	    add_group_name(s, "__overflow__", 12) != MKV_OK)

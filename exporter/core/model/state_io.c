@@ -151,7 +151,7 @@ void kv_state_load_free(kv_state_load *l)
 	l->state = NULL;
 }
 
-static int read_state(kv_state_load *l, kv_pack_r *r)
+static enum kv_pack_error read_state(kv_state_load *l, kv_pack_r *r)
 {
 	uint64_t seed = kv_unpack_fixed64(r);
 	bool residency = kv_unpack_bool(r), born_exact = kv_unpack_bool(r), groups = kv_unpack_bool(r);
@@ -184,7 +184,7 @@ static int read_state(kv_state_load *l, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int read_group(kv_state_load *l, kv_pack_r *r)
+static enum kv_pack_error read_group(kv_state_load *l, kv_pack_r *r)
 {
 	mkv_str name = kv_unpack_bytes(r, MAX_ID);
 	if (!kv_unpack_done(r) || !l->groups_left || !name.len)
@@ -200,7 +200,7 @@ static int read_group(kv_state_load *l, kv_pack_r *r)
 }
 
 /* The objects of the tenant before are all in, and add up to its figures. */
-static int tenant_done(kv_state_load *l)
+static enum kv_pack_error tenant_done(kv_state_load *l)
 {
 	kv_tenant *t = l->tenant;
 	if (!t)
@@ -216,9 +216,9 @@ static int tenant_done(kv_state_load *l)
 	return KV_PACK_OK;
 }
 
-static int read_tenant(kv_state_load *l, kv_pack_r *r)
+static enum kv_pack_error read_tenant(kv_state_load *l, kv_pack_r *r)
 {
-	int rc = tenant_done(l);
+	enum kv_pack_error rc = tenant_done(l);
 	if (rc != KV_PACK_OK)
 		return rc;
 	if (!l->tenants_left || l->groups_left)
@@ -230,9 +230,9 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 	if (kv_state_find_tenant(s, backend, tenant))
 		return KV_PACK_MALFORMED;
 	kv_tenant *t;
-	rc = kv_state_tenant_get(s, backend, tenant, &t);
-	if (rc != MKV_OK)
-		return rc == MKV_ELIMIT ? KV_PACK_REFUSED : KV_PACK_NOMEM;
+	enum mkv_err got = kv_state_tenant_get(s, backend, tenant, &t);
+	if (got != MKV_OK)
+		return got == MKV_ELIMIT ? KV_PACK_REFUSED : KV_PACK_NOMEM;
 	l->tenants_left--;
 	l->tenant = t;
 	t->stale = (unsigned)kv_unpack_max(r, (1u << KV_STALE__BITS) - 1);
@@ -284,7 +284,7 @@ static int read_tenant(kv_state_load *l, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int read_objects(kv_state_load *l, kv_pack_r *r)
+static enum kv_pack_error read_objects(kv_state_load *l, kv_pack_r *r)
 {
 	kv_tenant *t = l->tenant;
 	mkv_budget *b = l->budget;
@@ -301,7 +301,8 @@ static int read_objects(kv_state_load *l, kv_pack_r *r)
 		}
 		unsigned before;
 		int64_t birth = code == NO_BIRTH_CODE ? KV_NO_BIRTH : (int64_t)(code - 1);
-		int rc = kv_objtable_update(&t->objects, slot & ~(uint64_t)3, media, 0, true, birth, &before, NULL);
+		enum mkv_err rc = kv_objtable_update(&t->objects, slot & ~(uint64_t)3, media, 0, true, birth, &before,
+						     NULL);
 		if (rc != MKV_OK || before) { /* not inserted: out of memory, or an object twice */
 			atomic_fetch_sub_explicit(&b->objects, 1, memory_order_relaxed);
 			return rc == MKV_ENOMEM ? KV_PACK_NOMEM : KV_PACK_MALFORMED;
@@ -312,7 +313,7 @@ static int read_objects(kv_state_load *l, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-int kv_state_load_record(kv_state_load *l, unsigned type, kv_pack_r *r)
+enum kv_pack_error kv_state_load_record(kv_state_load *l, unsigned type, kv_pack_r *r)
 {
 	if (!l->state)
 		return type == KV_REC_STATE ? read_state(l, r) : KV_PACK_MALFORMED;
@@ -328,11 +329,11 @@ int kv_state_load_record(kv_state_load *l, unsigned type, kv_pack_r *r)
 	}
 }
 
-int kv_state_load_end(kv_state_load *l, kv_state **out)
+enum kv_pack_error kv_state_load_end(kv_state_load *l, kv_state **out)
 {
 	if (!l->state)
 		return KV_PACK_TRUNCATED;
-	int rc = tenant_done(l);
+	enum kv_pack_error rc = tenant_done(l);
 	if (rc != KV_PACK_OK)
 		return rc;
 	if (l->tenants_left || l->groups_left)

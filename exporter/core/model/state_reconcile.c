@@ -17,12 +17,12 @@ unsigned kv_state_media_by_hash(const kv_tenant *t, uint64_t hash)
 	return kv_objtable_get(&t->objects, hash);
 }
 
-int kv_state_record_start(kv_state *s, mkv_str backend, mkv_str tenant, kv_recon_log *log)
+enum mkv_err kv_state_record_start(kv_state *s, mkv_str backend, mkv_str tenant, kv_recon_log *log)
 {
 	if (s->recorded)
 		return MKV_EINVAL;
 	kv_tenant *t;
-	int rc = kv_state_tenant_get(s, backend, tenant, &t);
+	enum mkv_err rc = kv_state_tenant_get(s, backend, tenant, &t);
 	if (rc != MKV_OK)
 		return rc;
 	s->recorded = t;
@@ -42,7 +42,7 @@ size_t kv_state_recorded_objects(const kv_state *s)
 	return s->recorded ? kv_objtable_count(&s->recorded->objects) : 0;
 }
 
-int kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
+enum mkv_err kv_state_adopt(kv_state *s, kv_recon_table *fresh, unsigned stale, kv_objtable *old)
 {
 	kv_tenant *t = s->recorded;
 	if (!t)

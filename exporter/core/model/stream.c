@@ -152,7 +152,7 @@ enum mkv_dialect kv_stream_dialect(const kv_stream *st)
 	return st->dialect;
 }
 
-int kv_stream_set_keygroups(kv_stream *st, const mkv_keygroup_re *re)
+enum mkv_err kv_stream_set_keygroups(kv_stream *st, const mkv_keygroup_re *re)
 {
 	return kv_state_set_keygroups(st->state, re);
 }
@@ -263,12 +263,12 @@ static void count_reject(kv_stream *st, enum mkv_reason r, mkv_ingest_report *re
  * Returns 0 or MKV_ENOMEM (some event was lost). */
 #define LOOKAHEAD 64
 
-static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset,
-			mkv_ingest_report *rep)
+static enum mkv_err apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to, bool was_reset,
+				 mkv_ingest_report *rep)
 {
 	kv_stream_stats *ss = &st->stats;
 	kv_prepared prep[LOOKAHEAD];
-	int rc = MKV_OK;
+	enum mkv_err rc = MKV_OK;
 	for (size_t i = from; i < to; i++)
 		if (applicable(&b->events[i]))
 			kv_state_prepare(st->state, &b->events[i], st->dialect, &prep[i - from]);
@@ -296,7 +296,7 @@ static int apply_events(kv_stream *st, const kv_batch *b, size_t from, size_t to
 			continue;
 		}
 		check_time(st, ev, &prep[i - from]);
-		int r = kv_state_apply_prepared(st->state, ev, &prep[i - from]);
+		enum mkv_err r = kv_state_apply_prepared(st->state, ev, &prep[i - from]);
 		if (r == MKV_ELIMIT) {
 			ss->limit_dropped_events++;
 		} else if (r != MKV_OK) {
@@ -351,7 +351,8 @@ static void join_broken(kv_stream *st)
 	st->join = MKV_JOIN_BROKEN;
 }
 
-int kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, int64_t now_ms, mkv_ingest_report *rep)
+enum mkv_err kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, int64_t now_ms,
+			      mkv_ingest_report *rep)
 {
 	mkv_ingest_report dummy;
 	if (!rep)
@@ -359,7 +360,7 @@ int kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, in
 	memset(rep, 0, sizeof(*rep));
 	kv_stream_stats *ss = &st->stats;
 	kv_batch b;
-	int rc = kv_decode(st->decoder, frames, n_frames, &b);
+	enum mkv_err rc = kv_decode(st->decoder, frames, n_frames, &b);
 
 	ss->messages++;
 	st->last_receive_ms = now_ms;
@@ -432,7 +433,7 @@ int kv_stream_ingest(kv_stream *st, const mkv_frame *frames, size_t n_frames, in
 	rep->events = b.n_events;
 	for (size_t i = 0; i < b.n_events; i += LOOKAHEAD) {
 		size_t end = i + LOOKAHEAD < b.n_events ? i + LOOKAHEAD : b.n_events;
-		int r = apply_events(st, &b, i, end, v == MKV_SEQ_RESET, rep);
+		enum mkv_err r = apply_events(st, &b, i, end, v == MKV_SEQ_RESET, rep);
 		if (r != MKV_OK)
 			rc = r;
 	}

@@ -150,7 +150,7 @@ enum mkv_err mkv_handover_write(mkv_store *const *stores, size_t n, int64_t take
 	kv_pack_end(&w);
 	for (size_t i = 0; i < n; i++)
 		write_store(&w, stores[i]);
-	int rc = kv_pack_finish(&w);
+	enum mkv_err rc = kv_pack_finish(&w);
 	kv_pack_w_free(&w);
 	return rc;
 }
@@ -195,6 +195,8 @@ static enum mkv_boot_result of_pack(enum kv_pack_error e)
 		return MKV_BOOT_TRUNCATED;
 	case KV_PACK_NOMEM:
 		return MKV_BOOT_OUT_OF_MEMORY;
+	case KV_PACK_VERSION:
+		return MKV_BOOT_VERSION;
 	case KV_PACK_REFUSED: /* the record callback's own: never reaches here */
 	case KV_PACK_MALFORMED:
 		break;
@@ -202,22 +204,19 @@ static enum mkv_boot_result of_pack(enum kv_pack_error e)
 	return MKV_BOOT_MALFORMED;
 }
 
-/* Codes the record callback returns beyond kv_pack_error's. */
-#define REC_VERSION 100
-
 static bool label_is(mkv_str got, const char *want)
 {
 	size_t n = want ? strlen(want) : 0;
 	return got.len == n && (n == 0 || memcmp(got.ptr, want, n) == 0);
 }
 
-static int read_header(mkv_handover *h, kv_pack_r *r)
+static enum kv_pack_error read_header(mkv_handover *h, kv_pack_r *r)
 {
 	mkv_str m = kv_unpack_bytes(r, 64);
 	if (r->bad || m.len != sizeof(magic) - 1 || memcmp(m.ptr, magic, m.len) != 0)
 		return KV_PACK_MALFORMED;
 	if (kv_unpack_u64(r) != MKV_HANDOVER_VERSION)
-		return REC_VERSION;
+		return KV_PACK_VERSION;
 	h->taken_ms = kv_unpack_i64(r);
 	h->sources_left = kv_unpack_max(r, 1u << 16);
 	if (!kv_unpack_done(r))
@@ -226,7 +225,7 @@ static int read_header(mkv_handover *h, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int read_source(mkv_handover *h, kv_pack_r *r)
+static enum kv_pack_error read_source(mkv_handover *h, kv_pack_r *r)
 {
 	if (!h->sources_left || h->cur >= 0 || h->skip)
 		return KV_PACK_MALFORMED;
@@ -277,7 +276,7 @@ static int read_source(mkv_handover *h, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int read_member(mkv_handover *h, kv_pack_r *r)
+static enum kv_pack_error read_member(mkv_handover *h, kv_pack_r *r)
 {
 	candidate *c = &h->c[h->cur];
 	const mkv_store *s = h->stores[h->cur];
@@ -292,14 +291,14 @@ static int read_member(mkv_handover *h, kv_pack_r *r)
 	const kv_store_part *p = &s->parts[c->n_members++];
 	/* another master, or a dialect this exporter is told to read otherwise */
 	if (!label_is(label, p->cfg.label) ||
-	    (p->cfg.dialect >= 0 && m->dialect.decided && (int)m->dialect.dialect != p->cfg.dialect))
+	    (p->cfg.dialect != MKV_DIALECT_AUTO && m->dialect.decided && m->dialect.dialect != p->cfg.dialect))
 		c->refused = MKV_BOOT_MISMATCH;
 	return KV_PACK_OK;
 }
 
 /* A member's annex: its fields in order, any after them (a later
  * version's) ignored.  A member of another label is left as it was. */
-static int read_member_annex(mkv_handover *h, kv_pack_r *r)
+static enum kv_pack_error read_member_annex(mkv_handover *h, kv_pack_r *r)
 {
 	candidate *c = &h->c[h->annex];
 	const mkv_store *s = h->stores[h->annex];
@@ -318,7 +317,7 @@ static int read_member_annex(mkv_handover *h, kv_pack_r *r)
 	return KV_PACK_OK;
 }
 
-static int on_annex(mkv_handover *h, unsigned type, kv_pack_r *r)
+static enum kv_pack_error on_annex(mkv_handover *h, unsigned type, kv_pack_r *r)
 {
 	if (type == KV_REC_MEMBER_ANNEX)
 		return read_member_annex(h, r);
@@ -333,11 +332,11 @@ static int on_annex(mkv_handover *h, unsigned type, kv_pack_r *r)
 }
 
 /* The source's records are over: its state is whole, or refused. */
-static int end_source(mkv_handover *h)
+static enum kv_pack_error end_source(mkv_handover *h)
 {
 	size_t cur = (size_t)h->cur;
 	candidate *c = &h->c[cur];
-	int rc = kv_state_load_end(&h->load, &c->state);
+	enum kv_pack_error rc = kv_state_load_end(&h->load, &c->state);
 	kv_state_load_free(&h->load);
 	h->loading = false;
 	h->cur = -1;
@@ -349,7 +348,7 @@ static int end_source(mkv_handover *h)
 	return KV_PACK_OK;
 }
 
-static int on_record(void *arg, unsigned type, kv_pack_r *r)
+static enum kv_pack_error on_record(void *arg, unsigned type, kv_pack_r *r)
 {
 	mkv_handover *h = arg;
 	if (!h->header)
@@ -372,7 +371,7 @@ static int on_record(void *arg, unsigned type, kv_pack_r *r)
 		return end_source(h);
 	if (c->n_members != h->stores[h->cur]->n)
 		return KV_PACK_MALFORMED; /* the state before every member */
-	int rc = kv_state_load_record(&h->load, type, r);
+	enum kv_pack_error rc = kv_state_load_record(&h->load, type, r);
 	if (rc == KV_PACK_REFUSED) { /* beyond this exporter's limits: this source only */
 		c->refused = MKV_BOOT_LIMIT;
 		kv_state_load_free(&h->load);
@@ -415,14 +414,9 @@ void mkv_handover_free(mkv_handover *h)
 	free(h);
 }
 
-static enum mkv_boot_result result_of(enum kv_pack_error e)
-{
-	return (int)e == REC_VERSION ? MKV_BOOT_VERSION : of_pack(e);
-}
-
 enum mkv_boot_result mkv_handover_feed(mkv_handover *h, const void *p, size_t n)
 {
-	return result_of(kv_pack_in_feed(&h->in, p, n));
+	return of_pack(kv_pack_in_feed(&h->in, p, n));
 }
 
 enum mkv_boot_result mkv_handover_end(mkv_handover *h)
@@ -430,7 +424,7 @@ enum mkv_boot_result mkv_handover_end(mkv_handover *h)
 	enum kv_pack_error e = kv_pack_in_end(&h->in);
 	if (e == KV_PACK_OK && (h->sources_left || h->cur >= 0 || h->annex >= 0 || h->skip))
 		e = KV_PACK_MALFORMED; /* whole and checksummed, yet not every source came */
-	return result_of(e);
+	return of_pack(e);
 }
 
 int64_t mkv_handover_taken_ms(const mkv_handover *h)

@@ -34,7 +34,6 @@ enum kv_empty_step {
  * tenant reconciled"): found out from its answer to a per-tenant listing,
  * and found out again when its publisher restarts (an upgrade) or
  * KV_LISTS_RECHECK seconds after it listed default only. */
-enum kv_lists { KV_LISTS_UNKNOWN, KV_LISTS_TENANTS, KV_LISTS_DEFAULT_ONLY };
 #define KV_LISTS_RECHECK 3600.0
 
 /* One member: its stream (feeding the store's one state), its master's
@@ -94,6 +93,6 @@ extern const double kv_hold_bounds[];
 extern const size_t kv_hold_bounds_n;
 
 /* Copies the store's figures into snap (the scrape's slot). */
-int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *snap);
+enum mkv_err kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *snap);
 
 #endif

@@ -145,7 +145,7 @@ enum mkv_err mkv_recon_begin(mkv_recon_run *r, const mkv_recon_job *job, const c
 		return MKV_EINVAL;
 	}
 	r->is_default = kv_tenant_is_default(r->tenant);
-	int rc = kv_keys_at_set(&r->at, base_url, r->tenant);
+	enum mkv_err rc = kv_keys_at_set(&r->at, base_url, r->tenant);
 	if (rc != MKV_OK) {
 		r->why = rc == MKV_EINVAL ? "the tenant_id cannot be named in a request" : "out of memory";
 		return rc;
@@ -294,7 +294,7 @@ static enum mkv_recon_result cut_over(mkv_recon_run *r)
 	size_t taken_total = 0;
 	for (;;) {
 		lock(r);
-		enum mkv_recon_result res = MKV_RECON__RESULTS;
+		enum mkv_recon_result res = MKV_RECON_NOT_COUNTED;
 		if (mkv_store_breaks(s) != r->breaks0) {
 			r->why = "the stream lost events meanwhile";
 			res = MKV_RECON_SUPERSEDED;
@@ -320,7 +320,7 @@ static enum mkv_recon_result cut_over(mkv_recon_run *r)
 			kv_objtable_clear(&old); /* large: freed outside the lock */
 			return res;
 		}
-		if (res != MKV_RECON__RESULTS) {
+		if (res != MKV_RECON_NOT_COUNTED) {
 			kv_state_record_stop(s->state);
 			r->recording = false;
 			unlock(r);
@@ -331,7 +331,7 @@ static enum mkv_recon_result cut_over(mkv_recon_run *r)
 		taken_total += taken.n;
 		kv_recon_log_init(log, r->max_replay > taken_total ? r->max_replay - taken_total : 1);
 		unlock(r);
-		int rc = kv_recon_replay(&r->fresh, taken.ev, taken.n);
+		enum mkv_err rc = kv_recon_replay(&r->fresh, taken.ev, taken.n);
 		kv_recon_log_free(&taken);
 		if (rc != MKV_OK) {
 			stop_recording(r);
@@ -366,7 +366,7 @@ static double plan_done(mkv_recon_run *r, enum mkv_recon_result res)
 	mkv_store *s = r->s;
 	if (r->is_default) {
 		kv_reconcile_done(&s->plan, res, r->t0, r->t1);
-		if (res != MKV_RECON__RESULTS)
+		if (res != MKV_RECON_NOT_COUNTED)
 			kv_drift_reconciled(&s->drift, res == MKV_RECON_OK);
 	} else {
 		for (size_t i = 0; i < kv_state_tenant_count(s->state); i++) {
@@ -391,7 +391,7 @@ enum mkv_recon_result mkv_recon_end(mkv_recon_run *r, enum mkv_recon_listing lis
 	if (default_only) {
 		stop_recording(r);
 		r->why = "the master lists tenant default only";
-		res = MKV_RECON__RESULTS; /* no failure: a master without the per-tenant listing */
+		res = MKV_RECON_NOT_COUNTED; /* no failure: a master without the per-tenant listing */
 	} else if (listing == MKV_LISTING_DONE && r->recording) {
 		res = cut_over(r);
 	} else {
@@ -401,7 +401,7 @@ enum mkv_recon_result mkv_recon_end(mkv_recon_run *r, enum mkv_recon_listing lis
 		if (r->begin_failed) /* a limit, or memory: nothing was asked */
 			res = MKV_RECON_ABORTED;
 		else if (listing == MKV_LISTING_STANDBY) /* nothing to count */
-			res = MKV_RECON__RESULTS;
+			res = MKV_RECON_NOT_COUNTED;
 		else
 			res = r->listing.too_long ? MKV_RECON_ABORTED : MKV_RECON_FAILED;
 	}
@@ -411,7 +411,7 @@ enum mkv_recon_result mkv_recon_end(mkv_recon_run *r, enum mkv_recon_listing lis
 	if (r->answered && !r->is_default)
 		kv_store_lists_note(s, r->member, r->listed, r->t1);
 	*next = plan_done(r, res);
-	if (res != MKV_RECON__RESULTS) {
+	if (res != MKV_RECON_NOT_COUNTED) {
 		kv_recon_stats *st = &s->recon;
 		st->results[res]++;
 		st->has_duration = true;

@@ -76,7 +76,7 @@ enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *fram
 			      mkv_ingest_report *rep)
 {
 	mkv_ingest_report r;
-	int rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
+	enum mkv_err rc = kv_stream_ingest(s->parts[member].stream, frames, n_frames, now_ms, &r);
 	/* a member that does not serve and publishes all the same */
 	kv_member_role_published(&s->roles[member], r.events);
 	if (r.verdict == MKV_SEQ_RESET) /* a new master process, maybe an upgraded one: ask again */
@@ -95,7 +95,7 @@ enum mkv_err mkv_store_ingest(mkv_store *s, size_t member, const mkv_frame *fram
 	return rc;
 }
 
-void mkv_store_disconnected(mkv_store *s, size_t member)
+void mkv_store_note_disconnect(mkv_store *s, size_t member)
 {
 	kv_store_part *p = &s->parts[member];
 	p->connected = false;
@@ -104,7 +104,7 @@ void mkv_store_disconnected(mkv_store *s, size_t member)
 	p->empty = KV_EMPTY_NONE;
 }
 
-bool mkv_store_connected(mkv_store *s, size_t member, int64_t now_ms)
+bool mkv_store_note_connect(mkv_store *s, size_t member, int64_t now_ms)
 {
 	kv_store_part *p = &s->parts[member];
 	bool again = p->ever_connected;
@@ -193,7 +193,7 @@ uint64_t mkv_store_breaks(const mkv_store *s)
 	return n;
 }
 
-int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *out)
+enum mkv_err kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source_snap *out)
 {
 	out->name = s->cfg.name;
 	out->ha = s->cfg.ha;
@@ -214,18 +214,18 @@ int kv_store_snapshot(const mkv_store *s, const mkv_member_live *live, kv_source
 		memcpy(o->ha_errors, p->ha_errors, sizeof(o->ha_errors));
 		o->standby_events = s->roles[i].standby_events;
 		o->dialect = p->dialect;
-		o->lists_tenants = p->lists == KV_LISTS_UNKNOWN ? -1 : p->lists == KV_LISTS_TENANTS;
+		o->lists_tenants = p->lists;
 		object &= p->dialect.decided && p->dialect.dialect == MKV_DIALECT_OBJECT;
 	}
 	out->object_dialect = object;
 	out->leadership = s->leadership;
 	memcpy(out->quota_errors, s->quota_errors, sizeof(out->quota_errors));
-	int rc = kv_quotas_copy(&out->quotas, &s->quotas);
+	enum mkv_err rc = kv_quotas_copy(&out->quotas, &s->quotas);
 	if (rc == MKV_OK)
 		rc = kv_quota_rejects_copy(&out->rejects, &s->rejects);
 	if (rc == MKV_OK)
 		rc = kv_quota_rejects_copy(&out->evictions, &s->evictions);
-	int rs = kv_snapshot_state(out, s->state);
+	enum mkv_err rs = kv_snapshot_state(out, s->state);
 	out->recon = s->recon;
 	out->scrape_hold = s->scrape_hold;
 	out->boot = s->boot;

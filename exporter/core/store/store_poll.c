@@ -170,9 +170,9 @@ void mkv_store_poll_answers(mkv_store *s, size_t member, const mkv_poll_answers 
 	kv_state_set_now(s->state, (int64_t)(a->t1 * 1000)); /* for the losses and failovers it marks */
 	kv_master before = p->master;
 	kv_master_record(&p->master, a->t1, a->t1 - a->t0, err, sa->http, err == MKV_POLL_OK ? &st : NULL, &p->before);
-	int seen = kv_master_publisher_seen(err, sa->http, err == MKV_POLL_OK ? &st : NULL);
-	if (seen >= 0) /* where its next publisher starts (issue 21) */
-		kv_stream_publisher_seen(p->stream, seen);
+	enum kv_publisher_seen seen = kv_master_publisher_seen(err, sa->http, err == MKV_POLL_OK ? &st : NULL);
+	if (seen != KV_PUBLISHER_UNKNOWN) /* where its next publisher starts (issue 21) */
+		kv_stream_publisher_seen(p->stream, seen == KV_PUBLISHER_PUBLISHING);
 	news->dialect_news = MKV_DIALECT_SAME;
 	if (err == MKV_POLL_OK) {
 		news->dialect_news = kv_dialect_observe(&p->dialect, st.dialect,

@@ -160,6 +160,7 @@ static const char *const legacy_type_wire[3] = {"BlockStored", "BlockRemoved", "
 /* The fields we use, found in one pass over the map: the last of a
  * duplicated key wins, as it did over msgpack-c's tree. */
 enum field {
+	F_NONE = -1, /* a key we do not use */
 	F_EVENT_ID,
 	F_EVENT_TYPE,
 	F_TYPE,
@@ -186,37 +187,37 @@ static const kv_mp_obj *field(const struct fields *f, enum field i)
 	return f->has[i] ? &f->val[i] : NULL;
 }
 
-static int field_of(const kv_mp_obj *k)
+static enum field field_of(const kv_mp_obj *k)
 {
 	if (k->kind != KV_MP_STR)
-		return -1;
+		return F_NONE;
 	/* Dispatch on length, then on the first byte where several names
 	 * share a length: most keys are rejected, or found, in one compare. */
 	switch (k->n) {
 	case 4:
-		return KEY_IS(k, "type") ? F_TYPE : -1;
+		return KEY_IS(k, "type") ? F_TYPE : F_NONE;
 	case 6:
-		return KEY_IS(k, "medium") ? F_MEDIUM : -1;
+		return KEY_IS(k, "medium") ? F_MEDIUM : F_NONE;
 	case 7:
-		return KEY_IS(k, "dp_rank") ? F_DP_RANK : -1;
+		return KEY_IS(k, "dp_rank") ? F_DP_RANK : F_NONE;
 	case 8:
-		return KEY_IS(k, "event_id") ? F_EVENT_ID : -1;
+		return KEY_IS(k, "event_id") ? F_EVENT_ID : F_NONE;
 	case 9:
 		return KEY_IS(k, "tenant_id")   ? F_TENANT_ID
 		       : KEY_IS(k, "timestamp") ? F_TIMESTAMP
 		       : KEY_IS(k, "lora_name") ? F_LORA_NAME
-						: -1;
+						: F_NONE;
 	case 10:
 		return KEY_IS(k, "event_type")   ? F_EVENT_TYPE
 		       : KEY_IS(k, "backend_id") ? F_BACKEND_ID
 		       : KEY_IS(k, "object_key") ? F_OBJECT_KEY
 		       : KEY_IS(k, "model_name") ? F_MODEL_NAME
 		       : KEY_IS(k, "block_size") ? F_BLOCK_SIZE
-						 : -1;
+						 : F_NONE;
 	case 15:
-		return KEY_IS(k, "additional_salt") ? F_SALT : -1;
+		return KEY_IS(k, "additional_salt") ? F_SALT : F_NONE;
 	default:
-		return -1;
+		return F_NONE;
 	}
 }
 
@@ -239,8 +240,8 @@ static bool locate_fields(kv_mp_reader *r, uint32_t n, struct fields *f)
 		kv_mp_obj k, v;
 		if (!read_whole(r, &k, 3) || !read_whole(r, &v, 3))
 			return false;
-		int at = field_of(&k);
-		if (at >= 0) {
+		enum field at = field_of(&k);
+		if (at != F_NONE) {
 			f->val[at] = v;
 			f->has[at] = true;
 		}
@@ -448,7 +449,7 @@ static bool decode_event(kv_mp_reader *r, const kv_mp_obj *o, int64_t batch_ts, 
 	return true;
 }
 
-static int reserve_events(kv_decoder *d, size_t n)
+static enum mkv_err reserve_events(kv_decoder *d, size_t n)
 {
 	if (n <= d->cap)
 		return MKV_OK;
@@ -471,7 +472,7 @@ static uint64_t read_be64(const unsigned char *p)
 	return v;
 }
 
-int kv_decode(kv_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out)
+enum mkv_err kv_decode(kv_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->events = d->events;

@@ -72,6 +72,6 @@ const kv_model_ctx *kv_decoder_model(const kv_decoder *d);
 /* Fills *out.  Returns 0, or MKV_ENOMEM when memory ran out (for the
  * event array): out->reject is then set so that no event is
  * used, but the input was not at fault and must not be counted as bad. */
-int kv_decode(kv_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out);
+enum mkv_err kv_decode(kv_decoder *d, const mkv_frame *frames, size_t n_frames, kv_batch *out);
 
 #endif

@@ -16,14 +16,22 @@ static void http_connections(kv_emit *e, const kv_at *a)
 
 static void http_connections_rejected_total(kv_emit *e, const kv_at *a)
 {
-	for (unsigned r = 0; r < MKV_HTTP_REJECT__COUNT; r++)
-		kv_sample_u64(e, (kv_label){"reason", mkv_http_reject_name(r)}, a->x->info.http.rejected[r]);
+	const mkv_http_rejects *r = &a->x->info.http.rejected;
+	kv_sample_u64(e, (kv_label){"reason", "limit"}, r->limit);
+	kv_sample_u64(e, (kv_label){"reason", "address_limit"}, r->address_limit);
+	kv_sample_u64(e, (kv_label){"reason", "header_timeout"}, r->header_timeout);
+	kv_sample_u64(e, (kv_label){"reason", "request_timeout"}, r->request_timeout);
+	kv_sample_u64(e, (kv_label){"reason", "malformed"}, r->malformed);
 }
 
 static void http_login_failures_total(kv_emit *e, const kv_at *a)
 {
-	for (unsigned f = 0; f < MKV_LOGIN__COUNT; f++)
-		kv_sample_u64(e, (kv_label){"reason", mkv_login_failure_name(f)}, a->x->info.http.login_failures[f]);
+	const mkv_login_failures *f = &a->x->info.http.login_failures;
+	kv_sample_u64(e, (kv_label){"reason", "missing"}, f->missing);
+	kv_sample_u64(e, (kv_label){"reason", "malformed"}, f->malformed);
+	kv_sample_u64(e, (kv_label){"reason", "unknown_user"}, f->unknown_user);
+	kv_sample_u64(e, (kv_label){"reason", "wrong_password"}, f->wrong_password);
+	kv_sample_u64(e, (kv_label){"reason", "throttled"}, f->throttled);
 }
 
 static void http_password_checks_total(kv_emit *e, const kv_at *a)

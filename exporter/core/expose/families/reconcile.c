@@ -50,8 +50,8 @@ static void reconcile_listed_keys(kv_emit *e, const kv_at *a)
 
 static void master_lists_tenants(kv_emit *e, const kv_at *a)
 {
-	if (a->s->recon.enabled && a->m->has_master && a->m->lists_tenants >= 0)
-		kv_sample_u64(e, KV_NO_LABEL, (uint64_t)a->m->lists_tenants);
+	if (a->s->recon.enabled && a->m->has_master && a->m->lists_tenants != KV_LISTS_UNKNOWN)
+		kv_sample_u64(e, KV_NO_LABEL, a->m->lists_tenants == KV_LISTS_TENANTS);
 }
 
 static const kv_family families[] = {
