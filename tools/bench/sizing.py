@@ -12,7 +12,8 @@ For each number of tenants and each residency setting: the simulator
 default flags (`--residency.enabled=false` for "off"), scraped every 10 s by
 Debian's Prometheus 2.42 for two minutes: in text mode as it is, in protobuf
 mode with `--enable-feature=native-histograms` (Prometheus then asks for the
-protobuf exposition first).  Prints one JSON line per run: series a tenant,
+protobuf exposition first).  Prints one JSON line per run: series a tenant
+(in the exporter's text, and as Prometheus holds them),
 samples a scrape (Prometheus's `scrape_samples_scraped`), Prometheus's RSS
 and head series after two minutes, its median scrape (`scrape_duration_seconds`
 over the run) and the exporter's own RSS and its last whole scrape.
@@ -158,6 +159,11 @@ def run(tenants, residency, mode, minutes, interval):
         med = query(prom, 'quantile_over_time(0.5, scrape_duration_seconds{job="mooncake"}[%s])' % window)
         row["prometheus_median_scrape_s"] = round(med, 3) if med is not None else None
         row["scrapes"] = query(prom, 'count_over_time(up{job="mooncake"}[%s])' % window)
+        # series a tenant as Prometheus holds them: in protobuf mode a native
+        # histogram is one series, whatever the text format would have said
+        sel = '{job="mooncake",backend_id!="",tenant_id!="",key_group=""}'
+        held, tenants_held = query(prom, "count(%s)" % sel), query(prom, "count(count by (backend_id, tenant_id) (%s))" % sel)
+        row["prometheus_series_a_tenant"] = round(held / tenants_held, 1) if held and tenants_held else None
         row["exporter_rss_mib"] = round(rss_mib(exp.pid), 1)
         ef = exporter_figures(get(metrics, headers={"Accept-Encoding": "gzip"}))
         row["series_a_tenant"] = ef["series_a_tenant"]
