@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kvd_gzip_text: what it writes is a gzip member that zlib's own inflate
- * (the independent decoder here) turns back into the same bytes, for an
- * empty text, a scrape-like text and bytes that do not compress. */
+/* kvd_gzip_text: what it writes is one gzip member that zlib's own inflate
+ * (the independent decoder here) turns back into the same bytes, its CRC
+ * and length checked, with nothing after it (curl reads only a first
+ * member), for an empty text, a scrape-like text and bytes that do not
+ * compress, short and long: a text of 64 KiB or more is compressed in two
+ * halves at once, which must still make one member. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +32,7 @@ static void round_trip(const char *in, size_t len)
 	s.avail_in = (uInt)zlen;
 	s.next_out = (Bytef *)back;
 	s.avail_out = (uInt)(len + 1);
-	assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END); /* the trailer checked */
 	assert_int_equal(s.total_out, len);
 	assert_int_equal(s.avail_in, 0); /* nothing after the member */
 	assert_memory_equal(back, in, len);
@@ -48,6 +51,10 @@ static void test_round_trips(void **state)
 	assert_non_null(text);
 	for (size_t i = 0; i < 20000; i++)
 		memcpy(text + i * (sizeof(line) - 1), line, sizeof(line) - 1);
+	/* around the split (64 KiB), odd lengths, and 1.4 MB */
+	static const size_t lens[] = {100, (64 << 10) - 1, 64 << 10, (64 << 10) + 1, 300001};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		round_trip(text, lens[i]);
 	round_trip(text, n);
 	uint64_t x = 88172645463325252u; /* xorshift: bytes that do not compress */
 	for (size_t i = 0; i < n; i++) {
@@ -57,6 +64,7 @@ static void test_round_trips(void **state)
 		text[i] = (char)x;
 	}
 	round_trip(text, n);
+	round_trip(text, (64 << 10) + 1);
 	free(text);
 }
 

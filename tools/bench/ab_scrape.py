@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The exporter's whole scrape of 10,000 tenants, two builds side by side:
 
-    python3 tools/bench/ab_scrape.py BEFORE_EXPORTER AFTER_EXPORTER [ROUNDS]
+    python3 tools/bench/ab_scrape.py BEFORE_EXPORTER AFTER_EXPORTER [ROUNDS [TENANTS]]
 
-Both exporters run at once, loaded alike (run_bench.py's whole_scrape: 200,000
-objects over 10,000 tenants), and are scraped in turn, round by round, the
+Both exporters run at once, loaded alike (run_bench.py's whole_scrape: 20 objects
+a tenant, 10,000 tenants unless TENANTS says), and are scraped in turn, round by round, the
 order swapped every round, so that a shared machine's slow phases fall on
 both.  Each scrape is timed by the exporter itself (the next scrape's
 mooncake_kv_exporter_last_scrape_duration_seconds: snapshot, render and
@@ -39,16 +39,17 @@ def last_ms(exp):
 
 
 def main(argv):
-    if len(argv) not in (3, 4):
+    if len(argv) not in (3, 4, 5):
         sys.exit(__doc__)
     builds = {"before": argv[1], "after": argv[2]}
-    rounds = int(argv[3]) if len(argv) == 4 else 20
+    rounds = int(argv[3]) if len(argv) >= 4 else 20
+    tenants = int(argv[4]) if len(argv) == 5 else TENANTS
     print("machine: " + run_bench.machine(), flush=True)
     exps = {}
     for name, path in builds.items():
         run_bench.EXPORTER = path
-        exps[name] = run_bench.Exporter(["--limits.max-tenants", str(2 * TENANTS)])
-        run_bench.blast(exps[name], 0, load=True, keys=200000, extra=["--tenants", str(TENANTS)])
+        exps[name] = run_bench.Exporter(["--limits.max-tenants", str(2 * tenants)])
+        run_bench.blast(exps[name], 0, load=True, keys=20 * tenants, extra=["--tenants", str(tenants)])
     for exp in exps.values():
         exp.scrape(60)  # the first scrape sizes the next ones' buffers
     ms = {(n, k): [] for n in exps for k in KINDS}
@@ -60,7 +61,7 @@ def main(argv):
                 ms[(name, kind)].append(last_ms(exp))
     for kind in KINDS:
         before, after = ms[("before", kind)], ms[("after", kind)]
-        print(json.dumps(dict(what="whole scrape, as the exporter times it", tenants=TENANTS, kind=kind,
+        print(json.dumps(dict(what="whole scrape, as the exporter times it", tenants=tenants, kind=kind,
                               rounds=rounds, before_median_ms=round(statistics.median(before), 1),
                               before_best_ms=round(min(before), 1), after_median_ms=round(statistics.median(after), 1),
                               after_best_ms=round(min(after), 1),
