@@ -166,12 +166,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	mkv_expo_opts eo = {
-		.openmetrics = openmetrics,
-		.created = DUMP_CREATED,
-		.families = families,
-		.all_series = all_series,
-		.protobuf = protobuf};
+	mkv_expo_opts eo = {.openmetrics = openmetrics,
+			    .created = DUMP_CREATED,
+			    .families = families,
+			    .all_series = all_series,
+			    .protobuf = protobuf};
 	mkv_buf out;
 	mkv_buf_init(&out);
 	int rc = kv_render(&out, &x, &eo);
