@@ -75,8 +75,8 @@ struct kv_emit {
  * and closed (left out when it has no sample, as client libraries do), an
  * entity's scope labels, and its samples. */
 /* The render's cache of every tenant's scope labels, and every key group
- * name's label, encoded.  Returns 0 or MKV_ENOMEM. */
-int kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x);
+ * name's label, encoded.  Returns MKV_OK or MKV_ENOMEM. */
+enum mkv_err kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x);
 void kv_proto_family_begin(kv_emit *e, const kv_exporter_snap *x);
 void kv_proto_family_end(kv_emit *e);
 void kv_proto_enter(kv_emit *e);

@@ -14,8 +14,8 @@
 /* MKV_CONTENT_TYPE, MKV_CONTENT_TYPE_OPENMETRICS: mooncake_kv/scrape.h */
 
 /* Appends the whole exposition to out as o asks (NULL: the text format,
- * every family).  Returns 0 or MKV_ENOMEM. */
-int kv_render(mkv_buf *out, const kv_exporter_snap *snap, const mkv_expo_opts *o);
+ * every family).  Returns MKV_OK or MKV_ENOMEM. */
+enum mkv_err kv_render(mkv_buf *out, const kv_exporter_snap *snap, const mkv_expo_opts *o);
 
 /* Appends s[0..n) as the inside of a quoted label value: \ " and newline
  * escaped; with sanitize, every byte that does not start a valid UTF-8

@@ -17,7 +17,6 @@
 
 typedef struct mkv_buf B;
 
-
 static char *put(char *w, const char *s, size_t n)
 {
 	if (n) /* s may be NULL then (no suffix) */
@@ -36,7 +35,7 @@ static void cache_free(kv_render_cache *c)
 	free(c->group_base);
 }
 
-static int cache_build(kv_render_cache *c, const kv_exporter_snap *x, const mkv_expo_opts *o)
+static enum mkv_err cache_build(kv_render_cache *c, const kv_exporter_snap *x, const mkv_expo_opts *o)
 {
 	*c = (kv_render_cache){0};
 	if (o && o->created > 0)
@@ -500,7 +499,7 @@ static void walk(kv_emit *e, const kv_exporter_snap *x)
 	}
 }
 
-int kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
+enum mkv_err kv_render(B *out, const kv_exporter_snap *x, const mkv_expo_opts *o)
 {
 	bool pb = o && o->protobuf, om = o && o->openmetrics && !pb;
 	kv_render_cache c = {0};

@@ -164,7 +164,7 @@ static void label(B *b, const char *name, const char *value, size_t n, bool sani
 	mkv_buf_used(b, (size_t)(w - w0));
 }
 
-int kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x)
+enum mkv_err kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x)
 {
 	size_t tenants = 0, groups = 0;
 	for (size_t si = 0; si < x->n_sources; si++) {

@@ -7,6 +7,7 @@
 #ifndef KV_LIFETIME_H
 #define KV_LIFETIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kv_native.h"
@@ -34,6 +35,6 @@ void kv_life_native_from_classic(kv_life_hist *h);
  * usable) that began at `birth` (KV_NO_BIRTH: not seen): observed when both
  * are known and in order, counted unobserved otherwise.  Returns whether
  * it was observed. */
-int kv_life_end(kv_life_hist *h, int64_t birth, int64_t end);
+bool kv_life_end(kv_life_hist *h, int64_t birth, int64_t end);
 
 #endif

@@ -28,12 +28,12 @@ void kv_life_native_from_classic(kv_life_hist *h)
 					  h->counts[i]);
 }
 
-int kv_life_end(kv_life_hist *h, int64_t birth, int64_t end)
+bool kv_life_end(kv_life_hist *h, int64_t birth, int64_t end)
 {
 	if (birth == KV_NO_BIRTH || end == KV_NO_BIRTH || end < birth) {
 		h->unobserved++;
-		return 0;
+		return false;
 	}
 	kv_life_observe(h, (uint64_t)(end - birth));
-	return 1;
+	return true;
 }
