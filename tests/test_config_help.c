@@ -44,7 +44,7 @@ static void assert_same_config(const kvd_config *a, const kvd_config *b)
 static void test_help_defaults_are_the_defaults(void **state)
 {
 	(void)state;
-	char buf[16384] = {0};
+	char buf[65536] = {0};
 	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
 	char *argv[] = {"x", "--help"};
 	kvd_config c, d;
@@ -54,10 +54,22 @@ static void test_help_defaults_are_the_defaults(void **state)
 	kvd_config_free(&c);
 	assert_int_equal(parse(&c, err, sizeof(err), EP, NULL), KVD_CONFIG_RUN);
 	size_t shown = 0;
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		char *def = strstr(line, "(default "), name[64], flag[128];
-		if (!def || sscanf(line, " %63[^= ]", name) != 1)
+	/* a flag's entry: its line ("  --name=...") and the lines indented
+	 * under it, joined */
+	char entry[2048] = "";
+	for (char *line = strtok(buf, "\n");; line = strtok(NULL, "\n")) {
+		if (line && line[0] == ' ' && line[2] != '-') {
+			strncat(entry, line, sizeof(entry) - strlen(entry) - 1);
 			continue;
+		}
+		char *def = strstr(entry, "(default "), name[64], flag[128];
+		bool is_flag = def && sscanf(entry, " %63[^= ]", name) == 1;
+		snprintf(entry, sizeof(entry), "%s", line ? line : "");
+		if (!is_flag) {
+			if (!line)
+				break;
+			continue;
+		}
 		def += strlen("(default ");
 		snprintf(flag, sizeof(flag), "%s=%.*s", name, (int)strcspn(def, ")"), def);
 		if (parse(&d, err, sizeof(err), EP, flag, NULL) != KVD_CONFIG_RUN)
@@ -65,9 +77,33 @@ static void test_help_defaults_are_the_defaults(void **state)
 		assert_same_config(&c, &d);
 		kvd_config_free(&d);
 		shown++;
+		if (!line)
+			break;
 	}
 	kvd_config_free(&c);
 	assert_true(shown >= 25); /* every flag with a value of its own says its default */
+}
+
+/* Every line of --help fits a terminal of 80 columns, but a single word
+ * longer than the room (an example value). */
+static void test_help_fits_80_columns(void **state)
+{
+	(void)state;
+	char buf[65536] = {0};
+	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
+	char *argv[] = {"x", "--help"};
+	kvd_config c;
+	char err[256];
+	assert_int_equal(kvd_config_parse(&c, 2, argv, out, err, sizeof(err)), KVD_CONFIG_EXIT);
+	fclose(out);
+	kvd_config_free(&c);
+	size_t lines = 0;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+		size_t len = strlen(line), lead = strspn(line, " ");
+		if (len > 80 && strchr(line + lead, ' '))
+			fail_msg("%zu columns: %s", len, line);
+	}
+	assert_true(lines > 40);
 }
 
 static void test_help_lists_every_flag(void **state)
@@ -106,7 +142,7 @@ static void test_help_lists_every_flag(void **state)
 		"--help",
 		"--version",
 	};
-	char buf[8192] = {0};
+	static char buf[65536];
 	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
 	char *argv[] = {"x", "--help"};
 	kvd_config c;
@@ -132,6 +168,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_lists_every_flag),
 		cmocka_unit_test(test_help_defaults_are_the_defaults),
+		cmocka_unit_test(test_help_fits_80_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

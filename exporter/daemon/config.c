@@ -245,7 +245,7 @@ static const struct flag flags[] = {
 	 NULL},
 	{"--run-as-user", set_string, CFG(run_as_user), 0, 0, NULL,
 	 "USER  started as root: switch to USER once the port is bound", NULL},
-	HEADING("Handing the state over (restarts, upgrades; docs/operating.md \"Restarts and upgrades\"):"),
+	HEADING("Handing the state over at restarts and upgrades (docs/operating.md):"),
 	{"--state.serve", set_switch, CFG(state_serve), 0, 0, NULL,
 	 "[true|false]  serve this exporter's state at /state for the next one to take (behind --web.config.file)",
 	 "false"},
@@ -272,7 +272,7 @@ static const struct flag flags[] = {
 	 "N  receive high-water mark in messages (0: no limit)", "2000"},
 	{"--zmq.max-message-size", set_num, CFG(zmq_max_message_size), 1024, 1ull << 31, NULL,
 	 "N  bytes; a larger message disconnects its sender (the default is 64 events of 16 KiB)", "1048576"},
-	HEADING("Key groups (object counts per model, release, ... derived from the keys; see docs/key-groups.md):"),
+	HEADING("Key groups: object counts per model, release... from keys (docs/key-groups.md):"),
 	{"--key.group-regex", set_string, CFG(key_group_regex), 0, 0, NULL,
 	 "REGEX  PCRE2; its named groups, joined by '/', are the key_group label, like ^(?<model>[^@]+)@ "
 	 "(in --source: group_regex=REGEX, last)",
@@ -312,6 +312,35 @@ static const struct flag *find_flag(const char *name)
 	return NULL;
 }
 
+#define HELP_WIDTH  80
+#define HELP_INDENT 39 /* where a flag's description starts: "  " and a 36-column head and " " */
+
+/* Writes text from column `col` on, wrapped at HELP_WIDTH onto lines
+ * indented HELP_INDENT; a word longer than a line gets one of its own.  A
+ * 0x01 byte is a space that does not break ("(default 5s)" stays whole). */
+static void print_wrapped(FILE *out, int col, const char *text)
+{
+	for (const char *p = text; *p;) {
+		while (*p == ' ')
+			p++;
+		int n = (int)strcspn(p, " ");
+		if (!n)
+			break;
+		if (col > HELP_INDENT && col + 1 + n > HELP_WIDTH) {
+			fprintf(out, "\n%*s", HELP_INDENT, "");
+			col = HELP_INDENT;
+		} else if (col > HELP_INDENT || (col == HELP_INDENT && p != text)) {
+			fputc(' ', out);
+			col++;
+		}
+		for (int i = 0; i < n; i++)
+			fputc(p[i] == 1 ? ' ' : p[i], out);
+		col += n;
+		p += n;
+	}
+	fputc('\n', out);
+}
+
 static void print_usage(FILE *out)
 {
 	fputs("usage: mooncake-kv-exporter [flags]\n\n"
@@ -325,12 +354,18 @@ static void print_usage(FILE *out)
 		}
 		const char *gap = strstr(f->help, "  ");
 		int vlen = gap ? (int)(gap - f->help) : (int)strlen(f->help);
-		char head[96];
+		char head[96], text[1024];
 		snprintf(head, sizeof(head), "%s=%.*s", f->name, vlen, f->help);
-		fprintf(out, "  %-36s %s", head, gap ? gap + 2 : "");
-		if (f->def)
-			fprintf(out, "%s(default %s)", gap ? " " : "", f->def);
-		fputc('\n', out);
+		snprintf(text, sizeof(text), "%s%s%s%s%s", gap ? gap + 2 : "", gap && f->def ? " " : "",
+			 f->def ? "(default\x01" : "", f->def ? f->def : "", f->def ? ")" : "");
+		int col = fprintf(out, "  %s", head);
+		if (col < HELP_INDENT)
+			col += fprintf(out, "%*s", HELP_INDENT - col, "");
+		else {
+			fprintf(out, "\n%*s", HELP_INDENT, "");
+			col = HELP_INDENT;
+		}
+		print_wrapped(out, col, text);
 	}
 	fputs("\n  --help                               these flags (-h too)\n"
 	      "  --version                            the version and revision\n",

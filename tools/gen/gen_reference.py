@@ -33,6 +33,10 @@ def flags(helptext):
                 raise ValueError("--help: one flag a line, not %r" % line)
             name, eq, value = token.partition("=")
             out.append(("flag", name, value if eq else "", what.strip()))
+        elif line.startswith("   ") and out and out[-1][0] == "flag":
+            # the description wrapped onto the lines indented under the flag
+            kind, name, value, what = out[-1]
+            out[-1] = (kind, name, value, (what + " " + line.strip()).strip())
     return out
 
 
