@@ -411,6 +411,47 @@ static void test_quota_eviction_reason(void **state)
 	assert_false(media_eviction_stale(STATUS_CONDUCTOR)); /* dev/conductor: each eviction published */
 }
 
+/* A failed /ha_status or /leader read is told once, its recovery once; a
+ * master without HA (404) never fails; a master that did not answer its
+ * status was not asked. */
+static void test_ha_reads_told_once(void **state)
+{
+	(void)state;
+	fixture f;
+	mkv_store *s = make(&f, 2, false);
+	mkv_poll_news n;
+	poll(&f, 0, 0, "serving\n", &n);
+	assert_int_equal(n.ha_change, MKV_POLL_SAME);
+	assert_int_equal(n.ha_err, MKV_POLL_OK);
+
+	mkv_poll_answers a = {.t0 = T0, .t1 = T0 + 0.01, .interval = 5, .status = ok(f.body)};
+	a.ha = (mkv_answer){.err = MKV_POLL_TIMEOUT};
+	a.leader = (mkv_answer){.err = MKV_POLL_CONNECT};
+	mkv_store_poll_begin(s, 0);
+	mkv_store_poll_answers(s, 0, &a, &n);
+	assert_int_equal(n.ha_change, MKV_POLL_FAILED);
+	assert_int_equal(n.ha_err, MKV_POLL_TIMEOUT);
+	a.ha = ok("serving\n");
+	a.leader = ok("{\"present\":true,\"view_version\":"); /* cut short */
+	mkv_store_poll_begin(s, 0);
+	mkv_store_poll_answers(s, 0, &a, &n);
+	assert_int_equal(n.ha_change, MKV_POLL_SAME); /* still failing: said already */
+	assert_int_equal(n.ha_err, MKV_POLL_PARSE);
+	a.status = (mkv_answer){.err = MKV_POLL_CONNECT}; /* the master is gone: HA not asked */
+	mkv_store_poll_begin(s, 0);
+	mkv_store_poll_answers(s, 0, &a, &n);
+	assert_int_equal(n.ha_change, MKV_POLL_SAME);
+	poll(&f, 0, 0, "serving\n", &n);
+	assert_int_equal(n.ha_change, MKV_POLL_RECOVERED);
+	poll(&f, 0, 0, "serving\n", &n);
+	assert_int_equal(n.ha_change, MKV_POLL_SAME);
+
+	poll(&f, 1, 0, NULL, &n); /* no /ha_status (404): no HA, no failure */
+	assert_int_equal(n.ha_change, MKV_POLL_SAME);
+	assert_int_equal(n.ha_err, MKV_POLL_OK);
+	mkv_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,7 +459,7 @@ int main(void)
 		cmocka_unit_test(test_streamed_answers),           cmocka_unit_test(test_empty_store_proven),
 		cmocka_unit_test(test_empty_store_after_failover), cmocka_unit_test(test_empty_store_not_proven),
 		cmocka_unit_test(test_quota_eviction_reason),      cmocka_unit_test(test_scrape_lock_hold),
-		cmocka_unit_test(test_failed_reads_told_once),
+		cmocka_unit_test(test_failed_reads_told_once),     cmocka_unit_test(test_ha_reads_told_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,6 +148,11 @@ static void log_ha(const kvd_member *m, const mkv_poll_news *n)
 			name, NULL);
 	if (n->leadership & MKV_LEAD_RESUMED)
 		kvd_log(KVD_LOG_INFO, "the master serves again: tenant figures start afresh", "source", name, NULL);
+	if (n->ha_change == MKV_POLL_FAILED)
+		kvd_log(KVD_LOG_WARN, "master HA read failed (/ha_status or /leader): its leadership is not known",
+			"source", name, "url", m->cfg->status, "reason", mkv_poll_error_name(n->ha_err), NULL);
+	else if (n->ha_change == MKV_POLL_RECOVERED)
+		kvd_log(KVD_LOG_INFO, "master HA read ok", "source", name, "url", m->cfg->status, NULL);
 }
 
 void *kvd_master_poller_main(void *arg)

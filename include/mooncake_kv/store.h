@@ -199,6 +199,12 @@ typedef struct mkv_poll_news {
 	bool failover_told; /* a failover (this poll's or an earlier one's) to tell now: leader is the new one */
 	int failover_from;  /* ... and the one before it, -1: none */
 	bool proved_empty;  /* the store was proven empty before its publisher's first message: every tenant exact */
+	/* /ha_status and /leader, asked when the status answered: MKV_POLL_FAILED
+	 * when a read fails after none did, MKV_POLL_RECOVERED at the first good
+	 * one after, MKV_POLL_SAME between (each failure is counted whatever);
+	 * a master without HA (404) does not fail.  ha_err: the read's error. */
+	enum mkv_poll_change ha_change;
+	enum mkv_poll_error ha_err;
 } mkv_poll_news;
 
 MKV_EXTERN void mkv_store_poll_answers(mkv_store *s, size_t member, const mkv_poll_answers *a, mkv_poll_news *news);

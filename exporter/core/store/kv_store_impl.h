@@ -55,6 +55,7 @@ typedef struct kv_store_part {
 	bool connected;        /* its publisher connection is up (the shell's last word) */
 	bool ever_connected;   /* it was up once: readiness; the next one is a reconnect */
 	bool metrics_failing;  /* its last /metrics read failed (told once: mkv_read_news) */
+	bool ha_failing;       /* its last /ha_status or /leader read failed (told once: mkv_poll_news) */
 	bool quotas_failing;   /* likewise its quotas */
 } kv_store_part;
 

@@ -30,8 +30,9 @@ static double events_in_flight(const kv_store_part *p)
 }
 
 /* What /ha_status and /leader say of the member: state KV_HA_UNKNOWN when
- * it has no /ha_status (404: a master without HA), else a failure counted. */
-static void read_ha(kv_store_part *p, const mkv_poll_answers *a, kv_ha_obs *o)
+ * it has no /ha_status (404: a master without HA), else a failure counted.
+ * Returns the failure (MKV_POLL_OK for none, and for a master without HA). */
+static enum mkv_poll_error read_ha(kv_store_part *p, const mkv_poll_answers *a, kv_ha_obs *o)
 {
 	const mkv_answer *ha = &a->ha, *leader = &a->leader;
 	enum mkv_poll_error err = (enum mkv_poll_error)ha->err;
@@ -45,8 +46,23 @@ static void read_ha(kv_store_part *p, const mkv_poll_answers *a, kv_ha_obs *o)
 		if (err == MKV_POLL_OK)
 			err = kv_ha_parse_leader(leader->body, leader->len, &o->has_view, &o->view_version);
 	}
-	if (err != MKV_POLL_OK && http != 404)
-		p->ha_errors[err]++;
+	if (err == MKV_POLL_OK || http == 404)
+		return MKV_POLL_OK;
+	p->ha_errors[err]++;
+	return err;
+}
+
+/* A read's outcome against the last one's: MKV_POLL_FAILED or _RECOVERED
+ * once at each turn, MKV_POLL_SAME between. */
+static enum mkv_poll_change read_change(bool *failing, enum mkv_poll_error err)
+{
+	enum mkv_poll_change c = MKV_POLL_SAME;
+	if (err != MKV_POLL_OK && !*failing)
+		c = MKV_POLL_FAILED;
+	else if (err == MKV_POLL_OK && *failing)
+		c = MKV_POLL_RECOVERED;
+	*failing = err != MKV_POLL_OK;
+	return c;
 }
 
 /* Nothing reached us from the member's publisher, and nothing was lost. */
@@ -158,13 +174,18 @@ void mkv_store_poll_answers(mkv_store *s, size_t member, const mkv_poll_answers 
 		err = kv_master_parse(sa->body, sa->len, &st);
 
 	kv_ha_obs o = {.answered = sa->http == 200 || sa->http == 503};
+	enum mkv_poll_error ha_err = MKV_POLL_OK;
 	if (o.answered) /* a dead master is not asked twice more */
-		read_ha(p, a, &o);
+		ha_err = read_ha(p, a, &o);
 	else
 		o.state = KV_HA_UNKNOWN;
 	o.serving = o.state != KV_HA_UNKNOWN ? o.state == KV_HA_SERVING : sa->http == 200;
 
 	memset(news, 0, sizeof(*news));
+	if (o.answered) { /* unasked, they neither failed nor recovered */
+		news->ha_err = ha_err;
+		news->ha_change = read_change(&p->ha_failing, ha_err);
+	}
 	news->err = err;
 	news->http = sa->http;
 	kv_state_set_now(s->state, (int64_t)(a->t1 * 1000)); /* for the losses and failovers it marks */
@@ -227,12 +248,7 @@ static void swap_tables(kv_quota_rejects *a, kv_quota_rejects *b)
 static void read_news(bool *failing, enum mkv_poll_error err, mkv_read_news *news)
 {
 	news->err = err;
-	news->change = MKV_POLL_SAME;
-	if (err != MKV_POLL_OK && !*failing)
-		news->change = MKV_POLL_FAILED;
-	else if (err == MKV_POLL_OK && *failing)
-		news->change = MKV_POLL_RECOVERED;
-	*failing = err != MKV_POLL_OK;
+	news->change = read_change(failing, err);
 }
 
 void mkv_store_metrics_end(mkv_store *s, size_t member, enum mkv_poll_error transfer_err, mkv_read_news *news)
