@@ -34,7 +34,7 @@ that one answer.
       one line: the size of /metrics in the protobuf exposition (what a
       Prometheus with native histograms asks for) beside the text's, and
       the lifetimes of the tenant with the most lives seen as the native
-      histogram it carries there (lives, buckets, schema).
+      histogram it carries there (lives, the buckets they are in, schema).
   demo_view.py series [--json FILE] URL URL_ALL
       one line: the tenants' series on URL (only those with news) and on
       URL_ALL, an exporter of the same sources with --metrics.all-series.
@@ -687,7 +687,7 @@ def one_table(url, title, json_path, since=None, s=None):
 # delimited MetricFamily messages Prometheus asks for with native histograms
 # (io.prometheus.client: MetricFamily name 1, metric 4; Metric label 1,
 # histogram 7; LabelPair name 1, value 2; Histogram sample_count 1, schema 5,
-# positive_span 12; BucketSpan offset 1, length 2).
+# zero_count 7, positive_delta 13).
 
 PROTO_ACCEPT = ("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,"
                 "application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -722,9 +722,13 @@ def fields(b):
         yield key >> 3, v
 
 
+def zigzag(v):
+    return (v >> 1) ^ -(v & 1)  # sint32, sint64
+
+
 def native_histograms(body, family):
-    """{(source, tenant_id): (count, schema, native buckets)} of `family`'s
-    histograms in a delimited protobuf body."""
+    """{(source, tenant_id): (count, schema, native buckets holding a life)}
+    of `family`'s histograms in a delimited protobuf body."""
     out, i = {}, 0
     while i < len(body):
         n, i = varint(body, i)
@@ -743,14 +747,25 @@ def native_histograms(body, family):
                     hist = v
             if hist is None:
                 continue
-            count, schema, buckets = 0, None, 0
+            count, schema, buckets, deltas = 0, None, 0, []
             for g, v in fields(hist):
                 if g == 1:
                     count = v
                 elif g == 5:
-                    schema = (v >> 1) ^ -(v & 1)  # sint32
-                elif g == 12:
-                    buckets += dict(fields(v)).get(2, 0)
+                    schema = zigzag(v)
+                elif g == 7:
+                    buckets += v > 0  # the zero bucket's count
+                elif g == 13:  # positive_delta: packed, or one at a time
+                    j = 0
+                    while isinstance(v, bytes) and j < len(v):
+                        d, j = varint(v, j)
+                        deltas.append(zigzag(d))
+                    if not isinstance(v, bytes):
+                        deltas.append(zigzag(v))
+            total = 0
+            for d in deltas:  # each bucket's count, as the change from the one before
+                total += d
+                buckets += total > 0
             out[(labels.get("source"), labels.get("tenant_id"))] = (count, schema, buckets)
     return out
 
@@ -805,8 +820,8 @@ def cmd_series(a):
     news, every = scrape(a.url), scrape(a.url_all)
     (tenants, n), (_, m) = tenant_series(news), tenant_series(every)
     each = lambda x: num(round(x / tenants)) if tenants else "-"
-    lines = prose("series of the %s: %s here (%s a tenant), only those with news; %s (%s a tenant) on the second "
-                  "exporter, started with --metrics.all-series: the set served before" % (
+    lines = prose("series of the %s: %s (%s a tenant) on the first exporter, which serves only those with news; "
+                  "%s (%s a tenant) on the second, started with --metrics.all-series: the set served before" % (
                       plural(tenants, "tenant"), num(n), each(n), num(m), each(m)), term_width(), indent="")
     print("\n".join(lines), flush=True)
     if a.json:
