@@ -6,7 +6,10 @@
 # exporter sees in four stages, each a table read from its /metrics
 # by tools/demo_view.py: the start, trouble (a queue overflow, a publisher
 # restart, a silent quota eviction), a failover, and a handover to a second
-# exporter. Then it keeps the table up to date until Ctrl-C.
+# exporter (started with --metrics.all-series). After the first table, a line
+# on the protobuf exposition with native histograms; after the fourth, what the
+# tenants cost in series on each exporter. Then it keeps the table up to date
+# until Ctrl-C.
 #   tools/demo.sh            (DEMO_SECONDS=N: stops by itself N seconds after the story)
 # Also read: KV_EXPORTER, KV_SIM (binaries to run instead of building build/),
 # DEMO_PORT_BASE (ten loopback ports from there instead of the usual ones),
@@ -198,6 +201,11 @@ other tenants stale since startup." \
   'count(mooncake_kv_state_stale{source="listed"} == 0) == 4' \
   'count(mooncake_kv_objects{source="fresh"} > 0) == 4'
 legend=
+# what a Prometheus with --enable-feature=native-histograms gets: the protobuf
+# exposition, every histogram native (once a tenant has seen a life whole)
+"${view[@]}" formats ${DEMO_JSON:+--json "$DEMO_JSON"} --what "a life seen whole" --timeout 20 "${alive[@]}" \
+  "http://$WEB" 'count(mooncake_kv_object_lifetime_seconds_count > 0) >= 1'
+echo
 
 touch "$logdir/go-trouble"
 wait_for "$WEB" "default's publisher restart, its queue's loss and fresh's quota eviction" 20 \
@@ -219,7 +227,10 @@ wait_for "$WEB" "the failover to default's second master" 20 \
   "mooncake_kv_subscriber_connected{source=\"default\",member=\"$STATUS2\"} == 1"
 # The second exporter starts now: it connects to every master first, and
 # gives a standby that publishes nothing 5 s before it asks for the state.
-start exporter-2 "$exporter" "${exporter_args[@]}" --web.listen-address "$WEB2" --state.peer "http://$WEB"
+# --metrics.all-series: it serves every series, as exporters did before they
+# served a tenant's series only while they carry news (stage 4 compares).
+start exporter-2 "$exporter" "${exporter_args[@]}" --web.listen-address "$WEB2" --state.peer "http://$WEB" \
+  --metrics.all-series
 stage "$WEB" "3/4 Failover: default's first master stepped down and the second leads now, refusing 25 \
 puts for quota; notice the leader, one failover counted (not a restart), the new leader's own sequence, and \
 tenant default rebuilt from the new leader's listing." \
@@ -248,6 +259,8 @@ waiting; both exporters keep serving." \
   "the second exporter to take the first one's state" 30 ready \
   'mooncake_kv_bootstrap_total{result="taken"} == 3' \
   'mooncake_kv_bootstrap_joins_total{result="continued"} == 3'
+"${view[@]}" series ${DEMO_JSON:+--json "$DEMO_JSON"} "http://$WEB" "http://$WEB2"
+echo
 
 echo "That is the story. Both exporters keep serving until the demo stops (the"
 echo "second took over from the first):"
@@ -255,7 +268,8 @@ echo "  the first:  http://$WEB/status  http://$WEB/metrics"
 echo "  the second: http://$WEB2/status  http://$WEB2/metrics"
 echo "  the runbook: http://$WEB/runbook"
 echo "Alerts for these figures: alerts/mooncake-kv.rules.yml, each linking its"
-echo "runbook section."
+echo "runbook section. Many clusters on one Prometheus or VictoriaMetrics:"
+echo "docs/fleet.md, and the fleet dashboard, dashboards/mooncake-kv-fleet.json."
 echo
 "${view[@]}" watch "http://$WEB2" --seconds "${DEMO_SECONDS:-0}" --every 2 --since "$t0" \
   --title "Live: the second exporter's table, as the stores keep running" \

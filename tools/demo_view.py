@@ -30,6 +30,14 @@ that one answer.
         count(NAME{...} OP NUMBER) OP NUMBER      how many series pass the first test
       OP is one of == != >= <= > <; a selector no series matches fails;
       `ready` waits for URL/-/ready to answer 200.
+  demo_view.py formats [--json FILE] [wait options] URL [CONDITION...]
+      one line: the size of /metrics in the protobuf exposition (what a
+      Prometheus with native histograms asks for) beside the text's, and
+      the lifetimes of the tenant with the most lives seen as the native
+      histogram it carries there (lives, the buckets they are in, schema).
+  demo_view.py series [--json FILE] URL URL_ALL
+      one line: the tenants' series on URL (only those with news) and on
+      URL_ALL, an exporter of the same sources with --metrics.all-series.
   demo_view.py ports PORT...
       exit 1, naming it, when something listens on one of the loopback ports.
 
@@ -110,6 +118,21 @@ def fetch(url, path, timeout=5.0):
         conn.request("GET", host.path.rstrip("/") + path)
         r = conn.getresponse()
         return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def fetch_bytes(url, path, accept, timeout=5.0):
+    """(Content-Type, body as bytes) of GET url+path asking for `accept`."""
+    host = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(host.hostname, host.port or 80, timeout=timeout)
+    try:
+        conn.request("GET", host.path.rstrip("/") + path, headers={"Accept": accept})
+        r = conn.getresponse()
+        body = r.read()
+        if r.status != 200:
+            raise OSError("%s%s answered HTTP %d" % (url, path, r.status))
+        return r.getheader("Content-Type", ""), body
     finally:
         conn.close()
 
@@ -659,6 +682,155 @@ def one_table(url, title, json_path, since=None, s=None):
     return lines
 
 
+# ------------------------------------------------- the protobuf exposition
+# Just enough of protobuf's wire format to read one histogram out of the
+# delimited MetricFamily messages Prometheus asks for with native histograms
+# (io.prometheus.client: MetricFamily name 1, metric 4; Metric label 1,
+# histogram 7; LabelPair name 1, value 2; Histogram sample_count 1, schema 5,
+# zero_count 7, positive_delta 13).
+
+PROTO_ACCEPT = ("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,"
+                "application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+def varint(b, i):
+    n = shift = 0
+    while True:
+        x = b[i]
+        n, shift, i = n | (x & 0x7f) << shift, shift + 7, i + 1
+        if not x & 0x80:
+            return n, i
+
+
+def fields(b):
+    """(field number, value) of a message's fields: a varint as an int, the
+    rest as bytes."""
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        wire = key & 7
+        if wire == 0:
+            v, i = varint(b, i)
+        elif wire == 2:
+            n, i = varint(b, i)
+            v, i = b[i:i + n], i + n
+        elif wire in (1, 5):
+            n = 8 if wire == 1 else 4
+            v, i = b[i:i + n], i + n
+        else:
+            raise ValueError("protobuf wire type %d" % wire)
+        yield key >> 3, v
+
+
+def zigzag(v):
+    return (v >> 1) ^ -(v & 1)  # sint32, sint64
+
+
+def native_histograms(body, family):
+    """{(source, tenant_id): (count, schema, native buckets holding a life)}
+    of `family`'s histograms in a delimited protobuf body."""
+    out, i = {}, 0
+    while i < len(body):
+        n, i = varint(body, i)
+        fam, i = body[i:i + n], i + n
+        if dict(fields(fam)).get(1) != family.encode():
+            continue
+        for f, metric in fields(fam):
+            if f != 4:
+                continue
+            labels, hist = {}, None
+            for g, v in fields(metric):
+                if g == 1:
+                    pair = dict(fields(v))
+                    labels[pair.get(1, b"").decode()] = pair.get(2, b"").decode()
+                elif g == 7:
+                    hist = v
+            if hist is None:
+                continue
+            count, schema, buckets, deltas = 0, None, 0, []
+            for g, v in fields(hist):
+                if g == 1:
+                    count = v
+                elif g == 5:
+                    schema = zigzag(v)
+                elif g == 7:
+                    buckets += v > 0  # the zero bucket's count
+                elif g == 13:  # positive_delta: packed, or one at a time
+                    j = 0
+                    while isinstance(v, bytes) and j < len(v):
+                        d, j = varint(v, j)
+                        deltas.append(zigzag(d))
+                    if not isinstance(v, bytes):
+                        deltas.append(zigzag(v))
+            total = 0
+            for d in deltas:  # each bucket's count, as the change from the one before
+                total += d
+                buckets += total > 0
+            out[(labels.get("source"), labels.get("tenant_id"))] = (count, schema, buckets)
+    return out
+
+
+def busiest_tenant(s):
+    """(source, tenant_id) of the tenant with the most lives seen whole."""
+    best = max(s.series("mooncake_kv_object_lifetime_seconds_count"), key=lambda lv: lv[1], default=None)
+    return (best[0]["source"], best[0]["tenant_id"]) if best else None
+
+
+def tenant_series(s):
+    """(tenants, their samples) in a text exposition: the series a Prometheus
+    scraping it stores for the tenants."""
+    tenants, n = set(), 0
+    for rows in s.by.values():
+        for labels, _ in rows:
+            if "tenant_id" in labels:
+                tenants.add((labels.get("source"), labels["tenant_id"]))
+                n += 1
+    return len(tenants), n
+
+
+def cmd_formats(a):
+    """One line: the protobuf exposition a Prometheus with native histograms
+    asks for, its size beside the text's, and one tenant's lifetimes as the
+    native histogram it carries."""
+    s = (wait(a) if a.conditions else None) or scrape(a.url)
+    who = busiest_tenant(s)
+    ctype, proto = fetch_bytes(a.url, "/metrics", PROTO_ACCEPT)
+    after = scrape(a.url)  # a life may end between the two: its count lies between this one's and s's
+    if not ctype.startswith("application/vnd.google.protobuf"):
+        raise SystemExit("demo: %s/metrics answered %s to protobuf" % (a.url, ctype))
+    text = "/metrics in protobuf, as a Prometheus with native histograms asks: %s (text: %s)" % (
+        size(len(proto)), size(len(s.text.encode())))
+    hist = native_histograms(proto, "mooncake_kv_object_lifetime_seconds").get(who)
+    if hist:
+        count, schema, buckets = hist
+        text += "; the lifetimes of %s's %s there: one native histogram, %s in %s (schema %d)" % (
+            who[0], who[1], plural(count, "life", "lives"), plural(buckets, "bucket"), schema)
+    lines = prose(text, term_width(), indent="")
+    print("\n".join(lines), flush=True)
+    if a.json:
+        with open(a.json, "a") as f:
+            f.write(json.dumps({"kind": "formats", "url": a.url, "lines": lines, "metrics": s.text,
+                                "metrics_after": after.text, "protobuf_bytes": len(proto), "content_type": ctype,
+                                "tenant": who, "native": hist}) + "\n")
+
+
+def cmd_series(a):
+    """One line: what the tenants cost in series on an exporter that serves
+    only the series with news, and on one with --metrics.all-series."""
+    news, every = scrape(a.url), scrape(a.url_all)
+    (tenants, n), (_, m) = tenant_series(news), tenant_series(every)
+    each = lambda x: num(round(x / tenants)) if tenants else "-"
+    lines = prose("series of the %s: %s (%s a tenant) on the first exporter, which serves only those with news; "
+                  "%s (%s a tenant) on the second, started with --metrics.all-series: the set served before" % (
+                      plural(tenants, "tenant"), num(n), each(n), num(m), each(m)), term_width(), indent="")
+    print("\n".join(lines), flush=True)
+    if a.json:
+        with open(a.json, "a") as f:
+            f.write(json.dumps({"kind": "series", "url": a.url, "url_all": a.url_all, "lines": lines,
+                                "metrics": news.text, "metrics_all": every.text, "tenants": tenants,
+                                "series": n, "series_all": m}) + "\n")
+
+
 # ---------------------------------------------------------------- commands
 
 LEGEND = ("How to read it: last seq is the number of the last message the exporter received from the master's "
@@ -841,11 +1013,20 @@ def main(argv=None):
     wait_ = sub.add_parser("wait")
     wait_.add_argument("url")
     waits(wait_, True)
+    formats = sub.add_parser("formats")
+    formats.add_argument("url")
+    formats.add_argument("--json")
+    waits(formats, False)
+    series = sub.add_parser("series")
+    series.add_argument("url")
+    series.add_argument("url_all", help="an exporter of the same sources with --metrics.all-series")
+    series.add_argument("--json")
     ports = sub.add_parser("ports")
     ports.add_argument("ports", type=int, nargs="+")
     a = p.parse_args(argv)
     try:
-        {"show": cmd_show, "watch": cmd_watch, "wait": cmd_wait, "ports": cmd_ports}[a.cmd](a)
+        {"show": cmd_show, "watch": cmd_watch, "wait": cmd_wait, "ports": cmd_ports, "formats": cmd_formats,
+         "series": cmd_series}[a.cmd](a)
     except KeyboardInterrupt:
         sys.exit(130)
     except OSError as e:

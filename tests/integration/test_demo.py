@@ -21,6 +21,11 @@ with the binaries under test (KV_EXPORTER, KV_SIM) on ports of its own
   exporter's state taken from the first in stage 4, both still serving;
 - Ctrl-C stops it cleanly (exit 0, every process gone);
 - a clean stop removes its log folder, a failure keeps it and says where;
+- what is new shows: /metrics in the protobuf exposition with one tenant's
+  lifetimes as a native histogram (its lives between the text's before and
+  after), and the tenants' series on the first exporter (only those with news)
+  and the second (--metrics.all-series), as counted on their /metrics texts;
+  and where a fleet goes next (docs/fleet.md, the fleet dashboard);
 - at 80 columns (COLUMNS=80) every line it prints fits them;
 - a port in use, or a process that dies, fails it at once with a message.
 
@@ -396,7 +401,74 @@ def check_record(rec, printed):
     return seen_tenants
 
 
+FORMATS_LINE = re.compile(r"^/metrics in protobuf, as a Prometheus with native histograms asks: (\S+ \S+) \(text: "
+                          r"(\S+ \S+)\); the lifetimes of (\w+)'s (\S+) there: one native histogram, ([\d,]+) "
+                          r"(?:life|lives) in ([\d,]+) buckets? \(schema (-?\d+)\)$")
+SERIES_LINE = re.compile(r"^series of the (\d+) tenants: ([\d,]+) \(([\d,]+) a tenant\) on the first exporter, which "
+                         r"serves only those with news; ([\d,]+) \(([\d,]+) a tenant\) on the second, started with "
+                         r"--metrics\.all-series: the set served before$")
+
+
+def tenants_series(text):
+    """(tenants, samples labelled with a tenant) of a text exposition,
+    counted on its raw lines."""
+    tenants, n = set(), 0
+    for line in text.splitlines():
+        if line.startswith("#") or 'tenant_id="' not in line:
+            continue
+        n += 1
+        tenants.add((re.search(r'source="([^"]*)"', line).group(1), re.search(r'tenant_id="([^"]*)"', line).group(1)))
+    return len(tenants), n
+
+
+def check_extras(extras, printed):
+    """The two lines of what is new: the protobuf exposition with a native
+    histogram, and what the tenants cost in series with and without
+    --metrics.all-series; each says what the /metrics texts it read say."""
+    kinds = sorted(r["kind"] for r in extras)
+    assert kinds == ["formats", "series"], kinds
+    for rec in extras:
+        block = "\n".join(rec["lines"])
+        assert block in printed, "a line the viewer recorded is not what the demo printed:\n" + block
+        assert all(len(l) <= COLUMNS for l in rec["lines"]), rec["lines"]
+        assert len(logical(rec["lines"])) == 1, rec["lines"]
+    fmt = [r for r in extras if r["kind"] == "formats"][0]
+    fm = FORMATS_LINE.match(logical(fmt["lines"])[0])
+    assert fm, fmt["lines"]
+    assert fmt["content_type"].startswith("application/vnd.google.protobuf;"), fmt["content_type"]
+    assert fm.group(2) == demo_view.size(len(fmt["metrics"].encode())), (fm.group(2), len(fmt["metrics"]))
+    assert fm.group(1) == demo_view.size(fmt["protobuf_bytes"]) and fmt["protobuf_bytes"] < len(fmt["metrics"])
+    # the tenant with the most lives seen whole; its count between the text scrapes before and after
+    before, after = parse_metrics(fmt["metrics"]), parse_metrics(fmt["metrics_after"])
+    counts = find(before, "mooncake_kv_object_lifetime_seconds_count")
+    src, tenant = fm.group(3), fm.group(4)
+    key = dict(source=src, backend_id="mooncake-master-1", tenant_id=tenant)
+    first = value(before, "mooncake_kv_object_lifetime_seconds_count", **key)
+    assert first == max(counts.values()), (fm.group(0), counts)
+    lives = number(fm.group(5))
+    assert first <= lives <= \
+        value(after, "mooncake_kv_object_lifetime_seconds_count", **key), fm.group(0)
+    # at most 16 native buckets a histogram (CHANGELOG), a schema Prometheus reads (-4..8)
+    assert 1 <= number(fm.group(6)) <= min(16, lives) and -4 <= int(fm.group(7)) <= 8, fm.group(0)
+    ser = [r for r in extras if r["kind"] == "series"][0]
+    sm = SERIES_LINE.match(logical(ser["lines"])[0])
+    assert sm, ser["lines"]
+    (tenants, n), (tenants_all, m) = tenants_series(ser["metrics"]), tenants_series(ser["metrics_all"])
+    assert tenants == tenants_all == int(sm.group(1)) == 12, (tenants, tenants_all, sm.group(0))
+    assert [number(sm.group(i)) for i in (2, 3, 4, 5)] == [n, round(n / tenants), m, round(m / tenants)], \
+        (sm.group(0), n, m)
+    assert n < m, (n, m)
+    # the first exporter serves only the series with news, the second the set served before
+    assert "mooncake_kv_objects_by_placement{" not in ser["metrics"]
+    assert "mooncake_kv_objects_by_placement{" in ser["metrics_all"]
+    # where a fleet goes next
+    for path in ("docs/fleet.md", "dashboards/mooncake-kv-fleet.json"):
+        assert path in printed and os.path.exists(os.path.join(ROOT, path)), path
+
+
 def check_story(demo, records, printed):
+    check_extras([r for r in records if "kind" in r], printed)
+    records = [r for r in records if "kind" not in r]
     titles = [r["title"] for r in records]
     stages = [r for r in records if re.match(r"^[1-4]/4 ", r["title"])]
     assert [r["title"][:3] for r in stages] == ["1/4", "2/4", "3/4", "4/4"], titles
