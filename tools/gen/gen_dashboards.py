@@ -595,8 +595,7 @@ def fleet():
               [(f"sum by (cluster, event_type) (source_event_type:mooncake_kv_events_received:rate1m{{{SRC}}})",
                 "{{cluster}} {{event_type}}")], unit="ops"),
         panel("timeseries", "Event lag per cluster (p99)",
-              [(f"histogram_quantile(0.99, sum by (cluster, le) (rate(mooncake_kv_event_lag_seconds_bucket{{{SRC}}}[{RI}])))",
-                "{{cluster}} p99")], unit="s"),
+              [(quantile(0.99, "mooncake_kv_event_lag_seconds", "cluster", SRC, RI), "{{cluster}} p99")], unit="s"),
     ])
 
 
