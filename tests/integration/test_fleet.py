@@ -51,10 +51,8 @@ main()).  Native mode needs the exporter's protobuf exposition: an exporter
 that serves none makes it exit 77 with why.
 
 Alerts are polled once a second on both stores; windows are judged on what
-the stores saw (moves of the healthy traffic, the alert raised, SETTLE_POLLS
-polls after), each wait bounded by timing.py.  A missing binary (prometheus,
-victoria-metrics, vmagent, vmalert: tools/deps.sh test installs them) makes
-it exit 77 with one line that says which.
+the stores saw, each wait bounded by timing.py.  A missing binary (tools/deps.sh
+test installs them) makes it exit 77 with one line that says which.
 
 usage: test_fleet.py EXPORTER SIM REPO_ROOT [--histograms classic|native]
 Prints one line per check and closes with 'N passed, N failed'."""
