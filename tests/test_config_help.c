@@ -84,8 +84,7 @@ static void test_help_defaults_are_the_defaults(void **state)
 	assert_true(shown >= 25); /* every flag with a value of its own says its default */
 }
 
-/* Every line of --help fits a terminal of 80 columns, but a single word
- * longer than the room (an example value). */
+/* Every line of --help fits a terminal of 80 columns. */
 static void test_help_fits_80_columns(void **state)
 {
 	(void)state;
@@ -99,9 +98,8 @@ static void test_help_fits_80_columns(void **state)
 	kvd_config_free(&c);
 	size_t lines = 0;
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"), lines++) {
-		size_t len = strlen(line), lead = strspn(line, " ");
-		if (len > 80 && strchr(line + lead, ' '))
-			fail_msg("%zu columns: %s", len, line);
+		if (strlen(line) > 80)
+			fail_msg("%zu columns: %s", strlen(line), line);
 	}
 	assert_true(lines > 40);
 }

@@ -189,7 +189,7 @@ static const struct flag flags[] = {
 	HEADING("Sources (one exporter can watch several masters):"),
 	{"--source", set_source, 0, 0, 0, 0, NULL,
 	 "name=NAME,zmq=ENDPOINT[,status=URL]  repeatable; NAME is [A-Za-z0-9_.-]+; for highly available masters "
-	 "name=NAME,master=ENDPOINT@URL,master=ENDPOINT@URL... (one master= per member)",
+	 "name=NAME,master=ENDPOINT@URL,... (one master= per member)",
 	 NULL},
 	{"--zmq.endpoint", set_zmq_endpoint, 0, 0, 0, 0, NULL,
 	 "ENDPOINT  one source named \"default\" (with --master.url)", NULL},
@@ -288,7 +288,7 @@ static const struct flag flags[] = {
 	HEADING("Series (fewer for many tenants; see docs/sizing.md):"),
 	{"--metrics.exclude", set_string, CFG(metrics_exclude), 0, 0, NULL,
 	 "REGEX  PCRE2; families whose whole name (as in # TYPE) matches are not served, e.g. "
-	 "mooncake_kv_(objects_by_placement|stored_duplicates_total)",
+	 "mooncake_kv_object_age_.*",
 	 NULL},
 	{"--metrics.tenant-summary", set_switch, CFG(tenant_summary), 0, 0, NULL,
 	 "[true|false]  per tenant serve only objects, the medium mix and staleness (4 series, not 6 to 9)", "false"},
