@@ -820,7 +820,8 @@ def cmd_series(a):
     news, every = scrape(a.url), scrape(a.url_all)
     (tenants, n), (_, m) = tenant_series(news), tenant_series(every)
     each = lambda x: num(round(x / tenants)) if tenants else "-"
-    lines = prose("series of the %s: %s (%s a tenant) on the first exporter, which serves only those with news; "
+    lines = prose("series of the %s in text (key groups, quotas and each histogram bucket counted): "
+                  "%s (%s a tenant) on the first exporter, which serves only those with news; "
                   "%s (%s a tenant) on the second, started with --metrics.all-series: the set served before" % (
                       plural(tenants, "tenant"), num(n), each(n), num(m), each(m)), term_width(), indent="")
     print("\n".join(lines), flush=True)

@@ -404,7 +404,8 @@ def check_record(rec, printed):
 FORMATS_LINE = re.compile(r"^/metrics in protobuf, as a Prometheus with native histograms asks: (\S+ \S+) \(text: "
                           r"(\S+ \S+)\); the lifetimes of (\w+)'s (\S+) there: one native histogram, ([\d,]+) "
                           r"(?:life|lives) in ([\d,]+) buckets? \(schema (-?\d+)\)$")
-SERIES_LINE = re.compile(r"^series of the (\d+) tenants: ([\d,]+) \(([\d,]+) a tenant\) on the first exporter, which "
+SERIES_LINE = re.compile(r"^series of the (\d+) tenants in text \(key groups, quotas and each histogram bucket "
+                         r"counted\): ([\d,]+) \(([\d,]+) a tenant\) on the first exporter, which "
                          r"serves only those with news; ([\d,]+) \(([\d,]+) a tenant\) on the second, started with "
                          r"--metrics\.all-series: the set served before$")
 
