@@ -4,7 +4,8 @@
 # each other: builds, then the render goldens (tests/fixtures/render, from
 # the renderer over the captures), docs/reference.md (from --help and the
 # renderer), the dashboards (tools/gen/gen_dashboards.py) and the Kubernetes
-# manifests, which embed the dashboards and the rules (tools/gen/gen_k8s.py).
+# manifests, which embed the dashboards and the rules (tools/gen/gen_k8s.py), and
+# the rules for vmalert (tools/gen/gen_vm_rules.py).
 # Run it after adding or changing a metric family, a flag or a panel, then
 # read the diff (`git diff --stat`; the goldens' text with zcat).
 #   tools/gen/regen.sh [BUILD_DIR]      (default: build)
@@ -18,4 +19,5 @@ python3 tools/gen/gen_reference.py --write docs/reference.md "$build/mooncake-kv
   tests/fixtures/upstream/drops.zmqcap tests/fixtures/upstream/edge.zmqcap
 python3 tools/gen/gen_dashboards.py
 python3 tools/gen/gen_k8s.py
-git status --short -- tests/fixtures/render docs/reference.md dashboards deploy/kubernetes
+python3 tools/gen/gen_vm_rules.py
+git status --short -- tests/fixtures/render docs/reference.md dashboards deploy/kubernetes alerts/mooncake-kv.vm.rules.yml

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Points every alert's runbook_url at BASE#section: the one place the base is
 set is alerts/runbook-base.txt, and this rewrites everything derived from it
-(the rules, their tests, the Kubernetes PrometheusRule).  The default base is
+(the rules, their tests, the rules for vmalert, the Kubernetes
+PrometheusRule).  The default base is
 the runbook in this project's repository, which an operator's browser reaches
 whatever the deployment; point it at an internal copy (a wiki, a Git mirror)
 where that is what the operators read.  Section anchors are the runbook's
@@ -31,7 +32,8 @@ def main():
         text = re.sub(r'(runbook_url: "?)[^"#\n]*#', lambda m: m.group(1) + base + "#", text)
         with open(path, "w") as f:
             f.write(text)
-    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen_k8s.py")], check=True)
+    for gen in ("gen_k8s.py", "gen_vm_rules.py"):
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen", gen)], check=True)
     print("runbook_url base: %s" % base)
 
 
