@@ -232,7 +232,9 @@ static const struct bad {
 	const char *args[4];
 	const char *reason;
 } bad[] = {
-	{{"--nope=1"}, "unknown flag --nope"},
+	{{"--nope=1"}, "unknown flag --nope (see --help)"}, /* nothing near: no guess */
+	{{EP, "--master.timout=1s"}, "unknown flag --master.timout: did you mean --master.timeout?"},
+	{{EP, "--web.listen-adress=:1"}, "did you mean --web.listen-address?"},
 	{{"positional"}, "unexpected argument"},
 	{{EP, "--master.timeout"}, "--master.timeout needs a value"},
 	{{NULL}, "no source"},

@@ -341,6 +341,47 @@ static void print_wrapped(FILE *out, int col, const char *text)
 	fputc('\n', out);
 }
 
+/* Edits (insertions, deletions, substitutions) from a to b, counted up to
+ * a bound: names are short. */
+static size_t edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+	if (la >= 64 || lb >= 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The flag a mistyped name most likely meant: the nearest by edits, at
+ * most 3 away; NULL for none. */
+static const struct flag *nearest_flag(const char *name)
+{
+	const struct flag *best = NULL;
+	size_t best_d = 4;
+	for (size_t i = 0; i < N_FLAGS; i++) {
+		if (!flags[i].name)
+			continue;
+		size_t d = edits(name, flags[i].name);
+		if (d < best_d)
+			best = &flags[i], best_d = d;
+	}
+	return best;
+}
+
 static void print_usage(FILE *out)
 {
 	fputs("usage: mooncake-kv-exporter [flags]\n\n"
@@ -444,7 +485,11 @@ int kvd_config_parse(kvd_config *c, int argc, char **argv, FILE *out, char *err,
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		const struct flag *f = find_flag(name);
 		if (!f) {
-			kvd_parse_err(&p, "unknown flag %s (see --help)", name);
+			const struct flag *near = nearest_flag(name);
+			if (near)
+				kvd_parse_err(&p, "unknown flag %s: did you mean %s? (see --help)", name, near->name);
+			else
+				kvd_parse_err(&p, "unknown flag %s (see --help)", name);
 			goto done;
 		}
 		const char *val = eq ? eq + 1 : NULL;
