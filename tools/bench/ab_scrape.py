@@ -9,8 +9,9 @@ a tenant, 10,000 tenants unless TENANTS says), and are scraped in turn, round by
 order swapped every round, so that a shared machine's slow phases fall on
 both.  Each scrape is timed by the exporter itself (the next scrape's
 mooncake_kv_exporter_last_scrape_duration_seconds: snapshot, render and
-compression, not the transfer), plain, in OpenMetrics, gzipped, and in
-OpenMetrics gzipped (what Prometheus asks for).  Prints, per kind, each
+compression, not the transfer), plain, in OpenMetrics, gzipped, in
+OpenMetrics gzipped (what Prometheus asks for) and in the protobuf exposition
+gzipped (what Prometheus asks for with native histograms).  Prints, per kind, each
 build's median and best, and the median over the rounds of after / before.
 Numbers are printed, never asserted."""
 import json
@@ -28,6 +29,7 @@ KINDS = {
     "openmetrics": {"Accept": OPENMETRICS},
     "gzip": {"Accept-Encoding": "gzip"},
     "openmetrics, gzip": {"Accept-Encoding": "gzip", "Accept": OPENMETRICS},
+    "protobuf, gzip": {"Accept-Encoding": "gzip", "Accept": run_bench.PROTOBUF_ACCEPT},
 }
 
 
@@ -57,7 +59,7 @@ def main(argv):
         order = list(exps.items()) if r % 2 == 0 else list(reversed(list(exps.items())))
         for kind, headers in KINDS.items():
             for name, exp in order:
-                exp.scrape(60, headers)
+                exp.scrape(60, headers, raw=True)
                 ms[(name, kind)].append(last_ms(exp))
     for kind in KINDS:
         before, after = ms[("before", kind)], ms[("after", kind)]

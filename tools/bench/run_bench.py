@@ -66,11 +66,13 @@ class Exporter:
                 time.sleep(0.05)
         raise SystemExit("exporter did not start")
 
-    def scrape(self, timeout=5, headers=None):
+    def scrape(self, timeout=5, headers=None, raw=False):
+        """The body, gunzipped: text, or bytes with raw (the protobuf exposition)."""
         req = urllib.request.Request("http://127.0.0.1:%d/metrics" % self.port, headers=headers or {})
         with urllib.request.urlopen(req, timeout=timeout) as r:
             body = r.read()
-            return (gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body).decode()
+            body = gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
+            return body if raw else body.decode()
 
     def figures(self):
         text = self.scrape()
@@ -284,10 +286,18 @@ def cpu_against_floor(keys, rate=300000, events=3200000, key_bytes=64, sndhwm=0)
         exporter_missing=r["missing"], ingest_thread_ns_per_event=ns_per_event(r))
 
 
+# what Prometheus 2.42 sends with --enable-feature=native-histograms
+# (its scrapeAcceptHeaderWithProtobuf): the protobuf exposition first
+PROTOBUF_ACCEPT = ("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,"
+                   "application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,"
+                   "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
 def whole_scrape(tenants=10000, rounds=6):
     """The exporter's whole scrape, as Prometheus makes it, of `tenants`
-    tenants (200,000 objects spread over them): plain, gzip, and OpenMetrics
-    with gzip, round by round.  Each is timed by the exporter itself
+    tenants (200,000 objects spread over them): plain, gzip, OpenMetrics
+    with gzip and the protobuf exposition with gzip (Prometheus with native
+    histograms), round by round.  Each is timed by the exporter itself
     (mooncake_kv_exporter_last_scrape_duration_seconds, read by the next
     scrape): snapshot, render, shaping and compression, not the transfer."""
     exp = Exporter(["--limits.max-tenants", str(2 * tenants)])
@@ -301,12 +311,13 @@ def whole_scrape(tenants=10000, rounds=6):
 
     kinds = {"plain": {}, "gzip": {"Accept-Encoding": "gzip"},
              "openmetrics, gzip": {"Accept-Encoding": "gzip",
-                                   "Accept": "application/openmetrics-text;version=1.0.0"}}
+                                   "Accept": "application/openmetrics-text;version=1.0.0"},
+             "protobuf, gzip": {"Accept-Encoding": "gzip", "Accept": PROTOBUF_ACCEPT}}
     ms = {k: [] for k in kinds}
     exp.scrape(60)  # the first scrape sizes the next ones' buffers
     for _ in range(rounds):
         for kind, headers in kinds.items():
-            exp.scrape(60, headers)
+            exp.scrape(60, headers, raw=True)
             ms[kind].append(last_ms())
     for kind, v in ms.items():
         out("whole scrape, as the exporter times it", tenants=tenants, kind=kind, best_ms=round(min(v), 1),

@@ -5,10 +5,12 @@ costs the Prometheus that scrapes it.
 
     python3 tools/bench/sizing.py [--mode text|protobuf|both] [--tenants 100,1000,10000]
                                   [--residency on,off] [--minutes 2] [--interval 10]
-                                  [--exporter PATH]
+                                  [--exporter PATH] [--whole-scrape ROUNDS]
 
 For each number of tenants and each residency setting: the simulator
-(`mooncake-kv-sim`, 20 keys a tenant, steady traffic) and an exporter with its
+(`mooncake-kv-sim`, 20 keys a tenant, steady traffic, held at a gate until the
+exporter has proven its store empty, so that every tenant is exact and its
+lifetimes observed) and an exporter with its
 default flags (`--residency.enabled=false` for "off"), scraped every 10 s by
 Debian's Prometheus 2.42 for two minutes: in text mode as it is, in protobuf
 mode with `--enable-feature=native-histograms` (Prometheus then asks for the
@@ -16,7 +18,12 @@ protobuf exposition first).  Prints one JSON line per run: series a tenant
 (in the exporter's text, and as Prometheus holds them),
 samples a scrape (Prometheus's `scrape_samples_scraped`), Prometheus's RSS
 and head series after two minutes, its median scrape (`scrape_duration_seconds`
-over the run) and the exporter's own RSS and its last whole scrape.
+over the run), a tenant's median object lifetime as PromQL answers it
+(`histogram_quantile(0.5, ...)` of the native histogram, or of the classic
+buckets in text mode) and how many tenants have a finite one, and the
+exporter's own RSS and its last whole scrape.
+`--whole-scrape ROUNDS`: instead, the exporter's whole scrape of the same
+workload, timed by the exporter, in turn in each format Prometheus asks for.
 
 Loopback only; every process is stopped and every directory removed at the
 end; each run is bounded by --minutes plus a minute.  Numbers are printed,
@@ -114,27 +121,43 @@ def stop(p):
             p.wait()
 
 
+def start(tenants, residency, tmp, procs):
+    """The simulator and an exporter, every tenant seen and exact; returns the
+    exporter's process and its /metrics."""
+    pub, status, web = free_port(), free_port(), free_port()
+    # an empty store, watched from empty: the simulator holds its traffic
+    # at a gate until the exporter has proven the store empty, so every
+    # tenant is exact from its first event and its lifetimes are observed
+    gate = os.path.join(tmp, "gate")
+    sim = subprocess.Popen([SIM, "--pub", "tcp://127.0.0.1:%d" % pub, "--status", "127.0.0.1:%d" % status,
+                            "--tenants", str(tenants), "--keys", str(KEYS_A_TENANT), "--foreign-keys", "0",
+                            "--phase", "gate:" + gate,
+                            "--phase", "steady:rate=%d,seconds=%d" % (FILL_RATE, max(2, tenants * 20 // FILL_RATE)),
+                            "--phase", "steady:rate=%d" % STEADY_RATE],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(sim)
+    argv = [run.exporter, "--source", "name=a,zmq=tcp://127.0.0.1:%d,status=http://127.0.0.1:%d" % (pub, status),
+            "--web.listen-address", "127.0.0.1:%d" % web, "--log.level", "error"]
+    if residency == "off":
+        argv.append("--residency.enabled=false")
+    exp = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(exp)
+    metrics = "http://127.0.0.1:%d/metrics" % web
+    wait_for("the exporter to prove the store empty",
+             lambda: 'mooncake_kv_watched_from_empty{source="a"} 1\n' in get(metrics), 60)
+    open(gate, "w").close()
+    # every tenant seen (the simulator's fill), before Prometheus starts
+    wait_for("the exporter to see every tenant",
+             lambda: exporter_figures(get(metrics))["tenants"] >= tenants, 120)
+    return exp, metrics
+
+
 def run(tenants, residency, mode, minutes, interval):
     tmp = tempfile.mkdtemp(prefix="mkv-sizing-")
     procs = []
     try:
-        pub, status, web, prom = free_port(), free_port(), free_port(), free_port()
-        sim = subprocess.Popen([SIM, "--pub", "tcp://127.0.0.1:%d" % pub, "--status", "127.0.0.1:%d" % status,
-                                "--tenants", str(tenants), "--keys", str(KEYS_A_TENANT),
-                                "--phase", "steady:rate=%d,seconds=%d" % (FILL_RATE, max(2, tenants * 20 // FILL_RATE)),
-                                "--phase", "steady:rate=%d" % STEADY_RATE],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(sim)
-        argv = [run.exporter, "--source", "name=a,zmq=tcp://127.0.0.1:%d,status=http://127.0.0.1:%d" % (pub, status),
-                "--web.listen-address", "127.0.0.1:%d" % web, "--log.level", "error"]
-        if residency == "off":
-            argv.append("--residency.enabled=false")
-        exp = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(exp)
-        metrics = "http://127.0.0.1:%d/metrics" % web
-        # every tenant seen (the simulator's fill), before Prometheus starts
-        wait_for("the exporter to see every tenant",
-                 lambda: exporter_figures(get(metrics))["tenants"] >= tenants, 120)
+        exp, metrics = start(tenants, residency, tmp, procs)
+        web, prom = int(metrics.split(":")[2].split("/")[0]), free_port()
         with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
             f.write("global:\n  scrape_interval: %ds\n  scrape_timeout: %ds\n"
                     "scrape_configs:\n  - job_name: mooncake\n    static_configs:\n"
@@ -164,6 +187,16 @@ def run(tenants, residency, mode, minutes, interval):
         sel = '{job="mooncake",backend_id!="",tenant_id!="",key_group=""}'
         held, tenants_held = query(prom, "count(%s)" % sel), query(prom, "count(count by (backend_id, tenant_id) (%s))" % sel)
         row["prometheus_series_a_tenant"] = round(held / tenants_held, 1) if held and tenants_held else None
+        # a tenant's median object lifetime over the run, as PromQL answers it:
+        # a native histogram in protobuf mode, classic buckets in text mode
+        life = "mooncake_kv_object_lifetime_seconds" + ("" if mode == "protobuf" else "_bucket")
+        rate = 'rate(%s{job="mooncake",tenant_id=%s}[%s])' % (life, "%s", window)
+        med = "histogram_quantile(0.5, %s)" % (rate if mode == "protobuf" else "sum by (le) (%s)" % rate)
+        row["tenant_median_lifetime_s"] = query(prom, med % '"tenant-1"')
+        row["tenants_with_finite_median_lifetime"] = query(prom, "count(%s)" % (
+            "histogram_quantile(0.5, %s) < +Inf" % (rate if mode == "protobuf" else
+                                                    "sum by (backend_id, tenant_id, le) (%s)" % rate)) % '~".+"')
+        row["exact_tenants"] = query(prom, 'count(mooncake_kv_state_stale{job="mooncake"} == 0)')
         row["exporter_rss_mib"] = round(rss_mib(exp.pid), 1)
         ef = exporter_figures(get(metrics, headers={"Accept-Encoding": "gzip"}))
         row["series_a_tenant"] = ef["series_a_tenant"]
@@ -171,7 +204,44 @@ def run(tenants, residency, mode, minutes, interval):
         row["exporter_samples"] = ef["samples"]
         # the exporter's own figure of its last whole scrape (Prometheus's)
         row["exporter_last_scrape_ms"] = round(ef["last_scrape_s"] * 1e3, 1) if ef["last_scrape_s"] else None
+        row["load_average_1_5_min"] = [round(x, 2) for x in os.getloadavg()[:2]]  # a shared machine's
         return row
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def whole_scrape(tenants, residency, rounds):
+    """The exporter's whole scrape of this workload (exact tenants, lifetimes
+    observed), as it times it itself (the next scrape's
+    mooncake_kv_exporter_last_scrape_duration_seconds), no Prometheus
+    running: what Prometheus asks for with native histograms (protobuf, gzip),
+    the same without gzip (snapshot and render alone) and what it asks for
+    without them (OpenMetrics, gzip), in turn, round by round."""
+    import run_bench
+    kinds = {"protobuf, gzip": {"Accept": run_bench.PROTOBUF_ACCEPT, "Accept-Encoding": "gzip"},
+             "protobuf": {"Accept": run_bench.PROTOBUF_ACCEPT},
+             "openmetrics, gzip": {"Accept": "application/openmetrics-text;version=1.0.0",
+                                   "Accept-Encoding": "gzip"}}
+    tmp = tempfile.mkdtemp(prefix="mkv-sizing-")
+    procs = []
+    try:
+        exp, metrics = start(tenants, residency, tmp, procs)
+        time.sleep(30)  # lives end: the lifetime histograms fill
+        ms, size = {k: [] for k in kinds}, {}
+        for _ in range(rounds):
+            for kind, headers in kinds.items():
+                req = urllib.request.Request(metrics, headers=headers)
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    body = r.read()
+                    size[kind] = len(gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body)
+                ms[kind].append(exporter_figures(get(metrics, headers={"Accept-Encoding": "gzip"}))["last_scrape_s"] * 1e3)
+        for kind, v in ms.items():
+            print(json.dumps(dict(what="whole scrape, as the exporter times it", tenants=tenants, residency=residency,
+                                  kind=kind, bytes_before_gzip=size[kind], rounds=rounds,
+                                  best_ms=round(min(v), 1), median_ms=round(sorted(v)[len(v) // 2], 1),
+                                  load_average_1_5_min=[round(x, 2) for x in os.getloadavg()[:2]])), flush=True)
     finally:
         for proc in reversed(procs):
             stop(proc)
@@ -185,6 +255,8 @@ def main():
     ap.add_argument("--residency", default="on,off")
     ap.add_argument("--minutes", type=float, default=2)
     ap.add_argument("--interval", type=int, default=10)
+    ap.add_argument("--whole-scrape", type=int, metavar="ROUNDS",
+                    help="instead: the exporter's whole scrape of this workload, ROUNDS rounds, no Prometheus")
     ap.add_argument("--exporter", default=EXPORTER, help="the exporter to run (default build/mooncake-kv-exporter)")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # the runs' cleanup still runs
@@ -197,6 +269,11 @@ def main():
     print("machine: %s, %d cores, %s; %s" % (model, os.cpu_count(), os.uname().release,
                                              subprocess.run([PROMETHEUS, "--version"], capture_output=True,
                                                             text=True).stdout.splitlines()[0]), flush=True)
+    if a.whole_scrape:
+        for n in (int(x) for x in a.tenants.split(",")):
+            for res in a.residency.split(","):
+                whole_scrape(n, res, a.whole_scrape)
+        return
     for mode in modes:
         for n in (int(x) for x in a.tenants.split(",")):
             for res in a.residency.split(","):
