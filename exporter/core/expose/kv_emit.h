@@ -76,6 +76,9 @@ struct kv_emit {
  * entity's scope labels, and its samples. */
 /* The render's cache of every tenant's scope labels, and every key group
  * name's label, encoded.  Returns MKV_OK or MKV_ENOMEM. */
+/* The cache's tables, one entry per tenant and key group name of x (their
+ * text written by the format's builder).  Returns MKV_OK or MKV_ENOMEM. */
+enum mkv_err kv_render_cache_alloc(kv_render_cache *c, const kv_exporter_snap *x);
 enum mkv_err kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x);
 void kv_proto_family_begin(kv_emit *e, const kv_exporter_snap *x);
 void kv_proto_family_end(kv_emit *e);

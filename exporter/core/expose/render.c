@@ -35,17 +35,8 @@ static void cache_free(kv_render_cache *c)
 	free(c->group_base);
 }
 
-static enum mkv_err cache_build(kv_render_cache *c, const kv_exporter_snap *x, const mkv_expo_opts *o)
+enum mkv_err kv_render_cache_alloc(kv_render_cache *c, const kv_exporter_snap *x)
 {
-	*c = (kv_render_cache){0};
-	if (o && o->created > 0)
-		c->created_len = (size_t)(kv_fmt_double(c->created, o->created) - c->created);
-	for (size_t k = 0; k <= KV_LIFE_BUCKETS; k++) {
-		char le[16] = "+Inf";
-		if (k < KV_LIFE_BUCKETS)
-			snprintf(le, sizeof(le), "%g", kv_life_bounds_ms[k] / 1000.0);
-		c->life_le_len[k] = (size_t)snprintf(c->life_le[k], sizeof(c->life_le[k]), ",le=\"%s\"} ", le);
-	}
 	size_t tenants = 0, groups = 0;
 	for (size_t si = 0; si < x->n_sources; si++) {
 		tenants += x->sources[si].n_tenants;
@@ -57,6 +48,22 @@ static enum mkv_err cache_build(kv_render_cache *c, const kv_exporter_snap *x, c
 	c->tenant = malloc((tenants ? tenants : 1) * sizeof(kv_text));
 	c->group = malloc((groups ? groups : 1) * sizeof(kv_text));
 	if (!c->tenant_base || !c->group_base || !c->tenant || !c->group)
+		return MKV_ENOMEM;
+	return MKV_OK;
+}
+
+static enum mkv_err cache_build(kv_render_cache *c, const kv_exporter_snap *x, const mkv_expo_opts *o)
+{
+	*c = (kv_render_cache){0};
+	if (o && o->created > 0)
+		c->created_len = (size_t)(kv_fmt_double(c->created, o->created) - c->created);
+	for (size_t k = 0; k <= KV_LIFE_BUCKETS; k++) {
+		char le[16] = "+Inf";
+		if (k < KV_LIFE_BUCKETS)
+			snprintf(le, sizeof(le), "%g", kv_life_bounds_ms[k] / 1000.0);
+		c->life_le_len[k] = (size_t)snprintf(c->life_le[k], sizeof(c->life_le[k]), ",le=\"%s\"} ", le);
+	}
+	if (kv_render_cache_alloc(c, x) != MKV_OK)
 		return MKV_ENOMEM;
 	size_t ti = 0, gi = 0;
 	for (size_t si = 0; si < x->n_sources; si++) {

@@ -166,17 +166,7 @@ static void label(B *b, const char *name, const char *value, size_t n, bool sani
 
 enum mkv_err kv_proto_cache_build(kv_render_cache *c, const kv_exporter_snap *x)
 {
-	size_t tenants = 0, groups = 0;
-	for (size_t si = 0; si < x->n_sources; si++) {
-		tenants += x->sources[si].n_tenants;
-		groups += x->sources[si].n_group_names;
-	}
-	size_t n = x->n_sources ? x->n_sources : 1;
-	c->tenant_base = malloc(n * sizeof(size_t));
-	c->group_base = malloc(n * sizeof(size_t));
-	c->tenant = malloc((tenants ? tenants : 1) * sizeof(kv_text));
-	c->group = malloc((groups ? groups : 1) * sizeof(kv_text));
-	if (!c->tenant_base || !c->group_base || !c->tenant || !c->group)
+	if (kv_render_cache_alloc(c, x) != MKV_OK)
 		return MKV_ENOMEM;
 	size_t ti = 0, gi = 0;
 	for (size_t si = 0; si < x->n_sources; si++) {
