@@ -3,9 +3,11 @@
  * Prometheus's definition, worked out here by brute force in long double:
  * at schema s bucket i holds (2^((i-1)/2^s), 2^(i/2^s)]; bounded to
  * KV_NATIVE_BUCKETS by lowering the schema, never losing a count. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,16 +77,30 @@ static void check(const kv_native *h, const double *v, size_t n)
 	assert_int_equal(total, n);
 }
 
+/* Whether long double carries more precision than double here, as the
+ * truth's bounds need to be the doubles nearest the real ones.  Under
+ * valgrind, which runs x87 arithmetic at double precision, it does not. */
+static bool long_double_wider(void)
+{
+	volatile long double one = 1.0L, eps = LDBL_EPSILON;
+	return LDBL_MANT_DIG > DBL_MANT_DIG && one + eps > one;
+}
+
 /* Every bound itself, and just above and below it, at every schema: each in
- * the bucket Prometheus puts it in. */
+ * the bucket Prometheus puts it in.  Where long double is no wider than
+ * double the truth cannot place a value one ulp from a bound: only the
+ * values clear of the bounds are probed then (said on stdout). */
 static void test_index_at_bounds(void **state)
 {
 	(void)state;
+	bool exact = long_double_wider();
+	if (!exact)
+		printf("long double no wider than double (valgrind?): bounds probed 0.01%% away, not at an ulp\n");
 	for (int s = KV_NATIVE_SCHEMA_MIN; s <= 8; s++)
 		for (int i = -40; i <= 40; i++) {
 			double b = (double)powl(2.0L, (long double)i / powl(2.0L, s));
-			double probes[] = {b, nextafter(b, 0), nextafter(b, INFINITY), b * 1.0001, b * 0.9999};
-			for (size_t k = 0; k < sizeof(probes) / sizeof(probes[0]); k++)
+			double probes[] = {b * 1.0001, b * 0.9999, b, nextafter(b, 0), nextafter(b, INFINITY)};
+			for (size_t k = 0; k < (exact ? sizeof(probes) / sizeof(probes[0]) : 2); k++)
 				if (kv_native_index(probes[k], s) != truth_index(probes[k], s))
 					fail_msg("%.17g at schema %d: %d, want %d", probes[k], s,
 						 kv_native_index(probes[k], s), truth_index(probes[k], s));
