@@ -292,6 +292,38 @@ def in_threads(n, fn, timeout=30):
     assert not any(t.is_alive() for t in threads), "threads still running after %ss" % timeout
 
 
+class Checks:
+    """A story's named checks, each run on the spot: `ok` or `FAIL` with the
+    reason printed as it ends, a failure never stopping the ones after it;
+    `rc()` prints the count and is the story's exit code (0 only when some ran
+    and all passed)."""
+
+    def __init__(self):
+        self.results = []
+
+    def __call__(self, name, fn):
+        try:
+            fn()
+            self.results.append(True)
+            print("ok   " + name, flush=True)
+        except Exception as e:
+            self.results.append(False)
+            print("FAIL %s: %s" % (name, e), flush=True)
+
+    def fail(self):
+        self.results.append(False)
+
+    def rc(self):
+        passed = sum(self.results)
+        print("%d passed, %d failed" % (passed, len(self.results) - passed))
+        return 0 if self.results and all(self.results) else 1
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
 def wait_for(pred, timeout, what, extra=None):
     """Polls pred until it holds; fails after `timeout` seconds (as on an idle
     machine with a plain build: scaled by timing.py)."""

@@ -66,7 +66,7 @@ import time
 import traceback
 import urllib.parse
 
-from harness import Exporter, Procs, Sim, free_port, http_get, wait_for
+from harness import Checks, Exporter, Procs, Sim, expect, free_port, http_get, wait_for
 from timing import scaled
 
 EXPORTER, SIM = sys.argv[1:3]
@@ -336,20 +336,7 @@ def dashboard_queries():
 def main():
     exes = binaries()
     procs = Procs()
-    results = []
-
-    def check(name, fn):
-        try:
-            fn()
-            results.append(True)
-            print("ok   " + name, flush=True)
-        except Exception as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-
-    def expect(cond, msg):
-        if not cond:
-            raise AssertionError(msg)
+    check = Checks()
 
     try:
         gates = {c: os.path.join(procs.dir, "go-" + c) for c in CLUSTERS}
@@ -571,7 +558,7 @@ def main():
                             expect({m.get("model_name") for m in got[c]} == {model}, "cluster %s: %s" % (c, got[c]))
                 check("%s: fleet dashboard / %s: both clusters" % (s.name, title), panel)
     except Exception:
-        results.append(False)
+        check.fail()
         traceback.print_exc()
         for p in procs.procs:
             print("--- log of %s (last 2000 bytes):\n%s" % (p.name, procs.log(p)[-2000:]))
@@ -581,9 +568,7 @@ def main():
         for d in os.listdir(procs.dir):
             if os.path.isdir(os.path.join(procs.dir, d)):
                 shutil.rmtree(os.path.join(procs.dir, d), ignore_errors=True)
-    passed = sum(results)
-    print("%d passed, %d failed" % (passed, len(results) - passed))
-    return 0 if results and all(results) else 1
+    return check.rc()
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import threading
 import time
 import urllib.parse
 
-from harness import Exporter, Procs, Sim, free_port, http_get, wait_for
+from harness import Checks, Exporter, Procs, Sim, expect, free_port, http_get, wait_for
 from timing import scaled
 
 EXPORTER, SIM, PROMETHEUS = sys.argv[1:4]
@@ -248,20 +248,7 @@ class Watch(threading.Thread):
 
 def main():
     procs = Procs()
-    results = []
-
-    def check(name, fn):
-        try:
-            fn()
-            results.append(True)
-            print("ok   " + name, flush=True)
-        except Exception as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-
-    def expect(cond, msg):
-        if not cond:
-            raise AssertionError(msg)
+    check = Checks()
 
     try:
         def gate(i):
@@ -385,13 +372,10 @@ def main():
             check("%s %s" % (kind, name), q)
         _, rules = prom.api("/api/v1/rules")
         health = [r for g in rules["data"]["groups"] for r in g["rules"] if r.get("health") != "ok"]
-        check("every rule evaluates healthily", lambda: (None if not health else (_ for _ in ()).throw(
-            AssertionError(health))))
+        check("every rule evaluates healthily", lambda: expect(not health, health))
     finally:
         procs.close()
-    passed = sum(results)
-    print("%d passed, %d failed" % (passed, len(results) - passed))
-    return 0 if results and all(results) else 1
+    return check.rc()
 
 
 if __name__ == "__main__":
