@@ -74,6 +74,10 @@ static size_t isal_one_thread(const char *in, size_t len)
 			n = z.total_out;
 	}
 	free(out);
+	/* its AVX code leaves the vector registers' upper halves in use, which
+	 * slows the SSE code after it (zlib's kinds): as the exporter does */
+	if (__builtin_cpu_supports("avx"))
+		__asm__ volatile("vzeroupper" ::: "memory");
 	return n;
 }
 #endif
