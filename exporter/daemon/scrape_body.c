@@ -106,10 +106,10 @@ typedef struct gz_job {
 	bool ok;
 } gz_job;
 
-/* zlib at level 1, by measurement: on a scrape of 10,000 tenants it is 34
- * times smaller than the text and the fastest of zlib's choices
- * (Huffman-only and Z_RLE are 1.7 times smaller and five times slower;
- * docs/performance.md). */
+/* zlib at level 1, by measurement: on a scrape of 10,000 tenants it is 12
+ * (protobuf) to 22 (text) times smaller than the text and the fastest of
+ * zlib's choices (Huffman-only and Z_RLE write 7 to 13 times more bytes
+ * in 2.5 to 3.5 times the time; docs/performance.md). */
 static void part_zlib(gz_job *j)
 {
 	gz_out g = {.z = {0}, .head = j->head};
@@ -139,10 +139,10 @@ static void part_zlib(gz_job *j)
 }
 
 #ifdef KVD_HAVE_ISAL
-/* ISA-L's igzip at level 1: on the protobuf scrape of 10,000 tenants three
- * times zlib's speed, 6 % more bytes (docs/performance.md).  Its stream
- * (~200 KiB with the level's buffer) is allocated, not on the stack of
- * the thread that serves the scrape. */
+/* ISA-L's igzip at level 1: on a scrape of 10,000 tenants 4 to 5 times
+ * zlib's speed, for 6 % more bytes in protobuf and 3 % fewer in text
+ * (docs/performance.md).  Its stream (~360 KiB with the level's buffer)
+ * is allocated, not on the stack of the thread that serves the scrape. */
 typedef struct isal_part {
 	struct isal_zstream s;
 	size_t used; /* bytes of the output written, head included */
