@@ -28,6 +28,11 @@ test=(
   # protobuf-c decodes the protobuf exposition from Prometheus's own metrics.proto (tests/check_proto.py)
   protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev golang-github-prometheus-client-model-dev
 )
+# ISA-L gzips the scrapes (meson option isal): Debian builds it for these;
+# elsewhere zlib does.
+case $(dpkg --print-architecture 2>/dev/null) in
+amd64 | arm64) demo+=(libisal-dev) ;;
+esac
 # Node.js validates the Kubernetes manifests (tests/k8s); any node and npm on
 # the PATH do, else Debian's.
 test_commands=(node:nodejs npm:npm)
