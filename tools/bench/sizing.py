@@ -6,7 +6,7 @@ costs the Prometheus that scrapes it.
     python3 tools/bench/sizing.py [--mode text|protobuf|both] [--tenants 100,1000,10000]
                                   [--residency on,off] [--minutes 2] [--interval 10]
                                   [--exporter PATH] [--whole-scrape ROUNDS]
-                                  [--gomemlimit LIMIT]
+                                  [--prometheus-env NAME=VALUE ...]
 
 For each number of tenants and each residency setting: the simulator
 (`mooncake-kv-sim`, 20 keys a tenant, steady traffic, held at a gate until the
@@ -23,10 +23,11 @@ over the run), a tenant's median object lifetime as PromQL answers it
 (`histogram_quantile(0.5, ...)` of the native histogram, or of the classic
 buckets in text mode) and how many tenants have a finite one, and the
 exporter's own RSS and its last whole scrape.
-`--gomemlimit LIMIT`: Prometheus runs with the Go runtime's soft memory
-limit (`GOMEMLIMIT`, e.g. 270MiB), which a stock Prometheus honours: its
-collector then works harder near the limit rather than letting the heap
-double.
+`--prometheus-env NAME=VALUE`: Prometheus runs with that in its
+environment, for the Go runtime's knobs a stock Prometheus honours:
+`GOMEMLIMIT=270MiB` (a soft memory limit: its collector works harder near
+it rather than letting the heap double) or `GOGC=50` (what Prometheus has
+set itself since 2.53).
 `--whole-scrape ROUNDS`: instead, the exporter's whole scrape of the same
 workload, timed by the exporter, in turn in each format Prometheus asks for.
 
@@ -157,7 +158,7 @@ def start(tenants, residency, tmp, procs):
     return exp, metrics
 
 
-def run(tenants, residency, mode, minutes, interval, gomemlimit=None):
+def run(tenants, residency, mode, minutes, interval, prometheus_env=()):
     tmp = tempfile.mkdtemp(prefix="mkv-sizing-")
     procs = []
     try:
@@ -172,7 +173,7 @@ def run(tenants, residency, mode, minutes, interval, gomemlimit=None):
                  "--web.listen-address", "127.0.0.1:%d" % prom, "--log.level", "warn"]
         if mode == "protobuf":
             pargv.append("--enable-feature=native-histograms")
-        env = dict(os.environ, GOMEMLIMIT=gomemlimit) if gomemlimit else None
+        env = dict(os.environ, **dict(e.split("=", 1) for e in prometheus_env))
         p = subprocess.Popen(pargv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         procs.append(p)
         t0 = time.time()
@@ -181,8 +182,8 @@ def run(tenants, residency, mode, minutes, interval, gomemlimit=None):
         time.sleep(max(0.0, minutes * 60 - (time.time() - t0)))  # two minutes after its start
         window = "%ds" % int(minutes * 60 + interval)
         row = dict(mode=mode, tenants=tenants, residency=residency, minutes=minutes, interval_s=interval)
-        if gomemlimit:
-            row["prometheus_gomemlimit"] = gomemlimit
+        if prometheus_env:
+            row["prometheus_env"] = list(prometheus_env)
         row["prometheus_rss_mib"] = round(rss_mib(p.pid))
         row["prometheus_head_series"] = json.loads(get("http://127.0.0.1:%d/api/v1/status/tsdb" % prom))[
             "data"]["headStats"]["numSeries"]
@@ -265,7 +266,8 @@ def main():
     ap.add_argument("--interval", type=int, default=10)
     ap.add_argument("--whole-scrape", type=int, metavar="ROUNDS",
                     help="instead: the exporter's whole scrape of this workload, ROUNDS rounds, no Prometheus")
-    ap.add_argument("--gomemlimit", metavar="LIMIT", help="run Prometheus with GOMEMLIMIT=LIMIT (e.g. 270MiB)")
+    ap.add_argument("--prometheus-env", metavar="NAME=VALUE", action="append", default=[],
+                    help="run Prometheus with this in its environment (GOMEMLIMIT=270MiB, GOGC=50); repeatable")
     ap.add_argument("--exporter", default=EXPORTER, help="the exporter to run (default build/mooncake-kv-exporter)")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # the runs' cleanup still runs
@@ -286,7 +288,7 @@ def main():
     for mode in modes:
         for n in (int(x) for x in a.tenants.split(",")):
             for res in a.residency.split(","):
-                print(json.dumps(run(n, res, mode, a.minutes, a.interval, a.gomemlimit)), flush=True)
+                print(json.dumps(run(n, res, mode, a.minutes, a.interval, a.prometheus_env)), flush=True)
 
 
 if __name__ == "__main__":
