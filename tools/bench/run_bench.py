@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -33,6 +34,25 @@ KEYS = 1000000
 # The floor's allocator keeps 1 MiB free at an arena's top, as the exporter's
 # does (main.c, raise_malloc_thresholds): the same receive.
 FLOOR_ENV = dict(os.environ, GLIBC_TUNABLES="glibc.malloc.trim_threshold=1048576")
+
+
+CHILDREN = []
+
+
+def spawn(*args, **kwargs):
+    """subprocess.Popen, remembered: whatever ends the benchmark (an error, a
+    closed pipe, Ctrl-C, SIGTERM), main's `finally` stops what is still
+    running, so no exporter or sender outlives it."""
+    p = subprocess.Popen(*args, **kwargs)
+    CHILDREN.append(p)
+    return p
+
+
+def stop_children():
+    for p in CHILDREN:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def free_port():
@@ -54,7 +74,7 @@ class Exporter:
     def __init__(self, extra=()):
         self.zmq_port, self.port = free_port(), free_port()
         self.endpoint = "tcp://127.0.0.1:%d" % self.zmq_port
-        self.proc = subprocess.Popen([EXPORTER, "--zmq.endpoint", self.endpoint, "--web.listen-address",
+        self.proc = spawn([EXPORTER, "--zmq.endpoint", self.endpoint, "--web.listen-address",
                                       "127.0.0.1:%d" % self.port, "--limits.max-objects", "20000000",
                                       "--log.level", "error"] + list(extra), stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
@@ -110,7 +130,7 @@ def blast(exp, events, rate=0, load=False, scrape_every=None, extra=(), keys=KEY
         argv.append("--load")
     before, cpu0 = exp.figures(), exp.ingest_cpu()
     t0 = time.time()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    p = spawn(argv, stdout=subprocess.PIPE, text=True)
     scrapes = []
     while True:
         pid, _, usage = os.wait4(p.pid, os.WNOHANG)
@@ -192,10 +212,10 @@ def floor_paced(events, rate, extra=(), own=False):
     decode is msgpack-c's tree (issue 31's floor), or with `own` the
     exporter's one-pass decoder."""
     port = free_port()
-    recv = subprocess.Popen([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)] + (["own"] if own else []),
+    recv = spawn([BENCH, "recv", "tcp://127.0.0.1:%d" % port, str(events)] + (["own"] if own else []),
                             stdout=subprocess.PIPE, text=True, env=FLOOR_ENV)
     time.sleep(0.3)
-    sender = subprocess.Popen([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(events), "--sndhwm",
+    sender = spawn([BLASTER, "--pub", "tcp://127.0.0.1:%d" % port, "--events", str(events), "--sndhwm",
                                "0", "--rate", str(rate)] + list(extra), stdout=subprocess.DEVNULL)
     _, status, sent = os.wait4(sender.pid, 0)
     sender.returncode = 0
@@ -387,7 +407,7 @@ def main():
             scrape_ms_max=round(1e3 * lat[-1], 2) if lat else None, scrapes=len(lat))
 
     # event-to-metrics latency, idle exporter
-    p = subprocess.Popen([BLASTER, "--pub", exp.endpoint, "--keys", str(KEYS), "--probe"],
+    p = spawn([BLASTER, "--pub", exp.endpoint, "--keys", str(KEYS), "--probe"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     lats = []
     for _ in range(20 if QUICK else 100):
@@ -417,4 +437,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if "-h" in sys.argv or "--help" in sys.argv:
+        sys.exit(__doc__)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
+    try:
+        main()
+    finally:
+        stop_children()
