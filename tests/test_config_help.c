@@ -12,6 +12,7 @@
 
 #include "kv_common.h"
 #include "kv_config.h"
+#include "kv_scrape_body.h"
 
 #include "support/config_fixture.h"
 
@@ -159,6 +160,10 @@ static void test_help_lists_every_flag(void **state)
 	fclose(out);
 	kvd_config_free(&c);
 	assert_true(strncmp(buf, "mooncake-kv-exporter ", 21) == 0);
+	/* and which compressor gzips the scrapes, as the build made it */
+	const char *gz = strstr(buf, "\ngzip: ");
+	assert_non_null(gz);
+	assert_string_equal(gz + 7, kvd_deflater_built(KVD_DEFLATE_ISAL) ? "ISA-L\n" : "zlib\n");
 }
 
 int main(void)

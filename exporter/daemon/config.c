@@ -14,6 +14,7 @@
 
 #include "kv_config.h"
 #include "kv_config_parse.h"
+#include "kv_scrape_body.h"
 #include "version.h"
 
 #define DEFAULT_LISTEN ":19557"
@@ -473,6 +474,7 @@ int kvd_config_parse(kvd_config *c, int argc, char **argv, FILE *out, char *err,
 		}
 		if (!strcmp(arg, "--version")) {
 			fprintf(out, "mooncake-kv-exporter %s (revision %s)\n", KVD_VERSION, KVD_REVISION);
+			fprintf(out, "gzip: %s\n", kvd_deflater_built(KVD_DEFLATE_ISAL) ? "ISA-L" : "zlib");
 			rc = KVD_CONFIG_EXIT;
 			goto done;
 		}
