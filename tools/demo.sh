@@ -34,14 +34,26 @@ fi
 
 if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
   tools/deps.sh demo  # what the demo needs only: tools/test.sh installs the test tools
-  echo "building (meson + ninja in build/): a minute the first time, seconds after"
+  echo "building (meson + ninja in build/): under a minute the first time, seconds after"
   # the simulator comes with -Dtests=true; only the two programs are built
   if [ -d build ]; then meson configure build -Dtests=true >/dev/null; else meson setup build >/dev/null; fi
-  if ! out=$(ninja -C build mooncake-kv-exporter tools/mooncake-kv-sim 2>&1); then
-    echo "$out"
+  # ninja's progress on one line, where a person watches
+  built=$(mktemp)
+  ninja -C build mooncake-kv-exporter tools/mooncake-kv-sim >"$built" 2>&1 &
+  ninja=$!
+  while kill -0 "$ninja" 2>/dev/null; do
+    [ -t 1 ] && printf '\r  %s' "$(grep -o '^\[[0-9]*/[0-9]*\]' "$built" | tail -n 1)"
+    sleep 1
+  done
+  [ -t 1 ] && printf '\r\033[K'
+  if ! wait "$ninja"; then
+    cat "$built"
+    rm -f "$built"
     echo "demo: the build failed" >&2
     exit 1
   fi
+  rm -f "$built"
+  echo "built; $(build/mooncake-kv-exporter --version | sed -n 's/^gzip: //p') gzips its scrapes"
 fi
 exporter=${KV_EXPORTER:-build/mooncake-kv-exporter}
 sim=${KV_SIM:-build/tools/mooncake-kv-sim}
