@@ -37,22 +37,31 @@ if [ -z "${KV_EXPORTER:-}" ] || [ -z "${KV_SIM:-}" ]; then
   echo "building (meson + ninja in build/): under a minute the first time, seconds after"
   # the simulator comes with -Dtests=true; only the two programs are built
   if [ -d build ]; then meson configure build -Dtests=true >/dev/null; else meson setup build >/dev/null; fi
-  # ninja's progress on one line, where a person watches
+  # on a terminal, ninja's progress on one line; its whole output only if it fails
   built=$(mktemp)
-  ninja -C build mooncake-kv-exporter tools/mooncake-kv-sim >"$built" 2>&1 &
-  ninja=$!
-  while kill -0 "$ninja" 2>/dev/null; do
-    [ -t 1 ] && printf '\r  %s' "$(grep -o '^\[[0-9]*/[0-9]*\]' "$built" | tail -n 1)"
-    sleep 1
-  done
-  [ -t 1 ] && printf '\r\033[K'
-  if ! wait "$ninja"; then
+  trap 'rm -f "$built"' EXIT
+  progress() {
+    while IFS= read -r line; do
+      case $line in "["*/*"]"*) printf '\r  %s' "${line%%]*}]" ;; esac
+    done
+    printf '\r\033[K'
+  }
+  ok=true
+  if [ -t 1 ]; then
+    ninja -C build mooncake-kv-exporter tools/mooncake-kv-sim 2>&1 | tee "$built" | progress || ok=false
+  else
+    ninja -C build mooncake-kv-exporter tools/mooncake-kv-sim >"$built" 2>&1 || ok=false
+  fi
+  if ! $ok; then
+    # Ctrl-C: ninja stops, says so and exits; bash then goes on (its child
+    # did not die of the signal), so the demo stops here, without the log
+    tail -n 1 "$built" | grep -q "interrupted by user" && exit 130
     cat "$built"
-    rm -f "$built"
     echo "demo: the build failed" >&2
     exit 1
   fi
   rm -f "$built"
+  trap - EXIT
   echo "built; $(build/mooncake-kv-exporter --version | sed -n 's/^gzip: //p') gzips its scrapes"
 fi
 exporter=${KV_EXPORTER:-build/mooncake-kv-exporter}
